@@ -1,0 +1,82 @@
+# quoteguard — see README.md.  `make` builds build/libquoteguard.so.
+CC      ?= cc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+CFLAGS  ?= -O2 -g
+QG_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
+            -Iinclude -Ishim $(CFLAGS)
+LDLIBS_SHIM = -ldl -lpthread
+
+# Pure logic (no client library): the checker, usable without the shim.
+CORE_SRC  = shim/encodings.c shim/lexer.c shim/checker.c $(wildcard shim/rewriter.c)
+# Everything the preloaded library is made of.
+SHIM_SRC  = $(wildcard shim/*.c)
+# The shim minus the interposing fronts: what unit tests link.
+LOGIC_SRC = $(filter-out shim/front_%.c,$(SHIM_SRC))
+
+CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
+SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
+LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o)
+
+UNIT_SRC  = $(wildcard tests/unit/*.c)
+UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# Legacy-style clients: pg_* link libpq, my_* link libmariadb, both_* link neither (dlopen).
+CLIENT_SRC = $(wildcard tests/clients/*.c)
+CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
+
+.PHONY: all check unit deps clean asan install uninstall demo bench fuzz lint
+all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteguard-check.so
+
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -c $< -o $@
+
+$(BUILD)/libquoteguard.so: $(SHIM_OBJ)
+	$(CC) -shared $(QG_CFLAGS) -o $@ $^ $(LDLIBS_SHIM)
+
+$(BUILD)/libquoteguard-check.a: $(CORE_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libquoteguard-check.so: $(CORE_OBJ)
+	$(CC) -shared $(QG_CFLAGS) -Wl,-soname,libquoteguard-check.so.0 -o $@ $^
+
+$(BUILD)/tests/%: tests/unit/%.c $(LOGIC_OBJ) tests/tap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -fvisibility=default -Itests -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
+
+$(BUILD)/clients/pg_%: tests/clients/pg_%.c tests/clients/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) -o $@ $< -lpq -lpthread
+
+$(BUILD)/clients/my_%: tests/clients/my_%.c tests/clients/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb) -lpthread
+
+$(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -I/usr/include/postgresql $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -ldl -lpthread
+
+unit: $(UNIT_BIN)
+clients: $(CLIENT_BIN)
+
+# Installs the Debian packages the tests need when they are missing.
+deps:
+	scripts/install-deps
+
+check: deps all unit clients
+	tests/run
+
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all unit
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem shim
+	clang-tidy --quiet $(SHIM_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim
+
+demo: deps all clients
+	scripts/demo
+
+clean:
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,168 @@
+/*
+ * quoteguard — checker for SQL text built by pasting escaped strings.
+ *
+ * Pure logic: no client library, no heap allocation.  Given the dialect, the
+ * connection's client encoding and quoting flags, and the query bytes, it
+ * reads the query twice — as the server will (S) and byte by byte as a naive
+ * escaper believes (N) — and reports where the two disagree or where the
+ * bytes are not valid in the encoding.  See docs/DETECTION.md.
+ */
+#ifndef QUOTEGUARD_H
+#define QUOTEGUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QG_VERSION "0.1.0"
+
+typedef enum qg_dialect {
+    QG_DIALECT_POSTGRES = 0,
+    QG_DIALECT_MYSQL = 1
+} qg_dialect;
+
+/* Quoting rules of the connection (qg_context.flags). */
+enum {
+    QG_STD_STRINGS = 1u << 0,          /* PG: standard_conforming_strings = on */
+    QG_NO_BACKSLASH_ESCAPES = 1u << 1, /* MySQL: sql_mode has NO_BACKSLASH_ESCAPES */
+    QG_ANSI_QUOTES = 1u << 2           /* MySQL: sql_mode has ANSI_QUOTES */
+};
+
+/* ---------------------------------------------------------------- encodings */
+
+typedef struct qg_encoding qg_encoding;
+
+/* Looks a client encoding up by any name the server accepts (PG: case and
+ * punctuation insensitive aliases; MySQL: charset names).  NULL if unknown. */
+const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name);
+/* Canonical name as the server reports it ("SJIS", "gbk"). */
+const char *qg_encoding_name(const qg_encoding *enc);
+/* True when some valid multibyte character has a non-first byte below 0x80
+ * (SJIS, BIG5, GBK, UHC, GB18030, cp932 …): the encodings where a byte-wise
+ * escaper can be fooled. */
+bool qg_encoding_has_ascii_trail(const qg_encoding *enc);
+/* True for encodings where every byte is one character. */
+bool qg_encoding_is_single_byte(const qg_encoding *enc);
+/* Length of the character at p (at most avail bytes): >= 1 when valid,
+ * 0 when the bytes are not a valid character (including a NUL byte and a
+ * character truncated by the end of the buffer). */
+size_t qg_encoding_char_len(const qg_encoding *enc, const unsigned char *p, size_t avail);
+
+/* ------------------------------------------------------------------- lexer */
+
+typedef enum qg_token_kind {
+    QG_TOK_STRING = 1, /* a string literal of any form, prefix and quotes included */
+    QG_TOK_IDENT,      /* a delimited identifier: "x", `x`, U&"x" */
+    QG_TOK_COMMENT,    /* -- …, # …, / * … * / (not executable comments) */
+    QG_TOK_DOLLAR      /* PG $tag$ … $tag$ */
+} qg_token_kind;
+
+typedef enum qg_string_form {
+    QG_FORM_PLAIN = 0, /* '…' (PG: follows standard_conforming_strings) */
+    QG_FORM_ESCAPE,    /* PG E'…' */
+    QG_FORM_UNICODE,   /* PG U&'…' / U&"…" */
+    QG_FORM_BIT,       /* B'…' */
+    QG_FORM_HEX,       /* X'…' */
+    QG_FORM_NATIONAL,  /* N'…' */
+    QG_FORM_DOUBLE,    /* MySQL "…" string */
+    QG_FORM_BINARY     /* MySQL _binary'…' */
+} qg_string_form;
+
+typedef struct qg_token {
+    qg_token_kind kind;
+    qg_string_form form;
+    size_t start;      /* first byte (prefix included) */
+    size_t end;        /* one past the closing quote */
+    bool unterminated; /* ran into the end of the input */
+} qg_token;
+
+typedef enum qg_reading {
+    QG_READ_SERVER = 0, /* S: characters of the client encoding, the connection's rules */
+    QG_READ_NAIVE = 1   /* N: every byte one character, '\' escapes inside quotes */
+} qg_reading;
+
+typedef enum qg_reason {
+    QG_REASON_NONE = 0,
+    QG_REASON_INVALID_SEQUENCE,   /* bytes that are not a character of the encoding */
+    QG_REASON_STRUCTURE_MISMATCH, /* N is well formed but its boundaries differ from S */
+    QG_REASON_UNTERMINATED,       /* literal, identifier or comment runs to the end */
+    QG_REASON_NUL_BYTE,           /* a NUL byte inside the query text */
+    QG_REASON_ILLFORMED_QUOTE,    /* MySQL: ill-formed lead byte right before ' " ` or \ */
+    QG_REASON_ILLFORMED,          /* MySQL: other ill-formed sequence */
+    QG_REASON_COUNT
+} qg_reason;
+
+/* Stable snake_case name of a reason, as used in logs ("structure_mismatch"). */
+const char *qg_reason_name(qg_reason reason);
+
+typedef enum qg_action {
+    QG_ACTION_IGNORE = 0,
+    QG_ACTION_LOG,   /* a finding that does not block */
+    QG_ACTION_BLOCK
+} qg_action;
+
+typedef struct qg_context {
+    qg_dialect dialect;
+    const qg_encoding *encoding; /* client encoding; must not be NULL */
+    unsigned flags;              /* QG_STD_STRINGS, QG_NO_BACKSLASH_ESCAPES, QG_ANSI_QUOTES */
+    /* What each reason does; qg_context_init() fills the defaults. */
+    qg_action action[QG_REASON_COUNT];
+} qg_context;
+
+/* Defaults: every reason blocks, except QG_REASON_ILLFORMED (logged). */
+void qg_context_init(qg_context *ctx, qg_dialect dialect, const qg_encoding *enc,
+                     unsigned flags);
+
+typedef struct qg_finding {
+    qg_reason reason;
+    qg_action action;
+    size_t offset;     /* byte where S and N part, or where the bad bytes start */
+    size_t span_start; /* the token (literal, identifier, comment) involved; */
+    size_t span_end;   /* span_start == span_end when outside any token */
+} qg_finding;
+
+#define QG_MAX_FINDINGS 8
+
+typedef enum qg_verdict {
+    QG_VERDICT_CLEAN = 0, /* nothing found */
+    QG_VERDICT_LOG,       /* findings, none of them blocking */
+    QG_VERDICT_BLOCK      /* at least one blocking finding */
+} qg_verdict;
+
+typedef struct qg_result {
+    qg_verdict verdict;
+    unsigned count;                         /* all findings; may exceed QG_MAX_FINDINGS */
+    qg_finding findings[QG_MAX_FINDINGS];   /* the first ones, in query order */
+} qg_result;
+
+/* The lexer: an iterator over the structural tokens of a query.  State lives
+ * in the caller's struct; nothing is allocated.  Fields are private. */
+typedef struct qg_lexer {
+    const qg_context *ctx;
+    const unsigned char *sql;
+    size_t len;
+    size_t pos;
+    size_t exec_comment_depth; /* MySQL: inside / *! … * / whose body is SQL */
+    size_t last_mb_end;        /* end of the last multibyte character seen in code */
+    qg_reading reading;
+    bool diverges;             /* S: saw something N may read differently */
+    qg_result *findings;       /* where encoding findings go, or NULL */
+} qg_lexer;
+
+void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
+                   qg_reading reading, qg_result *findings);
+/* Next structural token; false at the end of the input. */
+bool qg_lexer_next(qg_lexer *lx, qg_token *tok);
+
+/* ----------------------------------------------------------------- checker */
+
+/* Checks one query; fills *result (may be NULL) and returns the verdict. */
+qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,71 @@
+/* Settings of the shim: environment over config file over defaults. */
+#ifndef QG_CONFIG_H
+#define QG_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quoteguard.h"
+
+typedef enum qg_mode {
+    QG_MODE_OFF = 0,
+    QG_MODE_AUDIT,   /* log findings, send the query unchanged */
+    QG_MODE_ENFORCE, /* blocking findings stop the query */
+    QG_MODE_REWRITE  /* enforce, and send simple PG queries with literals as parameters */
+} qg_mode;
+
+typedef enum qg_log_sink {
+    QG_LOG_STDERR = 0,
+    QG_LOG_SYSLOG,
+    QG_LOG_FILE
+} qg_log_sink;
+
+#define QG_MAX_ALLOW 64
+#define QG_MAX_PROGRAMS 16
+#define QG_PATH_MAX 4096
+#define QG_NAME_MAX 256
+
+typedef struct qg_settings {
+    qg_mode mode;
+    qg_log_sink log_sink;
+    char log_path[QG_PATH_MAX]; /* when log_sink == QG_LOG_FILE */
+    int syslog_facility;        /* LOG_AUTHPRIV unless configured */
+    int verbosity;              /* 0 quiet (findings only), 1 normal, 2 debug */
+    bool log_full_query;        /* operator asked for whole literals in the log */
+    /* MySQL ill-formed byte policy (QG_REASON_ILLFORMED_QUOTE / _ILLFORMED). */
+    qg_action mysql_illformed_quote;
+    qg_action mysql_illformed;
+    /* Finding fingerprints the operator allowed (known false positives). */
+    uint64_t allow[QG_MAX_ALLOW];
+    size_t allow_count;
+    /* Per-program scoping: basenames; empty lists mean "every program". */
+    char only_programs[QG_MAX_PROGRAMS][QG_NAME_MAX];
+    size_t only_count;
+    char skip_programs[QG_MAX_PROGRAMS][QG_NAME_MAX];
+    size_t skip_count;
+    /* Resolved at load time from the lists above and the program name. */
+    bool active;
+    char program[QG_NAME_MAX];
+    char config_path[QG_PATH_MAX]; /* the file read, "" when none */
+} qg_settings;
+
+/* The process-wide settings, loaded once (thread-safe) on first use.
+ * A bad value is reported once through the log and falls back to enforce. */
+const qg_settings *qg_settings_get(void);
+
+/* Pure parser, for tests and fuzzing: applies the config-file text to *s.
+ * Returns the number of problems found; each is described in errbuf
+ * (the first one) when errbuf is not NULL. */
+int qg_settings_parse_file_text(qg_settings *s, const char *text, size_t len,
+                                char *errbuf, size_t errlen);
+/* Applies the QUOTEGUARD_* environment variables to *s; same return. */
+int qg_settings_apply_env(qg_settings *s, char *errbuf, size_t errlen);
+/* Defaults: enforce, stderr, normal verbosity, MySQL: block before quote, log others. */
+void qg_settings_defaults(qg_settings *s);
+
+/* Parses "enforce" / "audit" / "rewrite" / "off"; false when unknown. */
+bool qg_mode_parse(const char *text, qg_mode *mode);
+const char *qg_mode_name(qg_mode mode);
+
+#endif
