@@ -26,9 +26,9 @@ void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *s
         void *handle = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
         if (!handle)
             continue;
+        /* The reference RTLD_NOLOAD took is kept on purpose: it pins the
+         * library, so the pointer cached below can never dangle. */
         fn = dlsym(handle, name);
-        /* RTLD_NOLOAD took a reference; the program's own keeps it loaded. */
-        dlclose(handle);
     }
     if (fn) {
         __atomic_store_n(&slot->fn, fn, __ATOMIC_RELAXED);
