@@ -1,0 +1,326 @@
+/*
+ * Client encodings, table-driven.  Each encoding classifies a first byte
+ * (ASCII, a valid single high byte, invalid, or the start of a multibyte
+ * form) and each form lists the allowed byte set of every following byte.
+ * Ranges follow the encodings' own definitions, which PostgreSQL's
+ * conversions and MySQL's lexer enforce (see ../shared/ENCODINGS.md and
+ * docs/DETECTION.md for where we are stricter than a verifier and why).
+ */
+#include <ctype.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quoteguard.h"
+
+enum lead_class {
+    L_ASCII = 0,   /* 0x01-0x7f: one byte */
+    L_INVALID = 1, /* never valid as a first byte (NUL included) */
+    L_SINGLE = 2,  /* a valid one-byte character >= 0x80 */
+    L_FORM = 3     /* L_FORM + i: starts forms[i] */
+};
+
+typedef struct mb_form {
+    uint8_t len;      /* bytes in the character */
+    uint8_t trail[3]; /* bit masks into the encoding's trail table, bytes 2..len */
+    uint8_t alt;      /* L_FORM + j: form to try when this one fails; 0 = none */
+} mb_form;
+
+struct qg_encoding {
+    const char *name; /* canonical, as the server reports it */
+    qg_dialect dialect;
+    const char *aliases; /* NUL-separated, double-NUL-terminated, already normalized (PG) */
+    const uint8_t *lead;
+    const uint8_t *trail;
+    const mb_form *forms;
+    bool ascii_trail;
+};
+
+/* ------------------------------------------------------------ byte tables */
+
+/* Every byte but NUL is a character of its own. */
+static const uint8_t single_lead[256] = {[0x00] = L_INVALID, [0x80 ... 0xff] = L_SINGLE};
+
+/* UTF-8 (RFC 3629).  Trail bits select the ranges the lead byte allows. */
+enum { U_CONT = 1, U_A0BF = 2, U_809F = 4, U_90BF = 8, U_808F = 16 };
+static const uint8_t utf8_trail[256] = {
+    [0x80 ... 0x8f] = U_CONT | U_809F | U_808F,
+    [0x90 ... 0x9f] = U_CONT | U_809F | U_90BF,
+    [0xa0 ... 0xbf] = U_CONT | U_A0BF | U_90BF,
+};
+static const mb_form utf8_forms[] = {
+    {2, {U_CONT, 0, 0}, 0},           /* 0: C2-DF */
+    {3, {U_A0BF, U_CONT, 0}, 0},      /* 1: E0, no overlong */
+    {3, {U_CONT, U_CONT, 0}, 0},      /* 2: E1-EF */
+    {3, {U_809F, U_CONT, 0}, 0},      /* 3: ED, no UTF-16 surrogates */
+    {4, {U_90BF, U_CONT, U_CONT}, 0}, /* 4: F0, no overlong */
+    {4, {U_CONT, U_CONT, U_CONT}, 0}, /* 5: F1-F3 */
+    {4, {U_808F, U_CONT, U_CONT}, 0}, /* 6: F4, <= U+10FFFF */
+};
+/* PostgreSQL: surrogates are invalid. */
+static const uint8_t utf8_pg_lead[256] = {
+    [0x00] = L_INVALID,           [0x80 ... 0xc1] = L_INVALID,  [0xc2 ... 0xdf] = L_FORM + 0,
+    [0xe0] = L_FORM + 1,          [0xe1 ... 0xec] = L_FORM + 2, [0xed] = L_FORM + 3,
+    [0xee ... 0xef] = L_FORM + 2, [0xf0] = L_FORM + 4,          [0xf1 ... 0xf3] = L_FORM + 5,
+    [0xf4] = L_FORM + 6,          [0xf5 ... 0xff] = L_INVALID,
+};
+/* MariaDB utf8mb4: encoded surrogates are well formed. */
+static const uint8_t utf8mb4_lead[256] = {
+    [0x00] = L_INVALID,           [0x80 ... 0xc1] = L_INVALID,  [0xc2 ... 0xdf] = L_FORM + 0,
+    [0xe0] = L_FORM + 1,          [0xe1 ... 0xef] = L_FORM + 2, [0xf0] = L_FORM + 4,
+    [0xf1 ... 0xf3] = L_FORM + 5, [0xf4] = L_FORM + 6,          [0xf5 ... 0xff] = L_INVALID,
+};
+/* MariaDB utf8mb3: at most three bytes. */
+static const uint8_t utf8mb3_lead[256] = {
+    [0x00] = L_INVALID,          [0x80 ... 0xc1] = L_INVALID,  [0xc2 ... 0xdf] = L_FORM + 0,
+    [0xe0] = L_FORM + 1,         [0xe1 ... 0xef] = L_FORM + 2, [0xf0 ... 0xff] = L_INVALID,
+};
+
+/* Shift_JIS family (PG SJIS, SHIFT_JIS_2004; MySQL sjis, cp932):
+ * kana A1-DF single; lead 81-9F/E0-FC; trail 40-7E/80-FC. */
+static const uint8_t sjis_lead[256] = {
+    [0x00] = L_INVALID,           [0x80] = L_INVALID,           [0x81 ... 0x9f] = L_FORM + 0,
+    [0xa0] = L_INVALID,           [0xa1 ... 0xdf] = L_SINGLE,   [0xe0 ... 0xfc] = L_FORM + 0,
+    [0xfd ... 0xff] = L_INVALID,
+};
+static const uint8_t sjis_trail[256] = {[0x40 ... 0x7e] = 1, [0x80 ... 0xfc] = 1};
+static const mb_form two_byte_forms[] = {{2, {1, 0, 0}, 0}};
+
+/* BIG5: lead A1-F9, trail 40-7E/A1-FE. */
+static const uint8_t big5_lead[256] = {
+    [0x00] = L_INVALID, [0x80 ... 0xa0] = L_INVALID, [0xa1 ... 0xf9] = L_FORM + 0,
+    [0xfa ... 0xff] = L_INVALID,
+};
+static const uint8_t big5_trail[256] = {[0x40 ... 0x7e] = 1, [0xa1 ... 0xfe] = 1};
+
+/* GBK: lead 81-FE, trail 40-7E/80-FE. */
+static const uint8_t gbk_lead[256] = {
+    [0x00] = L_INVALID, [0x80] = L_INVALID, [0x81 ... 0xfe] = L_FORM + 0, [0xff] = L_INVALID,
+};
+static const uint8_t gbk_trail[256] = {[0x40 ... 0x7e] = 1, [0x80 ... 0xfe] = 1};
+
+/* UHC (PG) and euckr (MariaDB, a CP949 superset): lead 81-FE,
+ * trail 41-5A/61-7A/81-FE. */
+static const uint8_t uhc_trail[256] = {[0x41 ... 0x5a] = 1, [0x61 ... 0x7a] = 1, [0x81 ... 0xfe] = 1};
+
+/* GB18030: two bytes [81-FE][40-7E,80-FE] or four [81-FE][30-39][81-FE][30-39]. */
+enum { G_TRAIL2 = 1, G_DIGIT = 2, G_HIGH = 4 };
+static const uint8_t gb18030_trail[256] = {
+    [0x30 ... 0x39] = G_DIGIT, [0x40 ... 0x7e] = G_TRAIL2, [0x80] = G_TRAIL2,
+    [0x81 ... 0xfe] = G_TRAIL2 | G_HIGH,
+};
+static const mb_form gb18030_forms[] = {
+    {2, {G_TRAIL2, 0, 0}, L_FORM + 1},
+    {4, {G_DIGIT, G_HIGH, G_DIGIT}, 0},
+};
+
+/* EUC family.  E_RANGE = A1-FE, E_KANA = A1-DF, E_TW2 = A1-A7, E_HIGH = 80-FF. */
+enum { E_RANGE = 1, E_KANA = 2, E_TW2 = 4, E_HIGH = 8 };
+static const uint8_t euc_trail[256] = {
+    [0x80 ... 0xa0] = E_HIGH,
+    [0xa1 ... 0xa7] = E_RANGE | E_KANA | E_TW2 | E_HIGH,
+    [0xa8 ... 0xdf] = E_RANGE | E_KANA | E_HIGH,
+    [0xe0 ... 0xfe] = E_RANGE | E_HIGH,
+    [0xff] = E_HIGH,
+};
+static const mb_form euc_forms[] = {
+    {2, {E_RANGE, 0, 0}, 0},             /* 0: [A1-FE][A1-FE] */
+    {2, {E_KANA, 0, 0}, 0},              /* 1: SS2 kana */
+    {3, {E_RANGE, E_RANGE, 0}, 0},       /* 2: SS3 JIS X 0212 */
+    {4, {E_TW2, E_RANGE, E_RANGE}, 0},   /* 3: EUC_TW SS2 plane */
+    {2, {E_HIGH, 0, 0}, 0},              /* 4: MULE LC1 */
+    {3, {E_HIGH, E_HIGH, 0}, 0},         /* 5: MULE LC2 / LCPRV1 */
+    {4, {E_HIGH, E_HIGH, E_HIGH}, 0},    /* 6: MULE LCPRV2 */
+};
+/* EUC_JP, EUC_JIS_2004, MySQL ujis/eucjpms. */
+static const uint8_t eucjp_lead[256] = {
+    [0x00] = L_INVALID,         [0x80 ... 0x8d] = L_INVALID, [0x8e] = L_FORM + 1,
+    [0x8f] = L_FORM + 2,        [0x90 ... 0xa0] = L_INVALID, [0xa1 ... 0xfe] = L_FORM + 0,
+    [0xff] = L_INVALID,
+};
+/* EUC_CN, EUC_KR (PG): two bytes in A1-FE only. */
+static const uint8_t euckr_lead[256] = {
+    [0x00] = L_INVALID, [0x80 ... 0xa0] = L_INVALID, [0xa1 ... 0xfe] = L_FORM + 0,
+    [0xff] = L_INVALID,
+};
+/* MySQL gb2312: [A1-F7][A1-FE]. */
+static const uint8_t gb2312_lead[256] = {
+    [0x00] = L_INVALID, [0x80 ... 0xa0] = L_INVALID, [0xa1 ... 0xf7] = L_FORM + 0,
+    [0xf8 ... 0xff] = L_INVALID,
+};
+/* EUC_TW (PG): SS2 + 3 bytes; SS3 invalid; any other high lead + [A1-FE]. */
+static const uint8_t euctw_lead[256] = {
+    [0x00] = L_INVALID,         [0x80 ... 0x8d] = L_FORM + 0, [0x8e] = L_FORM + 3,
+    [0x8f] = L_INVALID,         [0x90 ... 0xff] = L_FORM + 0,
+};
+/* JOHAB (PG's verifier): EUC lengths, every following byte A1-FE. */
+static const uint8_t johab_lead[256] = {
+    [0x00] = L_INVALID, [0x80 ... 0x8d] = L_FORM + 0, [0x8e] = L_FORM + 0, [0x8f] = L_FORM + 2,
+    [0x90 ... 0xff] = L_FORM + 0,
+};
+/* MULE_INTERNAL: charset-id leads; following bytes need the high bit; other
+ * high bytes are accepted as one-byte characters. */
+static const uint8_t mule_lead[256] = {
+    [0x00] = L_INVALID,          [0x80] = L_SINGLE,           [0x81 ... 0x8d] = L_FORM + 4,
+    [0x8e ... 0x8f] = L_SINGLE,  [0x90 ... 0x9b] = L_FORM + 5, [0x9c ... 0x9d] = L_FORM + 6,
+    [0x9e ... 0xff] = L_SINGLE,
+};
+
+/* ------------------------------------------------------------- encodings */
+
+#define SINGLE(canon, dialect, aliases) {canon, dialect, aliases, single_lead, NULL, NULL, false}
+
+static const qg_encoding encodings[] = {
+    /* PostgreSQL; aliases are pg_char_to_encoding's, after removing every
+     * non-alphanumeric byte and lower-casing. */
+    SINGLE("SQL_ASCII", QG_DIALECT_POSTGRES, "sqlascii\0"),
+    {"UTF8", QG_DIALECT_POSTGRES, "utf8\0unicode\0", utf8_pg_lead, utf8_trail, utf8_forms, false},
+    {"EUC_JP", QG_DIALECT_POSTGRES, "eucjp\0", eucjp_lead, euc_trail, euc_forms, false},
+    {"EUC_JIS_2004", QG_DIALECT_POSTGRES, "eucjis2004\0", eucjp_lead, euc_trail, euc_forms, false},
+    {"EUC_CN", QG_DIALECT_POSTGRES, "euccn\0", euckr_lead, euc_trail, euc_forms, false},
+    {"EUC_KR", QG_DIALECT_POSTGRES, "euckr\0", euckr_lead, euc_trail, euc_forms, false},
+    {"EUC_TW", QG_DIALECT_POSTGRES, "euctw\0", euctw_lead, euc_trail, euc_forms, false},
+    {"MULE_INTERNAL", QG_DIALECT_POSTGRES, "muleinternal\0", mule_lead, euc_trail, euc_forms, false},
+    SINGLE("LATIN1", QG_DIALECT_POSTGRES, "latin1\0iso88591\0"),
+    SINGLE("LATIN2", QG_DIALECT_POSTGRES, "latin2\0iso88592\0"),
+    SINGLE("LATIN3", QG_DIALECT_POSTGRES, "latin3\0iso88593\0"),
+    SINGLE("LATIN4", QG_DIALECT_POSTGRES, "latin4\0iso88594\0"),
+    SINGLE("LATIN5", QG_DIALECT_POSTGRES, "latin5\0iso88599\0"),
+    SINGLE("LATIN6", QG_DIALECT_POSTGRES, "latin6\0iso885910\0"),
+    SINGLE("LATIN7", QG_DIALECT_POSTGRES, "latin7\0iso885913\0"),
+    SINGLE("LATIN8", QG_DIALECT_POSTGRES, "latin8\0iso885914\0"),
+    SINGLE("LATIN9", QG_DIALECT_POSTGRES, "latin9\0iso885915\0"),
+    SINGLE("LATIN10", QG_DIALECT_POSTGRES, "latin10\0iso885916\0"),
+    SINGLE("ISO_8859_5", QG_DIALECT_POSTGRES, "iso88595\0"),
+    SINGLE("ISO_8859_6", QG_DIALECT_POSTGRES, "iso88596\0"),
+    SINGLE("ISO_8859_7", QG_DIALECT_POSTGRES, "iso88597\0"),
+    SINGLE("ISO_8859_8", QG_DIALECT_POSTGRES, "iso88598\0"),
+    SINGLE("WIN866", QG_DIALECT_POSTGRES, "win866\0windows866\0alt\0"),
+    SINGLE("WIN874", QG_DIALECT_POSTGRES, "win874\0windows874\0"),
+    SINGLE("WIN1250", QG_DIALECT_POSTGRES, "win1250\0windows1250\0"),
+    SINGLE("WIN1251", QG_DIALECT_POSTGRES, "win1251\0windows1251\0win\0"),
+    SINGLE("WIN1252", QG_DIALECT_POSTGRES, "win1252\0windows1252\0"),
+    SINGLE("WIN1253", QG_DIALECT_POSTGRES, "win1253\0windows1253\0"),
+    SINGLE("WIN1254", QG_DIALECT_POSTGRES, "win1254\0windows1254\0"),
+    SINGLE("WIN1255", QG_DIALECT_POSTGRES, "win1255\0windows1255\0"),
+    SINGLE("WIN1256", QG_DIALECT_POSTGRES, "win1256\0windows1256\0"),
+    SINGLE("WIN1257", QG_DIALECT_POSTGRES, "win1257\0windows1257\0"),
+    SINGLE("WIN1258", QG_DIALECT_POSTGRES, "win1258\0windows1258\0abc\0tcvn\0tcvn5712\0vscii\0"),
+    SINGLE("KOI8R", QG_DIALECT_POSTGRES, "koi8r\0koi8\0"),
+    SINGLE("KOI8U", QG_DIALECT_POSTGRES, "koi8u\0"),
+    {"SJIS", QG_DIALECT_POSTGRES, "sjis\0shiftjis\0mskanji\0win932\0windows932\0", sjis_lead,
+     sjis_trail, two_byte_forms, true},
+    {"SHIFT_JIS_2004", QG_DIALECT_POSTGRES, "shiftjis2004\0", sjis_lead, sjis_trail,
+     two_byte_forms, true},
+    {"BIG5", QG_DIALECT_POSTGRES, "big5\0win950\0windows950\0", big5_lead, big5_trail,
+     two_byte_forms, true},
+    {"GBK", QG_DIALECT_POSTGRES, "gbk\0win936\0windows936\0", gbk_lead, gbk_trail,
+     two_byte_forms, true},
+    {"UHC", QG_DIALECT_POSTGRES, "uhc\0win949\0windows949\0", gbk_lead, uhc_trail,
+     two_byte_forms, true},
+    {"GB18030", QG_DIALECT_POSTGRES, "gb18030\0", gbk_lead, gb18030_trail, gb18030_forms, true},
+    {"JOHAB", QG_DIALECT_POSTGRES, "johab\0", johab_lead, euc_trail, euc_forms, false},
+
+    /* MySQL / MariaDB character sets that can be character_set_client. */
+    {"big5", QG_DIALECT_MYSQL, "big5\0", big5_lead, big5_trail, two_byte_forms, true},
+    {"cp932", QG_DIALECT_MYSQL, "cp932\0", sjis_lead, sjis_trail, two_byte_forms, true},
+    {"sjis", QG_DIALECT_MYSQL, "sjis\0", sjis_lead, sjis_trail, two_byte_forms, true},
+    {"gbk", QG_DIALECT_MYSQL, "gbk\0", gbk_lead, gbk_trail, two_byte_forms, true},
+    {"gb18030", QG_DIALECT_MYSQL, "gb18030\0", gbk_lead, gb18030_trail, gb18030_forms, true},
+    {"euckr", QG_DIALECT_MYSQL, "euckr\0", gbk_lead, uhc_trail, two_byte_forms, true},
+    {"gb2312", QG_DIALECT_MYSQL, "gb2312\0", gb2312_lead, euc_trail, euc_forms, false},
+    {"ujis", QG_DIALECT_MYSQL, "ujis\0", eucjp_lead, euc_trail, euc_forms, false},
+    {"eucjpms", QG_DIALECT_MYSQL, "eucjpms\0", eucjp_lead, euc_trail, euc_forms, false},
+    {"utf8mb3", QG_DIALECT_MYSQL, "utf8mb3\0utf8\0", utf8mb3_lead, utf8_trail, utf8_forms, false},
+    {"utf8mb4", QG_DIALECT_MYSQL, "utf8mb4\0", utf8mb4_lead, utf8_trail, utf8_forms, false},
+    SINGLE("latin1", QG_DIALECT_MYSQL, "latin1\0"),
+    SINGLE("latin2", QG_DIALECT_MYSQL, "latin2\0"),
+    SINGLE("latin5", QG_DIALECT_MYSQL, "latin5\0"),
+    SINGLE("latin7", QG_DIALECT_MYSQL, "latin7\0"),
+    SINGLE("cp1250", QG_DIALECT_MYSQL, "cp1250\0"),
+    SINGLE("cp1251", QG_DIALECT_MYSQL, "cp1251\0"),
+    SINGLE("cp1256", QG_DIALECT_MYSQL, "cp1256\0"),
+    SINGLE("cp1257", QG_DIALECT_MYSQL, "cp1257\0"),
+    SINGLE("cp850", QG_DIALECT_MYSQL, "cp850\0"),
+    SINGLE("cp852", QG_DIALECT_MYSQL, "cp852\0"),
+    SINGLE("cp866", QG_DIALECT_MYSQL, "cp866\0"),
+    SINGLE("koi8r", QG_DIALECT_MYSQL, "koi8r\0"),
+    SINGLE("koi8u", QG_DIALECT_MYSQL, "koi8u\0"),
+    SINGLE("ascii", QG_DIALECT_MYSQL, "ascii\0"),
+    SINGLE("binary", QG_DIALECT_MYSQL, "binary\0"),
+    SINGLE("dec8", QG_DIALECT_MYSQL, "dec8\0"),
+    SINGLE("hp8", QG_DIALECT_MYSQL, "hp8\0"),
+    SINGLE("swe7", QG_DIALECT_MYSQL, "swe7\0"),
+    SINGLE("hebrew", QG_DIALECT_MYSQL, "hebrew\0"),
+    SINGLE("tis620", QG_DIALECT_MYSQL, "tis620\0"),
+    SINGLE("greek", QG_DIALECT_MYSQL, "greek\0"),
+    SINGLE("armscii8", QG_DIALECT_MYSQL, "armscii8\0"),
+    SINGLE("keybcs2", QG_DIALECT_MYSQL, "keybcs2\0"),
+    SINGLE("macce", QG_DIALECT_MYSQL, "macce\0"),
+    SINGLE("macroman", QG_DIALECT_MYSQL, "macroman\0"),
+    SINGLE("geostd8", QG_DIALECT_MYSQL, "geostd8\0"),
+};
+
+/* PG: drop every non-alphanumeric byte and lower-case; MySQL: lower-case. */
+static bool normalize_name(qg_dialect dialect, const char *name, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if (dialect == QG_DIALECT_POSTGRES && !isalnum(*p))
+            continue;
+        if (n + 1 >= cap)
+            return false;
+        out[n++] = (char)tolower(*p);
+    }
+    out[n] = '\0';
+    return n > 0;
+}
+
+const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name)
+{
+    char key[64];
+    if (!name || !normalize_name(dialect, name, key, sizeof key))
+        return NULL;
+    for (size_t i = 0; i < sizeof encodings / sizeof encodings[0]; i++) {
+        const qg_encoding *enc = &encodings[i];
+        if (enc->dialect != dialect)
+            continue;
+        for (const char *alias = enc->aliases; *alias; alias += strlen(alias) + 1)
+            if (strcmp(alias, key) == 0)
+                return enc;
+    }
+    return NULL;
+}
+
+const char *qg_encoding_name(const qg_encoding *enc)
+{
+    return enc->name;
+}
+
+bool qg_encoding_has_ascii_trail(const qg_encoding *enc)
+{
+    return enc->ascii_trail;
+}
+
+bool qg_encoding_is_single_byte(const qg_encoding *enc)
+{
+    return enc->forms == NULL;
+}
+
+size_t qg_encoding_char_len(const qg_encoding *enc, const unsigned char *p, size_t avail)
+{
+    if (avail == 0)
+        return 0;
+    uint8_t cls = enc->lead[p[0]];
+    if (cls == L_ASCII || cls == L_SINGLE)
+        return 1;
+    while (cls >= L_FORM) {
+        const mb_form *form = &enc->forms[cls - L_FORM];
+        bool ok = avail >= form->len;
+        for (size_t i = 1; ok && i < form->len; i++)
+            ok = (enc->trail[p[i]] & form->trail[i - 1]) != 0;
+        if (ok)
+            return form->len;
+        cls = form->alt;
+    }
+    return 0;
+}

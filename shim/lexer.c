@@ -1,0 +1,520 @@
+/*
+ * One lexer for both dialects.  It finds where string literals, delimited
+ * identifiers, comments and dollar quotes begin and end, in one of two
+ * readings (see include/quoteguard.h):
+ *   S — the server's: characters of the client encoding, the connection's
+ *       quoting flags;
+ *   N — a byte-wise escaper's: every byte a character, '\' escaping the next
+ *       byte inside every quoted string.
+ * Everything between structural tokens is plain code and is skipped with a
+ * table lookup per byte; nothing is allocated.
+ */
+#include <string.h>
+
+#include "quoteguard.h"
+
+/* Bytes that can end a run of plain bytes, per state (bit per state). */
+enum {
+    STOP_PG_CODE = 1,
+    STOP_MY_CODE = 2,
+    STOP_QUOTED = 4,
+    STOP_DOLLAR = 8,
+    STOP_BLOCK = 16,
+    STOP_LINE = 32
+};
+static const unsigned char stop_table[256] = {
+    [0x00] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_DOLLAR | STOP_BLOCK | STOP_LINE,
+    ['\n'] = STOP_LINE,
+    ['\r'] = STOP_LINE,
+    ['\''] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
+    ['"'] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
+    ['`'] = STOP_MY_CODE | STOP_QUOTED,
+    ['\\'] = STOP_QUOTED,
+    ['$'] = STOP_PG_CODE | STOP_DOLLAR,
+    ['-'] = STOP_PG_CODE | STOP_MY_CODE,
+    ['/'] = STOP_PG_CODE | STOP_MY_CODE | STOP_BLOCK,
+    ['*'] = STOP_MY_CODE | STOP_BLOCK,
+    ['#'] = STOP_MY_CODE,
+};
+
+static bool is_pg(const qg_lexer *lx)
+{
+    return lx->ctx->dialect == QG_DIALECT_POSTGRES;
+}
+
+static bool is_naive(const qg_lexer *lx)
+{
+    return lx->reading == QG_READ_NAIVE;
+}
+
+/* S reads characters of a multibyte client encoding; N reads bytes. */
+static bool reads_multibyte(const qg_lexer *lx)
+{
+    return !is_naive(lx) && !qg_encoding_is_single_byte(lx->ctx->encoding);
+}
+
+static bool is_ident_cont(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$' || c >= 0x80;
+}
+
+static bool is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static void add_finding(qg_lexer *lx, qg_reason reason, size_t offset, size_t span_start,
+                        size_t span_end)
+{
+    qg_result *res = lx->findings;
+    if (!res)
+        return;
+    qg_action action = lx->ctx->action[reason];
+    if (action == QG_ACTION_IGNORE)
+        return;
+    if (res->count < QG_MAX_FINDINGS) {
+        qg_finding *f = &res->findings[res->count];
+        f->reason = reason;
+        f->action = action;
+        f->offset = offset;
+        f->span_start = span_start;
+        f->span_end = span_end;
+    }
+    res->count++;
+    if (action == QG_ACTION_BLOCK)
+        res->verdict = QG_VERDICT_BLOCK;
+    else if (res->verdict == QG_VERDICT_CLEAN)
+        res->verdict = QG_VERDICT_LOG;
+}
+
+/* Advances over bytes that cannot change the state `mask`; stops at a high
+ * byte when reading multibyte characters. */
+static void skip_plain(qg_lexer *lx, unsigned mask, bool stop_high)
+{
+    const unsigned char *s = lx->sql;
+    size_t pos = lx->pos, len = lx->len;
+    while (pos < len) {
+        unsigned char c = s[pos];
+        if (c >= 0x80 ? stop_high : (stop_table[c] & mask) != 0)
+            break;
+        pos++;
+    }
+    lx->pos = pos;
+}
+
+/* Consumes the character starting with the high byte at lx->pos.  In S an
+ * invalid sequence is a finding (PG: the server rejects the whole query;
+ * MySQL: the server takes the lead byte alone).  `span_*` name the token. */
+static void consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check)
+{
+    const unsigned char *p = lx->sql + lx->pos;
+    size_t avail = lx->len - lx->pos;
+    size_t n = qg_encoding_char_len(lx->ctx->encoding, p, avail);
+    if (n > 1) {
+        for (size_t i = 1; i < n; i++)
+            if (p[i] < 0x80)
+                lx->diverges = true; /* N reads this trail byte as ASCII */
+        lx->pos += n;
+        lx->last_mb_end = lx->pos;
+        return;
+    }
+    if (n == 0 && check) {
+        if (is_pg(lx)) {
+            add_finding(lx, QG_REASON_INVALID_SEQUENCE, lx->pos, span_start, span_end);
+        } else {
+            unsigned char next = avail > 1 ? p[1] : 0;
+            bool quote_next = next == '\'' || next == '"' || next == '`' || next == '\\';
+            add_finding(lx, quote_next ? QG_REASON_ILLFORMED_QUOTE : QG_REASON_ILLFORMED, lx->pos,
+                        span_start, span_end);
+        }
+    }
+    lx->pos += 1;
+    lx->last_mb_end = lx->pos;
+}
+
+/* True when a token can start at `at`: not inside an identifier or number. */
+static bool at_token_start(const qg_lexer *lx, size_t at)
+{
+    if (at == 0)
+        return true;
+    if (at == lx->last_mb_end)
+        return false; /* right after a multibyte letter */
+    return !is_ident_cont(lx->sql[at - 1]);
+}
+
+/* PG '$': a dollar quote may start where a new token starts, or right after
+ * a number ("1$a$" is 1 then $a$), never inside an identifier ("a$b$"). */
+static bool dollar_can_start(const qg_lexer *lx, size_t at)
+{
+    size_t word = at;
+    while (word > 0 && word != lx->last_mb_end && is_ident_cont(lx->sql[word - 1]))
+        word--;
+    if (word == at)
+        return at_token_start(lx, at);
+    if (word == lx->last_mb_end && word > 0)
+        return false;
+    return is_digit(lx->sql[word]);
+}
+
+/* Length of a dollar-quote delimiter "$tag$" at lx->pos, or 0. */
+static size_t dollar_delimiter(qg_lexer *lx)
+{
+    const unsigned char *s = lx->sql;
+    size_t p = lx->pos + 1;
+    bool mb = reads_multibyte(lx);
+    while (p < lx->len && s[p] != '$') {
+        unsigned char c = s[p];
+        bool first = p == lx->pos + 1;
+        if (c >= 0x80) {
+            size_t n = mb ? qg_encoding_char_len(lx->ctx->encoding, s + p, lx->len - p) : 1;
+            if (n == 0)
+                return 0; /* the invalid-sequence finding comes from the body scan */
+            p += n;
+            continue;
+        }
+        if (!(is_ident_cont(c) && c != '$' && !(first && is_digit(c))))
+            return 0;
+        p++;
+    }
+    if (p >= lx->len)
+        return 0;
+    return p + 1 - lx->pos;
+}
+
+/* After a closing quote, PG continues the literal when only whitespace with
+ * at least one newline (and -- comments) separates it from another quote.
+ * Returns the position of that quote, or 0. */
+static size_t pg_continuation(const qg_lexer *lx, size_t p)
+{
+    const unsigned char *s = lx->sql;
+    bool newline = false;
+    while (p < lx->len) {
+        unsigned char c = s[p];
+        if (c == '\n' || c == '\r') {
+            newline = true;
+            p++;
+        } else if (c == ' ' || c == '\t' || c == '\f' || c == '\v') {
+            p++;
+        } else if (c == '-' && p + 1 < lx->len && s[p + 1] == '-') {
+            while (p < lx->len && s[p] != '\n' && s[p] != '\r')
+                p++;
+        } else {
+            return (c == '\'' && newline) ? p : 0;
+        }
+    }
+    return 0;
+}
+
+typedef enum quote_rules {
+    RULES_DOUBLING,  /* '' doubles; '\' is an ordinary byte */
+    RULES_BACKSLASH, /* '' doubles and '\' escapes */
+    RULES_BARE       /* the first quote ends it (B'', X'') */
+} quote_rules;
+
+/* Scans a quoted string or identifier whose opening quote is at lx->pos. */
+static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_rules rules,
+                        bool check_encoding)
+{
+    const unsigned char *s = lx->sql;
+    bool mb = reads_multibyte(lx);
+    bool pg = is_pg(lx);
+    lx->pos++;
+    for (;;) {
+        skip_plain(lx, STOP_QUOTED, mb);
+        if (lx->pos >= lx->len) {
+            tok->unterminated = true;
+            break;
+        }
+        unsigned char c = s[lx->pos];
+        if (c >= 0x80) {
+            consume_high(lx, tok->start, lx->len, check_encoding);
+        } else if (c == '\0') {
+            add_finding(lx, QG_REASON_NUL_BYTE, lx->pos, tok->start, lx->len);
+            lx->pos++;
+        } else if (c == '\\') {
+            if (rules != RULES_BACKSLASH) {
+                if (tok->kind == QG_TOK_STRING && rules == RULES_DOUBLING)
+                    lx->diverges = true; /* N takes it as an escape */
+                lx->pos++;
+                continue;
+            }
+            lx->pos++;
+            if (lx->pos >= lx->len) {
+                tok->unterminated = true;
+                break;
+            }
+            /* PG lexes after conversion, so '\' takes a whole character;
+             * MySQL's lexer skips exactly one byte. */
+            if (pg && mb && s[lx->pos] >= 0x80)
+                consume_high(lx, tok->start, lx->len, check_encoding);
+            else if (s[lx->pos] == '\0')
+                add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
+            else
+                lx->pos++;
+        } else if (c != quote) {
+            lx->pos++; /* another kind of quote */
+        } else if (rules != RULES_BARE && lx->pos + 1 < lx->len && s[lx->pos + 1] == quote) {
+            lx->pos += 2;
+        } else {
+            lx->pos++;
+            size_t next = (pg && quote == '\'') ? pg_continuation(lx, lx->pos) : 0;
+            if (!next)
+                break;
+            lx->pos = next + 1;
+        }
+    }
+    tok->end = lx->pos;
+}
+
+/* Body of a PG dollar quote: opaque up to the same delimiter. */
+static void scan_dollar(qg_lexer *lx, qg_token *tok, size_t delim_len)
+{
+    const unsigned char *s = lx->sql;
+    const unsigned char *delim = s + lx->pos;
+    bool mb = reads_multibyte(lx);
+    lx->pos += delim_len;
+    for (;;) {
+        skip_plain(lx, STOP_DOLLAR, mb);
+        if (lx->pos >= lx->len) {
+            tok->unterminated = true;
+            break;
+        }
+        unsigned char c = s[lx->pos];
+        if (c >= 0x80) {
+            consume_high(lx, tok->start, lx->len, true);
+        } else if (c == '\0') {
+            add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
+        } else if (lx->len - lx->pos >= delim_len && memcmp(s + lx->pos, delim, delim_len) == 0) {
+            lx->pos += delim_len;
+            break;
+        } else {
+            lx->pos++;
+        }
+    }
+    tok->end = lx->pos;
+}
+
+/* A comment: "--"/"#" to the end of the line, or a block comment. */
+static void scan_comment(qg_lexer *lx, qg_token *tok, bool block)
+{
+    const unsigned char *s = lx->sql;
+    bool pg = is_pg(lx);
+    /* PG converts the whole query, comments included: check them there. */
+    bool mb = pg && reads_multibyte(lx);
+    size_t depth = 1;
+    lx->pos += block ? 2 : 1;
+    for (;;) {
+        skip_plain(lx, block ? STOP_BLOCK : STOP_LINE, mb);
+        if (lx->pos >= lx->len) {
+            tok->unterminated = block;
+            break;
+        }
+        unsigned char c = s[lx->pos];
+        if (c >= 0x80) {
+            consume_high(lx, tok->start, lx->len, true);
+        } else if (c == '\0') {
+            add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
+        } else if (!block) {
+            break; /* the newline is not part of the comment */
+        } else if (c == '*' && lx->pos + 1 < lx->len && s[lx->pos + 1] == '/') {
+            lx->pos += 2;
+            if (!pg || --depth == 0)
+                break;
+        } else if (pg && c == '/' && lx->pos + 1 < lx->len && s[lx->pos + 1] == '*') {
+            lx->pos += 2;
+            depth++;
+        } else {
+            lx->pos++;
+        }
+    }
+    tok->end = lx->pos;
+}
+
+/* MySQL executable comments — slash-star-bang, optionally followed by a
+ * 5- or 6-digit version, or MariaDB's slash-star-M-bang: the body is SQL.
+ * Returns the length of the opening marker, or 0 for an ordinary comment. */
+static size_t mysql_executable_comment(const qg_lexer *lx)
+{
+    const unsigned char *s = lx->sql;
+    size_t p = lx->pos + 2;
+    if (p < lx->len && s[p] == 'M' && p + 1 < lx->len && s[p + 1] == '!')
+        p++;
+    if (p >= lx->len || s[p] != '!')
+        return 0;
+    p++;
+    size_t digits = 0;
+    while (p + digits < lx->len && digits < 6 && is_digit(s[p + digits]))
+        digits++;
+    if (digits == 5 || digits == 6)
+        p += digits;
+    return p - lx->pos;
+}
+
+static bool is_mysql_dash_comment(const qg_lexer *lx)
+{
+    size_t p = lx->pos + 2;
+    if (p >= lx->len)
+        return true;
+    unsigned char c = lx->sql[p];
+    return c <= 0x20 || c == 0x7f;
+}
+
+static bool lower_is(unsigned char c, char want)
+{
+    return (c | 0x20) == (unsigned char)want;
+}
+
+/* MySQL: the word before the quote at `q` (spaces allowed between) is the
+ * _binary introducer: its bytes are not checked for well-formedness. */
+static bool mysql_binary_introducer(const qg_lexer *lx, size_t q)
+{
+    static const char word[] = "_binary";
+    size_t n = sizeof word - 1;
+    while (q > 0 && (lx->sql[q - 1] == ' ' || lx->sql[q - 1] == '\t' || lx->sql[q - 1] == '\n'))
+        q--;
+    if (q < n || !at_token_start(lx, q - n))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!lower_is(lx->sql[q - n + i], word[i]) && lx->sql[q - n + i] != (unsigned char)word[i])
+            return false;
+    return true;
+}
+
+/* A string at lx->pos (a quote): finds its prefix and rules. */
+static void lex_string(qg_lexer *lx, qg_token *tok)
+{
+    const unsigned char *s = lx->sql;
+    size_t q = lx->pos;
+    bool naive = is_naive(lx);
+    tok->kind = QG_TOK_STRING;
+    tok->form = QG_FORM_PLAIN;
+    tok->start = q;
+    if (q >= 1 && at_token_start(lx, q - 1)) {
+        unsigned char p = s[q - 1] | 0x20;
+        if (p == 'e' && is_pg(lx))
+            tok->form = QG_FORM_ESCAPE;
+        else if (p == 'n')
+            tok->form = QG_FORM_NATIONAL;
+        else if (p == 'b')
+            tok->form = QG_FORM_BIT;
+        else if (p == 'x')
+            tok->form = QG_FORM_HEX;
+        if (tok->form != QG_FORM_PLAIN)
+            tok->start = q - 1;
+    }
+    if (is_pg(lx) && tok->form == QG_FORM_PLAIN && q >= 2 && s[q - 1] == '&' &&
+        lower_is(s[q - 2], 'u') && at_token_start(lx, q - 2)) {
+        tok->form = QG_FORM_UNICODE;
+        tok->start = q - 2;
+    }
+    if (tok->form == QG_FORM_BIT || tok->form == QG_FORM_HEX) {
+        scan_quoted(lx, tok, '\'', RULES_BARE, false);
+        return;
+    }
+    bool binary = !is_pg(lx) && mysql_binary_introducer(lx, q);
+    if (binary)
+        tok->form = QG_FORM_BINARY;
+    bool backslash;
+    if (naive)
+        backslash = tok->form != QG_FORM_UNICODE || !is_pg(lx);
+    else if (is_pg(lx))
+        backslash = tok->form == QG_FORM_ESCAPE ||
+                    (tok->form != QG_FORM_UNICODE && !(lx->ctx->flags & QG_STD_STRINGS));
+    else
+        backslash = !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES);
+    scan_quoted(lx, tok, '\'', backslash ? RULES_BACKSLASH : RULES_DOUBLING, !binary);
+}
+
+void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
+                   qg_reading reading, qg_result *findings)
+{
+    memset(lx, 0, sizeof *lx);
+    lx->ctx = ctx;
+    lx->sql = (const unsigned char *)sql;
+    lx->len = len;
+    lx->reading = reading;
+    lx->findings = findings;
+}
+
+bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
+{
+    const unsigned char *s = lx->sql;
+    bool pg = is_pg(lx);
+    bool mb = reads_multibyte(lx);
+    unsigned mask = pg ? STOP_PG_CODE : STOP_MY_CODE;
+    memset(tok, 0, sizeof *tok);
+    for (;;) {
+        skip_plain(lx, mask, mb);
+        if (lx->pos >= lx->len)
+            return false;
+        size_t at = lx->pos;
+        unsigned char c = s[at];
+        unsigned char next = at + 1 < lx->len ? s[at + 1] : 0;
+        if (c >= 0x80) {
+            consume_high(lx, at, at, true);
+        } else if (c == '\0') {
+            add_finding(lx, QG_REASON_NUL_BYTE, at, at, at);
+            lx->pos++;
+        } else if (c == '\'') {
+            lex_string(lx, tok);
+            return true;
+        } else if (c == '"') {
+            bool ident = pg || (lx->ctx->flags & QG_ANSI_QUOTES);
+            tok->kind = ident ? QG_TOK_IDENT : QG_TOK_STRING;
+            tok->form = ident ? QG_FORM_PLAIN : QG_FORM_DOUBLE;
+            tok->start = at;
+            if (pg && at >= 2 && s[at - 1] == '&' && lower_is(s[at - 2], 'u') &&
+                at_token_start(lx, at - 2)) {
+                tok->form = QG_FORM_UNICODE;
+                tok->start = at - 2;
+            }
+            bool backslash =
+                !ident && (is_naive(lx) || !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES));
+            scan_quoted(lx, tok, '"', backslash ? RULES_BACKSLASH : RULES_DOUBLING, true);
+            return true;
+        } else if (c == '`') {
+            tok->kind = QG_TOK_IDENT;
+            tok->start = at;
+            scan_quoted(lx, tok, '`', RULES_DOUBLING, true);
+            return true;
+        } else if (c == '$') {
+            size_t delim = dollar_can_start(lx, at) ? dollar_delimiter(lx) : 0;
+            if (!delim) {
+                lx->pos++;
+                continue;
+            }
+            tok->kind = QG_TOK_DOLLAR;
+            tok->start = at;
+            scan_dollar(lx, tok, delim);
+            return true;
+        } else if (c == '-' && next == '-' && (pg || is_mysql_dash_comment(lx))) {
+            tok->kind = QG_TOK_COMMENT;
+            tok->start = at;
+            lx->pos++;
+            scan_comment(lx, tok, false);
+            return true;
+        } else if (c == '#') {
+            tok->kind = QG_TOK_COMMENT;
+            tok->start = at;
+            scan_comment(lx, tok, false);
+            return true;
+        } else if (c == '/' && next == '*') {
+            size_t marker = pg ? 0 : mysql_executable_comment(lx);
+            if (marker) {
+                lx->exec_comment_depth = 1;
+                lx->pos += marker;
+                continue;
+            }
+            tok->kind = QG_TOK_COMMENT;
+            tok->start = at;
+            scan_comment(lx, tok, true);
+            return true;
+        } else if (c == '*' && next == '/' && lx->exec_comment_depth) {
+            lx->exec_comment_depth = 0;
+            lx->pos += 2;
+        } else {
+            lx->pos++;
+        }
+    }
+}

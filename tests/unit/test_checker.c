@@ -1,0 +1,208 @@
+/* The detection rule, case by case (docs/DETECTION.md). */
+#include <string.h>
+
+#include "quoteguard.h"
+#include "tap.h"
+
+#define SCS_ON QG_STD_STRINGS
+#define SCS_OFF 0u
+
+typedef struct rule_case {
+    qg_dialect dialect;
+    const char *encoding;
+    unsigned flags;
+    const char *sql;
+    qg_reason expect; /* QG_REASON_NONE: must pass clean */
+    const char *why;
+} rule_case;
+
+static const rule_case cases[] = {
+    /* --- must block (issue: PostgreSQL core) --- */
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT * FROM t WHERE name = '\x95\x5c' OR 1=1 --'",
+     QG_REASON_STRUCTURE_MISMATCH, "SJIS lead swallows the escaper's backslash"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,
+     "SELECT * FROM t WHERE name = '\x95\x5c\x5c'' OR 1=1 --'", QG_REASON_STRUCTURE_MISMATCH,
+     "SJIS, backslash doubled and quote doubled"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_OFF, "SELECT * FROM t WHERE name = '\xc8'' OR 1=1 --'",
+     QG_REASON_INVALID_SEQUENCE, "UTF8 lead without continuation (CVE-2006-2313)"},
+    {QG_DIALECT_POSTGRES, "LATIN1", SCS_ON, "SELECT * FROM t WHERE name = '\\' OR 1=1 --'",
+     QG_REASON_STRUCTURE_MISMATCH, "addslashes output read with standard_conforming_strings on"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT * FROM t WHERE name = '\\' OR 1=1 --'",
+     QG_REASON_STRUCTURE_MISMATCH, "same in UTF8"},
+    {QG_DIALECT_POSTGRES, "GBK", SCS_OFF, "SELECT * FROM t WHERE name = '\xbf\x5c' OR 1=1 -- '",
+     QG_REASON_STRUCTURE_MISMATCH, "GBK addslashes(\\xbf')"},
+    {QG_DIALECT_POSTGRES, "BIG5", SCS_OFF, "SELECT * FROM t WHERE name = '\xa5\x5c' OR 1=1 -- '",
+     QG_REASON_STRUCTURE_MISMATCH, "BIG5 a5 5c"},
+    {QG_DIALECT_POSTGRES, "UHC", SCS_OFF, "SELECT * FROM t WHERE name = '\x81\x5c' OR 1=1 -- '",
+     QG_REASON_INVALID_SEQUENCE, "UHC: 0x5c is no UHC trail, the pair is invalid"},
+    {QG_DIALECT_POSTGRES, "GB18030", SCS_OFF,
+     "SELECT * FROM t WHERE name = '\x81\x5c' OR 1=1 -- '", QG_REASON_STRUCTURE_MISMATCH,
+     "GB18030 81 5c"},
+    {QG_DIALECT_POSTGRES, "SHIFT_JIS_2004", SCS_ON,
+     "SELECT * FROM t WHERE a = '\x95\x5c' OR 1=1 --'", QG_REASON_STRUCTURE_MISMATCH,
+     "SJIS trail with scs on"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT * FROM t WHERE a = E'\x95\x5c' OR 1=1 --'",
+     QG_REASON_STRUCTURE_MISMATCH, "E-string too"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 'abc", QG_REASON_UNTERMINATED,
+     "unterminated literal"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 1 /* open", QG_REASON_UNTERMINATED,
+     "unterminated comment"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT $$abc", QG_REASON_UNTERMINATED,
+     "unterminated dollar quote"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT '\xed\xa0\x80'", QG_REASON_INVALID_SEQUENCE,
+     "UTF-16 surrogate is invalid in PG"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT '\xc0\xaf'", QG_REASON_INVALID_SEQUENCE,
+     "overlong"},
+    {QG_DIALECT_POSTGRES, "EUC_JP", SCS_ON, "SELECT '\xa4'", QG_REASON_INVALID_SEQUENCE,
+     "EUC_JP truncated before the quote"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 1 -- \xff comment", QG_REASON_INVALID_SEQUENCE,
+     "PG converts comments too"},
+
+    /* --- must pass --- */
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT '\x83\x5c'", QG_REASON_NONE,
+     "SJIS katakana so before the closing quote"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT * FROM t WHERE a = '\x83\x5c' AND b = 'x'",
+     QG_REASON_NONE, "so, then another literal"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,
+     "SELECT * FROM t WHERE a = '\x83\x5c' AND b = '\x95\x5c' AND c = 'x'", QG_REASON_NONE,
+     "several trail-5c characters"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "INSERT INTO t VALUES ('\x95\x5c\x5c\x5c')",
+     QG_REASON_NONE, "PQescapeStringConn output for table+backslash"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 'C:\\dir\\'", QG_REASON_NONE,
+     "trailing backslash with scs on"},
+    {QG_DIALECT_POSTGRES, "LATIN1", SCS_ON, "INSERT INTO t VALUES ('C:\\a\\', 'D:\\b\\')",
+     QG_REASON_NONE, "two trailing backslashes"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON,
+     "INSERT INTO t VALUES ('C:\\a\\', 'D:\\b\\', 'E:\\c\\', 'F:\\d\\')", QG_REASON_NONE,
+     "four trailing backslashes"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT E'a\\'b\\'c'", QG_REASON_NONE, "E-string"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_OFF, "SELECT 'a\\'b\\'c'", QG_REASON_NONE,
+     "backslash quote with scs off"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT $$it's$$", QG_REASON_NONE, "dollar quote"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT $f$ ' $f$", QG_REASON_NONE, "tagged"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT $a$x$b$a$, 'y'", QG_REASON_NONE,
+     "other tag inside"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT abc$q$, 'x'", QG_REASON_NONE,
+     "$ continues an identifier"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT U&'d\\0061t\\+000061'", QG_REASON_NONE,
+     "unicode escapes"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT U&' \\' UESCAPE '!'", QG_REASON_NONE,
+     "U& with backslash and UESCAPE"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 1 /* it's /* nested */ ' */", QG_REASON_NONE,
+     "nested comment"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 1 -- it's", QG_REASON_NONE, "line comment"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 'a'\n  'b', 'c'", QG_REASON_NONE,
+     "continuation"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT B'0101', X'1F'", QG_REASON_NONE, "bit, hex"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT \"it's\"\"x\", 'y'", QG_REASON_NONE,
+     "quoted identifier"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT '\xe6\x97\xa5\xe6\x9c\xac'", QG_REASON_NONE,
+     "UTF8 text"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT '\\x66e8b1ff6f6f'::bytea", QG_REASON_NONE,
+     "bytea hex with scs on"},
+    {QG_DIALECT_POSTGRES, "BIG5", SCS_OFF, "SELECT '\xa5\x5c\x5c\x5c'", QG_REASON_NONE,
+     "BIG5 gong + escaped backslash"},
+    {QG_DIALECT_POSTGRES, "GB18030", SCS_OFF, "SELECT '\x81\x30\x81\x30'", QG_REASON_NONE,
+     "GB18030 four-byte"},
+    {QG_DIALECT_POSTGRES, "WIN1252", SCS_ON, "SELECT '\xe4\xe7'", QG_REASON_NONE,
+     "single-byte high bytes"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_ON, "SELECT \x95\x5c FROM t", QG_REASON_NONE,
+     "multibyte identifier with 5c trail"},
+    {QG_DIALECT_POSTGRES, "EUC_JP", SCS_OFF, "SELECT '\x8e\xb1\x8f\xa1\xa1\xa4\xa2'",
+     QG_REASON_NONE, "EUC_JP kana, JIS X 0212, JIS X 0208"},
+
+    /* --- MySQL --- */
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE name = '\xbf\x5c' OR 1=1 -- '",
+     QG_REASON_STRUCTURE_MISMATCH, "classic GBK (CVE-2006-2753)"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE name = '\x5c\xbf\x5c\x27 OR 1=1 -- '",
+     QG_REASON_NONE, "mysql_real_escape_string output for bf 27"},
+    {QG_DIALECT_MYSQL, "sjis", 0, "SELECT '\x95\x5c' OR 1=1 -- '", QG_REASON_STRUCTURE_MISMATCH,
+     "sjis"},
+    {QG_DIALECT_MYSQL, "cp932", 0, "SELECT '\x95\x5c' OR 1=1 -- '", QG_REASON_STRUCTURE_MISMATCH,
+     "cp932"},
+    {QG_DIALECT_MYSQL, "big5", 0, "SELECT '\xa5\x5c' OR 1=1 -- '", QG_REASON_STRUCTURE_MISMATCH,
+     "big5"},
+    {QG_DIALECT_MYSQL, "latin1", QG_NO_BACKSLASH_ESCAPES, "SELECT '\\' OR 1=1 -- '",
+     QG_REASON_STRUCTURE_MISMATCH, "addslashes under NO_BACKSLASH_ESCAPES"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf'' OR 1=1 -- '", QG_REASON_ILLFORMED_QUOTE,
+     "ill-formed lead before a quote"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xc8'' OR 1=1 -- '", QG_REASON_ILLFORMED_QUOTE,
+     "utf8mb4 lead before quote"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\x81\x5c', '\x81\x5c\x5c\x5c'", QG_REASON_NONE,
+     "GBK 81 5c as mysql_real_escape_string leaves it, and with an escaped backslash"},
+    {QG_DIALECT_MYSQL, "big5", 0, "SELECT '\xa5\x5c', `\xa5\x5c`", QG_REASON_NONE,
+     "BIG5 gong in string and identifier"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT 'it''s', \"say \\\"hi\\\"\" # it's", QG_REASON_NONE,
+     "doubling, double-quoted string, hash comment"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT 1 --'x'", QG_REASON_NONE,
+     "--' is not a comment in MySQL"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT 1 /*!40101 , 'it''s' */, 2", QG_REASON_NONE,
+     "executable comment body is SQL"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "/*!40101 SET NAMES 'x */", QG_REASON_UNTERMINATED,
+     "quote inside an executable comment is live"},
+    {QG_DIALECT_MYSQL, "utf8mb4", QG_ANSI_QUOTES, "SELECT \"it\\\" FROM t", QG_REASON_NONE,
+     "ANSI_QUOTES: identifier without escapes"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT _binary'\xff\xfe', _BINARY '\x80'", QG_REASON_NONE,
+     "_binary literal is not checked"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xff abc'", QG_REASON_ILLFORMED,
+     "other ill-formed bytes are logged"},
+    {QG_DIALECT_MYSQL, "binary", 0, "SELECT '\xff\x27'", QG_REASON_UNTERMINATED,
+     "binary charset: bytes are bytes"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xed\xa0\x80'", QG_REASON_NONE,
+     "MariaDB accepts encoded surrogates"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT 'a\0b'", QG_REASON_NUL_BYTE, "NUL byte"},
+};
+
+static void test_rule_cases(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const rule_case *c = &cases[i];
+        const qg_encoding *enc = qg_encoding_find(c->dialect, c->encoding);
+        if (!tap_ok(enc != NULL, "encoding %s known", c->encoding))
+            continue;
+        qg_context ctx;
+        qg_context_init(&ctx, c->dialect, enc, c->flags);
+        qg_result res;
+        size_t len = strlen(c->sql);
+        if (c->expect == QG_REASON_NUL_BYTE)
+            len += 2; /* "a\0b'" continues past the NUL */
+        qg_check(&ctx, c->sql, len, &res);
+        qg_reason got = res.count ? res.findings[0].reason : QG_REASON_NONE;
+        tap_ok(got == c->expect, "%s: expect %s, got %s (%u findings)", c->why,
+               qg_reason_name(c->expect), qg_reason_name(got), res.count);
+    }
+}
+
+static void test_verdicts_and_spans(void)
+{
+    const qg_encoding *sjis = qg_encoding_find(QG_DIALECT_POSTGRES, "SJIS");
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, sjis, 0);
+    const char *sql = "SELECT * FROM t WHERE name = '\x95\x5c' OR 1=1 --'";
+    qg_result res;
+    tap_ok(qg_check(&ctx, sql, strlen(sql), &res) == QG_VERDICT_BLOCK, "attack verdict is block");
+    tap_ok(res.findings[0].span_start == 29 && res.findings[0].span_end == 33,
+           "span is the literal as the server reads it [%zu,%zu)", res.findings[0].span_start,
+           res.findings[0].span_end);
+    tap_ok(res.findings[0].offset == 32, "offset is where the readings part (%zu)",
+           res.findings[0].offset);
+    tap_ok(qg_check(&ctx, "SELECT 1", 8, NULL) == QG_VERDICT_CLEAN, "clean verdict");
+
+    const qg_encoding *gbk = qg_encoding_find(QG_DIALECT_MYSQL, "gbk");
+    qg_context_init(&ctx, QG_DIALECT_MYSQL, gbk, 0);
+    tap_ok(qg_check(&ctx, "SELECT '\xff abc'", 14, &res) == QG_VERDICT_LOG,
+           "ill-formed sequence away from quotes is logged, not blocked");
+    ctx.action[QG_REASON_ILLFORMED] = QG_ACTION_BLOCK;
+    tap_ok(qg_check(&ctx, "SELECT '\xff abc'", 14, &res) == QG_VERDICT_BLOCK,
+           "policy can make it block");
+    ctx.action[QG_REASON_ILLFORMED_QUOTE] = QG_ACTION_IGNORE;
+    tap_ok(qg_check(&ctx, "SELECT '\xbf'' x'", 14, &res) == QG_VERDICT_CLEAN,
+           "policy can ignore ill-formed before quote");
+}
+
+int main(void)
+{
+    test_rule_cases();
+    test_verdicts_and_spans();
+    return tap_done();
+}
