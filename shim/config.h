@@ -51,18 +51,29 @@ typedef struct qg_settings {
 } qg_settings;
 
 /* The process-wide settings, loaded once (thread-safe) on first use.
- * A bad value is reported once through the log and falls back to enforce. */
+ * Files: $QUOTEGUARD_CONFIG, else /etc/quoteguard.conf when it exists; then
+ * the QUOTEGUARD_* variables (read with secure_getenv, so a setuid program
+ * ignores them).  An empty variable counts as unset; a list set in the
+ * environment replaces the file's list.
+ * Every problem (bad value, unknown key, unreadable file) is logged once at
+ * level "error" and the mode becomes enforce, whatever was asked for. */
 const qg_settings *qg_settings_get(void);
 
 /* Pure parser, for tests and fuzzing: applies the config-file text to *s.
- * Returns the number of problems found; each is described in errbuf
- * (the first one) when errbuf is not NULL. */
+ * Lines are `key = value`; `#` starts a comment at the start of a line or
+ * after white space; `allow` may repeat (the lists add up), any other key
+ * set twice keeps the last value.
+ * Returns the number of problems found; the first one is described in errbuf
+ * when errbuf is not NULL.  Any problem sets s->mode to enforce. */
 int qg_settings_parse_file_text(qg_settings *s, const char *text, size_t len,
                                 char *errbuf, size_t errlen);
 /* Applies the QUOTEGUARD_* environment variables to *s; same return. */
 int qg_settings_apply_env(qg_settings *s, char *errbuf, size_t errlen);
 /* Defaults: enforce, stderr, normal verbosity, MySQL: block before quote, log others. */
 void qg_settings_defaults(qg_settings *s);
+
+/* Sets s->program and resolves s->active from the program lists. */
+void qg_settings_set_program(qg_settings *s, const char *program);
 
 /* Parses "enforce" / "audit" / "rewrite" / "off"; false when unknown. */
 bool qg_mode_parse(const char *text, qg_mode *mode);

@@ -26,14 +26,25 @@ typedef struct qg_decision {
 } qg_decision;
 
 /* Runs the checker and applies mode, allow-list and logging.
- * Returns true when the query may be sent. */
+ * Returns true when the query may be sent.  Off mode or an inactive program:
+ * true without looking.  An unknown encoding cannot be checked: blocked in
+ * enforce/rewrite (sqlstate 22023), logged in audit.  When blocked,
+ * out->sqlstate is "22021" for invalid_sequence and illformed*, "42601"
+ * otherwise.  A clean query allocates nothing and logs nothing. */
 bool qg_guard_query(const qg_query *q, qg_decision *out);
+/* The same with explicit settings (tests; qg_guard_query uses qg_settings_get()). */
+bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out);
 
-/* Per-thread re-entrancy guard: libpq calls its own exported entries. */
+/* Per-thread re-entrancy guard: libpq calls its own exported entries.
+ * qg_guard_enter() returns false when this thread is already inside the shim;
+ * the caller then calls the real function directly and must NOT call
+ * qg_guard_leave().  After a true, call qg_guard_leave() exactly once. */
 bool qg_guard_enter(void);
 void qg_guard_leave(void);
 
-/* 64-bit FNV-1a fingerprint of a finding (reason, encoding, query bytes). */
+/* 64-bit FNV-1a fingerprint of a finding: over qg_reason_name(reason), a 0
+ * byte, the canonical encoding name (or the unknown name as given), a 0 byte,
+ * then the query bytes.  Logged and allow-listed as 16 lower-case hex digits. */
 unsigned long long qg_guard_fingerprint(qg_reason reason, const char *encoding,
                                         const char *sql, size_t len);
 

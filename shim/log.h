@@ -1,4 +1,23 @@
-/* Findings and shim events as JSON lines: stderr, syslog or a file. */
+/* Findings and shim events as JSON lines: stderr, syslog or a file.
+ *
+ * Finding line: {"time":"2026-12-03T07:06:39.123Z","pid":N,"program":"…",
+ *   "mode":"enforce","action":"blocked","api":"PQexec","dialect":"postgres",
+ *   "encoding":"SJIS","conn":"0x…","reason":"structure_mismatch","offset":N,
+ *   "span":[start,end],"excerpt":"…","fingerprint":"16 hex digits",
+ *   "caller":"object!symbol+0xoff" | "object+0xoff","detail":"…"}
+ *   The excerpt is query bytes [max(0, offset-16), +64); "caller" and "detail"
+ *   appear only when known.
+ * Event line:   {"time":…,"pid":N,"program":…,"level":"error","event":"…","detail":"…"}
+ * Startup line: {"time":…,"event":"attached","pid":N,"program":…,"mode":…,"libraries":"…"}
+ * A line never exceeds QG_LOG_LINE_MAX bytes; a line that would is cut at a
+ * field boundary (a string value is cut between escapes) and ends with
+ * "truncated":true, still valid JSON.  Each line is one write() (file, stderr)
+ * or one datagram (syslog), so lines of concurrent writers never interleave.
+ * Syslog: one datagram to /dev/log, ident "quoteguard", the configured
+ * facility; the shim does not call openlog(), which would change the host
+ * program's own ident and facility.
+ * Findings are written unless the mode is off; the startup line and "info"
+ * events at verbosity >= 1; "debug" events at verbosity 2; other levels always. */
 #ifndef QG_LOG_H
 #define QG_LOG_H
 
@@ -8,12 +27,14 @@
 #include "config.h"
 #include "quoteguard.h"
 
+#define QG_LOG_LINE_MAX 4096
+
 typedef struct qg_log_finding {
     const char *api;          /* "PQexec", "mysql_real_query" … */
     qg_dialect dialect;
     const char *encoding;     /* canonical encoding name, or the unknown name */
     const void *conn;         /* connection handle, logged as an id */
-    const char *action;       /* "blocked" or "logged" */
+    const char *action;       /* "blocked", "logged" or "allowed" */
     qg_reason reason;         /* QG_REASON_NONE for a shim-level problem */
     const char *detail;       /* extra text (e.g. "unknown encoding"), or NULL */
     size_t offset;

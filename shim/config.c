@@ -1,0 +1,583 @@
+/* Settings: environment over config file over defaults, loaded once.
+ *
+ * The loader runs inside whatever process preloaded us, possibly on the first
+ * query: it uses only static storage and plain system calls (no stdio, no
+ * malloc), and never calls back into anything the shim interposes. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define DEFAULT_CONFIG_PATH "/etc/quoteguard.conf"
+#define CONFIG_FILE_MAX (64 * 1024)
+#define PROBLEM_TEXT_MAX 512
+#define LOADER_PROBLEMS_KEPT 8
+
+/* Where problems go: a count, the first one's text, and optionally a list
+ * (the loader keeps several so that each is logged once). */
+typedef struct problems {
+    int count;
+    char *errbuf;
+    size_t errlen;
+    char (*kept)[PROBLEM_TEXT_MAX];
+    size_t kept_cap;
+} problems;
+
+static void report(problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(problems *p, const char *fmt, ...)
+{
+    char text[PROBLEM_TEXT_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (p->count == 0 && p->errbuf && p->errlen > 0)
+        snprintf(p->errbuf, p->errlen, "%s", text);
+    if (p->kept && (size_t)p->count < p->kept_cap)
+        memcpy(p->kept[p->count], text, sizeof text);
+    p->count++;
+}
+
+/* Names the place a value came from, for problem reports. */
+typedef struct origin {
+    const char *key;    /* as written: "QUOTEGUARD_MODE" or "mode" */
+    const char *source; /* "environment", "/etc/quoteguard.conf line 3" */
+} origin;
+
+static void report_value(problems *p, const origin *o, const char *value, const char *why)
+{
+    report(p, "%s=\"%.200s\" (%s): %s", o->key, value, o->source, why);
+}
+
+void qg_settings_defaults(qg_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->mode = QG_MODE_ENFORCE;
+    s->log_sink = QG_LOG_STDERR;
+    s->syslog_facility = LOG_AUTHPRIV;
+    s->verbosity = 1;
+    s->log_full_query = false;
+    s->mysql_illformed_quote = QG_ACTION_BLOCK;
+    s->mysql_illformed = QG_ACTION_LOG;
+    s->active = true;
+}
+
+static const char *const mode_names[] = {
+    [QG_MODE_OFF] = "off",
+    [QG_MODE_AUDIT] = "audit",
+    [QG_MODE_ENFORCE] = "enforce",
+    [QG_MODE_REWRITE] = "rewrite",
+};
+
+bool qg_mode_parse(const char *text, qg_mode *mode)
+{
+    for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++) {
+        if (strcasecmp(text, mode_names[i]) == 0) {
+            *mode = (qg_mode)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *qg_mode_name(qg_mode mode)
+{
+    if ((size_t)mode < sizeof mode_names / sizeof mode_names[0])
+        return mode_names[mode];
+    return "unknown";
+}
+
+static const struct {
+    const char *name;
+    int facility;
+} facilities[] = {
+    {"auth", LOG_AUTH},     {"authpriv", LOG_AUTHPRIV}, {"cron", LOG_CRON},
+    {"daemon", LOG_DAEMON}, {"ftp", LOG_FTP},           {"lpr", LOG_LPR},
+    {"mail", LOG_MAIL},     {"news", LOG_NEWS},         {"syslog", LOG_SYSLOG},
+    {"user", LOG_USER},     {"uucp", LOG_UUCP},         {"local0", LOG_LOCAL0},
+    {"local1", LOG_LOCAL1}, {"local2", LOG_LOCAL2},     {"local3", LOG_LOCAL3},
+    {"local4", LOG_LOCAL4}, {"local5", LOG_LOCAL5},     {"local6", LOG_LOCAL6},
+    {"local7", LOG_LOCAL7},
+};
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+/* One item of a comma-separated list, white space trimmed. */
+typedef struct item {
+    const char *p;
+    size_t len;
+} item;
+
+/* Advances *cursor past the next item; false at the end of the text. */
+static bool next_item(const char **cursor, item *it)
+{
+    const char *c = *cursor;
+    if (*c == '\0')
+        return false;
+    const char *end = strchr(c, ',');
+    if (!end)
+        end = c + strlen(c);
+    *cursor = *end ? end + 1 : end;
+    while (c < end && is_space(*c))
+        c++;
+    while (end > c && is_space(end[-1]))
+        end--;
+    it->p = c;
+    it->len = (size_t)(end - c);
+    return true;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool parse_fingerprint(const item *it, uint64_t *out)
+{
+    if (it->len != 16)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < 16; i++) {
+        int d = hex_digit(it->p[i]);
+        if (d < 0)
+            return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
+/* Adds the fingerprints in `value` to s->allow. */
+static void apply_allow(qg_settings *s, const origin *o, const char *value, problems *p)
+{
+    const char *cursor = value;
+    item it;
+    while (next_item(&cursor, &it)) {
+        if (it.len == 0)
+            continue;
+        uint64_t fp;
+        if (!parse_fingerprint(&it, &fp)) {
+            report(p, "%s=\"%.200s\" (%s): \"%.*s\" is not a fingerprint (16 hex digits)",
+                   o->key, value, o->source, (int)(it.len > 40 ? 40 : it.len), it.p);
+            continue;
+        }
+        if (s->allow_count == QG_MAX_ALLOW) {
+            report(p, "%s=\"%.200s\" (%s): more than %d allowed fingerprints", o->key,
+                   value, o->source, QG_MAX_ALLOW);
+            return;
+        }
+        s->allow[s->allow_count++] = fp;
+    }
+}
+
+/* Replaces a program list with the basenames in `value`. */
+static void apply_programs(char (*list)[QG_NAME_MAX], size_t *count, const origin *o,
+                           const char *value, problems *p)
+{
+    *count = 0;
+    const char *cursor = value;
+    item it;
+    while (next_item(&cursor, &it)) {
+        if (it.len == 0)
+            continue;
+        if (memchr(it.p, '/', it.len)) {
+            report_value(p, o, value, "program names are basenames, without '/'");
+            continue;
+        }
+        if (it.len >= QG_NAME_MAX) {
+            report_value(p, o, value, "program name too long");
+            continue;
+        }
+        if (*count == QG_MAX_PROGRAMS) {
+            report(p, "%s=\"%.200s\" (%s): more than %d programs", o->key, value, o->source,
+                   QG_MAX_PROGRAMS);
+            return;
+        }
+        memcpy(list[*count], it.p, it.len);
+        list[*count][it.len] = '\0';
+        (*count)++;
+    }
+}
+
+static bool parse_action(const char *value, qg_action *action)
+{
+    if (strcasecmp(value, "block") == 0)
+        *action = QG_ACTION_BLOCK;
+    else if (strcasecmp(value, "log") == 0)
+        *action = QG_ACTION_LOG;
+    else if (strcasecmp(value, "ignore") == 0)
+        *action = QG_ACTION_IGNORE;
+    else
+        return false;
+    return true;
+}
+
+static bool parse_bool(const char *value, bool *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(value, yes[i]) == 0) {
+            *out = true;
+            return true;
+        }
+        if (strcasecmp(value, no[i]) == 0) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The settings keys, by their config-file name (the environment name is
+ * QUOTEGUARD_ + upper case). */
+typedef enum key_id {
+    KEY_MODE,
+    KEY_LOG,
+    KEY_VERBOSE,
+    KEY_LOG_FULL_QUERY,
+    KEY_SYSLOG_FACILITY,
+    KEY_ALLOW,
+    KEY_ONLY_PROGRAMS,
+    KEY_SKIP_PROGRAMS,
+    KEY_MYSQL_ILLFORMED_QUOTE,
+    KEY_MYSQL_ILLFORMED,
+    KEY_COUNT
+} key_id;
+
+static const struct {
+    const char *file_name;
+    const char *env_name;
+} keys[KEY_COUNT] = {
+    [KEY_MODE] = {"mode", "QUOTEGUARD_MODE"},
+    [KEY_LOG] = {"log", "QUOTEGUARD_LOG"},
+    [KEY_VERBOSE] = {"verbose", "QUOTEGUARD_VERBOSE"},
+    [KEY_LOG_FULL_QUERY] = {"log_full_query", "QUOTEGUARD_LOG_FULL_QUERY"},
+    [KEY_SYSLOG_FACILITY] = {"syslog_facility", "QUOTEGUARD_SYSLOG_FACILITY"},
+    [KEY_ALLOW] = {"allow", "QUOTEGUARD_ALLOW"},
+    [KEY_ONLY_PROGRAMS] = {"only_programs", "QUOTEGUARD_ONLY_PROGRAMS"},
+    [KEY_SKIP_PROGRAMS] = {"skip_programs", "QUOTEGUARD_SKIP_PROGRAMS"},
+    [KEY_MYSQL_ILLFORMED_QUOTE] = {"mysql_illformed_quote", "QUOTEGUARD_MYSQL_ILLFORMED_QUOTE"},
+    [KEY_MYSQL_ILLFORMED] = {"mysql_illformed", "QUOTEGUARD_MYSQL_ILLFORMED"},
+};
+
+/* Applies one value; a bad value leaves the setting as it was (except mode,
+ * which becomes enforce) and is reported. */
+static void apply_key(qg_settings *s, key_id key, const origin *o, const char *value,
+                      bool list_appends, problems *p)
+{
+    switch (key) {
+    case KEY_MODE:
+        if (!qg_mode_parse(value, &s->mode)) {
+            s->mode = QG_MODE_ENFORCE;
+            report_value(p, o, value, "unknown mode; expected enforce, audit, rewrite or off");
+        }
+        break;
+    case KEY_LOG:
+        if (strcasecmp(value, "stderr") == 0) {
+            s->log_sink = QG_LOG_STDERR;
+        } else if (strcasecmp(value, "syslog") == 0) {
+            s->log_sink = QG_LOG_SYSLOG;
+        } else if (value[0] != '/') {
+            /* The log opens lazily, maybe after the program changed directory. */
+            report_value(p, o, value, "expected stderr, syslog or an absolute file path");
+        } else if (strlen(value) >= QG_PATH_MAX) {
+            report_value(p, o, value, "log file path too long");
+        } else {
+            s->log_sink = QG_LOG_FILE;
+            strcpy(s->log_path, value);
+        }
+        break;
+    case KEY_VERBOSE:
+        if (value[0] >= '0' && value[0] <= '2' && value[1] == '\0')
+            s->verbosity = value[0] - '0';
+        else
+            report_value(p, o, value, "expected 0, 1 or 2");
+        break;
+    case KEY_LOG_FULL_QUERY:
+        if (!parse_bool(value, &s->log_full_query))
+            report_value(p, o, value, "expected 0 or 1");
+        break;
+    case KEY_SYSLOG_FACILITY: {
+        size_t i = 0;
+        while (i < sizeof facilities / sizeof facilities[0] &&
+               strcasecmp(value, facilities[i].name) != 0)
+            i++;
+        if (i < sizeof facilities / sizeof facilities[0])
+            s->syslog_facility = facilities[i].facility;
+        else
+            report_value(p, o, value, "unknown syslog facility; expected authpriv, auth, user, "
+                                      "daemon, local0 … local7 or another syslog(3) facility");
+        break;
+    }
+    case KEY_ALLOW:
+        if (!list_appends)
+            s->allow_count = 0;
+        apply_allow(s, o, value, p);
+        break;
+    case KEY_ONLY_PROGRAMS:
+        apply_programs(s->only_programs, &s->only_count, o, value, p);
+        break;
+    case KEY_SKIP_PROGRAMS:
+        apply_programs(s->skip_programs, &s->skip_count, o, value, p);
+        break;
+    case KEY_MYSQL_ILLFORMED_QUOTE:
+        if (!parse_action(value, &s->mysql_illformed_quote))
+            report_value(p, o, value, "expected block, log or ignore");
+        break;
+    case KEY_MYSQL_ILLFORMED:
+        if (!parse_action(value, &s->mysql_illformed))
+            report_value(p, o, value, "expected block, log or ignore");
+        break;
+    case KEY_COUNT:
+        break;
+    }
+}
+
+/* Parses config-file text; `source_name` names the file in reports. */
+static void parse_text(qg_settings *s, const char *text, size_t len, const char *source_name,
+                       problems *p)
+{
+    size_t line_no = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        line_no++;
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t line_len = nl ? (size_t)(nl - line) : len - pos;
+        pos += line_len + (nl ? 1 : 0);
+
+        char source[QG_PATH_MAX + 32];
+        snprintf(source, sizeof source, "%s line %zu", source_name, line_no);
+
+        /* Comments: '#' at the start or after white space. */
+        size_t end = 0;
+        while (end < line_len && !(line[end] == '#' && (end == 0 || is_space(line[end - 1]))))
+            end++;
+        size_t start = 0;
+        while (start < end && is_space(line[start]))
+            start++;
+        while (end > start && is_space(line[end - 1]))
+            end--;
+        if (start == end)
+            continue;
+        if (memchr(line + start, '\0', end - start)) {
+            report(p, "%s: NUL byte in the line", source);
+            continue;
+        }
+
+        const char *eq = memchr(line + start, '=', end - start);
+        if (!eq) {
+            report(p, "%s: \"%.*s\" is not a `key = value` line", source,
+                   (int)(end - start > 200 ? 200 : end - start), line + start);
+            continue;
+        }
+        size_t key_end = (size_t)(eq - line);
+        while (key_end > start && is_space(line[key_end - 1]))
+            key_end--;
+        size_t value_start = (size_t)(eq - line) + 1;
+        while (value_start < end && is_space(line[value_start]))
+            value_start++;
+
+        char key[64];
+        size_t key_len = key_end - start;
+        if (key_len >= sizeof key)
+            key_len = sizeof key - 1;
+        memcpy(key, line + start, key_len);
+        key[key_len] = '\0';
+        char value[QG_PATH_MAX + 1];
+        size_t value_len = end - value_start;
+        if (value_len >= sizeof value) {
+            report(p, "%s=… (%s): value longer than %d bytes", key, source, QG_PATH_MAX);
+            continue;
+        }
+        memcpy(value, line + value_start, value_len);
+        value[value_len] = '\0';
+
+        key_id id = 0;
+        while (id < KEY_COUNT && strcasecmp(key, keys[id].file_name) != 0)
+            id++;
+        origin o = {key, source};
+        if (id == KEY_COUNT) {
+            report_value(p, &o, value, "unknown key");
+            continue;
+        }
+        apply_key(s, id, &o, value, true, p);
+    }
+}
+
+int qg_settings_parse_file_text(qg_settings *s, const char *text, size_t len, char *errbuf,
+                                size_t errlen)
+{
+    problems p = {.errbuf = errbuf, .errlen = errlen};
+    parse_text(s, text, len, "config file", &p);
+    if (p.count)
+        s->mode = QG_MODE_ENFORCE;
+    return p.count;
+}
+
+static void apply_env(qg_settings *s, problems *p)
+{
+    for (key_id id = 0; id < KEY_COUNT; id++) {
+        const char *value = secure_getenv(keys[id].env_name);
+        if (!value || !*value)
+            continue;
+        origin o = {keys[id].env_name, "environment"};
+        apply_key(s, id, &o, value, false, p);
+    }
+}
+
+int qg_settings_apply_env(qg_settings *s, char *errbuf, size_t errlen)
+{
+    problems p = {.errbuf = errbuf, .errlen = errlen};
+    apply_env(s, &p);
+    if (p.count)
+        s->mode = QG_MODE_ENFORCE;
+    return p.count;
+}
+
+void qg_settings_set_program(qg_settings *s, const char *program)
+{
+    snprintf(s->program, sizeof s->program, "%s", program);
+    bool listed = s->only_count == 0;
+    for (size_t i = 0; i < s->only_count; i++)
+        if (strcmp(s->only_programs[i], s->program) == 0)
+            listed = true;
+    for (size_t i = 0; i < s->skip_count; i++)
+        if (strcmp(s->skip_programs[i], s->program) == 0)
+            listed = false;
+    s->active = listed;
+}
+
+/* ------------------------------------------------------------------ loader */
+
+static qg_settings loaded_settings;
+static bool loaded;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char file_text[CONFIG_FILE_MAX];
+static char kept_problems[LOADER_PROBLEMS_KEPT][PROBLEM_TEXT_MAX];
+
+/* Reads the config file into file_text and parses it; a file that should be
+ * read but cannot be is reported.  A missing default file is not a problem.
+ * strerrordesc_np: untranslated, so no message catalog gets loaded. */
+static void read_config_file(qg_settings *s, const char *path, bool explicit, problems *p)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        if (!explicit && err == ENOENT)
+            return;
+        report(p, "config file %s (%s): cannot be opened: %s", path,
+               explicit ? "named by QUOTEGUARD_CONFIG" : "default", strerrordesc_np(err));
+        return;
+    }
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(fd, file_text + len, sizeof file_text - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            report(p, "config file %s: cannot be read: %s", path, strerrordesc_np(errno));
+            close(fd);
+            return;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+        if (len == sizeof file_text) {
+            report(p, "config file %s: larger than %d bytes; not read", path, CONFIG_FILE_MAX);
+            close(fd);
+            return;
+        }
+    }
+    close(fd);
+    snprintf(s->config_path, sizeof s->config_path, "%s", path);
+    parse_text(s, file_text, len, path, p);
+}
+
+static void copy_truncated(char *out, size_t cap, const char *text)
+{
+    size_t n = strnlen(text, cap - 1);
+    memcpy(out, text, n);
+    out[n] = '\0';
+}
+
+static void program_name(char *out, size_t cap)
+{
+    char exe[QG_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        static const char deleted[] = " (deleted)";
+        size_t dl = sizeof deleted - 1;
+        if ((size_t)n > dl && strcmp(exe + n - dl, deleted) == 0)
+            exe[n - dl] = '\0';
+        const char *slash = strrchr(exe, '/');
+        copy_truncated(out, cap, slash ? slash + 1 : exe);
+        return;
+    }
+    copy_truncated(out, cap, program_invocation_short_name);
+}
+
+static void load(void)
+{
+    qg_settings *s = &loaded_settings;
+    problems p = {.kept = kept_problems, .kept_cap = LOADER_PROBLEMS_KEPT};
+    qg_settings_defaults(s);
+
+    const char *explicit_path = secure_getenv("QUOTEGUARD_CONFIG");
+    if (explicit_path && *explicit_path)
+        read_config_file(s, explicit_path, true, &p);
+    else
+        read_config_file(s, DEFAULT_CONFIG_PATH, false, &p);
+    apply_env(s, &p);
+
+    char program[QG_NAME_MAX];
+    program_name(program, sizeof program);
+    qg_settings_set_program(s, program);
+
+    if (p.count) {
+        s->mode = QG_MODE_ENFORCE; /* never fail open on a configuration mistake */
+        size_t shown = (size_t)p.count < LOADER_PROBLEMS_KEPT ? (size_t)p.count
+                                                              : LOADER_PROBLEMS_KEPT;
+        for (size_t i = 0; i < shown; i++) {
+            char detail[PROBLEM_TEXT_MAX + 64];
+            snprintf(detail, sizeof detail, "%.*s; using mode enforce", PROBLEM_TEXT_MAX,
+                     kept_problems[i]);
+            qg_log_write_event(s, "error", "config_error", detail);
+        }
+        if ((size_t)p.count > shown) {
+            char detail[96];
+            snprintf(detail, sizeof detail, "%zu more configuration problems not shown",
+                     (size_t)p.count - shown);
+            qg_log_write_event(s, "error", "config_error", detail);
+        }
+    }
+    __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
+}
+
+const qg_settings *qg_settings_get(void)
+{
+    if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
+        pthread_once(&load_once, load);
+    return &loaded_settings;
+}

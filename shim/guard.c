@@ -1,0 +1,241 @@
+/* The decision every front shares: check the query, apply mode and
+ * allow-list, log the findings, and word the error a blocked caller gets. */
+#include "guard.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+/* initial-exec: the variable lives in the static TLS block, so reading it
+ * never calls __tls_get_addr (which may allocate) on the query path. */
+static __thread unsigned guard_depth __attribute__((tls_model("initial-exec")));
+
+bool qg_guard_enter(void)
+{
+    if (guard_depth > 0)
+        return false;
+    guard_depth++;
+    return true;
+}
+
+void qg_guard_leave(void)
+{
+    if (guard_depth > 0)
+        guard_depth--;
+}
+
+static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t len)
+{
+    const unsigned char *p = bytes;
+    for (size_t i = 0; i < len; i++) {
+        hash ^= p[i];
+        hash *= 0x100000001b3ULL;
+    }
+    return hash;
+}
+
+unsigned long long qg_guard_fingerprint(qg_reason reason, const char *encoding,
+                                        const char *sql, size_t len)
+{
+    static const unsigned char separator = 0;
+    const char *name = qg_reason_name(reason);
+    uint64_t hash = 0xcbf29ce484222325ULL;
+    hash = fnv1a(hash, name, strlen(name));
+    hash = fnv1a(hash, &separator, 1);
+    hash = fnv1a(hash, encoding, strlen(encoding));
+    hash = fnv1a(hash, &separator, 1);
+    hash = fnv1a(hash, sql, len);
+    return hash;
+}
+
+/* Why a reason blocks, in words an application developer can act on. */
+static const char *explanation(qg_reason reason)
+{
+    switch (reason) {
+    case QG_REASON_INVALID_SEQUENCE:
+        return "bytes that are not a valid character in this encoding";
+    case QG_REASON_STRUCTURE_MISMATCH:
+        return "the server would read the quotes differently than the escaping assumed, "
+               "typically a multibyte character that swallows a quote or backslash";
+    case QG_REASON_UNTERMINATED:
+        return "a string literal, quoted identifier or comment runs to the end of the query";
+    case QG_REASON_NUL_BYTE:
+        return "a NUL byte inside the query text";
+    case QG_REASON_ILLFORMED_QUOTE:
+        return "an ill-formed multibyte sequence right before a quote or backslash";
+    case QG_REASON_ILLFORMED:
+        return "an ill-formed multibyte sequence";
+    case QG_REASON_NONE:
+    case QG_REASON_COUNT:
+        break;
+    }
+    return "the query could not be checked";
+}
+
+static const char *sqlstate_for(qg_reason reason)
+{
+    switch (reason) {
+    case QG_REASON_INVALID_SEQUENCE:
+    case QG_REASON_ILLFORMED_QUOTE:
+    case QG_REASON_ILLFORMED:
+        return "22021"; /* character_not_in_repertoire */
+    default:
+        return "42601"; /* syntax_error */
+    }
+}
+
+static bool allow_listed(const qg_settings *s, uint64_t fingerprint)
+{
+    for (size_t i = 0; i < s->allow_count; i++)
+        if (s->allow[i] == fingerprint)
+            return true;
+    return false;
+}
+
+static bool blocks_in(qg_mode mode)
+{
+    return mode == QG_MODE_ENFORCE || mode == QG_MODE_REWRITE;
+}
+
+static qg_log_finding log_entry(const qg_query *q, const char *encoding, uint64_t fingerprint)
+{
+    return (qg_log_finding){
+        .api = q->api,
+        .dialect = q->dialect,
+        .encoding = encoding,
+        .conn = q->conn,
+        .sql = q->sql,
+        .sql_len = q->len,
+        .fingerprint = fingerprint,
+        .caller = q->caller,
+    };
+}
+
+/* One fingerprint per reason (findings of a query share it), each hashed
+ * at most once: the query may be long. */
+typedef struct fingerprints {
+    const char *encoding;
+    const qg_query *q;
+    uint64_t value[QG_REASON_COUNT];
+    bool known[QG_REASON_COUNT];
+} fingerprints;
+
+static uint64_t fingerprint_of(fingerprints *fp, qg_reason reason)
+{
+    if (!fp->known[reason]) {
+        fp->value[reason] = qg_guard_fingerprint(reason, fp->encoding, fp->q->sql, fp->q->len);
+        fp->known[reason] = true;
+    }
+    return fp->value[reason];
+}
+
+/* Without the encoding the query cannot be read as the server will. */
+static bool unknown_encoding(const qg_settings *s, const qg_query *q, const char *name,
+                             qg_decision *out)
+{
+    uint64_t fingerprint = qg_guard_fingerprint(QG_REASON_NONE, name, q->sql, q->len);
+    bool allowed = allow_listed(s, fingerprint);
+    bool block = blocks_in(s->mode) && !allowed;
+    qg_log_finding entry = log_entry(q, name, fingerprint);
+    entry.action = allowed ? "allowed" : block ? "blocked" : "logged";
+    entry.reason = QG_REASON_NONE;
+    entry.detail = "unknown client encoding; the query was not checked";
+    qg_log_write_finding(s, &entry);
+    if (!block)
+        return true;
+    out->block = true;
+    out->sqlstate = "22023"; /* invalid_parameter_value */
+    snprintf(out->message, sizeof out->message,
+             "quoteguard: blocked: unknown client encoding \"%.64s\"", name);
+    return false;
+}
+
+bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
+{
+    out->block = false;
+    out->sqlstate = NULL;
+    out->message[0] = '\0';
+    if (s->mode == QG_MODE_OFF || !s->active)
+        return true;
+
+    const char *requested = q->encoding_name ? q->encoding_name : "";
+    const qg_encoding *enc = qg_encoding_find(q->dialect, requested);
+    if (!enc)
+        return unknown_encoding(s, q, requested, out);
+
+    qg_context ctx;
+    qg_context_init(&ctx, q->dialect, enc, q->flags);
+    if (q->dialect == QG_DIALECT_MYSQL) {
+        ctx.action[QG_REASON_ILLFORMED_QUOTE] = s->mysql_illformed_quote;
+        ctx.action[QG_REASON_ILLFORMED] = s->mysql_illformed;
+    }
+    qg_result result;
+    if (qg_check(&ctx, q->sql, q->len, &result) == QG_VERDICT_CLEAN)
+        return true;
+
+    fingerprints fp = {.encoding = qg_encoding_name(enc), .q = q};
+    unsigned shown = result.count < QG_MAX_FINDINGS ? result.count : QG_MAX_FINDINGS;
+    const qg_finding *blocker = NULL;
+    for (unsigned i = 0; i < shown; i++) {
+        const qg_finding *f = &result.findings[i];
+        if (!blocker && f->action == QG_ACTION_BLOCK && !allow_listed(s, fingerprint_of(&fp, f->reason)))
+            blocker = f;
+    }
+    /* Findings past the first QG_MAX_FINDINGS are not known one by one:
+     * they are allowed only if every reason that blocks is allowed. */
+    bool unseen_blocker = false;
+    if (!blocker && result.verdict == QG_VERDICT_BLOCK && result.count > shown) {
+        for (int reason = QG_REASON_NONE + 1; reason < QG_REASON_COUNT; reason++)
+            if (ctx.action[reason] == QG_ACTION_BLOCK && !allow_listed(s, fingerprint_of(&fp, (qg_reason)reason)))
+                unseen_blocker = true;
+    }
+    bool block = blocks_in(s->mode) && (blocker || unseen_blocker);
+
+    for (unsigned i = 0; i < shown; i++) {
+        const qg_finding *f = &result.findings[i];
+        if (f->action == QG_ACTION_IGNORE)
+            continue;
+        uint64_t fingerprint = fingerprint_of(&fp, f->reason);
+        qg_log_finding entry = log_entry(q, fp.encoding, fingerprint);
+        entry.reason = f->reason;
+        entry.offset = f->offset;
+        entry.span_start = f->span_start;
+        entry.span_end = f->span_end;
+        if (allow_listed(s, fingerprint))
+            entry.action = "allowed";
+        else if (block && f->action == QG_ACTION_BLOCK)
+            entry.action = "blocked";
+        else
+            entry.action = "logged";
+        qg_log_write_finding(s, &entry);
+    }
+    if (result.count > shown) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "%s: %u more findings in one query were not logged",
+                 q->api ? q->api : "query", result.count - shown);
+        qg_log_write_event(s, "warning", "findings_not_logged", detail);
+    }
+    if (!block)
+        return true;
+
+    out->block = true;
+    if (blocker) {
+        out->sqlstate = sqlstate_for(blocker->reason);
+        snprintf(out->message, sizeof out->message, "quoteguard: blocked %s at byte %zu (%s): %s",
+                 qg_reason_name(blocker->reason), blocker->offset, fp.encoding,
+                 explanation(blocker->reason));
+    } else {
+        out->sqlstate = "42601";
+        snprintf(out->message, sizeof out->message,
+                 "quoteguard: blocked: %u findings in one query (%s), more than can be "
+                 "matched against the allow-list",
+                 result.count, fp.encoding);
+    }
+    return false;
+}
+
+bool qg_guard_query(const qg_query *q, qg_decision *out)
+{
+    return qg_guard_query_with(qg_settings_get(), q, out);
+}
