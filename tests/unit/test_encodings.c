@@ -1,0 +1,153 @@
+/* Encoding tables: names, aliases and validity rules, byte by byte. */
+#include <string.h>
+
+#include "quoteguard.h"
+#include "tap.h"
+
+typedef struct seq_case {
+    qg_dialect dialect;
+    const char *encoding;
+    const char *bytes;
+    size_t expect; /* char length, 0 = invalid */
+} seq_case;
+
+#define PG QG_DIALECT_POSTGRES
+#define MY QG_DIALECT_MYSQL
+
+static const seq_case seqs[] = {
+    {PG, "UTF8", "a", 1},           {PG, "UTF8", "\xc3\xa9", 2},      {PG, "UTF8", "\xc1\xbf", 0},
+    {PG, "UTF8", "\xc8'", 0},       {PG, "UTF8", "\xe0\xa0\x80", 3}, {PG, "UTF8", "\xe0\x9f\xbf", 0},
+    {PG, "UTF8", "\xed\x9f\xbf", 3}, {PG, "UTF8", "\xed\xa0\x80", 0}, {PG, "UTF8", "\xf0\x90\x80\x80", 4},
+    {PG, "UTF8", "\xf0\x8f\xbf\xbf", 0}, {PG, "UTF8", "\xf4\x8f\xbf\xbf", 4},
+    {PG, "UTF8", "\xf4\x90\x80\x80", 0}, {PG, "UTF8", "\xf5\x80\x80\x80", 0},
+    {PG, "UTF8", "\x80", 0},        {PG, "UTF8", "\xe6\x97", 0},
+    {PG, "SJIS", "\x95\x5c", 2},    {PG, "SJIS", "\x83\x5c", 2},      {PG, "SJIS", "\xb1", 1},
+    {PG, "SJIS", "\x80", 0},        {PG, "SJIS", "\xa0", 0},          {PG, "SJIS", "\xfd\x40", 0},
+    {PG, "SJIS", "\x81\x7f", 0},    {PG, "SJIS", "\x81\x27", 0},      {PG, "SJIS", "\xe0\xfc", 2},
+    {PG, "SHIFT_JIS_2004", "\x95\x5c", 2},
+    {PG, "BIG5", "\xa5\x5c", 2},    {PG, "BIG5", "\xa4\x40", 2},      {PG, "BIG5", "\xa4\x27", 0},
+    {PG, "BIG5", "\xa4\x80", 0},    {PG, "BIG5", "\x81\x40", 0},
+    {PG, "GBK", "\xbf\x5c", 2},     {PG, "GBK", "\x81\x40", 2},       {PG, "GBK", "\xbf\x27", 0},
+    {PG, "GBK", "\x80", 0},         {PG, "GBK", "\xff\x40", 0},
+    {PG, "UHC", "\x81\x41", 2},     {PG, "UHC", "\x81\x5c", 0},       {PG, "UHC", "\xb0\xa1", 2},
+    {PG, "GB18030", "\x81\x5c", 2}, {PG, "GB18030", "\x81\x30\x81\x30", 4},
+    {PG, "GB18030", "\x81\x30\x81", 0}, {PG, "GB18030", "\x81\x30\x20\x30", 0},
+    {PG, "GB18030", "\x80", 0},
+    {PG, "EUC_JP", "\xa4\xa2", 2},  {PG, "EUC_JP", "\x8e\xb1", 2},    {PG, "EUC_JP", "\x8e\xe0", 0},
+    {PG, "EUC_JP", "\x8f\xa1\xa1", 3}, {PG, "EUC_JP", "\xa4\x5c", 0}, {PG, "EUC_JP", "\x85\xa1", 0},
+    {PG, "EUC_JIS_2004", "\xa4\xa2", 2},
+    {PG, "EUC_KR", "\xb0\xa1", 2},  {PG, "EUC_KR", "\x8e\xa1", 0},
+    {PG, "EUC_CN", "\xb0\xa1", 2},  {PG, "EUC_CN", "\xb0\x41", 0},
+    {PG, "EUC_TW", "\x8e\xa1\xa1\xa1", 4}, {PG, "EUC_TW", "\x8e\xa8\xa1\xa1", 0},
+    {PG, "EUC_TW", "\x8f\xa1\xa1", 0}, {PG, "EUC_TW", "\x90\xa1", 2},
+    {PG, "MULE_INTERNAL", "\x81\xe9", 2}, {PG, "MULE_INTERNAL", "\x81\x41", 0},
+    {PG, "MULE_INTERNAL", "\x92\xb0\xa1", 3}, {PG, "MULE_INTERNAL", "\x9c\xf5\xa1\xa1", 4},
+    {PG, "MULE_INTERNAL", "\xe9", 1},
+    {PG, "JOHAB", "\x88\xa1", 2},   {PG, "JOHAB", "\x88\x61", 0},
+    {PG, "LATIN1", "\xe9", 1},      {PG, "WIN1252", "\x80", 1},       {PG, "SQL_ASCII", "\xff", 1},
+    {PG, "LATIN1", "", 0},
+    {MY, "gbk", "\xbf\x5c", 2},     {MY, "gbk", "\xbf\x27", 0},       {MY, "sjis", "\x95\x5c", 2},
+    {MY, "cp932", "\x81\x5c", 2},   {MY, "big5", "\xa5\x5c", 2},      {MY, "big5", "\xfa\x40", 0},
+    {MY, "euckr", "\x81\x41", 2},   {MY, "euckr", "\x81\x5c", 0},     {MY, "gb2312", "\xb0\xa1", 2},
+    {MY, "gb2312", "\xf8\xa1", 0},  {MY, "ujis", "\x8f\xa1\xa1", 3},  {MY, "eucjpms", "\xa4\xa2", 2},
+    {MY, "utf8mb4", "\xed\xa0\x80", 3}, {MY, "utf8mb4", "\xf0\x9f\x98\x80", 4},
+    {MY, "utf8mb3", "\xf0\x9f\x98\x80", 0}, {MY, "utf8", "\xe6\x97\xa5", 3},
+    {MY, "gb18030", "\x81\x30\x81\x30", 4}, {MY, "latin1", "\xff", 1}, {MY, "binary", "\x00", 0},
+};
+
+static void test_sequences(void)
+{
+    for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+        const seq_case *c = &seqs[i];
+        const qg_encoding *enc = qg_encoding_find(c->dialect, c->encoding);
+        if (!tap_ok(enc != NULL, "%s exists", c->encoding))
+            continue;
+        size_t len = strlen(c->bytes);
+        if (c->dialect == MY && strcmp(c->encoding, "binary") == 0)
+            len = 1; /* the NUL byte itself */
+        size_t got = qg_encoding_char_len(enc, (const unsigned char *)c->bytes, len);
+        char hex[32] = "";
+        for (size_t j = 0; j < len && j < 8; j++)
+            snprintf(hex + 3 * j, 4, "%02x ", (unsigned char)c->bytes[j]);
+        tap_ok(got == c->expect, "%s [%s] -> %zu (want %zu)", c->encoding, hex, got, c->expect);
+    }
+}
+
+static void test_names(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        const char *alias;
+        const char *canonical;
+    } names[] = {
+        {PG, "Shift_JIS", "SJIS"},     {PG, "shift-jis", "SJIS"},      {PG, "mskanji", "SJIS"},
+        {PG, "WIN932", "SJIS"},        {PG, "windows-932", "SJIS"},    {PG, "utf-8", "UTF8"},
+        {PG, "Unicode", "UTF8"},       {PG, "ISO-8859-1", "LATIN1"},   {PG, "iso_8859_15", "LATIN9"},
+        {PG, "win936", "GBK"},         {PG, "windows949", "UHC"},      {PG, "win950", "BIG5"},
+        {PG, "euc-jp", "EUC_JP"},      {PG, "koi8", "KOI8R"},          {PG, "alt", "WIN866"},
+        {PG, "TCVN", "WIN1258"},       {PG, "win", "WIN1251"},         {PG, "shift_jis_2004", "SHIFT_JIS_2004"},
+        {PG, "sql_ascii", "SQL_ASCII"}, {PG, "mule_internal", "MULE_INTERNAL"},
+        {PG, "iso8859-5", "ISO_8859_5"}, {PG, "GB18030", "GB18030"},  {PG, "JOHAB", "JOHAB"},
+        {MY, "GBK", "gbk"},            {MY, "utf8", "utf8mb3"},        {MY, "utf8mb4", "utf8mb4"},
+        {MY, "cp932", "cp932"},        {MY, "Latin1", "latin1"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const qg_encoding *enc = qg_encoding_find(names[i].dialect, names[i].alias);
+        tap_ok(enc && strcmp(qg_encoding_name(enc), names[i].canonical) == 0, "%s -> %s",
+               names[i].alias, names[i].canonical);
+    }
+    tap_ok(qg_encoding_find(PG, "klingon") == NULL, "unknown PG name");
+    tap_ok(qg_encoding_find(PG, "") == NULL, "empty name");
+    tap_ok(qg_encoding_find(PG, "---") == NULL, "punctuation only");
+    tap_ok(qg_encoding_find(MY, "shift_jis") == NULL, "MySQL names are exact");
+    tap_ok(qg_encoding_find(MY, "ucs2") == NULL, "ucs2 cannot be a client charset");
+    static const char *const pg_all[] = {
+        "SQL_ASCII", "UTF8", "EUC_JP", "EUC_JIS_2004", "EUC_CN", "EUC_KR", "EUC_TW",
+        "MULE_INTERNAL", "LATIN1", "LATIN2", "LATIN3", "LATIN4", "LATIN5", "LATIN6", "LATIN7",
+        "LATIN8", "LATIN9", "LATIN10", "ISO_8859_5", "ISO_8859_6", "ISO_8859_7", "ISO_8859_8",
+        "WIN866", "WIN874", "WIN1250", "WIN1251", "WIN1252", "WIN1253", "WIN1254", "WIN1255",
+        "WIN1256", "WIN1257", "WIN1258", "KOI8R", "KOI8U", "SJIS", "SHIFT_JIS_2004", "BIG5",
+        "GBK", "UHC", "GB18030", "JOHAB"};
+    size_t found = 0;
+    for (size_t i = 0; i < sizeof pg_all / sizeof pg_all[0]; i++) {
+        const qg_encoding *enc = qg_encoding_find(PG, pg_all[i]);
+        found += enc && strcmp(qg_encoding_name(enc), pg_all[i]) == 0;
+    }
+    tap_ok(found == sizeof pg_all / sizeof pg_all[0], "all %zu PG client encodings by canonical name",
+           found);
+    static const char *const trail[] = {"SJIS", "SHIFT_JIS_2004", "BIG5", "GBK", "UHC", "GB18030"};
+    for (size_t i = 0; i < sizeof trail / sizeof trail[0]; i++)
+        tap_ok(qg_encoding_has_ascii_trail(qg_encoding_find(PG, trail[i])), "%s has ASCII trail bytes",
+               trail[i]);
+    tap_ok(!qg_encoding_has_ascii_trail(qg_encoding_find(PG, "EUC_JP")), "EUC_JP has none");
+    tap_ok(!qg_encoding_has_ascii_trail(qg_encoding_find(PG, "JOHAB")), "PG JOHAB has none");
+    tap_ok(qg_encoding_is_single_byte(qg_encoding_find(PG, "KOI8U")), "KOI8U single-byte");
+}
+
+/* Every valid character of a 2-byte encoding is exactly what the ranges allow. */
+static void test_exhaustive_pairs(void)
+{
+    const qg_encoding *sjis = qg_encoding_find(PG, "SJIS");
+    const qg_encoding *gbk = qg_encoding_find(MY, "gbk");
+    size_t sjis_bad = 0, gbk_bad = 0;
+    for (unsigned a = 0x80; a <= 0xff; a++)
+        for (unsigned b = 0; b <= 0xff; b++) {
+            unsigned char p[2] = {(unsigned char)a, (unsigned char)b};
+            bool sjis_lead = (a >= 0x81 && a <= 0x9f) || (a >= 0xe0 && a <= 0xfc);
+            bool sjis_tail = (b >= 0x40 && b <= 0x7e) || (b >= 0x80 && b <= 0xfc);
+            size_t want = (a >= 0xa1 && a <= 0xdf) ? 1 : (sjis_lead && sjis_tail) ? 2 : 0;
+            sjis_bad += qg_encoding_char_len(sjis, p, 2) != want;
+            bool gbk_ok = a >= 0x81 && a <= 0xfe && ((b >= 0x40 && b <= 0x7e) || (b >= 0x80 && b <= 0xfe));
+            gbk_bad += qg_encoding_char_len(gbk, p, 2) != (gbk_ok ? 2u : 0u);
+        }
+    tap_ok(sjis_bad == 0, "SJIS: all 32768 high pairs as ISSJISHEAD/ISSJISTAIL say (%zu off)", sjis_bad);
+    tap_ok(gbk_bad == 0, "gbk: all 32768 high pairs as the ranges say (%zu off)", gbk_bad);
+}
+
+int main(void)
+{
+    test_sequences();
+    test_names();
+    test_exhaustive_pairs();
+    return tap_done();
+}
