@@ -1,0 +1,484 @@
+/* libpq front: every query text is checked, with the connection's current
+ * client encoding and standard_conforming_strings, before libpq sends it.
+ *
+ * A blocked query never leaves the process.  PQexec, PQexecParams and
+ * PQprepare return an error result that libpq made itself (so PQresultStatus,
+ * PQclear … behave as usual); libpq has no call to put our text into a result
+ * or a connection, so the error readers (PQresultErrorMessage,
+ * PQresultErrorField, PQerrorMessage …) are interposed too and answer from a
+ * registry of blocked results and of connections with a pending message.
+ * PQsendQuery & co. return 0, with the message in PQerrorMessage.
+ *
+ * The shim never includes or links libpq: the types are opaque here and the
+ * real entries are found at run time (real.h).
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "guard.h"
+#include "log.h"
+#include "real.h"
+
+#define QG_EXPORT __attribute__((visibility("default")))
+
+/* libpq's public types and constants, as far as the shim needs them. */
+typedef struct pg_conn PGconn;
+typedef struct pg_result PGresult;
+typedef unsigned int Oid;
+enum { PGRES_FATAL_ERROR = 7 };
+enum {
+    PG_DIAG_SEVERITY = 'S',
+    PG_DIAG_SEVERITY_NONLOCALIZED = 'V',
+    PG_DIAG_SQLSTATE = 'C',
+    PG_DIAG_MESSAGE_PRIMARY = 'M'
+};
+
+static const char *const libpq_sonames[] = {"libpq.so.5", NULL};
+
+QG_REAL_FN(PGresult *, PQexec, (PGconn *, const char *), libpq_sonames)
+QG_REAL_FN(int, PQsendQuery, (PGconn *, const char *), libpq_sonames)
+QG_REAL_FN(PGresult *, PQexecParams,
+           (PGconn *, const char *, int, const Oid *, const char *const *, const int *,
+            const int *, int),
+           libpq_sonames)
+QG_REAL_FN(int, PQsendQueryParams,
+           (PGconn *, const char *, int, const Oid *, const char *const *, const int *,
+            const int *, int),
+           libpq_sonames)
+QG_REAL_FN(PGresult *, PQprepare, (PGconn *, const char *, const char *, int, const Oid *),
+           libpq_sonames)
+QG_REAL_FN(int, PQsendPrepare, (PGconn *, const char *, const char *, int, const Oid *),
+           libpq_sonames)
+QG_REAL_FN(PGresult *, PQexecPrepared,
+           (PGconn *, const char *, int, const char *const *, const int *, const int *, int),
+           libpq_sonames)
+QG_REAL_FN(int, PQsendQueryPrepared,
+           (PGconn *, const char *, int, const char *const *, const int *, const int *, int),
+           libpq_sonames)
+QG_REAL_FN(char *, PQresultErrorMessage, (const PGresult *), libpq_sonames)
+QG_REAL_FN(char *, PQresultVerboseErrorMessage, (const PGresult *, int, int), libpq_sonames)
+QG_REAL_FN(char *, PQresultErrorField, (const PGresult *, int), libpq_sonames)
+QG_REAL_FN(char *, PQerrorMessage, (const PGconn *), libpq_sonames)
+QG_REAL_FN(void, PQclear, (PGresult *), libpq_sonames)
+QG_REAL_FN(void, PQfinish, (PGconn *), libpq_sonames)
+QG_REAL_FN(PGresult *, PQmakeEmptyPGresult, (PGconn *, int), libpq_sonames)
+QG_REAL_FN(const char *, PQparameterStatus, (const PGconn *, const char *), libpq_sonames)
+QG_REAL_FN(int, PQclientEncoding, (const PGconn *), libpq_sonames)
+QG_REAL_FN(char *, pg_encoding_to_char, (int), libpq_sonames)
+
+static void report_missing(const char *name)
+{
+    qg_log_write_event(qg_settings_get(), "error", "missing_symbol", name);
+}
+
+/* ---------------------------------------------------------------- registry */
+
+/* The message of one blocked query, kept for a result or a connection. */
+typedef struct blocked_message {
+    const void *key; /* the PGresult or PGconn */
+    struct blocked_message *next;
+    char sqlstate[6];
+    char primary[sizeof(((qg_decision *)0)->message)]; /* "quoteguard: …" */
+    char text[sizeof(((qg_decision *)0)->message) + 1]; /* primary + "\n", as libpq ends messages */
+} blocked_message;
+
+typedef struct registry {
+    pthread_mutex_t lock;
+    blocked_message *head;
+    unsigned live; /* entries; read without the lock so that empty means no locking */
+} registry;
+
+static registry blocked_results = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+static registry pending_conn_messages = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+
+static bool registry_empty(registry *r)
+{
+    return __atomic_load_n(&r->live, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* Unlinks and returns the entry for key; the caller holds the lock. */
+static blocked_message *registry_unlink(registry *r, const void *key)
+{
+    for (blocked_message **link = &r->head; *link; link = &(*link)->next) {
+        if ((*link)->key == key) {
+            blocked_message *found = *link;
+            *link = found->next;
+            __atomic_sub_fetch(&r->live, 1, __ATOMIC_RELEASE);
+            return found;
+        }
+    }
+    return NULL;
+}
+
+static void registry_drop(registry *r, const void *key)
+{
+    if (registry_empty(r))
+        return;
+    pthread_mutex_lock(&r->lock);
+    blocked_message *gone = registry_unlink(r, key);
+    pthread_mutex_unlock(&r->lock);
+    free(gone);
+}
+
+/* Records the decision's message for key, replacing an older one.  Without
+ * memory the query stays blocked; only our text is lost. */
+static void registry_put(registry *r, const void *key, const qg_decision *d)
+{
+    blocked_message *m = malloc(sizeof *m);
+    if (!m)
+        return;
+    m->key = key;
+    snprintf(m->sqlstate, sizeof m->sqlstate, "%s", d->sqlstate ? d->sqlstate : "42000");
+    snprintf(m->primary, sizeof m->primary, "%s", d->message);
+    snprintf(m->text, sizeof m->text, "%s\n", d->message);
+    pthread_mutex_lock(&r->lock);
+    blocked_message *old = registry_unlink(r, key);
+    m->next = r->head;
+    r->head = m;
+    __atomic_add_fetch(&r->live, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&r->lock);
+    free(old);
+}
+
+/* The entry for key, or NULL.  It stays valid after the lock is released
+ * because only an operation on the same result (PQclear) or connection (its
+ * next query) removes it, and libpq forbids those concurrently with a read. */
+static const blocked_message *registry_find(registry *r, const void *key)
+{
+    if (registry_empty(r))
+        return NULL;
+    pthread_mutex_lock(&r->lock);
+    const blocked_message *m = r->head;
+    while (m && m->key != key)
+        m = m->next;
+    pthread_mutex_unlock(&r->lock);
+    return m;
+}
+
+/* ------------------------------------------------------------------- check */
+
+/* The client encoding as the server reported it (libpq's numbering of
+ * PQclientEncoding may differ from the server's, so the name comes first). */
+static const char *client_encoding(const PGconn *conn)
+{
+    PQparameterStatus_fn status = real_PQparameterStatus();
+    const char *name = status ? status(conn, "client_encoding") : NULL;
+    if (name)
+        return name;
+    PQclientEncoding_fn id = real_PQclientEncoding();
+    pg_encoding_to_char_fn to_name = real_pg_encoding_to_char();
+    return id && to_name ? to_name(id(conn)) : "";
+}
+
+static unsigned quoting_flags(const PGconn *conn)
+{
+    PQparameterStatus_fn status = real_PQparameterStatus();
+    const char *scs = status ? status(conn, "standard_conforming_strings") : NULL;
+    return scs && strcmp(scs, "on") == 0 ? QG_STD_STRINGS : 0;
+}
+
+/* Opens an intercepted query call.  False when it passes straight through:
+ * nothing to check, the shim is off, or we are inside another intercepted
+ * call (libpq's PQexec calls PQsendQuery through its PLT).  When true, the
+ * re-entrancy guard is held until close_query(). */
+static bool open_query(PGconn *conn, const char *sql)
+{
+    if (!conn || !sql)
+        return false;
+    /* A pending message lives until the next query on its connection. */
+    registry_drop(&pending_conn_messages, conn);
+    const qg_settings *s = qg_settings_get();
+    if (s->mode == QG_MODE_OFF || !s->active)
+        return false;
+    return qg_guard_enter();
+}
+
+static void close_query(void)
+{
+    qg_guard_leave();
+}
+
+/* Checks the text with the connection's state as of now; true = send it. */
+static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
+                          qg_decision *d)
+{
+    qg_query q = {
+        .dialect = QG_DIALECT_POSTGRES,
+        .encoding_name = client_encoding(conn),
+        .flags = quoting_flags(conn),
+        .conn = conn,
+        .api = api,
+        .sql = sql,
+        .len = strlen(sql),
+        .caller = caller,
+    };
+    return qg_guard_query(&q, d);
+}
+
+/* What a blocked PQexec/PQexecParams/PQprepare returns: libpq's own empty
+ * error result, registered so that the error readers give our message.
+ * PQerrorMessage(conn) carries it too, as after any failed PQexec.
+ * (Mode rewrite: the rewriter takes over blocked simple queries here.) */
+static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
+{
+    registry_put(&pending_conn_messages, conn, d);
+    PQmakeEmptyPGresult_fn make = real_PQmakeEmptyPGresult();
+    if (!make) {
+        report_missing("PQmakeEmptyPGresult");
+        return NULL;
+    }
+    PGresult *res = make(conn, PGRES_FATAL_ERROR);
+    if (res)
+        registry_put(&blocked_results, res, d);
+    return res;
+}
+
+/* What a blocked PQsend* returns: 0, with the message in PQerrorMessage. */
+static int blocked_send(PGconn *conn, const qg_decision *d)
+{
+    registry_put(&pending_conn_messages, conn, d);
+    return 0;
+}
+
+/* ------------------------------------------------------- query entries */
+
+QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
+{
+    PQexec_fn real = real_PQexec();
+    if (!real) {
+        report_missing("PQexec");
+        return NULL;
+    }
+    if (!open_query(conn, query))
+        return real(conn, query);
+    qg_decision d;
+    PGresult *res = query_allowed(conn, "PQexec", query, __builtin_return_address(0), &d)
+                        ? real(conn, query)
+                        : blocked_result(conn, &d);
+    close_query();
+    return res;
+}
+
+QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
+{
+    PQsendQuery_fn real = real_PQsendQuery();
+    if (!real) {
+        report_missing("PQsendQuery");
+        return 0;
+    }
+    if (!open_query(conn, query))
+        return real(conn, query);
+    qg_decision d;
+    int sent = query_allowed(conn, "PQsendQuery", query, __builtin_return_address(0), &d)
+                   ? real(conn, query)
+                   : blocked_send(conn, &d);
+    close_query();
+    return sent;
+}
+
+QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
+                                 const Oid *paramTypes, const char *const *paramValues,
+                                 const int *paramLengths, const int *paramFormats,
+                                 int resultFormat)
+{
+    PQexecParams_fn real = real_PQexecParams();
+    if (!real) {
+        report_missing("PQexecParams");
+        return NULL;
+    }
+    if (!open_query(conn, command))
+        return real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
+                    resultFormat);
+    qg_decision d;
+    PGresult *res =
+        query_allowed(conn, "PQexecParams", command, __builtin_return_address(0), &d)
+            ? real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
+                   resultFormat)
+            : blocked_result(conn, &d);
+    close_query();
+    return res;
+}
+
+QG_EXPORT int PQsendQueryParams(PGconn *conn, const char *command, int nParams,
+                                const Oid *paramTypes, const char *const *paramValues,
+                                const int *paramLengths, const int *paramFormats,
+                                int resultFormat)
+{
+    PQsendQueryParams_fn real = real_PQsendQueryParams();
+    if (!real) {
+        report_missing("PQsendQueryParams");
+        return 0;
+    }
+    if (!open_query(conn, command))
+        return real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
+                    resultFormat);
+    qg_decision d;
+    int sent = query_allowed(conn, "PQsendQueryParams", command, __builtin_return_address(0), &d)
+                   ? real(conn, command, nParams, paramTypes, paramValues, paramLengths,
+                          paramFormats, resultFormat)
+                   : blocked_send(conn, &d);
+    close_query();
+    return sent;
+}
+
+QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *query,
+                              int nParams, const Oid *paramTypes)
+{
+    PQprepare_fn real = real_PQprepare();
+    if (!real) {
+        report_missing("PQprepare");
+        return NULL;
+    }
+    if (!open_query(conn, query))
+        return real(conn, stmtName, query, nParams, paramTypes);
+    qg_decision d;
+    PGresult *res = query_allowed(conn, "PQprepare", query, __builtin_return_address(0), &d)
+                        ? real(conn, stmtName, query, nParams, paramTypes)
+                        : blocked_result(conn, &d);
+    close_query();
+    return res;
+}
+
+QG_EXPORT int PQsendPrepare(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                            const Oid *paramTypes)
+{
+    PQsendPrepare_fn real = real_PQsendPrepare();
+    if (!real) {
+        report_missing("PQsendPrepare");
+        return 0;
+    }
+    if (!open_query(conn, query))
+        return real(conn, stmtName, query, nParams, paramTypes);
+    qg_decision d;
+    int sent = query_allowed(conn, "PQsendPrepare", query, __builtin_return_address(0), &d)
+                   ? real(conn, stmtName, query, nParams, paramTypes)
+                   : blocked_send(conn, &d);
+    close_query();
+    return sent;
+}
+
+/* Prepared statements carry no query text; they are intercepted only
+ * because they are the connection's next query, which ends a pending message. */
+QG_EXPORT PGresult *PQexecPrepared(PGconn *conn, const char *stmtName, int nParams,
+                                   const char *const *paramValues, const int *paramLengths,
+                                   const int *paramFormats, int resultFormat)
+{
+    PQexecPrepared_fn real = real_PQexecPrepared();
+    if (!real) {
+        report_missing("PQexecPrepared");
+        return NULL;
+    }
+    registry_drop(&pending_conn_messages, conn);
+    return real(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
+}
+
+QG_EXPORT int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
+                                  const char *const *paramValues, const int *paramLengths,
+                                  const int *paramFormats, int resultFormat)
+{
+    PQsendQueryPrepared_fn real = real_PQsendQueryPrepared();
+    if (!real) {
+        report_missing("PQsendQueryPrepared");
+        return 0;
+    }
+    registry_drop(&pending_conn_messages, conn);
+    return real(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
+}
+
+/* -------------------------------------------------------- error readers */
+
+QG_EXPORT char *PQerrorMessage(const PGconn *conn)
+{
+    const blocked_message *m = registry_find(&pending_conn_messages, conn);
+    if (m)
+        return (char *)m->text;
+    PQerrorMessage_fn real = real_PQerrorMessage();
+    if (!real) {
+        report_missing("PQerrorMessage");
+        return (char *)"";
+    }
+    return real(conn);
+}
+
+QG_EXPORT char *PQresultErrorMessage(const PGresult *res)
+{
+    const blocked_message *m = registry_find(&blocked_results, res);
+    if (m)
+        return (char *)m->text;
+    PQresultErrorMessage_fn real = real_PQresultErrorMessage();
+    if (!real) {
+        report_missing("PQresultErrorMessage");
+        return (char *)"";
+    }
+    return real(res);
+}
+
+/* verbosity and show_context are libpq enums (int-sized). The caller frees
+ * the answer with PQfreemem, which is free(). */
+QG_EXPORT char *PQresultVerboseErrorMessage(const PGresult *res, int verbosity, int show_context)
+{
+    const blocked_message *m = registry_find(&blocked_results, res);
+    if (m)
+        return strdup(m->text);
+    PQresultVerboseErrorMessage_fn real = real_PQresultVerboseErrorMessage();
+    if (!real) {
+        report_missing("PQresultVerboseErrorMessage");
+        return NULL;
+    }
+    return real(res, verbosity, show_context);
+}
+
+QG_EXPORT char *PQresultErrorField(const PGresult *res, int fieldcode)
+{
+    const blocked_message *m = registry_find(&blocked_results, res);
+    if (m) {
+        static char severity[] = "ERROR";
+        switch (fieldcode) {
+        case PG_DIAG_SEVERITY:
+        case PG_DIAG_SEVERITY_NONLOCALIZED:
+            return severity;
+        case PG_DIAG_SQLSTATE:
+            return (char *)m->sqlstate;
+        case PG_DIAG_MESSAGE_PRIMARY:
+            return (char *)m->primary;
+        default:
+            return NULL;
+        }
+    }
+    PQresultErrorField_fn real = real_PQresultErrorField();
+    if (!real) {
+        report_missing("PQresultErrorField");
+        return NULL;
+    }
+    return real(res, fieldcode);
+}
+
+/* ------------------------------------------------------------ lifetimes */
+
+QG_EXPORT void PQclear(PGresult *res)
+{
+    /* Dropped before the real free, so that a new result at the same
+     * address can never find the old entry. */
+    registry_drop(&blocked_results, res);
+    PQclear_fn real = real_PQclear();
+    if (!real) {
+        report_missing("PQclear");
+        return;
+    }
+    real(res);
+}
+
+QG_EXPORT void PQfinish(PGconn *conn)
+{
+    registry_drop(&pending_conn_messages, conn);
+    PQfinish_fn real = real_PQfinish();
+    if (!real) {
+        report_missing("PQfinish");
+        return;
+    }
+    real(conn);
+}
