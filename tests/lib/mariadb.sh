@@ -1,0 +1,97 @@
+# Throwaway MariaDB server for tests (source this file from bash).
+#
+#   . tests/lib/mariadb.sh
+#   my_start            # install-db + start; exports QG_MY_SOCKET QG_MY_LOG QG_MY_DIR
+#   my_sql -e 'SELECT 1'
+#   my_stop             # also run from the EXIT trap my_start installs
+#
+# The server runs as the unprivileged user qgtest, in a fresh temp dir, with
+# no TCP listener: clients reach it through $QG_MY_SOCKET as database user
+# root with no password.  Every statement that reaches the server is in the
+# general query log $QG_MY_LOG, so tests can prove that a blocked statement
+# never left the client.
+
+QG_MY_USER=qgtest
+
+# Prints the path of a server binary; fails when there is none.
+my_server_bin() {
+    local bin
+    for bin in /usr/sbin/mariadbd /usr/sbin/mysqld "$(command -v mariadbd 2>/dev/null)"; do
+        [ -n "$bin" ] && [ -x "$bin" ] && { printf '%s\n' "$bin"; return 0; }
+    done
+    return 1
+}
+
+# True when a server can be started here (binaries present, we are root or qgtest).
+my_available() {
+    my_server_bin >/dev/null && command -v mariadb-install-db >/dev/null &&
+        { [ "$(id -u)" -eq 0 ] || [ "$(id -un)" = "$QG_MY_USER" ]; }
+}
+
+my_start() {
+    local server
+    server=$(my_server_bin) || { echo "mariadb.sh: no mariadbd" >&2; return 1; }
+    if [ "$(id -u)" -eq 0 ] && ! id -u "$QG_MY_USER" >/dev/null 2>&1; then
+        useradd -r -m "$QG_MY_USER" || return 1
+    fi
+    QG_MY_DIR=$(mktemp -d /tmp/qg-my.XXXXXX) || return 1
+    chmod 755 "$QG_MY_DIR"
+    mkdir "$QG_MY_DIR/data"
+    [ "$(id -u)" -eq 0 ] && chown "$QG_MY_USER" "$QG_MY_DIR/data" "$QG_MY_DIR"
+    trap my_stop EXIT
+
+    QG_MY_SOCKET=$QG_MY_DIR/mysqld.sock
+    QG_MY_LOG=$QG_MY_DIR/general.log
+    local -a common=(--no-defaults --datadir="$QG_MY_DIR/data" --user="$QG_MY_USER")
+    mariadb-install-db "${common[@]}" --auth-root-authentication-method=normal \
+        --skip-test-db --skip-name-resolve --innodb-buffer-pool-size=16M \
+        >"$QG_MY_DIR/install.log" 2>&1 || { cat "$QG_MY_DIR/install.log" >&2; return 1; }
+
+    "$server" "${common[@]}" --skip-networking --socket="$QG_MY_SOCKET" \
+        --pid-file="$QG_MY_DIR/mysqld.pid" --log-error="$QG_MY_DIR/error.log" \
+        --general-log=1 --general-log-file="$QG_MY_LOG" \
+        --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
+        --innodb-buffer-pool-size=16M --innodb-log-file-size=8M \
+        --innodb-flush-log-at-trx-commit=0 --skip-log-bin --max-connections=30 \
+        >/dev/null 2>&1 &
+    QG_MY_PID=$!
+
+    local i
+    for i in $(seq 1 200); do
+        if [ -S "$QG_MY_SOCKET" ] && my_sql -e 'SELECT 1' >/dev/null 2>&1; then
+            export QG_MY_SOCKET QG_MY_LOG QG_MY_DIR
+            return 0
+        fi
+        if ! kill -0 "$QG_MY_PID" 2>/dev/null; then
+            break
+        fi
+        sleep 0.05
+    done
+    echo "mariadb.sh: server did not come up" >&2
+    cat "$QG_MY_DIR/error.log" >&2
+    return 1
+}
+
+# The command-line client without option files, as root over the socket,
+# never through the shim.
+my_sql() {
+    env -u LD_PRELOAD mariadb --no-defaults --socket="$QG_MY_SOCKET" -uroot \
+        --batch --skip-column-names "$@"
+}
+
+my_stop() {
+    [ -n "${QG_MY_DIR:-}" ] || return 0
+    if [ -n "${QG_MY_PID:-}" ] && kill -0 "$QG_MY_PID" 2>/dev/null; then
+        kill "$QG_MY_PID" 2>/dev/null
+        local i
+        for i in $(seq 1 100); do
+            kill -0 "$QG_MY_PID" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill -9 "$QG_MY_PID" 2>/dev/null
+        wait "$QG_MY_PID" 2>/dev/null
+    fi
+    rm -rf "$QG_MY_DIR"
+    QG_MY_DIR=
+    QG_MY_PID=
+}
