@@ -5,12 +5,14 @@
  *
  * Connects with the PG* environment, SETs client_encoding and
  * standard_conforming_strings (and, when scs is off, backslash_quote = on so
- * the server accepts \', and escape_string_warning = off), decodes HEX into the input bytes, escapes them —
- * naive: a backslash before ' and \ byte by byte (addslashes), conn:
- * PQescapeStringConn, none: raw — replaces the first %s of TEMPLATE with the
- * result and runs it through the chosen API.  Each --after statement then runs
- * with PQexec on the same connection.  Output: see pg_print.h; a refused
- * PQsendQuery prints "ERROR: - <PQerrorMessage>".
+ * the server accepts \', and escape_string_warning = off), decodes HEX into
+ * the input bytes, escapes them — naive: a backslash before ' and \ byte by
+ * byte (addslashes), conn: PQescapeStringConn, none: raw — replaces the first
+ * %s of TEMPLATE with the result and runs it through the chosen API (params:
+ * a TEMPLATE using $1 also gets the raw input as the value of $1).  Each
+ * --after statement then runs with PQexec on the same connection.
+ * Output: see pg_print.h; a refused PQsendQuery prints
+ * "ERROR: - <PQerrorMessage>".
  * Exit status: 0 when the connection worked, 2 on usage or connection errors.
  */
 #include <libpq-fe.h>
@@ -201,7 +203,11 @@ int main(int argc, char **argv)
     else if (strcmp(api, "send") == 0)
         run_send(conn, sql);
     else if (strcmp(api, "params") == 0) {
-        PGresult *res = PQexecParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+        /* A template that uses $1 also gets the raw input as its value:
+         * parameters travel apart from the text and are not checked. */
+        const char *values[1] = {input};
+        int count = strstr(template, "$1") ? 1 : 0;
+        PGresult *res = PQexecParams(conn, sql, count, NULL, values, NULL, NULL, 0);
         print_result(conn, res);
         PQclear(res);
     } else if (strcmp(api, "prepare") == 0)
