@@ -148,6 +148,7 @@ typedef struct qg_lexer {
     size_t exec_comment_depth; /* MySQL: inside / *! … * / whose body is SQL */
     size_t last_mb_end;        /* end of the last multibyte character seen in code */
     qg_reading reading;
+    bool multibyte;            /* S over a multibyte encoding */
     bool diverges;             /* S: saw something N may read differently */
     qg_result *findings;       /* where encoding findings go, or NULL */
 } qg_lexer;

@@ -11,6 +11,8 @@
  */
 #include <string.h>
 
+#include "encoding_tables.h"
+#include "lexer_internal.h"
 #include "quoteguard.h"
 
 /* Bytes that can end a run of plain bytes, per state (bit per state). */
@@ -50,7 +52,7 @@ static bool is_naive(const qg_lexer *lx)
 /* S reads characters of a multibyte client encoding; N reads bytes. */
 static bool reads_multibyte(const qg_lexer *lx)
 {
-    return !is_naive(lx) && !qg_encoding_is_single_byte(lx->ctx->encoding);
+    return lx->multibyte;
 }
 
 static bool is_ident_cont(unsigned char c)
@@ -88,49 +90,127 @@ static void add_finding(qg_lexer *lx, qg_reason reason, size_t offset, size_t sp
         res->verdict = QG_VERDICT_LOG;
 }
 
-/* Advances over bytes that cannot change the state `mask`; stops at a high
- * byte when reading multibyte characters. */
-static void skip_plain(qg_lexer *lx, unsigned mask, bool stop_high)
+static bool force_scalar;
+
+void qg_lexer_force_scalar(bool on)
 {
-    const unsigned char *s = lx->sql;
-    size_t pos = lx->pos, len = lx->len;
+    force_scalar = on;
+}
+
+/* The reference: one table lookup per byte. */
+static size_t skip_plain_scalar(const unsigned char *s, size_t pos, size_t len, unsigned mask,
+                                bool stop_high)
+{
     while (pos < len) {
         unsigned char c = s[pos];
         if (c >= 0x80 ? stop_high : (stop_table[c] & mask) != 0)
             break;
         pos++;
     }
-    lx->pos = pos;
+    return pos;
 }
 
-/* Consumes the character starting with the high byte at lx->pos.  In S an
- * invalid sequence is a finding (PG: the server rejects the whole query;
- * MySQL: the server takes the lead byte alone).  `span_*` name the token. */
-static void consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check)
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+/* Bit i set when byte i of v is in the stop set of `mask`.  Inlined with a
+ * constant mask, the switch folds away and the needles become constants. */
+static inline __attribute__((always_inline)) unsigned stop_bits(__m128i v, unsigned mask)
 {
-    const unsigned char *p = lx->sql + lx->pos;
-    size_t avail = lx->len - lx->pos;
-    size_t n = qg_encoding_char_len(lx->ctx->encoding, p, avail);
-    if (n > 1) {
-        for (size_t i = 1; i < n; i++)
-            if (p[i] < 0x80)
-                lx->diverges = true; /* N reads this trail byte as ASCII */
-        lx->pos += n;
-        lx->last_mb_end = lx->pos;
+#define EQ(c) _mm_cmpeq_epi8(v, _mm_set1_epi8((char)(c)))
+    __m128i hit;
+    switch (mask) {
+    case STOP_PG_CODE:
+        hit = _mm_or_si128(_mm_or_si128(_mm_or_si128(EQ(0), EQ('\'')), _mm_or_si128(EQ('"'), EQ('$'))),
+                           _mm_or_si128(EQ('-'), EQ('/')));
+        break;
+    case STOP_MY_CODE:
+        hit = _mm_or_si128(
+            _mm_or_si128(_mm_or_si128(EQ(0), EQ('\'')), _mm_or_si128(EQ('"'), EQ('`'))),
+            _mm_or_si128(_mm_or_si128(EQ('-'), EQ('/')), _mm_or_si128(EQ('*'), EQ('#'))));
+        break;
+    case STOP_QUOTED:
+        hit = _mm_or_si128(_mm_or_si128(_mm_or_si128(EQ(0), EQ('\'')), _mm_or_si128(EQ('"'), EQ('`'))),
+                           EQ('\\'));
+        break;
+    case STOP_DOLLAR:
+        hit = _mm_or_si128(EQ(0), EQ('$'));
+        break;
+    case STOP_BLOCK:
+        hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('*')), EQ('/'));
+        break;
+    default: /* STOP_LINE */
+        hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('\n')), EQ('\r'));
+        break;
+    }
+#undef EQ
+    return (unsigned)_mm_movemask_epi8(hit);
+}
+
+/* Sixteen bytes at a time; high bytes stop through their own top bit. */
+static inline __attribute__((always_inline)) size_t
+skip_plain_sse2(const unsigned char *s, size_t pos, size_t len, unsigned mask, bool stop_high)
+{
+    while (pos + 16 <= len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + pos));
+        unsigned bits = stop_bits(v, mask);
+        if (stop_high)
+            bits |= (unsigned)_mm_movemask_epi8(v);
+        if (bits)
+            return pos + (size_t)__builtin_ctz(bits);
+        pos += 16;
+    }
+    return skip_plain_scalar(s, pos, len, mask, stop_high);
+}
+#endif
+
+/* Advances over bytes that cannot change the state `mask` (one STOP_ bit);
+ * stops at a high byte when reading multibyte characters. */
+static inline __attribute__((always_inline)) void skip_plain(qg_lexer *lx, unsigned mask,
+                                                             bool stop_high)
+{
+#ifdef __SSE2__
+    if (!force_scalar) {
+        lx->pos = skip_plain_sse2(lx->sql, lx->pos, lx->len, mask, stop_high);
         return;
     }
-    if (n == 0 && check) {
-        if (is_pg(lx)) {
-            add_finding(lx, QG_REASON_INVALID_SEQUENCE, lx->pos, span_start, span_end);
-        } else {
-            unsigned char next = avail > 1 ? p[1] : 0;
-            bool quote_next = next == '\'' || next == '"' || next == '`' || next == '\\';
-            add_finding(lx, quote_next ? QG_REASON_ILLFORMED_QUOTE : QG_REASON_ILLFORMED, lx->pos,
-                        span_start, span_end);
+#endif
+    lx->pos = skip_plain_scalar(lx->sql, lx->pos, lx->len, mask, stop_high);
+}
+
+/* Consumes the run of characters starting with the high byte at lx->pos.
+ * In S an invalid sequence is a finding (PG: the server rejects the whole
+ * query; MySQL: the server takes the lead byte alone).  `span_*` name the
+ * token the bytes are in. */
+static void consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check)
+{
+    const qg_encoding *enc = lx->ctx->encoding;
+    const unsigned char *s = lx->sql;
+    size_t pos = lx->pos, len = lx->len;
+    do {
+        size_t n = encoding_char_len(enc, s + pos, len - pos);
+        if (n > 1) {
+            if (enc->ascii_trail)
+                for (size_t i = 1; i < n; i++)
+                    if (s[pos + i] < 0x80)
+                        lx->diverges = true; /* N reads this trail byte as ASCII */
+            pos += n;
+            continue;
         }
-    }
-    lx->pos += 1;
-    lx->last_mb_end = lx->pos;
+        if (n == 0 && check) {
+            if (is_pg(lx)) {
+                add_finding(lx, QG_REASON_INVALID_SEQUENCE, pos, span_start, span_end);
+            } else {
+                unsigned char next = pos + 1 < len ? s[pos + 1] : 0;
+                bool quote_next = next == '\'' || next == '"' || next == '`' || next == '\\';
+                add_finding(lx, quote_next ? QG_REASON_ILLFORMED_QUOTE : QG_REASON_ILLFORMED, pos,
+                            span_start, span_end);
+            }
+        }
+        pos++;
+    } while (pos < len && s[pos] >= 0x80);
+    lx->pos = pos;
+    lx->last_mb_end = pos;
 }
 
 /* True when a token can start at `at`: not inside an identifier or number. */
@@ -167,7 +247,7 @@ static size_t dollar_delimiter(qg_lexer *lx)
         unsigned char c = s[p];
         bool first = p == lx->pos + 1;
         if (c >= 0x80) {
-            size_t n = mb ? qg_encoding_char_len(lx->ctx->encoding, s + p, lx->len - p) : 1;
+            size_t n = mb ? encoding_char_len(lx->ctx->encoding, s + p, lx->len - p) : 1;
             if (n == 0)
                 return 0; /* the invalid-sequence finding comes from the body scan */
             p += n;
@@ -305,7 +385,10 @@ static void scan_comment(qg_lexer *lx, qg_token *tok, bool block)
     size_t depth = 1;
     lx->pos += block ? 2 : 1;
     for (;;) {
-        skip_plain(lx, block ? STOP_BLOCK : STOP_LINE, mb);
+        if (block)
+            skip_plain(lx, STOP_BLOCK, mb);
+        else
+            skip_plain(lx, STOP_LINE, mb);
         if (lx->pos >= lx->len) {
             tok->unterminated = block;
             break;
@@ -434,6 +517,7 @@ void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t 
     lx->sql = (const unsigned char *)sql;
     lx->len = len;
     lx->reading = reading;
+    lx->multibyte = reading == QG_READ_SERVER && !qg_encoding_is_single_byte(ctx->encoding);
     lx->findings = findings;
 }
 
@@ -442,10 +526,12 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
     const unsigned char *s = lx->sql;
     bool pg = is_pg(lx);
     bool mb = reads_multibyte(lx);
-    unsigned mask = pg ? STOP_PG_CODE : STOP_MY_CODE;
     memset(tok, 0, sizeof *tok);
     for (;;) {
-        skip_plain(lx, mask, mb);
+        if (pg)
+            skip_plain(lx, STOP_PG_CODE, mb);
+        else
+            skip_plain(lx, STOP_MY_CODE, mb);
         if (lx->pos >= lx->len)
             return false;
         size_t at = lx->pos;

@@ -1,0 +1,55 @@
+/* Layout of the encoding tables, shared with the lexer so that its hot
+ * loop can inline the character-length lookup. */
+#ifndef QG_ENCODING_TABLES_H
+#define QG_ENCODING_TABLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quoteguard.h"
+
+enum lead_class {
+    L_ASCII = 0,   /* 0x01-0x7f: one byte */
+    L_INVALID = 1, /* never valid as a first byte (NUL included) */
+    L_SINGLE = 2,  /* a valid one-byte character >= 0x80 */
+    L_FORM = 3     /* L_FORM + i: starts forms[i] */
+};
+
+typedef struct mb_form {
+    uint8_t len;      /* bytes in the character */
+    uint8_t trail[3]; /* bit masks into the encoding's trail table, bytes 2..len */
+    uint8_t alt;      /* L_FORM + j: form to try when this one fails; 0 = none */
+} mb_form;
+
+struct qg_encoding {
+    const char *name; /* canonical, as the server reports it */
+    qg_dialect dialect;
+    const char *aliases; /* NUL-separated, double-NUL-terminated, already normalized (PG) */
+    const uint8_t *lead;
+    const uint8_t *trail;
+    const mb_form *forms;
+    bool ascii_trail;
+};
+
+/* Length of the valid character at p, 0 when invalid or truncated. */
+static inline size_t encoding_char_len(const qg_encoding *enc, const unsigned char *p, size_t avail)
+{
+    if (avail == 0)
+        return 0;
+    uint8_t cls = enc->lead[p[0]];
+    if (cls == L_ASCII || cls == L_SINGLE)
+        return 1;
+    while (cls >= L_FORM) {
+        const mb_form *form = &enc->forms[cls - L_FORM];
+        bool ok = avail >= form->len;
+        for (size_t i = 1; ok && i < form->len; i++)
+            ok = (enc->trail[p[i]] & form->trail[i - 1]) != 0;
+        if (ok)
+            return form->len;
+        cls = form->alt;
+    }
+    return 0;
+}
+
+#endif

@@ -1,0 +1,160 @@
+/* Lexer: token spans, and the vector scan agreeing with the scalar reference
+ * on the corpus and on random input. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lexer_internal.h"
+#include "quoteguard.h"
+#include "tap.h"
+
+#define MAX_TOKENS 64
+
+static size_t lex_all(const qg_context *ctx, const char *sql, size_t len, qg_reading reading,
+                      qg_token *out, size_t cap)
+{
+    qg_lexer lx;
+    qg_token tok;
+    size_t n = 0;
+    qg_lexer_init(&lx, ctx, sql, len, reading, NULL);
+    while (qg_lexer_next(&lx, &tok))
+        if (n < cap)
+            out[n++] = tok;
+    return n;
+}
+
+static void expect_tokens(qg_dialect dialect, const char *enc, unsigned flags, const char *sql,
+                          const char *want)
+{
+    qg_context ctx;
+    qg_context_init(&ctx, dialect, qg_encoding_find(dialect, enc), flags);
+    qg_token toks[MAX_TOKENS];
+    size_t n = lex_all(&ctx, sql, strlen(sql), QG_READ_SERVER, toks, MAX_TOKENS);
+    char got[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof got - 32; i++)
+        used += (size_t)snprintf(got + used, sizeof got - used, "%s%c%zu-%zu%s", i ? " " : "",
+                                 "?SICD"[toks[i].kind], toks[i].start, toks[i].end,
+                                 toks[i].unterminated ? "!" : "");
+    char shown[256];
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)sql; *p && k < sizeof shown - 5; p++)
+        k += (size_t)snprintf(shown + k, sizeof shown - k, (*p < 0x20 || *p >= 0x7f) ? "\\x%02x" : "%c", *p);
+    tap_ok(strcmp(got, want) == 0, "%s: got \"%s\" want \"%s\"", shown, got, want);
+}
+
+static void test_spans(void)
+{
+    const qg_dialect pg = QG_DIALECT_POSTGRES, my = QG_DIALECT_MYSQL;
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "SELECT 'a''b', E'\\'' -- c", "S7-13 S15-20 C21-25");
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "x U&'a' u&\"b\" N'c' b'1' X'f'", "S2-7 I8-13 S14-18 S19-23 S24-28");
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "'a'\n'b' 'c'", "S0-7 S8-11");
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "'a' -- x\n 'b'", "S0-13");
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "$a$ $b$ $a$ $$x$$", "D0-11 D12-17");
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "a$b$ 'c' $1 '$'", "S5-8 S12-15");
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "/* /* */ */ 1 /* x", "C0-11 C14-18!");
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "ne'x' e'\\''", "S2-5 S6-11");
+    expect_tokens(pg, "UTF8", QG_STD_STRINGS, "e'\\'", "S0-4!");
+    expect_tokens(pg, "UTF8", 0, "'a\\'b'", "S0-6");
+    expect_tokens(pg, "SJIS", 0, "'\x95\x5c' x", "S0-4");
+    expect_tokens(my, "utf8mb4", 0, "'a\\'b' \"c\" `d``e` # x\n-- y\n--z", "S0-6 S7-10 I11-17 C18-21 C22-26");
+    expect_tokens(my, "utf8mb4", QG_ANSI_QUOTES, "\"a\\\" 'b'", "I0-4 S5-8");
+    expect_tokens(my, "utf8mb4", QG_NO_BACKSLASH_ESCAPES, "'a\\' 'b'", "S0-4 S5-8");
+    expect_tokens(my, "utf8mb4", 0, "/*!40101 'a' */ /* 'b' */ /*M!100000 'c' */", "S9-12 C16-25 S37-40");
+    expect_tokens(my, "gbk", 0, "'\xbf\x5c' x '\xbf\x27", "S0-4 S7-10");
+}
+
+static bool same_tokens(const qg_context *ctx, const char *sql, size_t len, qg_reading reading)
+{
+    qg_token a[MAX_TOKENS], b[MAX_TOKENS];
+    qg_lexer_force_scalar(true);
+    size_t na = lex_all(ctx, sql, len, reading, a, MAX_TOKENS);
+    qg_lexer_force_scalar(false);
+    size_t nb = lex_all(ctx, sql, len, reading, b, MAX_TOKENS);
+    return na == nb && memcmp(a, b, na * sizeof a[0]) == 0;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    *len = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    return buf;
+}
+
+static void test_vector_matches_scalar(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        const char *enc;
+        unsigned flags;
+    } ctxs[] = {
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "SJIS", 0},
+        {QG_DIALECT_POSTGRES, "GB18030", QG_STD_STRINGS}, {QG_DIALECT_MYSQL, "gbk", 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES},
+    };
+    const char *dir = "../shared/corpus/pg-regress";
+    DIR *d = opendir(dir);
+    size_t files = 0, mismatches = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".sql") != 0)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t len;
+        char *buf = read_file(path, &len);
+        if (!buf)
+            continue;
+        files++;
+        for (size_t c = 0; c < sizeof ctxs / sizeof ctxs[0]; c++) {
+            qg_context ctx;
+            qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
+                            ctxs[c].flags);
+            for (int r = 0; r < 2; r++)
+                if (!same_tokens(&ctx, buf, len, (qg_reading)r)) {
+                    mismatches++;
+                    tap_diag("vector/scalar differ: %s %s reading %d", e->d_name, ctxs[c].enc, r);
+                }
+        }
+        free(buf);
+    }
+    if (d)
+        closedir(d);
+    tap_ok(files > 200 && mismatches == 0, "corpus: %zu files x 5 contexts x 2 readings, %zu differ",
+           files, mismatches);
+
+    /* Random bytes biased towards the bytes that change state. */
+    static const char alphabet[] = "''\"\"`\\\\$$--//**#\n\r ab0e_\x95\x5c\xbf\x81\x30\xe6\x97\xa5\x00";
+    unsigned seed = 12345;
+    size_t random_mismatch = 0;
+    char buf[300];
+    for (int i = 0; i < 20000; i++) {
+        size_t len = (size_t)(i % 290) + 1;
+        for (size_t j = 0; j < len; j++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[j] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+        }
+        size_t c = (size_t)i % (sizeof ctxs / sizeof ctxs[0]);
+        qg_context ctx;
+        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
+                        ctxs[c].flags);
+        random_mismatch += !same_tokens(&ctx, buf, len, (qg_reading)(i & 1));
+    }
+    tap_ok(random_mismatch == 0, "20000 random inputs: vector and scalar agree (%zu differ)",
+           random_mismatch);
+}
+
+int main(void)
+{
+    test_spans();
+    test_vector_matches_scalar();
+    return tap_done();
+}
