@@ -80,3 +80,47 @@ demo: deps all clients
 
 clean:
 	rm -rf build build-asan build-fuzz
+
+# ---- install / uninstall (operator files; see quoteguard(1)) ----------------
+# make install PREFIX=/usr/local DESTDIR=/staging: the shim in lib/quoteguard/,
+# the wrapper (library path and version baked in) and the report in bin/, the
+# checker library, header, pkg-config file and man pages.
+INSTALL    ?= install
+BINDIR      = $(PREFIX)/bin
+LIBDIR      = $(PREFIX)/lib
+INCLUDEDIR  = $(PREFIX)/include
+MANDIR      = $(PREFIX)/share/man
+QG_VERSION  = $(shell sed -n 's/^\#define QG_VERSION "\(.*\)"$$/\1/p' include/quoteguard.h)
+CHECK_SO    = libquoteguard-check.so
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/quoteguard $(DESTDIR)$(LIBDIR)/pkgconfig \
+	  $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	$(INSTALL) -m 0755 $(BUILD)/libquoteguard.so $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so
+	sed -e 's|^QG_LIB_INSTALLED=.*|QG_LIB_INSTALLED=$(LIBDIR)/quoteguard/libquoteguard.so|' \
+	    -e 's|^QG_VERSION_INSTALLED=.*|QG_VERSION_INSTALLED=$(QG_VERSION)|' \
+	    scripts/quoteguard > $(DESTDIR)$(BINDIR)/.quoteguard.tmp
+	chmod 0755 $(DESTDIR)$(BINDIR)/.quoteguard.tmp
+	mv -f $(DESTDIR)$(BINDIR)/.quoteguard.tmp $(DESTDIR)$(BINDIR)/quoteguard
+	$(INSTALL) -m 0755 scripts/quoteguard-report $(DESTDIR)$(BINDIR)/quoteguard-report
+	$(INSTALL) -m 0644 include/quoteguard.h $(DESTDIR)$(INCLUDEDIR)/quoteguard.h
+	$(INSTALL) -m 0644 $(BUILD)/libquoteguard-check.a $(DESTDIR)$(LIBDIR)/libquoteguard-check.a
+	$(INSTALL) -m 0755 $(BUILD)/$(CHECK_SO) $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(QG_VERSION)
+	ln -sf $(CHECK_SO).$(QG_VERSION) $(DESTDIR)$(LIBDIR)/$(CHECK_SO).0
+	ln -sf $(CHECK_SO).0 $(DESTDIR)$(LIBDIR)/$(CHECK_SO)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: quoteguard' \
+	  'Description: quoteguard checker: finds SQL whose quoting a multibyte client encoding breaks' \
+	  'Version: $(QG_VERSION)' 'Libs: -L$${libdir} -lquoteguard-check' 'Cflags: -I$${includedir}' \
+	  > $(DESTDIR)$(LIBDIR)/pkgconfig/quoteguard.pc
+	$(INSTALL) -m 0644 man/quoteguard.1 $(DESTDIR)$(MANDIR)/man1/quoteguard.1
+	$(INSTALL) -m 0644 man/quoteguard.conf.5 $(DESTDIR)$(MANDIR)/man5/quoteguard.conf.5
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so $(DESTDIR)$(BINDIR)/quoteguard \
+	  $(DESTDIR)$(BINDIR)/quoteguard-report $(DESTDIR)$(INCLUDEDIR)/quoteguard.h \
+	  $(DESTDIR)$(LIBDIR)/libquoteguard-check.a $(DESTDIR)$(LIBDIR)/$(CHECK_SO) \
+	  $(DESTDIR)$(LIBDIR)/$(CHECK_SO).0 $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(QG_VERSION) \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/quoteguard.pc \
+	  $(DESTDIR)$(MANDIR)/man1/quoteguard.1 $(DESTDIR)$(MANDIR)/man5/quoteguard.conf.5
+	rmdir $(DESTDIR)$(LIBDIR)/quoteguard 2>/dev/null || true
