@@ -174,40 +174,44 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
     if (qg_check(&ctx, q->sql, q->len, &result) == QG_VERDICT_CLEAN)
         return true;
 
+    /* Allowed reasons stop blocking; checking again with them downgraded
+     * gives the exact verdict: it covers findings past the first
+     * QG_MAX_FINDINGS, and checks the checker skipped once it had a
+     * blocking finding. */
     fingerprints fp = {.encoding = qg_encoding_name(enc), .q = q};
+    if (s->allow_count > 0) {
+        bool downgraded = false;
+        for (int reason = QG_REASON_NONE + 1; reason < QG_REASON_COUNT; reason++) {
+            if (ctx.action[reason] == QG_ACTION_BLOCK &&
+                allow_listed(s, fingerprint_of(&fp, (qg_reason)reason))) {
+                ctx.action[reason] = QG_ACTION_LOG;
+                downgraded = true;
+            }
+        }
+        if (downgraded)
+            qg_check(&ctx, q->sql, q->len, &result);
+    }
+    bool block = blocks_in(s->mode) && result.verdict == QG_VERDICT_BLOCK;
+
     unsigned shown = result.count < QG_MAX_FINDINGS ? result.count : QG_MAX_FINDINGS;
     const qg_finding *blocker = NULL;
     for (unsigned i = 0; i < shown; i++) {
         const qg_finding *f = &result.findings[i];
-        if (!blocker && f->action == QG_ACTION_BLOCK && !allow_listed(s, fingerprint_of(&fp, f->reason)))
-            blocker = f;
-    }
-    /* Findings past the first QG_MAX_FINDINGS are not known one by one:
-     * they are allowed only if every reason that blocks is allowed. */
-    bool unseen_blocker = false;
-    if (!blocker && result.verdict == QG_VERDICT_BLOCK && result.count > shown) {
-        for (int reason = QG_REASON_NONE + 1; reason < QG_REASON_COUNT; reason++)
-            if (ctx.action[reason] == QG_ACTION_BLOCK && !allow_listed(s, fingerprint_of(&fp, (qg_reason)reason)))
-                unseen_blocker = true;
-    }
-    bool block = blocks_in(s->mode) && (blocker || unseen_blocker);
-
-    for (unsigned i = 0; i < shown; i++) {
-        const qg_finding *f = &result.findings[i];
-        if (f->action == QG_ACTION_IGNORE)
-            continue;
         uint64_t fingerprint = fingerprint_of(&fp, f->reason);
         qg_log_finding entry = log_entry(q, fp.encoding, fingerprint);
         entry.reason = f->reason;
         entry.offset = f->offset;
         entry.span_start = f->span_start;
         entry.span_end = f->span_end;
-        if (allow_listed(s, fingerprint))
+        if (allow_listed(s, fingerprint)) {
             entry.action = "allowed";
-        else if (block && f->action == QG_ACTION_BLOCK)
+        } else if (block && f->action == QG_ACTION_BLOCK) {
             entry.action = "blocked";
-        else
+            if (!blocker)
+                blocker = f;
+        } else {
             entry.action = "logged";
+        }
         qg_log_write_finding(s, &entry);
     }
     if (result.count > shown) {
@@ -228,9 +232,9 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
     } else {
         out->sqlstate = "42601";
         snprintf(out->message, sizeof out->message,
-                 "quoteguard: blocked: %u findings in one query (%s), more than can be "
-                 "matched against the allow-list",
-                 result.count, fp.encoding);
+                 "quoteguard: blocked: a blocking finding past the first %d of %u in one query "
+                 "(%s)",
+                 QG_MAX_FINDINGS, result.count, fp.encoding);
     }
     return false;
 }

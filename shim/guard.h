@@ -26,6 +26,9 @@ typedef struct qg_decision {
 } qg_decision;
 
 /* Runs the checker and applies mode, allow-list and logging.
+ * An allow-listed fingerprint stops its reason from blocking this query (the
+ * query is checked again without it, so other reasons still block); its
+ * findings are logged with action "allowed".
  * Returns true when the query may be sent.  Off mode or an inactive program:
  * true without looking.  An unknown encoding cannot be checked: blocked in
  * enforce/rewrite (sqlstate 22023), logged in audit.  When blocked,

@@ -1,0 +1,494 @@
+/* The guard: mode, allow-list, MySQL policy, unknown encodings, logging,
+ * the re-entrancy guard, and that a clean query costs no allocation. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "log.h"
+#include "tap.h"
+
+/* Counting allocator: forwards to glibc's, so nothing else changes.  Not
+ * under AddressSanitizer, which owns malloc itself. */
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNTS_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COUNTS_ALLOCATIONS 0
+#endif
+#endif
+#ifndef COUNTS_ALLOCATIONS
+#define COUNTS_ALLOCATIONS 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+static unsigned long allocations;
+
+static void counted(void)
+{
+    __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+}
+
+void *malloc(size_t n)
+{
+    counted();
+    return __libc_malloc(n);
+}
+
+void *calloc(size_t count, size_t n)
+{
+    counted();
+    return __libc_calloc(count, n);
+}
+
+void *realloc(void *p, size_t n)
+{
+    counted();
+    return __libc_realloc(p, n);
+}
+
+void *memalign(size_t align, size_t n)
+{
+    counted();
+    return __libc_memalign(align, n);
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+    counted();
+    return __libc_memalign(align, n);
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+    counted();
+    void *p = __libc_memalign(align, n);
+    if (!p)
+        return 12; /* ENOMEM */
+    *out = p;
+    return 0;
+}
+
+void free(void *p)
+{
+    __libc_free(p);
+}
+#endif
+
+static char tmpdir[] = "/tmp/qg-test-guard-XXXXXX";
+static char file_buf[256 * 1024];
+
+static const char *read_log(const char *path)
+{
+    file_buf[0] = '\0';
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return file_buf;
+    size_t len = 0;
+    ssize_t n;
+    while ((n = read(fd, file_buf + len, sizeof file_buf - 1 - len)) > 0)
+        len += (size_t)n;
+    file_buf[len] = '\0';
+    close(fd);
+    return file_buf;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+/* Fresh settings in `mode` logging to a new file of their own. */
+static void settings_for(qg_settings *s, qg_mode mode, const char *name)
+{
+    qg_settings_defaults(s);
+    qg_settings_set_program(s, "test_guard");
+    s->mode = mode;
+    s->log_sink = QG_LOG_FILE;
+    snprintf(s->log_path, sizeof s->log_path, "%s/%s", tmpdir, name);
+}
+
+static const char sjis_attack[] = "SELECT * FROM t WHERE name = '\x95\x5c' OR 1=1 --'";
+static const char sjis_conn_tag[] = "conn";
+
+static qg_query pg_query(const char *encoding, unsigned flags, const char *sql, size_t len)
+{
+    return (qg_query){
+        .dialect = QG_DIALECT_POSTGRES,
+        .encoding_name = encoding,
+        .flags = flags,
+        .conn = sjis_conn_tag,
+        .api = "PQexec",
+        .sql = sql,
+        .len = len,
+        .caller = (const char *)&getpid + 1,
+    };
+}
+
+static char fingerprint_hex[17];
+
+static const char *hex_fingerprint(qg_reason reason, const char *encoding, const char *sql,
+                                   size_t len)
+{
+    snprintf(fingerprint_hex, sizeof fingerprint_hex, "%016llx",
+             qg_guard_fingerprint(reason, encoding, sql, len));
+    return fingerprint_hex;
+}
+
+static void test_clean_query_costs_nothing(const char *env_log)
+{
+    /* The first query also loads the settings: neither may allocate. */
+    qg_query q = pg_query("UTF8", QG_STD_STRINGS, "SELECT 1", 8);
+    qg_decision d;
+    unsigned long before = COUNTS_ALLOCATIONS ? allocations : 0;
+    bool pass = qg_guard_query(&q, &d);
+    for (int i = 0; i < 100; i++)
+        pass = pass && qg_guard_query(&q, &d);
+    unsigned long used = COUNTS_ALLOCATIONS ? allocations - before : 0;
+    tap_ok(pass && !d.block, "SELECT 1 passes");
+    if (COUNTS_ALLOCATIONS)
+        tap_ok(used == 0, "loading the settings and 101 clean queries: %lu allocations", used);
+    else
+        tap_ok(1, "# SKIP allocations are not counted under AddressSanitizer");
+    tap_ok(read_log(env_log)[0] == '\0', "a clean query logs nothing");
+
+    const qg_settings *s = qg_settings_get();
+    tap_ok(s->mode == QG_MODE_AUDIT && s->log_sink == QG_LOG_FILE,
+           "qg_guard_query uses the process settings (audit from the environment)");
+    q = pg_query("SJIS", 0, sjis_attack, sizeof sjis_attack - 1);
+    tap_ok(qg_guard_query(&q, &d) && !d.block, "process settings in audit: the attack passes");
+    const char *log = read_log(env_log);
+    tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"logged\""),
+           "and is logged once");
+}
+
+static void test_modes(void)
+{
+    qg_settings s;
+    qg_decision d;
+    qg_query q = pg_query("SJIS", 0, sjis_attack, sizeof sjis_attack - 1);
+
+    settings_for(&s, QG_MODE_ENFORCE, "enforce.log");
+    bool pass = qg_guard_query_with(&s, &q, &d);
+    tap_ok(!pass && d.block, "enforce: the SJIS 0x95 0x5c attack is blocked");
+    tap_ok(d.sqlstate && strcmp(d.sqlstate, "42601") == 0, "structure mismatch: sqlstate 42601");
+    tap_ok(strncmp(d.message, "quoteguard: blocked structure_mismatch at byte 32 (SJIS): ", 58) ==
+                   0 &&
+               strlen(d.message) > 70,
+           "message names reason, byte and encoding: %s", d.message);
+    const char *log = read_log(s.log_path);
+    char fp_field[64];
+    snprintf(fp_field, sizeof fp_field, "\"fingerprint\":\"%s\"",
+             hex_fingerprint(QG_REASON_STRUCTURE_MISMATCH, "SJIS", q.sql, q.len));
+    tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"blocked\"") &&
+               strstr(log, "\"reason\":\"structure_mismatch\"") && strstr(log, "\"offset\":32") &&
+               strstr(log, "\"mode\":\"enforce\"") && strstr(log, "\"api\":\"PQexec\"") &&
+               strstr(log, "\"encoding\":\"SJIS\"") && strstr(log, fp_field) &&
+               strstr(log, "\"caller\":\"libc.so.6!"),
+           "one finding line: blocked, reason, offset, fingerprint, caller");
+
+    settings_for(&s, QG_MODE_REWRITE, "rewrite.log");
+    tap_ok(!qg_guard_query_with(&s, &q, &d) && d.block, "rewrite: blocked like enforce");
+
+    settings_for(&s, QG_MODE_AUDIT, "audit.log");
+    pass = qg_guard_query_with(&s, &q, &d);
+    tap_ok(pass && !d.block, "audit: the attack passes");
+    log = read_log(s.log_path);
+    tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"logged\"") &&
+               strstr(log, "\"mode\":\"audit\""),
+           "audit: logged once with action logged");
+
+    settings_for(&s, QG_MODE_OFF, "off.log");
+    tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block && read_log(s.log_path)[0] == '\0',
+           "off: passes unchecked, nothing logged");
+
+    settings_for(&s, QG_MODE_ENFORCE, "inactive.log");
+    s.skip_count = 1;
+    strcpy(s.skip_programs[0], "test_guard");
+    qg_settings_set_program(&s, "test_guard");
+    tap_ok(!s.active && qg_guard_query_with(&s, &q, &d) && read_log(s.log_path)[0] == '\0',
+           "skipped program: passes unchecked, nothing logged");
+
+    settings_for(&s, QG_MODE_ENFORCE, "scs.log");
+    q.flags = QG_STD_STRINGS;
+    tap_ok(!qg_guard_query_with(&s, &q, &d),
+           "standard_conforming_strings on: the SJIS trail still splits the readings");
+
+    settings_for(&s, QG_MODE_ENFORCE, "clean.log");
+    static const char clean[] = "SELECT 'it''s', '\x95\x5c\x95\x5c' FROM t";
+    q = pg_query("SJIS", QG_STD_STRINGS, clean, sizeof clean - 1);
+    tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block && read_log(s.log_path)[0] == '\0',
+           "a clean SJIS query with multibyte literals passes silently");
+}
+
+static void test_sqlstates(void)
+{
+    qg_settings s;
+    qg_decision d;
+    static const char invalid[] = "SELECT * FROM t WHERE name = '\xc8'' OR 1=1 --'";
+    settings_for(&s, QG_MODE_ENFORCE, "invalid.log");
+    qg_query q = pg_query("UTF8", 0, invalid, sizeof invalid - 1);
+    tap_ok(!qg_guard_query_with(&s, &q, &d) && strcmp(d.sqlstate, "22021") == 0 &&
+               strncmp(d.message, "quoteguard: blocked invalid_sequence at byte 30 (UTF8): ",
+                       56) == 0,
+           "invalid UTF-8: sqlstate 22021: %s", d.message);
+
+    settings_for(&s, QG_MODE_ENFORCE, "unterminated.log");
+    q = pg_query("UTF8", QG_STD_STRINGS, "SELECT 'abc", 11);
+    tap_ok(!qg_guard_query_with(&s, &q, &d) && strcmp(d.sqlstate, "42601") == 0 &&
+               strstr(d.message, "unterminated at byte 7"),
+           "unterminated literal: sqlstate 42601: %s", d.message);
+}
+
+static void test_allow_list(void)
+{
+    qg_settings s;
+    qg_decision d;
+    qg_query q = pg_query("SJIS", 0, sjis_attack, sizeof sjis_attack - 1);
+    settings_for(&s, QG_MODE_ENFORCE, "allowed.log");
+    s.allow[s.allow_count++] = qg_guard_fingerprint(QG_REASON_STRUCTURE_MISMATCH, "SJIS", q.sql,
+                                                    q.len);
+    tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block, "allow-listed fingerprint: passes");
+    const char *log = read_log(s.log_path);
+    tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"allowed\""),
+           "and is logged with action allowed");
+
+    /* The same query with an alias of the encoding name: same fingerprint. */
+    settings_for(&s, QG_MODE_ENFORCE, "alias.log");
+    s.allow[s.allow_count++] = qg_guard_fingerprint(QG_REASON_STRUCTURE_MISMATCH, "SJIS", q.sql,
+                                                    q.len);
+    q.encoding_name = "Shift_JIS";
+    tap_ok(qg_guard_query_with(&s, &q, &d), "the fingerprint uses the canonical encoding name");
+
+    /* One byte different: another fingerprint, blocked again. */
+    static const char other[] = "SELECT * FROM t WHERE name = '\x95\x5c' OR 2=2 --'";
+    q = pg_query("SJIS", 0, other, sizeof other - 1);
+    tap_ok(!qg_guard_query_with(&s, &q, &d), "a different query is not covered");
+
+    /* Allowing one reason does not allow another in the same query: the
+     * structure mismatch hides behind the invalid byte until it is allowed. */
+    static const char two[] = "SELECT '\xff', '\x95\x5c' OR 1=1 --'";
+    settings_for(&s, QG_MODE_ENFORCE, "two.log");
+    q = pg_query("SJIS", 0, two, sizeof two - 1);
+    tap_ok(!qg_guard_query_with(&s, &q, &d) && strstr(d.message, "invalid_sequence at byte 8"),
+           "invalid byte then a structure mismatch: blocked on the invalid byte");
+    settings_for(&s, QG_MODE_ENFORCE, "two-allowed.log");
+    s.allow[s.allow_count++] = qg_guard_fingerprint(QG_REASON_INVALID_SEQUENCE, "SJIS", q.sql,
+                                                    q.len);
+    bool pass = qg_guard_query_with(&s, &q, &d);
+    log = read_log(s.log_path);
+    tap_ok(!pass && strstr(d.message, "structure_mismatch at byte 15"),
+           "invalid byte allowed: still blocked on the structure mismatch: %s", d.message);
+    tap_ok(count_lines(log) == 2 && strstr(log, "\"action\":\"allowed\"") &&
+               strstr(log, "\"action\":\"blocked\""),
+           "both findings logged: allowed and blocked");
+    s.allow[s.allow_count++] = qg_guard_fingerprint(QG_REASON_STRUCTURE_MISMATCH, "SJIS", q.sql,
+                                                    q.len);
+    tap_ok(qg_guard_query_with(&s, &q, &d), "both reasons allowed: passes");
+}
+
+static void test_many_findings(void)
+{
+    qg_settings s;
+    qg_decision d;
+    /* Ten invalid bytes: more findings than a result holds. */
+    static const char many[] = "SELECT '\xff', '\xff', '\xff', '\xff', '\xff', '\xff', '\xff', "
+                               "'\xff', '\xff', '\xff'";
+    settings_for(&s, QG_MODE_AUDIT, "many.log");
+    qg_query q = pg_query("UTF8", QG_STD_STRINGS, many, sizeof many - 1);
+    tap_ok(qg_guard_query_with(&s, &q, &d), "audit: many findings pass");
+    const char *log = read_log(s.log_path);
+    tap_ok(count_of(log, "\"reason\":\"invalid_sequence\"") == QG_MAX_FINDINGS &&
+               count_of(log, "\"event\":\"findings_not_logged\"") == 1 &&
+               strstr(log, "2 more findings"),
+           "at most %d finding lines, then one line with the count", QG_MAX_FINDINGS);
+
+    settings_for(&s, QG_MODE_ENFORCE, "many-allowed.log");
+    s.allow[s.allow_count++] = qg_guard_fingerprint(QG_REASON_INVALID_SEQUENCE, "UTF8", q.sql,
+                                                    q.len);
+    tap_ok(qg_guard_query_with(&s, &q, &d), "all ten allowed by one fingerprint: passes");
+
+    /* Nine invalid bytes, then an unterminated literal as the tenth finding. */
+    static const char hidden[] = "SELECT '\xff', '\xff', '\xff', '\xff', '\xff', '\xff', "
+                                 "'\xff', '\xff', '\xff', 'abc";
+    settings_for(&s, QG_MODE_ENFORCE, "hidden.log");
+    q = pg_query("UTF8", QG_STD_STRINGS, hidden, sizeof hidden - 1);
+    s.allow[s.allow_count++] = qg_guard_fingerprint(QG_REASON_INVALID_SEQUENCE, "UTF8", q.sql,
+                                                    q.len);
+    tap_ok(!qg_guard_query_with(&s, &q, &d) && d.block &&
+               strstr(d.message, "past the first 8 of 10"),
+           "a blocking finding past the first %d still blocks: %s", QG_MAX_FINDINGS, d.message);
+}
+
+static void test_unknown_encoding(void)
+{
+    qg_settings s;
+    qg_decision d;
+    qg_query q = pg_query("KOI9", QG_STD_STRINGS, "SELECT 1", 8);
+    settings_for(&s, QG_MODE_ENFORCE, "unknown.log");
+    tap_ok(!qg_guard_query_with(&s, &q, &d) && d.block &&
+               strcmp(d.message, "quoteguard: blocked: unknown client encoding \"KOI9\"") == 0,
+           "enforce: unknown encoding blocks: %s", d.message);
+    const char *log = read_log(s.log_path);
+    tap_ok(count_lines(log) == 1 && strstr(log, "\"reason\":\"none\"") &&
+               strstr(log, "\"encoding\":\"KOI9\"") && strstr(log, "\"detail\":\"unknown"),
+           "logged with reason none, the name and a detail");
+
+    settings_for(&s, QG_MODE_AUDIT, "unknown-audit.log");
+    tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block, "audit: unknown encoding passes");
+    log = read_log(s.log_path);
+    tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"logged\""), "and is logged");
+
+    settings_for(&s, QG_MODE_ENFORCE, "unknown-null.log");
+    q.encoding_name = NULL;
+    tap_ok(!qg_guard_query_with(&s, &q, &d) &&
+               strcmp(d.message, "quoteguard: blocked: unknown client encoding \"\"") == 0,
+           "no encoding at all: blocked");
+}
+
+static void test_mysql_policy(void)
+{
+    qg_settings s;
+    qg_decision d;
+    static const char before_quote[] = "SELECT '\xbf'' OR 1=1 -- '";
+    qg_query q = {.dialect = QG_DIALECT_MYSQL,
+                  .encoding_name = "gbk",
+                  .api = "mysql_real_query",
+                  .sql = before_quote,
+                  .len = sizeof before_quote - 1};
+    settings_for(&s, QG_MODE_ENFORCE, "my-default.log");
+    tap_ok(!qg_guard_query_with(&s, &q, &d) && strcmp(d.sqlstate, "22021") == 0 &&
+               strstr(d.message, "illformed_before_quote"),
+           "MySQL default: ill-formed before a quote blocks with 22021: %s", d.message);
+    const char *log = read_log(s.log_path);
+    tap_ok(strstr(log, "\"dialect\":\"mysql\"") && strstr(log, "\"api\":\"mysql_real_query\""),
+           "logged with dialect mysql");
+
+    settings_for(&s, QG_MODE_ENFORCE, "my-log.log");
+    s.mysql_illformed_quote = QG_ACTION_LOG;
+    tap_ok(qg_guard_query_with(&s, &q, &d) &&
+               strstr(read_log(s.log_path), "\"action\":\"logged\""),
+           "mysql_illformed_quote = log: passes, logged");
+
+    settings_for(&s, QG_MODE_ENFORCE, "my-ignore.log");
+    s.mysql_illformed_quote = QG_ACTION_IGNORE;
+    tap_ok(qg_guard_query_with(&s, &q, &d) && read_log(s.log_path)[0] == '\0',
+           "mysql_illformed_quote = ignore: passes silently");
+
+    static const char illformed[] = "SELECT '\xff abc'";
+    q.encoding_name = "utf8mb4";
+    q.sql = illformed;
+    q.len = sizeof illformed - 1;
+    settings_for(&s, QG_MODE_ENFORCE, "my-ill.log");
+    tap_ok(qg_guard_query_with(&s, &q, &d) &&
+               strstr(read_log(s.log_path), "\"reason\":\"illformed_sequence\""),
+           "MySQL default: other ill-formed bytes are logged, not blocked");
+    settings_for(&s, QG_MODE_ENFORCE, "my-ill-block.log");
+    s.mysql_illformed = QG_ACTION_BLOCK;
+    tap_ok(!qg_guard_query_with(&s, &q, &d) && strcmp(d.sqlstate, "22021") == 0,
+           "mysql_illformed = block: blocked");
+
+    /* The MySQL policy does not touch PostgreSQL. */
+    static const char pg_invalid[] = "SELECT '\xff abc'";
+    settings_for(&s, QG_MODE_ENFORCE, "pg-unaffected.log");
+    s.mysql_illformed = QG_ACTION_IGNORE;
+    s.mysql_illformed_quote = QG_ACTION_IGNORE;
+    q = pg_query("UTF8", QG_STD_STRINGS, pg_invalid, sizeof pg_invalid - 1);
+    tap_ok(!qg_guard_query_with(&s, &q, &d), "PostgreSQL invalid bytes still block");
+}
+
+static void test_fingerprint(void)
+{
+    tap_ok(qg_guard_fingerprint(QG_REASON_STRUCTURE_MISMATCH, "SJIS", "SELECT 1", 8) ==
+               0x190781952d33fe33ULL,
+           "FNV-1a over reason name, 0, encoding, 0, query (known answer)");
+    unsigned long long base = qg_guard_fingerprint(QG_REASON_INVALID_SEQUENCE, "UTF8", "x", 1);
+    tap_ok(base != qg_guard_fingerprint(QG_REASON_UNTERMINATED, "UTF8", "x", 1) &&
+               base != qg_guard_fingerprint(QG_REASON_INVALID_SEQUENCE, "LATIN1", "x", 1) &&
+               base != qg_guard_fingerprint(QG_REASON_INVALID_SEQUENCE, "UTF8", "y", 1) &&
+               base == qg_guard_fingerprint(QG_REASON_INVALID_SEQUENCE, "UTF8", "xz", 1),
+           "reason, encoding and query bytes all count, and only len bytes");
+}
+
+static bool other_thread_entered;
+
+static void *enter_elsewhere(void *arg)
+{
+    (void)arg;
+    other_thread_entered = qg_guard_enter();
+    if (other_thread_entered)
+        qg_guard_leave();
+    return NULL;
+}
+
+static void test_reentrancy(void)
+{
+    tap_ok(qg_guard_enter(), "first enter succeeds");
+    tap_ok(!qg_guard_enter(), "nested enter on the same thread is refused");
+    pthread_t t;
+    pthread_create(&t, NULL, enter_elsewhere, NULL);
+    pthread_join(t, NULL);
+    tap_ok(other_thread_entered, "another thread may enter meanwhile");
+    qg_guard_leave();
+    tap_ok(qg_guard_enter(), "after leave, enter succeeds again");
+    qg_guard_leave();
+    qg_guard_leave();
+    tap_ok(qg_guard_enter(), "an extra leave does not unbalance the guard");
+    tap_ok(!qg_guard_enter(), "still one level deep");
+    qg_guard_leave();
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char conf[256], env_log[256];
+    snprintf(conf, sizeof conf, "%s/quoteguard.conf", tmpdir);
+    snprintf(env_log, sizeof env_log, "%s/process.log", tmpdir);
+    static const char *const env_keys[] = {
+        "QUOTEGUARD_MODE",          "QUOTEGUARD_VERBOSE",      "QUOTEGUARD_LOG_FULL_QUERY",
+        "QUOTEGUARD_ALLOW",         "QUOTEGUARD_ONLY_PROGRAMS", "QUOTEGUARD_SKIP_PROGRAMS",
+        "QUOTEGUARD_MYSQL_ILLFORMED_QUOTE", "QUOTEGUARD_MYSQL_ILLFORMED",
+        "QUOTEGUARD_SYSLOG_FACILITY"};
+    for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++)
+        unsetenv(env_keys[i]);
+    FILE *f = fopen(conf, "w");
+    fputs("mode = audit\n", f);
+    fclose(f);
+    setenv("QUOTEGUARD_CONFIG", conf, 1);
+    setenv("QUOTEGUARD_LOG", env_log, 1);
+
+    test_clean_query_costs_nothing(env_log);
+    test_modes();
+    test_sqlstates();
+    test_allow_list();
+    test_many_findings();
+    test_unknown_encoding();
+    test_mysql_policy();
+    test_fingerprint();
+    test_reentrancy();
+
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        tap_diag("could not remove %s", tmpdir);
+    return tap_done();
+}
