@@ -93,7 +93,7 @@ static bool naive_reading_parts(const qg_context *ctx, const char *sql, size_t l
 
 qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
-    qg_result local;
+    qg_result local = {.verdict = QG_VERDICT_CLEAN};
     qg_result *res = result ? result : &local;
     res->verdict = QG_VERDICT_CLEAN;
     res->count = 0;
