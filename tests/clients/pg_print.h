@@ -2,6 +2,7 @@
  *   STATUS: PGRES_…     a result status
  *   ROW: v1|v2          a result row (NULL printed as \N)
  *   ERROR: SQLSTATE MSG a failed statement ("-" when no SQLSTATE)
+ *   SEVERITY: S V       its severity, localized and not ("-" when none)
  *   ERRMSG: …           PQresultErrorMessage / VERBOSE: … the verbose form
  *   CONNERR: …          PQerrorMessage after a failure
  */
@@ -43,6 +44,9 @@ static void __attribute__((unused)) print_result(PGconn *conn, PGresult *res)
         const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
         printf("ERROR: %s ", sqlstate ? sqlstate : "-");
         print_line("", primary ? primary : PQresultErrorMessage(res));
+        const char *severity = PQresultErrorField(res, PG_DIAG_SEVERITY);
+        const char *severity_c = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+        printf("SEVERITY: %s %s\n", severity ? severity : "-", severity_c ? severity_c : "-");
         print_line("ERRMSG: ", PQresultErrorMessage(res));
         char *verbose = PQresultVerboseErrorMessage(res, PQERRORS_VERBOSE, PQSHOW_CONTEXT_NEVER);
         print_line("VERBOSE: ", verbose);

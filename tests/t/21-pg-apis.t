@@ -1,0 +1,113 @@
+#!/bin/bash
+# The libpq front entry by entry: every query API is checked and blocked,
+# the synthetic error reads like a libpq error through every reader, the
+# connection stays usable, the state (client_encoding,
+# standard_conforming_strings) is read live at each call, nested libpq calls
+# are checked once, NULL arguments behave as without the shim, and the modes.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/tap.sh
+. tests/lib/shim.sh
+. tests/lib/pg.sh
+
+qg_require_build clients/pg_session
+pg_available || tap_skip_all "no PostgreSQL server binaries (or not root)"
+pg_start || tap_bail "cannot start PostgreSQL"
+SESSION=$QG_BUILD/clients/pg_session
+pg_psql -c "CREATE TABLE users(name text, secret text);
+            INSERT INTO users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob')" \
+    || tap_bail "cannot create the table"
+
+MARK=qgm_api_$$
+# Bytes of a byte-wise escaped attack: the SJIS character 0x95 0x5c swallows
+# the escaper's backslash, so the quote ends the literal.
+ATTACK=$'SELECT /*'$MARK$'*/ secret FROM users WHERE name = \'\x95\x5c\' OR 1=1 --\''
+SJIS_OLD_STYLE=("exec:SET client_encoding TO 'SJIS'" "exec:SET standard_conforming_strings TO off"
+                "exec:SET backslash_quote TO on" "exec:SET escape_string_warning TO off")
+BLOCKED='quoteguard: blocked structure_mismatch'
+
+# The output of step N of a pg_session run.
+step() { printf '%s\n' "$out" | awk -v n="$1" '/^STEP: /{on = ($2 == n)} on'; }
+
+# ------------------------------------------------ every API, one connection
+log=$QG_PG_DIR/apis.log
+out=$(with_shim enforce "$log" "$SESSION" "${SJIS_OLD_STYLE[@]}" \
+    "exec:$ATTACK" connerr "exec:SELECT 'after_exec'" connerr \
+    "send:$ATTACK" connerr "send:SELECT 'after_send'" \
+    "params:$ATTACK" "sendparams:$ATTACK" "prepare:p1:$ATTACK" "sendprepare:p2:$ATTACK" \
+    "execprepared:p1" connerr \
+    "params1:"$'\x95\x5c'"' OR 1=1 --:SELECT encode(convert_to(\$1::text, 'SJIS'), 'hex')")
+
+has "$(step 5)" "ERROR: 42601 $BLOCKED" "PQexec: blocked; SQLSTATE and primary message from PQresultErrorField"
+has "$(step 5)" "STATUS: PGRES_FATAL_ERROR" "PQexec: the result's status is PGRES_FATAL_ERROR"
+has "$(step 5)" "SEVERITY: ERROR ERROR" "PQexec: severity fields S and V are ERROR"
+has "$(step 5)" "ERRMSG: $BLOCKED" "PQexec: PQresultErrorMessage gives the message"
+has "$(step 5)" "VERBOSE: $BLOCKED" "PQexec: PQresultVerboseErrorMessage gives the message"
+has "$(step 6)" "CONNERR: $BLOCKED" "PQexec: PQerrorMessage(conn) gives the message"
+has "$(step 7)" "ROW: after_exec" "PQexec: the connection stays usable"
+ok "PQexec: the message ends with the next query on the connection" \
+    [ "$(step 8 | tail -n 1)" = "CONNERR: " ]
+has "$(step 9)" "ERROR: - $BLOCKED" "PQsendQuery: returns 0, message in PQerrorMessage"
+has "$(step 10)" "CONNERR: $BLOCKED" "PQsendQuery: the message stays until the next query"
+has "$(step 11)" "ROW: after_send" "PQsendQuery: the connection stays usable"
+has "$(step 12)" "ERROR: 42601 $BLOCKED" "PQexecParams: the text is checked and blocked"
+has "$(step 13)" "ERROR: - $BLOCKED" "PQsendQueryParams: the text is checked and blocked"
+has "$(step 14)" "ERROR: 42601 $BLOCKED" "PQprepare: the text is checked and blocked"
+has "$(step 15)" "ERROR: - $BLOCKED" "PQsendPrepare: the text is checked and blocked"
+has "$(step 16)" "ERROR: 26000 " "PQprepare: the blocked statement was never prepared on the server"
+has "$(step 17)" 'CONNERR: ERROR:  prepared statement "p1" does not exist' \
+    "PQexecPrepared counts as the next query: PQerrorMessage is libpq's again"
+has "$(step 18)" "ROW: 955c27204f5220313d31202d2d" "PQexecParams: parameter values are not checked"
+lacks "$(cat "$QG_PG_LOG")" "$MARK" "no blocked statement reached the server"
+
+findings=$(grep -a '"action"' "$log")
+for api in PQexec PQsendQuery PQexecParams PQsendQueryParams PQprepare PQsendPrepare; do
+    ok "$api: exactly one finding logged (a nested libpq call is not checked again)" \
+        [ "$(printf '%s\n' "$findings" | grep -c "\"action\":\"blocked\",\"api\":\"$api\",")" -eq 1 ]
+done
+ok "six blocked calls, six findings" [ "$(printf '%s\n' "$findings" | grep -c .)" -eq 6 ]
+matches "$(cat "$log")" '^\{.*"event":"attached".*"libraries":"libpq\.so\.5"' \
+    "the start-up line names the loaded client library"
+
+# --------------------------------------------- a pending message and PQfinish
+out=$(with_shim enforce "$QG_PG_DIR/reconnect.log" "$SESSION" "${SJIS_OLD_STYLE[@]}" \
+    "exec:$ATTACK" reconnect connerr)
+has "$(step 5)" "ERROR: 42601 $BLOCKED" "reconnect: blocked first"
+ok "reconnect: a new connection has no message left from the finished one" \
+    [ "$(step 7 | tail -n 1)" = "CONNERR: " ]
+
+# --------------------------- client_encoding and scs are read at every call
+log=$QG_PG_DIR/live.log
+out=$(with_shim enforce "$log" "$SESSION" "${SJIS_OLD_STYLE[@]}" \
+    "setenc:LATIN1" "exec:$ATTACK" \
+    "exec:SET client_encoding TO 'SJIS'" "exec:$ATTACK" \
+    "exec:SET client_encoding TO 'LATIN1'" "exec:SET standard_conforming_strings TO on" "exec:$ATTACK" \
+    "exec:SET standard_conforming_strings TO off" "exec:$ATTACK")
+has "$(step 5)" "SETENC: 0" "PQsetClientEncoding (libpq's own SET through PQexec) works under the shim"
+has "$(step 6)" "STATUS: PGRES_TUPLES_OK" "LATIN1: the same bytes are one correctly escaped literal and pass"
+has "$(step 8)" "ERROR: 42601 $BLOCKED" "SET client_encoding SJIS mid-session: now blocked"
+has "$(step 11)" "ERROR: 42601 $BLOCKED" "SET standard_conforming_strings on mid-session: the backslash no longer escapes, blocked"
+has "$(step 13)" "STATUS: PGRES_TUPLES_OK" "SET standard_conforming_strings off again: passes again"
+has "$(grep -a '"action"' "$log")" '"encoding":"LATIN1"' "the scs=on finding names the live encoding"
+
+# ---------------------------------------------------------------- the modes
+out=$(with_shim off "$QG_PG_DIR/off.log" "$SESSION" "${SJIS_OLD_STYLE[@]}" "exec:$ATTACK")
+has "$(step 5)" "ROW: secret_bob" "mode off: the attack goes through untouched (and injects)"
+ok "mode off: nothing logged, not even the start-up line" [ ! -s "$QG_PG_DIR/off.log" ]
+
+out=$(with_shim rewrite "$QG_PG_DIR/rewrite.log" "$SESSION" "${SJIS_OLD_STYLE[@]}" "exec:$ATTACK" \
+    "exec:SELECT 'after_rewrite'")
+has "$(step 5)" "ERROR: 42601 $BLOCKED" "mode rewrite: blocking findings are blocked as in enforce"
+has "$(step 6)" "ROW: after_rewrite" "mode rewrite: the connection stays usable"
+
+log=$QG_PG_DIR/audit-send.log
+out=$(with_shim audit "$log" "$SESSION" "${SJIS_OLD_STYLE[@]}" "send:$ATTACK")
+has "$(step 5)" "ROW: secret_bob" "mode audit: PQsendQuery sends the query as it is"
+has "$(cat "$log")" '"action":"logged","api":"PQsendQuery"' "mode audit: the finding is logged"
+
+# --------------------------------------------------------- NULL arguments
+plain=$("$SESSION" null nullconn 2>&1)
+shimmed=$(with_shim enforce "$QG_PG_DIR/null.log" "$SESSION" null nullconn 2>&1)
+has "$plain" "NULL-PQexec: NULL" "without the shim libpq refuses a NULL query"
+ok "NULL query and NULL connection: the same answers under the shim" [ "$plain" = "$shimmed" ]
+
+tap_done
