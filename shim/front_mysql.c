@@ -459,9 +459,13 @@ static bool item_word(const cursor *c, const item *it, const char *want)
     return it->kind == IT_WORD && word_is(c->sql + it->start, it->end - it->start, want);
 }
 
+/* ':=' counts as '='. */
 static bool item_punct(const cursor *c, const item *it, char want)
 {
-    return it->kind == IT_PUNCT && c->sql[it->start] == want;
+    if (it->kind != IT_PUNCT)
+        return false;
+    char first = c->sql[it->start];
+    return first == want || (want == '=' && first == ':' && it->end - it->start == 2);
 }
 
 /* The text of a literal value: a bare word, or a plain quoted string without

@@ -1,0 +1,315 @@
+/* A legacy-style libmariadb client: pastes an escaped string into SQL text.
+ *
+ * my_legacy SOCKET STEP...
+ *
+ * Steps run in order on one connection (connected before the first step
+ * that needs it):
+ *   db=NAME            database to connect to (before the connection)
+ *   charset=NAME       mysql_options(MYSQL_SET_CHARSET_NAME) (before it)
+ *   multi              CLIENT_MULTI_STATEMENTS (before it)
+ *   via=query|real|send  how statements are sent: mysql_query,
+ *                      mysql_real_query, or mysql_send_query followed by
+ *                      mysql_read_query_result (default real)
+ *   sql=TEXT           runs TEXT as it is
+ *   sqlhex=HEX         runs the bytes HEX
+ *   set-names=NAME     runs "SET NAMES NAME" as a plain query
+ *   set-charset=NAME   mysql_set_character_set
+ *   escape=bytewise|real|legacy|none  how input is escaped: a backslash
+ *                      before ' " \ byte by byte (addslashes),
+ *                      mysql_real_escape_string, mysql_escape_string, raw
+ *   template=TEXT      the query the input goes into, at its one %s
+ *                      (default: SELECT secret FROM users WHERE name = '%s')
+ *   input=HEX          escapes the bytes HEX, pastes them, runs the query
+ *   show-charset       prints the client library's charset
+ *
+ * Output, one item per line:
+ *   SENT: HEX          the query text built from an input
+ *   ROW: v1|v2         a result row (NULL as \N, other bytes < 0x20 or
+ *                      >= 0x7f and the backslash as \xNN)
+ *   ROWS: N            the end of a result set of N rows
+ *   OK: N              a statement without result set, N affected rows
+ *   ERROR: ERRNO SQLSTATE MESSAGE   a failed statement
+ *   CHARSET: NAME      mysql_character_set_name
+ * Exit status: 0 when the connection worked, 2 on usage or connection errors.
+ */
+#include <mysql.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum send_api { VIA_QUERY, VIA_REAL, VIA_SEND } send_api;
+typedef enum escape_kind { ESC_BYTEWISE, ESC_REAL, ESC_LEGACY, ESC_NONE } escape_kind;
+
+typedef struct client {
+    const char *socket;
+    const char *db;
+    const char *charset;
+    unsigned long flags;
+    MYSQL *mysql;
+    send_api via;
+    escape_kind escape;
+    const char *template_sql;
+} client;
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: my_legacy SOCKET STEP... (see the source)\n");
+    exit(2);
+}
+
+static bool starts(const char *arg, const char *prefix, const char **value)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(arg, prefix, n) != 0)
+        return false;
+    *value = arg + n;
+    return true;
+}
+
+static void print_bytes(const char *p, unsigned long len)
+{
+    for (unsigned long i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x20 || c >= 0x7f || c == '\\')
+            printf("\\x%02x", c);
+        else
+            putchar(c);
+    }
+}
+
+static void print_error(MYSQL *mysql)
+{
+    const char *msg = mysql_error(mysql);
+    printf("ERROR: %u %s ", mysql_errno(mysql), mysql_sqlstate(mysql));
+    for (; *msg; msg++)
+        putchar(*msg == '\n' ? ' ' : *msg);
+    putchar('\n');
+}
+
+static void connect_once(client *c)
+{
+    if (c->mysql)
+        return;
+    c->mysql = mysql_init(NULL);
+    if (!c->mysql) {
+        fprintf(stderr, "my_legacy: mysql_init failed\n");
+        exit(2);
+    }
+    if (c->charset)
+        mysql_options(c->mysql, MYSQL_SET_CHARSET_NAME, c->charset);
+    if (!mysql_real_connect(c->mysql, NULL, "root", "", c->db, 0, c->socket, c->flags)) {
+        printf("CONNERR: %u %s\n", mysql_errno(c->mysql), mysql_error(c->mysql));
+        exit(2);
+    }
+}
+
+static void print_results(MYSQL *mysql)
+{
+    do {
+        MYSQL_RES *res = mysql_store_result(mysql);
+        if (res) {
+            unsigned fields = mysql_num_fields(res);
+            MYSQL_ROW row;
+            unsigned long long rows = 0;
+            while ((row = mysql_fetch_row(res))) {
+                rows++;
+                unsigned long *lengths = mysql_fetch_lengths(res);
+                fputs("ROW: ", stdout);
+                for (unsigned i = 0; i < fields; i++) {
+                    if (i)
+                        putchar('|');
+                    if (row[i])
+                        print_bytes(row[i], lengths[i]);
+                    else
+                        fputs("\\N", stdout);
+                }
+                putchar('\n');
+            }
+            printf("ROWS: %llu\n", rows);
+            mysql_free_result(res);
+        } else if (mysql_field_count(mysql) == 0) {
+            printf("OK: %llu\n", (unsigned long long)mysql_affected_rows(mysql));
+        } else {
+            print_error(mysql);
+            return;
+        }
+    } while (mysql_next_result(mysql) == 0);
+    if (mysql_errno(mysql))
+        print_error(mysql);
+}
+
+static void run(client *c, const char *sql, unsigned long len)
+{
+    connect_once(c);
+    int failed;
+    switch (c->via) {
+    case VIA_QUERY:
+        failed = mysql_query(c->mysql, sql);
+        break;
+    case VIA_SEND:
+        failed = mysql_send_query(c->mysql, sql, len) || mysql_read_query_result(c->mysql);
+        break;
+    default:
+        failed = mysql_real_query(c->mysql, sql, len);
+        break;
+    }
+    if (failed)
+        print_error(c->mysql);
+    else
+        print_results(c->mysql);
+}
+
+/* Decodes HEX into a new buffer (NUL-terminated); exits on bad input. */
+static char *from_hex(const char *hex, unsigned long *len)
+{
+    size_t n = strlen(hex);
+    if (n % 2)
+        usage();
+    char *out = malloc(n / 2 + 1);
+    if (!out)
+        exit(2);
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            usage();
+        out[i] = (char)v;
+    }
+    out[n / 2] = '\0';
+    *len = (unsigned long)(n / 2);
+    return out;
+}
+
+/* addslashes: a backslash before ' " \ and NUL, byte by byte. */
+static unsigned long escape_bytewise(char *to, const char *from, unsigned long len)
+{
+    char *o = to;
+    for (unsigned long i = 0; i < len; i++) {
+        char b = from[i];
+        if (b == '\'' || b == '"' || b == '\\') {
+            *o++ = '\\';
+            *o++ = b;
+        } else if (b == '\0') {
+            *o++ = '\\';
+            *o++ = '0';
+        } else {
+            *o++ = b;
+        }
+    }
+    *o = '\0';
+    return (unsigned long)(o - to);
+}
+
+static void run_input(client *c, const char *hex)
+{
+    connect_once(c);
+    unsigned long in_len, esc_len;
+    char *in = from_hex(hex, &in_len);
+    char *esc = malloc(2 * in_len + 1);
+    if (!esc)
+        exit(2);
+    switch (c->escape) {
+    case ESC_REAL:
+        esc_len = mysql_real_escape_string(c->mysql, esc, in, in_len);
+        break;
+    case ESC_LEGACY:
+        esc_len = mysql_escape_string(esc, in, in_len);
+        break;
+    case ESC_NONE:
+        memcpy(esc, in, in_len);
+        esc_len = in_len;
+        break;
+    default:
+        esc_len = escape_bytewise(esc, in, in_len);
+        break;
+    }
+    const char *mark = strstr(c->template_sql, "%s");
+    if (!mark)
+        usage();
+    size_t head = (size_t)(mark - c->template_sql), tail = strlen(mark + 2);
+    unsigned long sql_len = (unsigned long)(head + esc_len + tail);
+    char *sql = malloc(sql_len + 1);
+    if (!sql)
+        exit(2);
+    memcpy(sql, c->template_sql, head);
+    memcpy(sql + head, esc, esc_len);
+    memcpy(sql + head + esc_len, mark + 2, tail + 1);
+    fputs("SENT: ", stdout);
+    for (unsigned long i = 0; i < sql_len; i++)
+        printf("%02X", (unsigned char)sql[i]);
+    putchar('\n');
+    run(c, sql, sql_len);
+    free(sql);
+    free(esc);
+    free(in);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        usage();
+    client c = {.socket = argv[1],
+                .via = VIA_REAL,
+                .escape = ESC_BYTEWISE,
+                .template_sql = "SELECT secret FROM users WHERE name = '%s'"};
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        if (starts(arg, "db=", &v)) {
+            c.db = v;
+        } else if (starts(arg, "charset=", &v)) {
+            c.charset = v;
+        } else if (strcmp(arg, "multi") == 0) {
+            c.flags |= CLIENT_MULTI_STATEMENTS;
+        } else if (starts(arg, "via=", &v)) {
+            if (strcmp(v, "query") == 0)
+                c.via = VIA_QUERY;
+            else if (strcmp(v, "send") == 0)
+                c.via = VIA_SEND;
+            else if (strcmp(v, "real") == 0)
+                c.via = VIA_REAL;
+            else
+                usage();
+        } else if (starts(arg, "sql=", &v)) {
+            run(&c, v, (unsigned long)strlen(v));
+        } else if (starts(arg, "sqlhex=", &v)) {
+            unsigned long len;
+            char *sql = from_hex(v, &len);
+            run(&c, sql, len);
+            free(sql);
+        } else if (starts(arg, "set-names=", &v)) {
+            char sql[128];
+            snprintf(sql, sizeof sql, "SET NAMES %s", v);
+            run(&c, sql, (unsigned long)strlen(sql));
+        } else if (starts(arg, "set-charset=", &v)) {
+            connect_once(&c);
+            if (mysql_set_character_set(c.mysql, v))
+                print_error(c.mysql);
+            else
+                printf("OK: charset %s\n", v);
+        } else if (starts(arg, "escape=", &v)) {
+            if (strcmp(v, "bytewise") == 0)
+                c.escape = ESC_BYTEWISE;
+            else if (strcmp(v, "real") == 0)
+                c.escape = ESC_REAL;
+            else if (strcmp(v, "legacy") == 0)
+                c.escape = ESC_LEGACY;
+            else if (strcmp(v, "none") == 0)
+                c.escape = ESC_NONE;
+            else
+                usage();
+        } else if (starts(arg, "template=", &v)) {
+            c.template_sql = v;
+        } else if (starts(arg, "input=", &v)) {
+            run_input(&c, v);
+        } else if (strcmp(arg, "show-charset") == 0) {
+            connect_once(&c);
+            printf("CHARSET: %s\n", mysql_character_set_name(c.mysql));
+        } else {
+            usage();
+        }
+        fflush(stdout);
+    }
+    if (c.mysql)
+        mysql_close(c.mysql);
+    return 0;
+}
