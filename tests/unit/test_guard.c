@@ -135,7 +135,7 @@ static void settings_for(qg_settings *s, qg_mode mode, const char *name)
 }
 
 static const char sjis_attack[] = "SELECT * FROM t WHERE name = '\x95\x5c' OR 1=1 --'";
-static const char sjis_conn_tag[] = "conn";
+static const char conn_tag[] = "conn";
 
 static qg_query pg_query(const char *encoding, unsigned flags, const char *sql, size_t len)
 {
@@ -143,7 +143,7 @@ static qg_query pg_query(const char *encoding, unsigned flags, const char *sql, 
         .dialect = QG_DIALECT_POSTGRES,
         .encoding_name = encoding,
         .flags = flags,
-        .conn = sjis_conn_tag,
+        .conn = conn_tag,
         .api = "PQexec",
         .sql = sql,
         .len = len,
