@@ -349,8 +349,7 @@ typedef struct cursor {
     qg_token tok;
     bool have_tok;
     bool in_exec_comment;
-    bool exec_uncertain; /* inside an executable comment that may not run */
-    bool saw_uncertain;  /* a tracked SET sat in such a comment */
+    bool saw_uncertain; /* an executable comment that may not run */
     size_t end;          /* statement end, past its ';' */
     bool done;
 } cursor;
@@ -428,11 +427,10 @@ static void cursor_next(cursor *c, item *it)
         } else if (s[p] == '/' && p + 1 < limit && s[p + 1] == '*' &&
                    (marker = exec_comment_marker(s, limit, p, &certain)) != 0) {
             c->in_exec_comment = true;
-            c->exec_uncertain = !certain;
+            c->saw_uncertain |= !certain;
             c->pos = p + marker;
         } else if (s[p] == '*' && p + 1 < limit && s[p + 1] == '/' && c->in_exec_comment) {
             c->in_exec_comment = false;
-            c->exec_uncertain = false;
             c->pos = p + 2;
         } else if (is_word_byte((unsigned char)s[p])) {
             size_t q = p;
@@ -616,8 +614,6 @@ static void read_set_list(cursor *c, session_state *st, statement_effect *fx)
         } else {
             return;
         }
-        if (c->exec_uncertain && (fx->changed || fx->stale))
-            c->saw_uncertain = true;
         if (!item_punct(c, &it, ','))
             return;
         cursor_next(c, &it);
@@ -644,7 +640,8 @@ static size_t read_statement(session_state *st, const char *sql, size_t len,
         read_set_list(&c, st, fx);
     while (it.kind != IT_END) /* the rest of the statement */
         cursor_next(&c, &it);
-    if (c.saw_uncertain)
+    /* whether this server ran it is for the server to say */
+    if (c.saw_uncertain && (fx->changed || fx->stale))
         fx->stale = true;
     return c.end;
 }

@@ -6,6 +6,7 @@
  * that needs it):
  *   db=NAME            database to connect to (before the connection)
  *   charset=NAME       mysql_options(MYSQL_SET_CHARSET_NAME) (before it)
+ *   init=SQL           mysql_options(MYSQL_INIT_COMMAND) (before it)
  *   multi              CLIENT_MULTI_STATEMENTS (before it)
  *   via=query|real|send  how statements are sent: mysql_query,
  *                      mysql_real_query, or mysql_send_query followed by
@@ -45,6 +46,7 @@ typedef struct client {
     const char *socket;
     const char *db;
     const char *charset;
+    const char *init;
     unsigned long flags;
     MYSQL *mysql;
     send_api via;
@@ -98,6 +100,8 @@ static void connect_once(client *c)
     }
     if (c->charset)
         mysql_options(c->mysql, MYSQL_SET_CHARSET_NAME, c->charset);
+    if (c->init)
+        mysql_options(c->mysql, MYSQL_INIT_COMMAND, c->init);
     if (!mysql_real_connect(c->mysql, NULL, "root", "", c->db, 0, c->socket, c->flags)) {
         printf("CONNERR: %u %s\n", mysql_errno(c->mysql), mysql_error(c->mysql));
         exit(2);
@@ -258,6 +262,8 @@ int main(int argc, char **argv)
             c.db = v;
         } else if (starts(arg, "charset=", &v)) {
             c.charset = v;
+        } else if (starts(arg, "init=", &v)) {
+            c.init = v;
         } else if (strcmp(arg, "multi") == 0) {
             c.flags |= CLIENT_MULTI_STATEMENTS;
         } else if (starts(arg, "via=", &v)) {
