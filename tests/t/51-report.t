@@ -1,0 +1,149 @@
+#!/bin/bash
+# quoteguard report: exact counts on a log with known content (findings of
+# every action, events, a syslog-prefixed line, malformed lines); then the
+# operator's loop on a real server: attacks through the wrapper in audit
+# and enforce mode, the report of that log agrees with the log, and pasting
+# its `allow =` lines into a config file lets exactly those queries through.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/tap.sh
+. tests/lib/shim.sh
+. tests/lib/pg.sh
+
+qg_require_build clients/pg_legacy
+QG=$PWD/scripts/quoteguard
+REPORT=$PWD/scripts/quoteguard-report
+TMP=$(mktemp -d /tmp/qg-report.XXXXXX)
+trap 'pg_stop; rm -rf "$TMP"' EXIT
+for v in $(env | sed -n 's/^\(QUOTEGUARD_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+unset LD_PRELOAD
+
+# json_get FILE EXPR: a value from the --json output, EXPR in Python over r.
+json_get() {
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+is() { # got expected description
+    [ "$1" = "$2" ]
+    tap_result $? "$3" || tap_diag "got '$1', expected '$2'"
+}
+
+# ------------------------------------------------------- a log of known content
+finding() { # time action reason encoding program caller api fingerprint [dialect [detail]]
+    printf '{"time":"%s","pid":4242,"program":"%s","mode":"enforce","action":"%s","api":"%s","dialect":"%s","encoding":"%s","conn":"0x55d0c0a0","reason":"%s","offset":31,"span":[27,45],"excerpt":"SELECT 1 WHERE a = \x27\\u0095\\\\\x27 OR 1=1 --\x27","fingerprint":"%s","caller":"%s"%s}\n' \
+        "$1" "$5" "$2" "$7" "${9:-postgres}" "$4" "$3" "$8" "$6" "${10:+,\"detail\":\"${10}\"}"
+}
+{
+    echo '{"time":"2026-03-01T09:59:00.000Z","event":"attached","pid":4242,"program":"legacy","mode":"enforce","libraries":"libpq.so.5"}'
+    finding 2026-03-01T10:00:01.000Z blocked structure_mismatch SJIS legacy 'legacy!main+0x10' PQexec 1111111111111111
+    echo 'this line is application output, not a log line'
+    finding 2026-03-01T10:00:05.000Z blocked structure_mismatch SJIS legacy 'legacy!main+0x10' PQexec 1111111111111111
+    finding 2026-03-01T09:59:59.000Z logged invalid_sequence UTF8 php8.2 'pgsql.so+0x20' PQexec 2222222222222222
+    echo '{"time":"2026-03-01T10:00:02.000Z","event":"attached","pid":4243,"program":"legacy","mode":"enforce","libraries":"libpq.so.5"}'
+    echo '{"time":"2026-03-01T10:00:03.0'
+    echo ''
+    finding 2026-03-01T10:00:07.000Z allowed structure_mismatch GBK legacy 'legacy!main+0x10' PQexec 3333333333333333
+    echo '[1, 2, 3]'
+    echo '{"time":"2026-03-01T09:58:00.000Z","event":"attached","pid":4244,"program":"php8.2","mode":"audit","libraries":""}'
+    finding 2026-03-01T10:00:09.000Z blocked none latin99 mysqlapp 0x1234 mysql_real_query 4444444444444444 mysql \
+        'unknown client encoding; the query was not checked'
+    echo '{"unrelated": true}'
+    echo '{"time":"2026-03-01T10:00:04.000Z","pid":4245,"program":"legacy","level":"error","event":"config_error","detail":"bogus=\"1\" (environment): unknown key; using mode enforce"}'
+    printf 'Mar  1 10:00:06 host quoteguard[4242]: '
+    finding 2026-03-01T10:00:06.000Z logged structure_mismatch SJIS legacy 'legacy!main+0x10' PQexec 1111111111111111
+} > "$TMP/known.log"
+
+"$REPORT" --json "$TMP/known.log" > "$TMP/known.json"
+ok "report --json exits 0 and prints JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/known.json"
+is "$(json_get "$TMP/known.json" 'r["lines"]')" 14 "lines counted (blank lines not)"
+is "$(json_get "$TMP/known.json" 'r["malformed"]')" 4 "4 malformed lines skipped (text, cut JSON, array, foreign object)"
+is "$(json_get "$TMP/known.json" 'r["findings"]')" 6 "6 findings, the syslog-prefixed one included"
+is "$(json_get "$TMP/known.json" 'r["actions"]')" "{'blocked': 3, 'logged': 2, 'allowed': 1}" "blocked/logged/allowed counts"
+is "$(json_get "$TMP/known.json" 'r["first"], r["last"]')" "('2026-03-01T09:59:59.000Z', '2026-03-01T10:00:09.000Z')" \
+    "first and last seen over findings, whatever the line order"
+is "$(json_get "$TMP/known.json" '[(x["reason"], x["count"], x["blocked"]) for x in r["by_reason"]]')" \
+    "[('structure_mismatch', 4, 2), ('invalid_sequence', 1, 0), ('none: unknown client encoding; the query was not checked', 1, 1)]" \
+    "findings by reason, with the unknown-encoding detail"
+is "$(json_get "$TMP/known.json" '[(x["program"], x["count"]) for x in r["by_program"]]')" \
+    "[('legacy', 4), ('mysqlapp', 1), ('php8.2', 1)]" "findings by program"
+is "$(json_get "$TMP/known.json" '[(x["program"], x["caller"], x["api"], x["count"]) for x in r["by_site"]][0]')" \
+    "('legacy', 'legacy!main+0x10', 'PQexec', 4)" "findings by calling site"
+is "$(json_get "$TMP/known.json" '[(x["encoding"], x["count"]) for x in r["by_encoding"]]')" \
+    "[('postgres SJIS', 3), ('mysql latin99', 1), ('postgres GBK', 1), ('postgres UTF8', 1)]" "findings by encoding"
+is "$(json_get "$TMP/known.json" '[(x["fingerprint"], x["count"]) for x in r["fingerprints"]]')" \
+    "[('1111111111111111', 3), ('2222222222222222', 1), ('3333333333333333', 1), ('4444444444444444', 1)]" \
+    "one entry per distinct fingerprint"
+is "$(json_get "$TMP/known.json" 'r["fingerprints"][0]["excerpt"]')" "SELECT 1 WHERE a = '"$'\u0095'"\\' OR 1=1 --'" \
+    "the excerpt is kept, JSON escapes decoded"
+is "$(json_get "$TMP/known.json" 'r["attached"]')" "{'legacy': 2, 'php8.2': 1}" "start-up lines per program"
+is "$(json_get "$TMP/known.json" '[(p["event"], p["count"]) for p in r["problems"]]')" "[('config_error', 1)]" \
+    "configuration errors are listed"
+
+text=$("$REPORT" "$TMP/known.log")
+has "$text" "14 lines, 6 findings, 4 events, 4 malformed lines skipped" "text: the totals line"
+has "$text" "findings: blocked 3, logged 2, allowed 1; first seen 2026-03-01T09:59:59.000Z, last seen 2026-03-01T10:00:09.000Z" \
+    "text: actions and first/last seen"
+matches "$text" '^allow = 1111111111111111   # 3× structure_mismatch, postgres SJIS, legacy, ' "text: allow hint with count and reason"
+matches "$text" '^allow = 3333333333333333 .*# already allowed$' "text: a fingerprint seen only as allowed is marked"
+matches "$text" '^#   excerpt: SELECT 1 WHERE a = .\\x95\\\\. OR 1=1 --.$' "text: the excerpt's bytes are escaped for the terminal"
+matches "$text" 'error config_error: bogus="1" \(environment\): unknown key' "text: the configuration error's text"
+matches "$text" '^ +4 +legacy +legacy!main\+0x10 +PQexec ' "text: calling sites"
+is "$("$QG" report "$TMP/known.log")" "$text" "quoteguard report dispatches to quoteguard-report"
+"$REPORT" --json < "$TMP/known.log" > "$TMP/stdin.json"
+is "$(cat "$TMP/stdin.json")" "$(cat "$TMP/known.json")" "the report reads standard input without a file"
+
+"$REPORT" --json "$TMP/known.log" "$TMP/known.log" > "$TMP/twice.json"
+is "$(json_get "$TMP/twice.json" 'r["findings"], r["malformed"], r["fingerprints"][0]["count"]')" "(12, 8, 6)" \
+    "several files add up"
+out=$("$REPORT" "$TMP/known.log" "$TMP/no-such.log" 2>"$TMP/err"); rc=$?
+is "$rc" 1 "an unreadable file makes the exit status 1"
+has "$(cat "$TMP/err")" "no-such.log" "the unreadable file is named"
+has "$out" "6 findings" "the readable file is still reported"
+out=$("$REPORT" --top 1 "$TMP/known.log")
+has "$out" "… 2 more (--top 0 shows all)" "--top limits the rows of each table"
+
+# ------------------------------------------- the operator's loop, real server
+pg_available || { tap_diag "no PostgreSQL server here: real-log checks not run"; tap_done; }
+pg_start || tap_bail "cannot start PostgreSQL"
+pg_psql -c "CREATE TABLE users(name text, secret text); INSERT INTO users VALUES ('bob', 'secret_bob')" ||
+    tap_bail "cannot create the table"
+LEGACY=$QG_BUILD/clients/pg_legacy
+attack() { # quoteguard-options… -- encoding lead
+    local opts=()
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    "$QG" "${opts[@]}" -- "$LEGACY" --encoding "$2" --scs off --escape naive \
+        "SELECT secret FROM users WHERE name = '%s'" "${3}27204f5220313d31202d2d20"
+}
+log=$TMP/real.log
+: > "$TMP/empty.conf"
+attack --config "$TMP/empty.conf" --mode audit --log "$log" -- SJIS 95 > "$TMP/out1"
+attack --config "$TMP/empty.conf" --mode audit --log "$log" -- BIG5 a5 > "$TMP/out2"
+attack --config "$TMP/empty.conf" --mode enforce --log "$log" -- SJIS 95 > "$TMP/out3"
+has "$(cat "$TMP/out1")" "ROW: secret_bob" "audit through the wrapper: the attack reaches the server"
+has "$(cat "$TMP/out3")" "quoteguard: blocked" "enforce through the wrapper: the attack is blocked"
+
+"$REPORT" --json "$log" > "$TMP/real.json"
+is "$(json_get "$TMP/real.json" 'r["actions"]["blocked"]')" "$(grep -c '"action":"blocked"' "$log")" \
+    "real log: the blocked count agrees with the log"
+is "$(json_get "$TMP/real.json" 'r["actions"]["logged"]')" "$(grep -c '"action":"logged"' "$log")" \
+    "real log: the logged count agrees with the log"
+ok "real log: something was blocked and something logged" \
+    python3 -c 'import json,sys; a = json.load(open(sys.argv[1]))["actions"]; sys.exit(not (a["blocked"] > 0 and a["logged"] > 0))' "$TMP/real.json"
+is "$(json_get "$TMP/real.json" 'r["malformed"]')" 0 "real log: every line is understood"
+is "$(json_get "$TMP/real.json" 'sorted(r["attached"])')" "['pg_legacy']" "real log: start-up lines of pg_legacy"
+is "$(json_get "$TMP/real.json" 'sorted(x["encoding"] for x in r["by_encoding"])')" "['postgres BIG5', 'postgres SJIS']" \
+    "real log: findings by encoding"
+is "$(json_get "$TMP/real.json" 'sorted({x["program"] for x in r["by_site"]})')" "['pg_legacy']" \
+    "real log: calling sites are in pg_legacy"
+
+# Paste the hints, run the same attack in enforce: it passes, logged as allowed.
+"$REPORT" "$log" | grep '^allow = ' > "$TMP/allow.conf"
+ok "real log: the report printed allow lines" [ -s "$TMP/allow.conf" ]
+: > "$TMP/allowed.log"
+attack --config "$TMP/allow.conf" --mode enforce --log "$TMP/allowed.log" -- SJIS 95 > "$TMP/out4"
+has "$(cat "$TMP/out4")" "ROW: secret_bob" "with the pasted allow lines the allowed query passes enforce"
+lacks "$(cat "$TMP/allowed.log")" '"config_error"' "the pasted lines are a valid config"
+has "$(cat "$TMP/allowed.log")" '"action":"allowed"' "the passed query is logged as allowed"
+lacks "$(cat "$TMP/allowed.log")" '"action":"blocked"' "nothing else was blocked"
+attack --config "$TMP/allow.conf" --mode enforce --log "$TMP/allowed.log" -- GBK bf > "$TMP/out5"
+has "$(cat "$TMP/out5")" "quoteguard: blocked" "a different query is still blocked"
+
+tap_done
