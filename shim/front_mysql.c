@@ -203,9 +203,8 @@ static bool table_grow(void)
 
 /* The entry for mysql, created when missing (at connect, or at the first
  * query on a connection made in a way the shim does not see). */
-static conn_entry *table_get_or_add(MYSQL *mysql, bool *created)
+static conn_entry *table_get_or_add(MYSQL *mysql)
 {
-    *created = false;
     conn_entry *e = table_lookup(mysql);
     if (e)
         return e;
@@ -230,7 +229,6 @@ static conn_entry *table_get_or_add(MYSQL *mysql, bool *created)
         table_live++;
         e = fresh;
         fresh = NULL;
-        *created = true;
     }
     pthread_rwlock_unlock(&table_lock);
     free(fresh);
@@ -748,8 +746,7 @@ static void refresh(conn_entry *e)
 /* The entry to use for a query on mysql, up to date; NULL without memory. */
 static conn_entry *entry_for_query(MYSQL *mysql)
 {
-    bool created;
-    conn_entry *e = table_get_or_add(mysql, &created);
+    conn_entry *e = table_get_or_add(mysql);
     if (!e)
         return NULL;
     clear_block(e);
@@ -851,37 +848,56 @@ static void apply_effects(conn_entry *e, const session_state *after, bool change
 
 typedef enum query_api { API_QUERY, API_REAL_QUERY, API_SEND_QUERY } query_api;
 
+static const char *const api_names[] = {"mysql_query", "mysql_real_query", "mysql_send_query"};
+
+/* The real entry for api: mysql_query takes a C string, the others a length. */
+typedef struct real_sender {
+    mysql_query_fn plain;
+    mysql_real_query_fn sized;
+} real_sender;
+
+static real_sender real_sender_for(query_api api)
+{
+    real_sender r = {NULL, NULL};
+    if (api == API_QUERY)
+        r.plain = real_mysql_query();
+    else if (api == API_REAL_QUERY)
+        r.sized = real_mysql_real_query();
+    else
+        r.sized = real_mysql_send_query();
+    return r;
+}
+
+static int send_real(real_sender r, MYSQL *mysql, const char *sql, unsigned long len)
+{
+    return r.plain ? r.plain(mysql, sql) : r.sized(mysql, sql, len);
+}
+
 static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api,
                          const void *caller)
 {
-    static const char *const names[] = {"mysql_query", "mysql_real_query", "mysql_send_query"};
-    mysql_query_fn plain = api == API_QUERY ? real_mysql_query() : NULL;
-    mysql_real_query_fn sized = api == API_REAL_QUERY  ? real_mysql_real_query()
-                                : api == API_SEND_QUERY ? real_mysql_send_query()
-                                                        : NULL;
-    if (!plain && !sized) {
-        report_missing(names[api]);
+    real_sender real = real_sender_for(api);
+    if (!real.plain && !real.sized) {
+        report_missing(api_names[api]);
         return 1;
     }
-#define SEND() (plain ? plain(mysql, sql) : sized(mysql, sql, len))
     if (!tracking_enabled() || !sql || !qg_guard_enter())
-        return SEND();
+        return send_real(real, mysql, sql, len);
     conn_entry *e = entry_for_query(mysql);
     if (!e) {
         qg_guard_leave();
-        qg_log_write_event(qg_settings_get(), "error", "out_of_memory", names[api]);
-        return SEND();
+        qg_log_write_event(qg_settings_get(), "error", "out_of_memory", api_names[api]);
+        return send_real(real, mysql, sql, len);
     }
     qg_decision d;
     session_state after;
     bool changed, stale;
-    if (!query_allowed(e, names[api], sql, len, caller, &d, &after, &changed, &stale)) {
+    if (!query_allowed(e, api_names[api], sql, len, caller, &d, &after, &changed, &stale)) {
         block(e, &d, api == API_SEND_QUERY);
         qg_guard_leave();
         return 1;
     }
-    int rc = SEND();
-#undef SEND
+    int rc = send_real(real, mysql, sql, len);
     if (rc == 0 && (changed || stale)) {
         if (api == API_SEND_QUERY) {
             /* success of the statement is known at mysql_read_query_result */
@@ -952,8 +968,7 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
         return fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
     MYSQL *connected = fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
     if (connected) {
-        bool created;
-        conn_entry *e = table_get_or_add(connected, &created);
+        conn_entry *e = table_get_or_add(connected);
         if (e) {
             clear_block(e);
             e->effects_pending = false;
