@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 qg_require_build
 QG=$PWD/scripts/quoteguard
-LIB=$QG_SHIM
+LIB=$(readlink -f "$QG_SHIM")
 TMP=$(mktemp -d /tmp/qg-wrapper.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
