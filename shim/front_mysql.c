@@ -182,7 +182,7 @@ static bool table_grow(void)
     size_t capacity = 16;
     while (capacity < (table_live + 1) * 4)
         capacity *= 2;
-    conn_entry **slots = calloc(capacity, sizeof *slots);
+    conn_entry **slots = calloc(capacity, sizeof(conn_entry *));
     if (!slots)
         return false;
     for (size_t i = 0; i < table_capacity; i++) {
@@ -596,18 +596,19 @@ static void read_set_list(cursor *c, session_state *st, statement_effect *fx)
             const char *text;
             size_t text_len;
             bool literal = read_value(c, &it, &text, &text_len);
+            /* A sticky GLOBAL (no scope of its own) may or may not apply:
+             * like an expression, that is for the server to say. */
             if (var != VAR_OTHER && (!global || !scope_given)) {
                 unsigned flags;
-                if (global) /* only a sticky GLOBAL: whether it applies is unclear */
-                    fx->stale = true;
-                else if (!literal)
-                    fx->stale = true;
-                else if (var == VAR_CHARSET_CLIENT)
-                    set_charset_name(st, text, text_len), fx->changed = true;
-                else if (parse_sql_mode(text, text_len, &flags))
-                    st->flags = flags, fx->changed = true;
+                bool known = !global && literal;
+                if (known && var == VAR_CHARSET_CLIENT)
+                    set_charset_name(st, text, text_len);
+                else if (known && parse_sql_mode(text, text_len, &flags))
+                    st->flags = flags;
                 else
-                    fx->stale = true;
+                    known = false;
+                fx->changed |= known;
+                fx->stale |= !known;
             }
         } else {
             return;
