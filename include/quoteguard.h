@@ -19,6 +19,13 @@ extern "C" {
 
 #define QG_VERSION "0.1.0"
 
+/* The library is built with hidden visibility; this is its public surface. */
+#if defined(__GNUC__)
+#define QG_API __attribute__((visibility("default")))
+#else
+#define QG_API
+#endif
+
 typedef enum qg_dialect {
     QG_DIALECT_POSTGRES = 0,
     QG_DIALECT_MYSQL = 1
@@ -37,19 +44,19 @@ typedef struct qg_encoding qg_encoding;
 
 /* Looks a client encoding up by any name the server accepts (PG: case and
  * punctuation insensitive aliases; MySQL: charset names).  NULL if unknown. */
-const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name);
+QG_API const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name);
 /* Canonical name as the server reports it ("SJIS", "gbk"). */
-const char *qg_encoding_name(const qg_encoding *enc);
+QG_API const char *qg_encoding_name(const qg_encoding *enc);
 /* True when some valid multibyte character has a non-first byte below 0x80
  * (SJIS, BIG5, GBK, UHC, GB18030, cp932 …): the encodings where a byte-wise
  * escaper can be fooled. */
-bool qg_encoding_has_ascii_trail(const qg_encoding *enc);
+QG_API bool qg_encoding_has_ascii_trail(const qg_encoding *enc);
 /* True for encodings where every byte is one character. */
-bool qg_encoding_is_single_byte(const qg_encoding *enc);
+QG_API bool qg_encoding_is_single_byte(const qg_encoding *enc);
 /* Length of the character at p (at most avail bytes): >= 1 when valid,
  * 0 when the bytes are not a valid character (including a NUL byte and a
  * character truncated by the end of the buffer). */
-size_t qg_encoding_char_len(const qg_encoding *enc, const unsigned char *p, size_t avail);
+QG_API size_t qg_encoding_char_len(const qg_encoding *enc, const unsigned char *p, size_t avail);
 
 /* ------------------------------------------------------------------- lexer */
 
@@ -96,7 +103,7 @@ typedef enum qg_reason {
 } qg_reason;
 
 /* Stable snake_case name of a reason, as used in logs ("structure_mismatch"). */
-const char *qg_reason_name(qg_reason reason);
+QG_API const char *qg_reason_name(qg_reason reason);
 
 typedef enum qg_action {
     QG_ACTION_IGNORE = 0,
@@ -113,7 +120,7 @@ typedef struct qg_context {
 } qg_context;
 
 /* Defaults: every reason blocks, except QG_REASON_ILLFORMED (logged). */
-void qg_context_init(qg_context *ctx, qg_dialect dialect, const qg_encoding *enc,
+QG_API void qg_context_init(qg_context *ctx, qg_dialect dialect, const qg_encoding *enc,
                      unsigned flags);
 
 typedef struct qg_finding {
@@ -153,15 +160,15 @@ typedef struct qg_lexer {
     qg_result *findings;       /* where encoding findings go, or NULL */
 } qg_lexer;
 
-void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
+QG_API void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
                    qg_reading reading, qg_result *findings);
 /* Next structural token; false at the end of the input. */
-bool qg_lexer_next(qg_lexer *lx, qg_token *tok);
+QG_API bool qg_lexer_next(qg_lexer *lx, qg_token *tok);
 
 /* ----------------------------------------------------------------- checker */
 
 /* Checks one query; fills *result (may be NULL) and returns the verdict. */
-qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result);
+QG_API qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result);
 
 #ifdef __cplusplus
 }
