@@ -1,0 +1,277 @@
+#!/bin/bash
+# End-to-end benchmark (issue 6): throughput of real clients with and without
+# the shim, same machine, same run, configurations alternating round by round.
+#
+#   pgbench -S -M simple                        PG, unix socket
+#   pgbench custom script, 4 KB SJIS literal    PG, client_encoding SJIS
+#   sysbench oltp_point_select (pgsql driver)   PG, --db-ps-mode=disable
+#   sysbench oltp_point_select / oltp_read_only MariaDB, --db-ps-mode=disable
+#
+# Configurations: without the shim ("base"), then QUOTEGUARD_MODE enforce,
+# audit and (PG only) rewrite.  One client, one thread: the shim's cost is
+# client CPU on the path of every query, which one client shows undiluted.
+# Before timing, a sanity run proves the shim intercepts each client (a bad
+# query must show up in its log); during timing its log must stay empty.
+#
+# Environment: BUILD (build), BENCH_RUNS rounds (5), BENCH_E2E_SECONDS per run
+# (5), BENCH_E2E_JSON (build/bench/e2e.json).  Statement logging of the
+# throwaway servers is switched off: it would cost both sides the same and
+# hide the ratio.  Not a test: it reports, it does not judge.
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+BUILD=${BUILD:-build}
+RUNS=${BENCH_RUNS:-5}
+SECS=${BENCH_E2E_SECONDS:-5}
+JSON=${BENCH_E2E_JSON:-$BUILD/bench/e2e.json}
+SHIM=$ROOT/$BUILD/libquoteguard.so
+# A run that takes this much longer than asked is killed.
+RUN_TIMEOUT=$((SECS + 60))
+
+die() { echo "bench_e2e: $*" >&2; exit 1; }
+
+[ -f "$SHIM" ] || die "$SHIM missing: run make"
+for tool in sysbench python3 iconv; do
+    command -v "$tool" >/dev/null || die "$tool not installed"
+done
+[ "$(id -u)" -eq 0 ] || die "needs root (the throwaway servers run as user qgtest)"
+
+. tests/lib/pg.sh
+. tests/lib/mariadb.sh
+
+mkdir -p "$BUILD/bench" || exit 1
+WORK=$(mktemp -d /tmp/qg-bench.XXXXXX) || exit 1
+RAW=$WORK/raw.tsv
+: >"$RAW"
+cleanup() {
+    my_stop
+    pg_stop
+    rm -rf "$WORK"
+}
+# pg_start and my_start each install their own EXIT trap: ours replaces them.
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------- servers
+
+echo "bench_e2e: starting PostgreSQL and MariaDB" >&2
+pg_start || die "PostgreSQL did not start"
+trap cleanup EXIT
+my_start || die "MariaDB did not start"
+trap cleanup EXIT
+PGBENCH=$QG_PG_BIN/pgbench
+
+pg_psql -d postgres -c "ALTER SYSTEM SET log_statement = 'none'" -c "SELECT pg_reload_conf()" \
+    >/dev/null || die "cannot switch off log_statement"
+my_sql -e "SET GLOBAL general_log = 0; CREATE DATABASE sbtest" || die "MariaDB setup failed"
+
+echo "bench_e2e: loading data" >&2
+"$PGBENCH" -i -q -s 1 >"$WORK/pgbench-init.log" 2>&1 || { cat "$WORK/pgbench-init.log" >&2; die "pgbench -i failed"; }
+
+SB_PG=(--db-driver=pgsql --pgsql-host="$PGHOST" --pgsql-port="$PGPORT" --pgsql-user="$PGUSER"
+       --pgsql-db="$PGDATABASE")
+SB_MY=(--db-driver=mysql --mysql-socket="$QG_MY_SOCKET" --mysql-user=root --mysql-db=sbtest)
+SB_TABLE=(--tables=1 --table-size=10000)
+sysbench oltp_point_select "${SB_PG[@]}" "${SB_TABLE[@]}" prepare >"$WORK/sb-pg-prepare.log" 2>&1 ||
+    { cat "$WORK/sb-pg-prepare.log" >&2; die "sysbench prepare (pgsql) failed"; }
+sysbench oltp_point_select "${SB_MY[@]}" "${SB_TABLE[@]}" prepare >"$WORK/sb-my-prepare.log" 2>&1 ||
+    { cat "$WORK/sb-my-prepare.log" >&2; die "sysbench prepare (mysql) failed"; }
+
+# pgbench script: a point select carrying a 2000-character Shift_JIS literal
+# in which 表 能 十 予 ソ have the trail byte 0x5c (the checker's slow path:
+# a byte-wise reader sees a backslash there).  Ends in ASCII so that no 0x5c
+# byte sits right before the closing quote.
+phrase='表示能力十分予定ソフト日本語のデータ検索'
+literal=$(for _ in $(seq 100); do printf '%s' "$phrase"; done)
+{
+    printf '\\set aid random(1, 100000 * :scale)\n'
+    printf "SELECT abalance FROM pgbench_accounts WHERE aid = :aid AND filler <> '%sx';\n" "$literal"
+} | iconv -f UTF-8 -t SHIFT_JIS >"$WORK/sjis-literal.sql" || die "iconv to SHIFT_JIS failed"
+MB_SCRIPT_BYTES=$(wc -c <"$WORK/sjis-literal.sql")
+
+# ---------------------------------------------------------------- running
+
+# run_client CONFIG LOGFILE command…: without the shim for "base", else with
+# it in that mode, settings from the environment only.
+run_client() {
+    local config=$1 log=$2
+    shift 2
+    if [ "$config" = base ]; then
+        timeout "$RUN_TIMEOUT" env -u LD_PRELOAD "$@"
+    else
+        timeout "$RUN_TIMEOUT" env -u QUOTEGUARD_ALLOW -u QUOTEGUARD_ONLY_PROGRAMS \
+            -u QUOTEGUARD_SKIP_PROGRAMS QUOTEGUARD_CONFIG=/dev/null QUOTEGUARD_MODE="$config" \
+            QUOTEGUARD_LOG="$log" QUOTEGUARD_VERBOSE=1 LD_PRELOAD="$SHIM" "$@"
+    fi
+}
+
+# Each benchmark: NAME, configurations, and a function NAME_cmd that prints
+# "tps qps" from one run of the client given as arguments.
+pgbench_parse() {
+    awk '/^tps = / { tps = $3 } END { if (tps == "") exit 1; print tps, tps }'
+}
+sysbench_parse() {
+    awk '/transactions:/ { gsub(/\(/, "", $3); tps = $3 }
+         /queries:/ && /per sec/ { gsub(/\(/, "", $3); qps = $3 }
+         END { if (tps == "" || qps == "") exit 1; print tps, qps }'
+}
+
+bench_pgbench_select() {
+    run_client "$1" "$2" "$PGBENCH" -n -S -M simple -c 1 -j 1 -T "$SECS"
+}
+bench_pgbench_sjis() {
+    PGCLIENTENCODING=SJIS run_client "$1" "$2" "$PGBENCH" -n -M simple -c 1 -j 1 -T "$SECS" \
+        -f "$WORK/sjis-literal.sql"
+}
+bench_sysbench_pg_point_select() {
+    run_client "$1" "$2" sysbench oltp_point_select "${SB_PG[@]}" "${SB_TABLE[@]}" \
+        --db-ps-mode=disable --threads=1 --time="$SECS" --report-interval=0 run
+}
+bench_sysbench_my_point_select() {
+    run_client "$1" "$2" sysbench oltp_point_select "${SB_MY[@]}" "${SB_TABLE[@]}" \
+        --db-ps-mode=disable --threads=1 --time="$SECS" --report-interval=0 run
+}
+bench_sysbench_my_read_only() {
+    run_client "$1" "$2" sysbench oltp_read_only "${SB_MY[@]}" "${SB_TABLE[@]}" \
+        --db-ps-mode=disable --threads=1 --time="$SECS" --report-interval=0 run
+}
+
+# name | parser | configurations | what
+BENCHES=(
+    "pgbench_select|pgbench_parse|base enforce audit rewrite|pgbench -S -M simple, 1 client"
+    "pgbench_sjis|pgbench_parse|base enforce audit rewrite|pgbench custom script, ${MB_SCRIPT_BYTES}-byte SJIS point select, 1 client"
+    "sysbench_pg_point_select|sysbench_parse|base enforce audit rewrite|sysbench oltp_point_select, pgsql driver, ps-mode disable, 1 thread"
+    "sysbench_my_point_select|sysbench_parse|base enforce audit|sysbench oltp_point_select, MariaDB, ps-mode disable, 1 thread"
+    "sysbench_my_read_only|sysbench_parse|base enforce audit|sysbench oltp_read_only, MariaDB, ps-mode disable, 1 thread"
+)
+
+# ------------------------------------------------------------------ sanity
+
+# The shim must see the clients' queries: in audit mode a query with an
+# invalid byte must leave a finding in its log.
+sanity_lua=$WORK/sanity.lua
+cat >"$sanity_lua" <<'EOF'
+function event()
+   local con = sysbench.sql.driver():connect()
+   pcall(function() con:query("SELECT 'x\255y'") end)
+   con:disconnect()
+end
+EOF
+printf "SELECT 'x\xffy';\n" >"$WORK/sanity.sql"
+sanity_ok() { [ -s "$1" ] && grep -q 'illformed\|invalid_sequence' "$1"; }
+run_client audit "$WORK/sanity-pgbench.log" "$PGBENCH" -n -M simple -t 1 -f "$WORK/sanity.sql" >/dev/null 2>&1
+sanity_ok "$WORK/sanity-pgbench.log" || die "the shim did not see pgbench's queries (log: $(cat "$WORK/sanity-pgbench.log" 2>/dev/null))"
+run_client audit "$WORK/sanity-sb-pg.log" sysbench "$sanity_lua" "${SB_PG[@]}" --events=1 run >/dev/null 2>&1
+sanity_ok "$WORK/sanity-sb-pg.log" || die "the shim did not see sysbench's pgsql queries"
+run_client audit "$WORK/sanity-sb-my.log" sysbench "$sanity_lua" "${SB_MY[@]}" --events=1 run >/dev/null 2>&1
+sanity_ok "$WORK/sanity-sb-my.log" || die "the shim did not see sysbench's MariaDB queries"
+echo "bench_e2e: sanity: the shim intercepts pgbench, sysbench/pgsql and sysbench/mysql" >&2
+
+# ------------------------------------------------------------------ timing
+
+total_runs=0
+for spec in "${BENCHES[@]}"; do
+    IFS='|' read -r _ _ configs _ <<<"$spec"
+    set -- $configs
+    total_runs=$((total_runs + RUNS * $#))
+done
+echo "bench_e2e: $total_runs runs of ${SECS}s (about $((total_runs * (SECS + 1) / 60 + 1)) min)" >&2
+
+for spec in "${BENCHES[@]}"; do
+    IFS='|' read -r name parser configs _ <<<"$spec"
+    read -r -a cfg <<<"$configs"
+    for round in $(seq 1 "$RUNS"); do
+        # Rotate the order each round so that no configuration always runs first.
+        for i in "${!cfg[@]}"; do
+            config=${cfg[$(((i + round - 1) % ${#cfg[@]}))]}
+            log=$WORK/shim-$name-$config.log
+            out=$WORK/out-$name-$config-$round.txt
+            "bench_$name" "$config" "$log" >"$out" 2>&1
+            if ! result=$($parser <"$out"); then
+                echo "bench_e2e: $name/$config round $round failed:" >&2
+                tail -n 20 "$out" >&2
+                exit 1
+            fi
+            printf '%s\t%s\t%s\t%s\n' "$name" "$config" "$round" "${result// /$'\t'}" >>"$RAW"
+            printf '%s %s #%s: %s\n' "$name" "$config" "$round" "$result" >&2
+        done
+    done
+done
+
+# What the shim logged during the timed runs, kept for reading.  Every query
+# is legitimate: apart from one "attached" line per process there should be
+# nothing.
+cat "$WORK"/shim-*.log >"$BUILD/bench/e2e-shim.log" 2>/dev/null
+shim_log_lines=$(grep -vc '"event":"attached"' "$BUILD/bench/e2e-shim.log")
+
+# ------------------------------------------------------------------ report
+
+CPU=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+CORES=$(nproc)
+PGVER=$("$QG_PG_BIN/postgres" --version)
+MYVER=$(my_sql -e 'SELECT VERSION()')
+mkdir -p "$(dirname "$JSON")"
+specs=$(printf '%s\n' "${BENCHES[@]}")
+python3 - "$RAW" "$JSON" "$CPU" "$CORES" "$RUNS" "$SECS" "$PGVER" "$MYVER" "$shim_log_lines" \
+    "$specs" <<'EOF'
+import json, statistics, sys
+
+raw, out, cpu, cores, runs, secs, pgver, myver, log_lines, specs = sys.argv[1:]
+rows = {}
+for line in open(raw):
+    name, config, rnd, tps, qps = line.rstrip("\n").split("\t")
+    rows.setdefault(name, {}).setdefault(config, []).append((int(rnd), float(tps), float(qps)))
+
+report = {
+    "machine": {"cpu": cpu, "cores": int(cores), "postgres": pgver, "mariadb": myver},
+    "settings": {"rounds": int(runs), "seconds_per_run": int(secs), "clients": 1,
+                 "statistic": "median", "order": "configurations alternate, rotated each round"},
+    "shim_log_lines_besides_attach": int(log_lines),
+    "benchmarks": [],
+}
+print(f"\nquoteguard end-to-end benchmark: {cpu}, {cores} cores; {pgver}; MariaDB {myver}")
+print(f"median of {runs} alternating rounds of {secs} s per configuration, 1 client\n")
+print(f"{'benchmark':<26} {'config':<8} {'TPS':>9} {'QPS':>9} {'ratio':>7} {'paired':>15}"
+      f" {'added':>8}  {'base spread':>11}")
+print(f"{'':<26} {'':<8} {'median':>9} {'median':>9} {'shim/base':>7} {'ratio min..max':>15}"
+      f" {'us/query':>8}  {'(max-min)/med':>11}")
+for spec in specs.splitlines():
+    name, _, configs, what = spec.split("|")
+    by = rows[name]
+    base = by["base"]
+    base_qps = statistics.median(q for _, _, q in base)
+    base_tps = statistics.median(t for _, t, _ in base)
+    spread = (max(q for _, _, q in base) - min(q for _, _, q in base)) / base_qps
+    entry = {"name": name, "what": what, "configs": {}}
+    for config in configs.split():
+        runs_ = sorted(by[config])
+        tps = statistics.median(t for _, t, _ in runs_)
+        qps = statistics.median(q for _, _, q in runs_)
+        ratio = qps / base_qps
+        base_by_round = {r: q for r, _, q in base}
+        paired = [q / base_by_round[r] for r, _, q in runs_ if r in base_by_round]
+        added_us = (1 / qps - 1 / base_qps) * 1e6
+        entry["configs"][config] = {
+            "tps": [t for _, t, _ in runs_], "qps": [q for _, _, q in runs_],
+            "tps_median": tps, "qps_median": qps,
+            "ratio_to_base": None if config == "base" else ratio,
+            "paired_ratio_min": None if config == "base" else min(paired),
+            "paired_ratio_max": None if config == "base" else max(paired),
+            "added_us_per_query": None if config == "base" else added_us,
+        }
+        if config == "base":
+            print(f"{name:<26} {config:<8} {tps:>9.0f} {qps:>9.0f} {'':>7} {'':>15} {'':>8}"
+                  f"  {spread * 100:>10.1f}%")
+        else:
+            print(f"{'':<26} {config:<8} {tps:>9.0f} {qps:>9.0f} {ratio:>7.3f}"
+                  f" {min(paired):>7.3f}..{max(paired):<7.3f} {added_us:>8.2f}")
+    entry["base_spread"] = spread
+    report["benchmarks"].append(entry)
+print(f"\nratio = median QPS with the shim / median QPS without; paired = per-round ratios;")
+print(f"added = 1/QPS(shim) - 1/QPS(base); shim log lines during timed runs")
+print(f"(besides one 'attached' line per process): {log_lines}")
+with open(out, "w") as f:
+    json.dump(report, f, indent=2)
+    f.write("\n")
+EOF
