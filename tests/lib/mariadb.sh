@@ -10,6 +10,7 @@
 # root with no password.  Every statement that reaches the server is in the
 # general query log $QG_MY_LOG, so tests can prove that a blocked statement
 # never left the client.
+. "$(dirname "${BASH_SOURCE[0]}")/atexit.sh"
 
 QG_MY_USER=qgtest
 
@@ -38,7 +39,7 @@ my_start() {
     chmod 755 "$QG_MY_DIR"
     mkdir "$QG_MY_DIR/data"
     [ "$(id -u)" -eq 0 ] && chown "$QG_MY_USER" "$QG_MY_DIR/data" "$QG_MY_DIR"
-    trap my_stop EXIT
+    qg_at_exit my_stop
 
     QG_MY_SOCKET=$QG_MY_DIR/mysqld.sock
     QG_MY_LOG=$QG_MY_DIR/general.log

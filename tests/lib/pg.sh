@@ -10,6 +10,7 @@
 # the calling user (root in CI) and connect as database user qgtest (trust).
 # Every statement that reaches the server is in $QG_PG_LOG (log_statement=all),
 # so tests can prove that a blocked statement never left the client.
+. "$(dirname "${BASH_SOURCE[0]}")/atexit.sh"
 
 QG_PG_USER=qgtest
 
@@ -43,7 +44,7 @@ pg_start() {
     QG_PG_DIR=$(mktemp -d /tmp/qg-pg.XXXXXX) || return 1
     chown "$QG_PG_USER" "$QG_PG_DIR"
     chmod 700 "$QG_PG_DIR"
-    trap pg_stop EXIT
+    qg_at_exit pg_stop
 
     # The socket lives in our own dir, so any port number is free there; a
     # random one keeps socket names (and SysV keys) of parallel runs apart.
