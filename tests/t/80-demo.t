@@ -8,7 +8,7 @@ qg_require_build clients/pg_legacy clients/my_legacy
 
 out=$(scripts/demo 2>&1)
 status=$?
-ok "[ $status -eq 0 ]" "demo exits 0"
+ok "demo exits 0" [ "$status" -eq 0 ]
 has "$out" "without quoteguard           INJECTED (2 rows" "unprotected PostgreSQL client is injected"
 matches "$out" "quoteguard --mode enforce +BLOCKED +\(quoteguard: blocked structure_mismatch.*\(SJIS\)" "enforce blocks the SJIS attack"
 matches "$out" "quoteguard --mode rewrite +BLOCKED" "rewrite blocks it too"
