@@ -124,3 +124,49 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/quoteguard.pc \
 	  $(DESTDIR)$(MANDIR)/man1/quoteguard.1 $(DESTDIR)$(MANDIR)/man5/quoteguard.conf.5
 	rmdir $(DESTDIR)$(LIBDIR)/quoteguard 2>/dev/null || true
+
+# ------------------------------------- fuzzing and differential tests (issue 7)
+# `make fuzz [FUZZ_SECONDS=60]`: libFuzzer targets fuzz/fuzz_*.c under ASan +
+# UBSan in build-fuzz/, seeded from the tests and ../shared/corpus; each runs
+# FUZZ_SECONDS and the table printed at the end gives executions and findings.
+FUZZ_CC      ?= clang
+FUZZ_BUILD    = build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
+FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
+                -Iinclude -Ishim -Ifuzz -fsanitize=address,undefined -fno-sanitize-recover=all
+# The rewriter target waits for shim/rewriter.c.
+FUZZ_SRC = $(filter-out $(if $(wildcard shim/rewriter.c),,fuzz/fuzz_rewriter.c), \
+             $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# Named here so make keeps the objects (they are not intermediate files).
+$(FUZZ_BIN): $(FUZZ_OBJ)
+# The harness itself is not coverage-instrumented: its comparisons would only
+# slow the run down and steer the fuzzer towards the harness.
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@.o
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $@.o $(FUZZ_OBJ) $(LDLIBS_SHIM)
+
+fuzz: $(FUZZ_BIN)
+	fuzz/run --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) $(FUZZ_BIN)
+
+# Helpers of the differential tests tests/t/6*.t (built by `make check`).
+DIFF_TOOLS = $(BUILD)/diff/encoding_verdicts $(BUILD)/diff/pgquery_spans
+.PHONY: diff-tools
+diff-tools: $(DIFF_TOOLS)
+check: diff-tools
+
+$(BUILD)/diff/encoding_verdicts: tests/diff/encoding_verdicts.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -o $@ $< $(CORE_OBJ)
+
+$(BUILD)/diff/pgquery_spans: tests/diff/pgquery_spans.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -o $@ $< $(CORE_OBJ) -lpg_query
+# ------------------------------ end of fuzzing and differential tests (issue 7)

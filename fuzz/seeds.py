@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Writes seed corpora for the fuzz targets into OUT/<target>/ (run time only,
+never committed): statements from ../shared/corpus/pg-regress and the
+MariaDB ctype tests, string literals from tests/unit/*.c, attack byte pairs,
+and config lines.  Each seed carries the selector bytes its target reads
+first (encoding index into fuzz/fuzz_common.h's table, flags, actions)."""
+import hashlib
+import os
+import random
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "..", "shared", "corpus", "pg-regress")
+MYSQL_TESTS = "/usr/share/mysql/mysql-test/main"
+MAX_SEED = 4096
+
+
+def encoding_table():
+    text = open(os.path.join(ROOT, "fuzz", "fuzz_common.h")).read()
+    return re.findall(r'\{QG_DIALECT_(POSTGRES|MYSQL), "(\w+)"\}', text)
+
+
+def c_string_literals(path):
+    """Decodes the C string literals of a unit test (adjacent ones joined)."""
+    text = open(path, encoding="latin-1").read()
+    out = []
+    for m in re.finditer(r'"((?:[^"\\\n]|\\.)*)"(?:\s*"((?:[^"\\\n]|\\.)*)")*', text):
+        raw = "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0)))
+        b = bytearray()
+        i = 0
+        while i < len(raw):
+            c = raw[i]
+            if c != "\\":
+                b += c.encode("latin-1")
+                i += 1
+                continue
+            n = raw[i + 1]
+            if n == "x":
+                j = i + 2
+                while j < len(raw) and raw[j] in "0123456789abcdefABCDEF":
+                    j += 1
+                b.append(int(raw[i + 2:j], 16) & 0xFF)
+                i = j
+            elif n in "01234567":
+                j = i + 1
+                while j < len(raw) and j < i + 4 and raw[j] in "01234567":
+                    j += 1
+                b.append(int(raw[i + 1:j], 8) & 0xFF)
+                i = j
+            else:
+                b += {"n": b"\n", "r": b"\r", "t": b"\t", "0": b"\0"}.get(n, n.encode("latin-1"))
+                i += 2
+        if len(b) >= 4:
+            out.append(bytes(b))
+    return out
+
+
+def pg_statements(rng, count):
+    stmts = []
+    for root, _, files in os.walk(CORPUS):
+        for name in sorted(files):
+            if name.endswith(".sql"):
+                data = open(os.path.join(root, name), "rb").read()
+                stmts += [s.strip() + b";" for s in re.split(rb";\s*\n", data) if s.strip()]
+    rng.shuffle(stmts)
+    return [s[:MAX_SEED] for s in stmts[:count]]
+
+
+def mysql_statements(rng, count):
+    stmts = []
+    if os.path.isdir(MYSQL_TESTS):
+        for name in sorted(os.listdir(MYSQL_TESTS)):
+            if name.startswith("ctype_") and name.endswith(".test"):
+                data = open(os.path.join(MYSQL_TESTS, name), "rb").read()
+                stmts += [s.strip() + b";" for s in data.split(b";\n")
+                          if s.strip() and not s.lstrip().startswith((b"--", b"#"))]
+    rng.shuffle(stmts)
+    return [s[:MAX_SEED] for s in stmts[:count]]
+
+
+ATTACKS = [
+    b"SELECT * FROM t WHERE a = '\x95\x5c' OR 1=1 --'",
+    b"SELECT * FROM t WHERE a = '\xbf\x5c' OR 1=1 -- '",
+    b"SELECT * FROM t WHERE a = '\xa5\x5c' OR 1=1 -- '",
+    b"SELECT * FROM t WHERE a = '\x81\x5c' OR 1=1 -- '",
+    b"SELECT * FROM t WHERE a = '\xc8'' OR 1=1 --'",
+    b"SELECT * FROM t WHERE a = '\\' OR 1=1 --'",
+    b"SELECT 'C:\\dir\\', E'a\\'b', $q$x'y$q$, U&'\\0041' UESCAPE '!', B'01', X'ff' /* c /* n */ */",
+    b"SELECT _binary'\xbf\x27', x'41', n'a', \"id\"\"x\", `b``q` # c\n/*!40101 SET NAMES gbk */",
+    b"SELECT 'a'\n  'b' -- c\n 'd'",
+]
+CONFIG = [
+    b"mode = enforce\nlog = syslog\nsyslog_facility = local3\n",
+    b"mode = audit # trailing\nlog = /var/log/quoteguard.log\nverbose = 2\nlog_full_query = yes\n",
+    b"allow = 0123456789abcdef, fedcba9876543210\nallow = 00000000000000ff\n",
+    b"only_programs = php-fpm, psql\nskip_programs = pg_dump\n",
+    b"mysql_illformed_quote = log\nmysql_illformed = ignore\n# comment\n\n",
+    b"mode=rewrite\nMODE = off\nunknown = 1\nno equals sign\n",
+]
+
+
+def write(dirpath, data):
+    os.makedirs(dirpath, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(dirpath, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    out = sys.argv[1]
+    rng = random.Random(7)
+    table = encoding_table()
+    pg = [i for i, (d, _) in enumerate(table) if d == "POSTGRES"]
+    my = [i for i, (d, _) in enumerate(table) if d == "MYSQL"]
+    unit = []
+    unit_dir = os.path.join(ROOT, "tests", "unit")
+    for name in sorted(os.listdir(unit_dir)):
+        if name.endswith(".c"):
+            unit += c_string_literals(os.path.join(unit_dir, name))
+    pg_sql = pg_statements(rng, 400) + ATTACKS + unit
+    my_sql = mysql_statements(rng, 200) + ATTACKS + unit
+
+    for sql, indexes in ((pg_sql, pg), (my_sql, my)):
+        for k, stmt in enumerate(sql):
+            enc = indexes[k % len(indexes)]
+            flags = rng.randrange(8)
+            write(os.path.join(out, "fuzz_lexer"), bytes([enc, flags]) + stmt)
+            write(os.path.join(out, "fuzz_checker"), bytes([enc, flags, 0, 0]) + stmt)
+            if k % 4 == 0:
+                write(os.path.join(out, "fuzz_rewriter"), bytes([enc, flags]) + stmt)
+    for enc in range(len(table)):
+        for stmt in ATTACKS + unit[:20]:
+            write(os.path.join(out, "fuzz_encoding"), bytes([enc]) + stmt)
+    for text in CONFIG:
+        for errlen in (0, 1, 8, 39):
+            write(os.path.join(out, "fuzz_config"), bytes([errlen]) + text)
+
+
+if __name__ == "__main__":
+    main()
