@@ -1,0 +1,1121 @@
+/*
+ * Rewrite mode: which string literals of a PostgreSQL statement can become
+ * $n parameters of unknown type (OID 0) without changing what the server
+ * does, and their decoded values.
+ *
+ * Why a literal and an unknown-type parameter can differ (all checked
+ * against a PostgreSQL 15 server; the tests in tests/t/40-rewrite.t):
+ *  - the server converts an unknown literal with the type's input function
+ *    while parsing, and for INTERVAL it passes the column's typmod, so
+ *    '1' means 1 hour for an INTERVAL HOUR column but a parameter means
+ *    1 second (truncated to 0).  Assignments (INSERT VALUES, UPDATE SET)
+ *    therefore only take values without digits, which no interval field
+ *    can read as a number;
+ *  - typename('literal') is a cast only for a literal (func_get_detail);
+ *    arguments of type "any" (concat, format, pg_typeof) stay unknown for a
+ *    literal and fail for a parameter: function arguments are replaced only
+ *    for built-in functions with fixed argument types (func_names below);
+ *  - GROUP BY / DISTINCT / ON CONFLICT inference match expressions by
+ *    equality, and $1 never equals $2: in a statement with GROUP BY, HAVING
+ *    or DISTINCT only literals under WHERE/FROM/SET/VALUES/LIMIT clauses
+ *    are replaced, and never inside an ON CONFLICT target;
+ *  - a bare select-list literal, ORDER BY 'x', 'x' COLLATE …, DATE 'x',
+ *    ANY('{…}'), N'…', B'…', X'…' are all left alone because a literal is
+ *    replaced only in the positions listed in decide_rule();
+ *  - decoding: escapes that make a byte >= 0x80 or NUL are read by the
+ *    server in the *server* encoding, '\'' depends on backslash_quote, a
+ *    backslash in a plain literal with standard_conforming_strings off makes
+ *    a warning: all left alone.
+ * The operand boundaries are found from the tokens on both sides: the token
+ * before the literal names the operator or list it belongs to, and the token
+ * after it must bind less tightly than that operator (ends_operand()).
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "quoteguard.h"
+#include "rewriter.h"
+
+/* ------------------------------------------------------------- characters */
+
+static bool is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static bool is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static bool is_ident_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+}
+
+static bool is_ident_cont(unsigned char c)
+{
+    return is_ident_start(c) || is_digit(c) || c == '$';
+}
+
+static bool is_op_char(unsigned char c)
+{
+    return c != 0 && strchr("~!@#^&|`?+-*/%<>=", c) != NULL;
+}
+
+static int hex_value(unsigned char c)
+{
+    if (is_digit(c))
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Bytes of the character at p (a bad sequence counts as one byte). */
+static size_t char_bytes(const qg_encoding *enc, const unsigned char *p, size_t avail)
+{
+    if (*p < 0x80)
+        return 1;
+    size_t n = qg_encoding_char_len(enc, p, avail);
+    return n ? n : 1;
+}
+
+/* ----------------------------------------------------------------- tokens */
+
+typedef enum tok_kind {
+    T_END = 0,
+    T_WORD,      /* identifier or keyword */
+    T_NUMBER,
+    T_STRING,    /* a string literal of any form (lexer token) */
+    T_QIDENT,    /* "delimited identifier" */
+    T_DOLLAR,    /* $tag$ … $tag$ */
+    T_PARAM,     /* $1 */
+    T_OP,        /* operator, PostgreSQL's rules for where it ends */
+    T_PUNCT,     /* ( ) [ ] , ; . :: and other single bytes */
+    T_BROKEN     /* unterminated literal, identifier or comment */
+} tok_kind;
+
+typedef struct sql_tok {
+    tok_kind kind;
+    qg_string_form form; /* T_STRING */
+    size_t start, end;
+} sql_tok;
+
+#define LOOKAHEAD 8
+
+/* Tokens of the whole query: literals, identifiers, comments and dollar
+ * quotes come from the lexer (the server's reading); the code between them
+ * is split here.  Comments are skipped. */
+typedef struct tok_stream {
+    const qg_context *ctx;
+    const unsigned char *s;
+    size_t len;
+    size_t pos;
+    qg_lexer lx;
+    qg_token next_struct;
+    bool have_struct;
+    sql_tok queue[LOOKAHEAD];
+    unsigned head, count;
+} tok_stream;
+
+static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, size_t len)
+{
+    memset(ts, 0, sizeof *ts);
+    ts->ctx = ctx;
+    ts->s = (const unsigned char *)sql;
+    ts->len = len;
+    qg_lexer_init(&ts->lx, ctx, sql, len, QG_READ_SERVER, NULL);
+    ts->have_struct = qg_lexer_next(&ts->lx, &ts->next_struct);
+}
+
+/* An operator ends where PostgreSQL's lexer ends it: a multi-character
+ * operator cannot end in + or - unless it holds one of ~ ! @ # % ^ & | ` ?. */
+static size_t operator_end(const unsigned char *s, size_t start, size_t limit)
+{
+    size_t end = start;
+    while (end < limit && is_op_char(s[end]))
+        end++;
+    if (end - start > 1 && (s[end - 1] == '+' || s[end - 1] == '-')) {
+        bool keeps = false;
+        for (size_t i = start; i + 1 < end; i++)
+            if (strchr("~!@#%^&|`?", s[i]))
+                keeps = true;
+        if (!keeps)
+            while (end - start > 1 && (s[end - 1] == '+' || s[end - 1] == '-'))
+                end--;
+    }
+    return end;
+}
+
+static void code_token(tok_stream *ts, size_t limit, sql_tok *t)
+{
+    const unsigned char *s = ts->s;
+    size_t p = ts->pos;
+    unsigned char c = s[p];
+    t->start = p;
+    if (is_ident_start(c)) {
+        t->kind = T_WORD;
+        while (p < limit && is_ident_cont(s[p]))
+            p += char_bytes(ts->ctx->encoding, s + p, limit - p);
+    } else if (is_digit(c) || (c == '.' && p + 1 < limit && is_digit(s[p + 1]))) {
+        t->kind = T_NUMBER;
+        while (p < limit && (is_ident_cont(s[p]) || s[p] == '.')) {
+            bool exponent = (s[p] == 'e' || s[p] == 'E') && p + 2 < limit &&
+                            (s[p + 1] == '+' || s[p + 1] == '-') && is_digit(s[p + 2]);
+            p += exponent ? 2 : 1;
+        }
+    } else if (c == '$' && p + 1 < limit && is_digit(s[p + 1])) {
+        t->kind = T_PARAM;
+        p++;
+        while (p < limit && is_digit(s[p]))
+            p++;
+    } else if (is_op_char(c)) {
+        t->kind = T_OP;
+        p = operator_end(s, p, limit);
+    } else if (c == ':' && p + 1 < limit && s[p + 1] == ':') {
+        t->kind = T_PUNCT;
+        p += 2;
+    } else if (c == ':' && p + 1 < limit && s[p + 1] == '=') {
+        t->kind = T_OP; /* named argument */
+        p += 2;
+    } else {
+        t->kind = T_PUNCT;
+        p++;
+    }
+    t->end = p > limit ? limit : p;
+    ts->pos = t->end;
+}
+
+static void produce(tok_stream *ts, sql_tok *t)
+{
+    memset(t, 0, sizeof *t);
+    for (;;) {
+        size_t limit = ts->have_struct ? ts->next_struct.start : ts->len;
+        while (ts->pos < limit && is_space(ts->s[ts->pos]))
+            ts->pos++;
+        if (ts->pos < limit) {
+            code_token(ts, limit, t);
+            return;
+        }
+        if (!ts->have_struct) {
+            t->kind = T_END;
+            t->start = t->end = ts->len;
+            return;
+        }
+        qg_token st = ts->next_struct;
+        ts->pos = st.end;
+        ts->have_struct = qg_lexer_next(&ts->lx, &ts->next_struct);
+        t->start = st.start;
+        t->end = st.end;
+        t->form = st.form;
+        if (st.unterminated) {
+            t->kind = T_BROKEN;
+            return;
+        }
+        switch (st.kind) {
+        case QG_TOK_COMMENT:
+            continue;
+        case QG_TOK_STRING:
+            t->kind = T_STRING;
+            return;
+        case QG_TOK_IDENT:
+            t->kind = T_QIDENT;
+            return;
+        case QG_TOK_DOLLAR:
+            t->kind = T_DOLLAR;
+            return;
+        }
+        t->kind = T_BROKEN;
+        return;
+    }
+}
+
+/* The k-th token from now (k < LOOKAHEAD); T_END past the end. */
+static const sql_tok *peek(tok_stream *ts, unsigned k)
+{
+    while (ts->count <= k) {
+        produce(ts, &ts->queue[(ts->head + ts->count) % LOOKAHEAD]);
+        ts->count++;
+    }
+    return &ts->queue[(ts->head + k) % LOOKAHEAD];
+}
+
+static sql_tok take(tok_stream *ts)
+{
+    sql_tok t = *peek(ts, 0);
+    ts->head = (ts->head + 1) % LOOKAHEAD;
+    ts->count--;
+    return t;
+}
+
+static bool is_word(const tok_stream *ts, const sql_tok *t, const char *word)
+{
+    size_t n = strlen(word);
+    return t->kind == T_WORD && t->end - t->start == n &&
+           strncasecmp((const char *)ts->s + t->start, word, n) == 0;
+}
+
+static bool is_word_in(const tok_stream *ts, const sql_tok *t, const char *const *words)
+{
+    for (; *words; words++)
+        if (is_word(ts, t, *words))
+            return true;
+    return false;
+}
+
+static bool is_punct(const tok_stream *ts, const sql_tok *t, const char *text)
+{
+    size_t n = strlen(text);
+    return t->kind == T_PUNCT && t->end - t->start == n &&
+           memcmp(ts->s + t->start, text, n) == 0;
+}
+
+static bool is_op(const tok_stream *ts, const sql_tok *t, const char *text)
+{
+    size_t n = strlen(text);
+    return t->kind == T_OP && t->end - t->start == n && memcmp(ts->s + t->start, text, n) == 0;
+}
+
+/* ------------------------------------------------------------- word lists */
+
+static const char *const statement_words[] = {"select", "insert", "update", "delete",
+                                              "values", "with",   NULL};
+
+/* Built-in functions whose arguments all have fixed types (no "any", no
+ * polymorphic-only argument) and whose names are not type names, so an
+ * unknown argument resolves the same as a literal or as a parameter. */
+static const char *const func_names[] = {
+    "lower", "upper", "initcap", "length", "char_length", "character_length",
+    "octet_length", "bit_length", "md5", "replace", "split_part", "strpos",
+    "starts_with", "left", "right", "lpad", "rpad", "ltrim", "rtrim", "btrim",
+    "repeat", "reverse", "translate", "substr", "regexp_replace", "regexp_match",
+    "regexp_matches", "regexp_split_to_array", "regexp_split_to_table", "regexp_like",
+    "to_tsvector", "to_tsquery", "plainto_tsquery", "phraseto_tsquery",
+    "websearch_to_tsquery", "to_char", "to_date", "to_timestamp", "to_number",
+    "date_trunc", "date_part", "coalesce", "nullif", "encode", "decode",
+    "convert_to", "convert_from", "quote_ident", "string_to_array", NULL};
+
+/* Cast targets that take no typmod and are not INTERVAL: '…'::t and $1::t
+ * run the same input function. */
+static const char *const cast_types[] = {
+    "text", "varchar", "bpchar", "name", "int2", "int4", "int8", "smallint", "integer",
+    "int", "bigint", "numeric", "float4", "float8", "real", "bool", "boolean", "date",
+    "time", "timestamp", "timestamptz", "json", "jsonb", "uuid", "bytea", "inet", "cidr",
+    NULL};
+
+/* Tokens that end an operand of a comparison, LIKE or IS DISTINCT FROM:
+ * they bind less tightly than any of those operators. */
+static const char *const operand_end_words[] = {
+    "and", "or", "then", "else", "end", "from", "where", "group", "having", "window",
+    "order", "limit", "offset", "fetch", "for", "returning", "union", "intersect",
+    "except", "on", "join", "inner", "left", "right", "full", "cross", "natural", "asc",
+    "desc", "nulls", "as", "do", NULL};
+
+static const char *const limit_end_words[] = {"offset", "limit", "for", "fetch", "rows",
+                                              "row", NULL};
+
+static const char *const comparison_ops[] = {"=", "<>", "!=", "<", ">", "<=", ">=", NULL};
+
+static bool is_op_in(const tok_stream *ts, const sql_tok *t, const char *const *ops)
+{
+    for (; *ops; ops++)
+        if (is_op(ts, t, *ops))
+            return true;
+    return false;
+}
+
+/* ----------------------------------------------------- statement facts */
+
+#define MAX_DEPTH 64
+
+typedef struct statement_facts {
+    bool grouped;    /* GROUP BY, HAVING or a DISTINCT somewhere */
+    bool has_insert; /* VALUES rows may be assignments */
+    const char *why; /* NULL when the statement may be rewritten */
+} statement_facts;
+
+/* DISTINCT right after IS or IS NOT: the operator IS [NOT] DISTINCT FROM. */
+static bool distinct_is_operator(const tok_stream *ts, const sql_tok *prev1, const sql_tok *prev2)
+{
+    return is_word(ts, prev1, "is") || (is_word(ts, prev1, "not") && is_word(ts, prev2, "is"));
+}
+
+/* First pass: one SELECT/INSERT/UPDATE/DELETE/VALUES/WITH statement, no
+ * $n of its own, balanced, and whether anything matches expressions. */
+static void scan_statement(const qg_context *ctx, const char *sql, size_t len,
+                           statement_facts *f)
+{
+    tok_stream ts;
+    sql_tok prev1 = {0}, prev2 = {0};
+    int depth = 0;
+    bool started = false, ended = false;
+    memset(f, 0, sizeof *f);
+    stream_init(&ts, ctx, sql, len);
+    for (;;) {
+        sql_tok t = take(&ts);
+        if (t.kind == T_END)
+            break;
+        if (t.kind == T_BROKEN) {
+            f->why = "unterminated token";
+            return;
+        }
+        if (ended) {
+            f->why = "more than one statement";
+            return;
+        }
+        if (!started && !is_punct(&ts, &t, "(")) {
+            if (!is_word_in(&ts, &t, statement_words)) {
+                f->why = "not a SELECT, INSERT, UPDATE, DELETE, VALUES or WITH statement";
+                return;
+            }
+            started = true;
+        }
+        if (is_punct(&ts, &t, "(") || is_punct(&ts, &t, "[")) {
+            if (++depth > MAX_DEPTH) {
+                f->why = "nested too deeply";
+                return;
+            }
+        } else if (is_punct(&ts, &t, ")") || is_punct(&ts, &t, "]")) {
+            if (--depth < 0) {
+                f->why = "unbalanced parentheses";
+                return;
+            }
+        } else if (is_punct(&ts, &t, ";")) {
+            if (depth != 0) {
+                f->why = "unbalanced parentheses";
+                return;
+            }
+            ended = true;
+        } else if (t.kind == T_PARAM) {
+            f->why = "the query has $n parameters of its own";
+            return;
+        } else if (is_word(&ts, &t, "current_query")) {
+            f->why = "the query reads its own text";
+            return;
+        } else if (is_word(&ts, &t, "group")) {
+            if (is_word(&ts, peek(&ts, 0), "by"))
+                f->grouped = true;
+        } else if (is_word(&ts, &t, "having")) {
+            f->grouped = true;
+        } else if (is_word(&ts, &t, "distinct")) {
+            if (!distinct_is_operator(&ts, &prev1, &prev2))
+                f->grouped = true;
+        } else if (is_word(&ts, &t, "insert")) {
+            f->has_insert = true;
+        }
+        prev2 = prev1;
+        prev1 = t;
+    }
+    if (!started)
+        f->why = "empty query";
+    else if (depth != 0)
+        f->why = "unbalanced parentheses";
+}
+
+/* -------------------------------------------------------------- output */
+
+typedef struct writer {
+    char *buf;
+    size_t cap;
+    size_t len; /* counts on past cap, so the caller learns the size needed */
+    bool digit; /* an ASCII digit was written (whether or not it fit) */
+} writer;
+
+static void put(writer *w, const void *p, size_t n)
+{
+    if (w->buf && w->len <= w->cap && n <= w->cap - w->len)
+        memcpy(w->buf + w->len, p, n);
+    for (size_t i = 0; i < n; i++)
+        if (is_digit(((const unsigned char *)p)[i]))
+            w->digit = true;
+    w->len += n;
+}
+
+static void put_byte(writer *w, unsigned char c)
+{
+    put(w, &c, 1);
+}
+
+static void put_utf8(writer *w, unsigned long cp)
+{
+    unsigned char b[4];
+    size_t n;
+    if (cp < 0x80) {
+        b[0] = (unsigned char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        b[0] = (unsigned char)(0xC0 | (cp >> 6));
+        b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (unsigned char)(0xE0 | (cp >> 12));
+        b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        b[0] = (unsigned char)(0xF0 | (cp >> 18));
+        b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+        b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    put(w, b, n);
+}
+
+/* ------------------------------------------------------------ decoding */
+
+enum { C_END = -1, C_BREAK = -2 };
+
+/* The bytes inside a literal's quotes, '' folded, continuation gaps
+ * (whitespace with a newline, -- comments) reported as C_BREAK.  The bytes
+ * of a multibyte character come back one by one with *raw set after the
+ * first, so a trail byte is never taken for a quote or a backslash. */
+typedef struct content {
+    const unsigned char *s;
+    const qg_encoding *enc;
+    size_t pos, end;
+    size_t raw_left;
+} content;
+
+static void content_init(content *c, const unsigned char *s, const qg_encoding *enc,
+                         size_t start, size_t end)
+{
+    c->s = s;
+    c->enc = enc;
+    c->pos = start;
+    while (c->pos < end && s[c->pos] != '\'')
+        c->pos++; /* past the prefix (E, U&) */
+    c->pos++;
+    c->end = end;
+    c->raw_left = 0;
+}
+
+static int content_next(content *c, bool *raw)
+{
+    *raw = false;
+    if (c->raw_left) {
+        c->raw_left--;
+        *raw = true;
+        return c->s[c->pos++];
+    }
+    if (c->pos >= c->end)
+        return C_END;
+    unsigned char b = c->s[c->pos];
+    if (b == '\'') {
+        if (c->pos + 1 < c->end && c->s[c->pos + 1] == '\'') {
+            c->pos += 2;
+            return '\'';
+        }
+        c->pos++;
+        while (c->pos < c->end && c->s[c->pos] != '\'') {
+            if (c->s[c->pos] == '-') /* a -- comment runs to the newline */
+                while (c->pos < c->end && c->s[c->pos] != '\n' && c->s[c->pos] != '\r')
+                    c->pos++;
+            else
+                c->pos++;
+        }
+        if (c->pos >= c->end)
+            return C_END;
+        c->pos++;
+        return C_BREAK;
+    }
+    if (b >= 0x80)
+        c->raw_left = char_bytes(c->enc, c->s + c->pos, c->end - c->pos) - 1;
+    c->pos++;
+    return b;
+}
+
+/* The byte right after a backslash of an E'' literal, never a quote pair. */
+static int content_escaped(content *c)
+{
+    if (c->pos >= c->end)
+        return C_END;
+    unsigned char b = c->s[c->pos];
+    if (b >= 0x80)
+        c->raw_left = char_bytes(c->enc, c->s + c->pos, c->end - c->pos) - 1;
+    c->pos++;
+    return b;
+}
+
+/* Reads `digits` hex digits at the current position; -1 if any is missing. */
+static long content_hex(content *c, int digits)
+{
+    long v = 0;
+    for (int i = 0; i < digits; i++) {
+        int h = c->pos < c->end ? hex_value(c->s[c->pos]) : -1;
+        if (h < 0)
+            return -1;
+        v = v * 16 + h;
+        c->pos++;
+    }
+    return v;
+}
+
+static bool is_surrogate_first(unsigned long cp)
+{
+    return cp >= 0xD800 && cp <= 0xDBFF;
+}
+
+static bool is_surrogate_second(unsigned long cp)
+{
+    return cp >= 0xDC00 && cp <= 0xDFFF;
+}
+
+static bool valid_code_point(unsigned long cp)
+{
+    return cp > 0 && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+}
+
+typedef struct decode_rules {
+    bool std_strings;   /* standard_conforming_strings = on */
+    bool unicode_ok;    /* client and server are UTF8: code points decode */
+    bool client_utf8;
+} decode_rules;
+
+/* '…': only '' and continuation.  With standard_conforming_strings off a
+ * backslash would be an escape and earn a warning: left alone. */
+static bool decode_plain(content *c, const decode_rules *r, writer *w)
+{
+    for (;;) {
+        bool raw;
+        int b = content_next(c, &raw);
+        if (b == C_END)
+            return true;
+        if (b == C_BREAK)
+            continue;
+        if (b == 0 || (b == '\\' && !raw && !r->std_strings))
+            return false;
+        put_byte(w, (unsigned char)b);
+    }
+}
+
+/* E'…': the server's backslash escapes.  Escapes that make a byte >= 0x80
+ * (read in the server encoding) or NUL, and \' (backslash_quote), are not
+ * decoded. */
+static bool decode_escape(content *c, const decode_rules *r, writer *w)
+{
+    for (;;) {
+        bool raw;
+        int b = content_next(c, &raw);
+        if (b == C_END)
+            return true;
+        if (b == C_BREAK)
+            continue;
+        if (raw || b != '\\') {
+            put_byte(w, (unsigned char)b);
+            continue;
+        }
+        int e = content_escaped(c);
+        if (e <= 0 || e == '\'')
+            return false;
+        if (e >= '0' && e <= '7') {
+            unsigned v = (unsigned)(e - '0');
+            for (int i = 0; i < 2 && c->pos < c->end && c->s[c->pos] >= '0' && c->s[c->pos] <= '7'; i++)
+                v = v * 8 + (unsigned)(c->s[c->pos++] - '0');
+            v &= 0xFF;
+            if (v == 0 || v >= 0x80)
+                return false;
+            put_byte(w, (unsigned char)v);
+        } else if (e == 'x' && c->pos < c->end && hex_value(c->s[c->pos]) >= 0) {
+            int v = hex_value(c->s[c->pos++]);
+            if (c->pos < c->end && hex_value(c->s[c->pos]) >= 0)
+                v = v * 16 + hex_value(c->s[c->pos++]);
+            if (v == 0 || v >= 0x80)
+                return false;
+            put_byte(w, (unsigned char)v);
+        } else if (e == 'u' || e == 'U') {
+            long cp = content_hex(c, e == 'u' ? 4 : 8);
+            if (cp < 0 || !r->unicode_ok)
+                return false;
+            if (e == 'u' && is_surrogate_first((unsigned long)cp)) {
+                if (c->end - c->pos < 2 || c->s[c->pos] != '\\' || c->s[c->pos + 1] != 'u')
+                    return false;
+                c->pos += 2;
+                long low = content_hex(c, 4);
+                if (low < 0 || !is_surrogate_second((unsigned long)low))
+                    return false;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            }
+            if (!valid_code_point((unsigned long)cp))
+                return false;
+            put_utf8(w, (unsigned long)cp);
+        } else {
+            static const char from[] = "bfnrt", to[] = "\b\f\n\r\t";
+            const char *m = e < 0x80 ? strchr(from, e) : NULL;
+            put_byte(w, m && *m ? (unsigned char)to[m - from] : (unsigned char)e);
+        }
+    }
+}
+
+/* Next byte of a U&'' body inside an escape: a continuation gap there is
+ * not worth decoding. */
+static int unicode_next(content *c)
+{
+    bool raw;
+    int b = content_next(c, &raw);
+    return b == C_BREAK ? C_END : b;
+}
+
+static long unicode_hex(content *c, int digits)
+{
+    long v = 0;
+    for (int i = 0; i < digits; i++) {
+        int b = unicode_next(c);
+        int h = b >= 0 ? hex_value((unsigned char)b) : -1;
+        if (h < 0)
+            return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* The code point after an escape character: XXXX or +XXXXXX. */
+static long unicode_escape_value(content *c, int first)
+{
+    if (first == '+')
+        return unicode_hex(c, 6);
+    int h = first >= 0 ? hex_value((unsigned char)first) : -1;
+    if (h < 0)
+        return -1;
+    long rest = unicode_hex(c, 3);
+    return rest < 0 ? -1 : ((long)h << 12) | rest;
+}
+
+/* U&'…' (UTF8 client only; the server rejects it without
+ * standard_conforming_strings): escapes as the server's parser reads them. */
+static bool decode_unicode(content *c, const decode_rules *r, unsigned char esc, writer *w)
+{
+    if (!r->std_strings || !r->client_utf8)
+        return false;
+    for (;;) {
+        bool raw;
+        int b = content_next(c, &raw);
+        if (b == C_END)
+            return true;
+        if (b == C_BREAK)
+            continue;
+        if (raw || b != esc) {
+            put_byte(w, (unsigned char)b);
+            continue;
+        }
+        int n = unicode_next(c);
+        if (n == esc) {
+            put_byte(w, esc);
+            continue;
+        }
+        long cp = unicode_escape_value(c, n);
+        if (cp < 0 || !r->unicode_ok)
+            return false;
+        if (is_surrogate_first((unsigned long)cp)) {
+            if (unicode_next(c) != esc)
+                return false;
+            long low = unicode_escape_value(c, unicode_next(c));
+            if (low < 0 || !is_surrogate_second((unsigned long)low))
+                return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        }
+        if (!valid_code_point((unsigned long)cp))
+            return false;
+        put_utf8(w, (unsigned long)cp);
+    }
+}
+
+/* The character of UESCAPE '<c>': one byte the server accepts there. */
+static bool uescape_char(const tok_stream *ts, const sql_tok *lit, const decode_rules *r,
+                         unsigned char *esc)
+{
+    char buf[2];
+    writer w = {.buf = buf, .cap = sizeof buf};
+    content c;
+    if (lit->form != QG_FORM_PLAIN)
+        return false;
+    content_init(&c, ts->s, ts->ctx->encoding, lit->start, lit->end);
+    if (!decode_plain(&c, r, &w) || w.len != 1)
+        return false;
+    unsigned char e = (unsigned char)buf[0];
+    if (hex_value(e) >= 0 || e == '+' || e == '\'' || e == '"' || is_space(e) || e >= 0x80)
+        return false;
+    *esc = e;
+    return true;
+}
+
+/* ---------------------------------------------------------- the walk */
+
+typedef enum clause {
+    CL_NONE = 0, /* before the first clause keyword */
+    CL_TARGET,   /* select list, RETURNING */
+    CL_FROM,     /* FROM, JOIN … ON */
+    CL_WHERE,
+    CL_SET,      /* UPDATE … SET, ON CONFLICT DO UPDATE SET */
+    CL_VALUES,
+    CL_LIMIT,    /* LIMIT, OFFSET, FETCH */
+    CL_ORDER,
+    CL_GROUP,
+    CL_HAVING,
+    CL_CONFLICT, /* ON CONFLICT target and its WHERE: matched against indexes */
+    CL_WITH,     /* WITH: the parentheses hold whole statements */
+    CL_OTHER
+} clause;
+
+typedef enum level_kind {
+    LV_PAREN = 0, /* expression or subquery */
+    LV_BRACKET,   /* ARRAY[…], subscripts */
+    LV_FUNC,      /* arguments of a function from func_names */
+    LV_IN,        /* IN ( list ) */
+    LV_ROW        /* a VALUES row */
+} level_kind;
+
+typedef struct level {
+    level_kind kind;
+    clause clause;
+    bool restricted; /* an enclosing clause forbids replacing */
+    bool fresh;      /* no token seen inside yet */
+} level;
+
+/* Clauses whose expressions are never compared with other expressions. */
+static bool clause_safe(clause cl, bool grouped)
+{
+    switch (cl) {
+    case CL_FROM:
+    case CL_WHERE:
+    case CL_SET:
+    case CL_VALUES:
+    case CL_LIMIT:
+        return true;
+    case CL_TARGET:
+    case CL_ORDER:
+        return !grouped;
+    default:
+        return false;
+    }
+}
+
+typedef enum rule {
+    RULE_NONE = 0,
+    RULE_COMPARE,    /* right operand of = <> != < > <= >=, IS DISTINCT FROM, ESCAPE */
+    RULE_PATTERN,    /* LIKE / ILIKE / SIMILAR TO pattern */
+    RULE_ASSIGN,     /* UPDATE … SET col = 'x' */
+    RULE_LIMIT,      /* LIMIT 'n' / OFFSET 'n' */
+    RULE_ITEM        /* IN list item, function argument, VALUES item */
+} rule;
+
+typedef struct walker {
+    tok_stream ts;
+    const statement_facts *facts;
+    decode_rules rules;
+    level stack[MAX_DEPTH + 1];
+    int depth;
+    sql_tok prev1, prev2;
+    writer text, values;
+    size_t copied;  /* query bytes before this are in text */
+    size_t nparams;
+    const char *why;
+} walker;
+
+static level *top(walker *w)
+{
+    return &w->stack[w->depth];
+}
+
+static bool ends_operand(walker *w, const sql_tok *t)
+{
+    return t->kind == T_END || is_punct(&w->ts, t, ")") || is_punct(&w->ts, t, ",") ||
+           is_punct(&w->ts, t, ";") || is_word_in(&w->ts, t, operand_end_words);
+}
+
+/* The position the literal is in, judged from the token before it. */
+static rule decide_rule(walker *w)
+{
+    const tok_stream *ts = &w->ts;
+    const level *lv = top(w);
+    const sql_tok *p1 = &w->prev1, *p2 = &w->prev2;
+    if (lv->restricted || !clause_safe(lv->clause, w->facts->grouped))
+        return RULE_NONE;
+    if (is_op_in(ts, p1, comparison_ops))
+        return lv->clause == CL_SET && is_op(ts, p1, "=") ? RULE_ASSIGN : RULE_COMPARE;
+    if (is_word(ts, p1, "like") || is_word(ts, p1, "ilike") ||
+        (is_word(ts, p1, "to") && is_word(ts, p2, "similar")))
+        return RULE_PATTERN;
+    if (is_word(ts, p1, "escape") || (is_word(ts, p1, "from") && is_word(ts, p2, "distinct")))
+        return RULE_COMPARE;
+    if (is_word(ts, p1, "limit") || is_word(ts, p1, "offset"))
+        return RULE_LIMIT;
+    if ((is_punct(ts, p1, "(") || is_punct(ts, p1, ",")) &&
+        (lv->kind == LV_IN || lv->kind == LV_FUNC || lv->kind == LV_ROW))
+        return RULE_ITEM;
+    return RULE_NONE;
+}
+
+static bool right_side_ends(walker *w, rule r, const sql_tok *after)
+{
+    tok_stream *ts = &w->ts;
+    switch (r) {
+    case RULE_COMPARE:
+    case RULE_ASSIGN:
+        return ends_operand(w, after);
+    case RULE_PATTERN:
+        return ends_operand(w, after) || is_word(ts, after, "escape");
+    case RULE_LIMIT:
+        return after->kind == T_END || is_punct(ts, after, ")") || is_punct(ts, after, ";") ||
+               is_word_in(ts, after, limit_end_words);
+    case RULE_ITEM:
+        return is_punct(ts, after, ",") || is_punct(ts, after, ")");
+    default:
+        return false;
+    }
+}
+
+/* Characters of query bytes [start, end). */
+static size_t count_chars(const walker *w, size_t start, size_t end)
+{
+    size_t n = 0;
+    for (size_t p = start; p < end; n++)
+        p += char_bytes(w->ts.ctx->encoding, w->ts.s + p, end - p);
+    return n;
+}
+
+/* Writes "$n" in place of bytes [start, end), padded to the same number of
+ * characters (newlines kept where they were), with a space before or after
+ * when a word touches that side.  False when that does not fit. */
+static bool is_glued_kind(tok_kind k)
+{
+    return k == T_WORD || k == T_NUMBER || k == T_PARAM;
+}
+
+static bool replace_span(walker *w, size_t start, size_t end, bool lead, bool trail)
+{
+    const unsigned char *s = w->ts.s;
+    char num[16];
+    int k = snprintf(num, sizeof num, "$%zu", w->nparams + 1);
+    size_t chars = count_chars(w, start, end);
+    if (chars < (size_t)lead + (size_t)k + (size_t)trail)
+        return false;
+    put(&w->text, s + w->copied, start - w->copied);
+    if (lead)
+        put_byte(&w->text, ' ');
+    put(&w->text, num, (size_t)k);
+    size_t slot = 0;
+    for (size_t p = start; p < end; slot++) {
+        size_t n = char_bytes(w->ts.ctx->encoding, s + p, end - p);
+        if (slot >= (size_t)lead + (size_t)k)
+            put_byte(&w->text, s[p] == '\n' || s[p] == '\r' ? s[p] : ' ');
+        p += n;
+    }
+    w->copied = end;
+    return true;
+}
+
+/* A string literal token was just taken: replace it when its position and
+ * value allow. */
+static void consider_literal(walker *w, const sql_tok *lit)
+{
+    tok_stream *ts = &w->ts;
+    unsigned next = 0;
+    size_t span_end = lit->end;
+    unsigned char esc = '\\';
+    if (lit->form != QG_FORM_PLAIN && lit->form != QG_FORM_ESCAPE && lit->form != QG_FORM_UNICODE)
+        return;
+    if (lit->form == QG_FORM_UNICODE && is_word(ts, peek(ts, 0), "uescape")) {
+        const sql_tok *e = peek(ts, 1);
+        if (e->kind != T_STRING || !uescape_char(ts, e, &w->rules, &esc))
+            return;
+        span_end = e->end;
+        next = 2;
+    }
+    const sql_tok *after = peek(ts, next);
+    bool cast = false;
+    if (is_punct(ts, after, "::") && is_word_in(ts, peek(ts, next + 1), cast_types)) {
+        unsigned k = next + 2;
+        if (is_punct(ts, peek(ts, k), "[") && is_punct(ts, peek(ts, k + 1), "]"))
+            k += 2;
+        after = peek(ts, k);
+        cast = true;
+    }
+    /* "$n" must not run into a word or number it touches. */
+    const sql_tok *touching = peek(ts, next);
+    bool lead = w->prev1.end == lit->start && is_glued_kind(w->prev1.kind);
+    bool trail = touching->start == span_end && is_glued_kind(touching->kind);
+    rule r = decide_rule(w);
+    if (r == RULE_NONE || !right_side_ends(w, r, after) || w->nparams >= QG_REWRITE_MAX_PARAMS)
+        return;
+
+    size_t mark = w->values.len;
+    w->values.digit = false;
+    content c;
+    content_init(&c, ts->s, ts->ctx->encoding, lit->start, lit->end);
+    bool decoded = lit->form == QG_FORM_ESCAPE    ? decode_escape(&c, &w->rules, &w->values)
+                   : lit->form == QG_FORM_UNICODE ? decode_unicode(&c, &w->rules, esc, &w->values)
+                                                  : decode_plain(&c, &w->rules, &w->values);
+    /* Assignments read the value with the column's typmod (INTERVAL). */
+    bool assignment = r == RULE_ASSIGN || (r == RULE_ITEM && top(w)->kind == LV_ROW &&
+                                           w->facts->has_insert);
+    if (!decoded || (assignment && !cast && w->values.digit) ||
+            !replace_span(w, lit->start, span_end, lead, trail)) {
+        w->values.len = mark;
+        return;
+    }
+    put_byte(&w->values, 0);
+    w->nparams++;
+    for (unsigned i = 0; i < next; i++)
+        take(ts); /* UESCAPE '…' went with the literal */
+}
+
+static void set_clause(walker *w, const sql_tok *t)
+{
+    tok_stream *ts = &w->ts;
+    level *lv = top(w);
+    if (is_word(ts, t, "select") || is_word(ts, t, "returning"))
+        lv->clause = CL_TARGET;
+    else if (is_word(ts, t, "from"))
+        lv->clause = is_word(ts, &w->prev1, "distinct") ? lv->clause : CL_FROM; /* IS DISTINCT FROM */
+    else if (is_word(ts, t, "join"))
+        lv->clause = CL_FROM;
+    else if (is_word(ts, t, "where"))
+        lv->clause = lv->clause == CL_CONFLICT ? CL_CONFLICT : CL_WHERE;
+    else if (is_word(ts, t, "group"))
+        lv->clause = is_word(ts, &w->prev1, "within") ? lv->clause : CL_GROUP;
+    else if (is_word(ts, t, "having"))
+        lv->clause = CL_HAVING;
+    else if (is_word(ts, t, "order"))
+        lv->clause = CL_ORDER;
+    else if (is_word(ts, t, "limit") || is_word(ts, t, "offset") || is_word(ts, t, "fetch"))
+        lv->clause = CL_LIMIT;
+    else if (is_word(ts, t, "set"))
+        lv->clause = CL_SET;
+    else if (is_word(ts, t, "values"))
+        lv->clause = CL_VALUES;
+    else if (is_word(ts, t, "conflict"))
+        lv->clause = CL_CONFLICT;
+    else if (is_word(ts, t, "union") || is_word(ts, t, "intersect") || is_word(ts, t, "except"))
+        lv->clause = CL_NONE;
+    else if (is_word(ts, t, "do") || is_word(ts, t, "using") || is_word(ts, t, "into") ||
+             is_word(ts, t, "insert") || is_word(ts, t, "update") || is_word(ts, t, "delete") ||
+             is_word(ts, t, "for") || is_word(ts, t, "window"))
+        lv->clause = CL_OTHER;
+    else if (is_word(ts, t, "with") && (w->prev1.kind == T_END || is_punct(ts, &w->prev1, "(")))
+        lv->clause = CL_WITH; /* not WITH ORDINALITY, timestamp with time zone … */
+}
+
+static bool open_level(walker *w, level_kind kind)
+{
+    if (w->depth >= MAX_DEPTH)
+        return false;
+    level *parent = top(w);
+    level *lv = &w->stack[++w->depth];
+    lv->kind = kind;
+    lv->clause = parent->clause;
+    /* Before a clause and in WITH, a parenthesis starts a statement of its own. */
+    bool opens_statement = parent->clause == CL_NONE || parent->clause == CL_WITH;
+    lv->restricted = parent->restricted ||
+                     !(opens_statement || clause_safe(parent->clause, w->facts->grouped));
+    lv->fresh = true;
+    return true;
+}
+
+static level_kind paren_kind(walker *w)
+{
+    tok_stream *ts = &w->ts;
+    const level *lv = top(w);
+    if (is_word(ts, &w->prev1, "in"))
+        return LV_IN;
+    if (is_word_in(ts, &w->prev1, func_names) && !is_punct(ts, &w->prev2, "."))
+        return LV_FUNC;
+    if (lv->clause == CL_VALUES &&
+        (is_word(ts, &w->prev1, "values") ||
+         (is_punct(ts, &w->prev1, ",") && is_punct(ts, &w->prev2, ")"))))
+        return LV_ROW;
+    return LV_PAREN;
+}
+
+/* Second pass: every token in order; false when the structure is not one
+ * this walk understands (w->why says why). */
+static bool walk(walker *w)
+{
+    tok_stream *ts = &w->ts;
+    for (;;) {
+        sql_tok t = take(ts);
+        if (t.kind == T_END)
+            return true;
+        level *lv = top(w);
+        if (lv->fresh) {
+            lv->fresh = false;
+            if (is_word_in(ts, &t, statement_words) || is_word(ts, &t, "table"))
+                lv->kind = LV_PAREN; /* a subquery, not a list */
+        }
+        if (is_punct(ts, &t, "(") || is_punct(ts, &t, "[")) {
+            if (!open_level(w, is_punct(ts, &t, "[") ? LV_BRACKET : paren_kind(w))) {
+                w->why = "nested too deeply";
+                return false;
+            }
+        } else if (is_punct(ts, &t, ")") || is_punct(ts, &t, "]")) {
+            bool bracket = is_punct(ts, &t, "]");
+            if (w->depth == 0 || (lv->kind == LV_BRACKET) != bracket) {
+                w->why = "unbalanced parentheses";
+                return false;
+            }
+            w->depth--;
+        } else if (t.kind == T_WORD) {
+            set_clause(w, &t);
+        } else if (t.kind == T_STRING) {
+            consider_literal(w, &t);
+        }
+        w->prev2 = w->prev1;
+        w->prev1 = t;
+    }
+}
+
+qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, const char *sql,
+                                   size_t len, qg_rewrite *rw)
+{
+    rw->text_len = rw->values_len = rw->nparams = 0;
+    rw->why = NULL;
+    if (ctx->dialect != QG_DIALECT_POSTGRES || !ctx->encoding || !sql) {
+        rw->why = "not a PostgreSQL query";
+        return QG_REWRITE_UNCHANGED;
+    }
+    statement_facts facts;
+    scan_statement(ctx, sql, len, &facts);
+    if (facts.why) {
+        rw->why = facts.why;
+        return QG_REWRITE_UNCHANGED;
+    }
+
+    walker w;
+    memset(&w, 0, sizeof w);
+    stream_init(&w.ts, ctx, sql, len);
+    w.facts = &facts;
+    bool client_utf8 = strcmp(qg_encoding_name(ctx->encoding), "UTF8") == 0;
+    w.rules.std_strings = (ctx->flags & QG_STD_STRINGS) != 0;
+    w.rules.client_utf8 = client_utf8;
+    w.rules.unicode_ok = client_utf8 && (options & QG_REWRITE_SERVER_UTF8);
+    w.stack[0].clause = CL_NONE;
+    w.text = (writer){.buf = rw->text, .cap = rw->text_cap};
+    w.values = (writer){.buf = rw->values, .cap = rw->values_cap};
+    if (!walk(&w)) {
+        rw->why = w.why;
+        return QG_REWRITE_UNCHANGED;
+    }
+    if (w.nparams == 0) {
+        rw->why = "no literal in a value position";
+        return QG_REWRITE_UNCHANGED;
+    }
+    put(&w.text, w.ts.s + w.copied, len - w.copied);
+    rw->text_len = w.text.len;
+    rw->values_len = w.values.len;
+    rw->nparams = w.nparams;
+    if (!rw->text || rw->text_cap < w.text.len + 1 || !rw->values || rw->values_cap < w.values.len ||
+        !rw->params || rw->params_cap < w.nparams)
+        return QG_REWRITE_NO_ROOM;
+    rw->text[w.text.len] = '\0';
+    const char *v = rw->values;
+    for (size_t i = 0; i < w.nparams; i++) {
+        rw->params[i] = v;
+        v += strlen(v) + 1;
+    }
+    return QG_REWRITE_DONE;
+}

@@ -1,0 +1,286 @@
+/* Rewrite mode: which literals become parameters, the exact rewritten text
+ * and the decoded values (shim/rewriter.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "quoteguard.h"
+#include "rewriter.h"
+#include "tap.h"
+
+#define SCS_ON QG_STD_STRINGS
+#define SCS_OFF 0u
+#define SRV_UTF8 QG_REWRITE_SERVER_UTF8
+#define MAX_EXPECT 6
+
+typedef struct rewrite_case {
+    const char *encoding;
+    unsigned flags;
+    unsigned options;
+    const char *sql;
+    const char *expect_text; /* NULL: must stay unchanged */
+    const char *expect_params[MAX_EXPECT + 1]; /* NULL-terminated */
+    const char *why;
+} rewrite_case;
+
+static const rewrite_case cases[] = {
+    /* --- comparisons, lists, patterns --- */
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE name = 'abc'",
+     "SELECT * FROM t WHERE name = $1   ", {"abc"}, "equality operand"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE a <> 'x' AND b != 'y' AND c < 'p' AND d >= 'q'",
+     "SELECT * FROM t WHERE a <> $1  AND b != $2  AND c < $3  AND d >= $4 ", {"x", "y", "p", "q"},
+     "every comparison operator"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "SELECT * FROM t WHERE s NOT IN ('a', 'b') AND s ILIKE 'a%' AND s NOT SIMILAR TO 'b' ESCAPE '#'",
+     "SELECT * FROM t WHERE s NOT IN ($1 , $2 ) AND s ILIKE $3   AND s NOT SIMILAR TO $4  ESCAPE $5 ",
+     {"a", "b", "a%", "b", "#"}, "IN list, ILIKE, SIMILAR TO, ESCAPE"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s LIKE 'a!%%' ESCAPE '!'",
+     "SELECT * FROM t WHERE s LIKE $1     ESCAPE $2 ", {"a!%%", "!"}, "LIKE … ESCAPE"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "SELECT * FROM t WHERE s IS DISTINCT FROM 'a' OR s IS NOT DISTINCT FROM 'b'",
+     "SELECT * FROM t WHERE s IS DISTINCT FROM $1  OR s IS NOT DISTINCT FROM $2 ", {"a", "b"},
+     "IS [NOT] DISTINCT FROM, and DISTINCT there does not mark the query grouped"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t ORDER BY id LIMIT '5' OFFSET '10'",
+     "SELECT * FROM t ORDER BY id LIMIT $1  OFFSET $2  ", {"5", "10"}, "LIMIT and OFFSET operands"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "SELECT * FROM t WHERE lower(s) = lower('ABC') AND coalesce(s, 'z') <> 'q'",
+     "SELECT * FROM t WHERE lower(s) = lower($1   ) AND coalesce(s, $2 ) <> $3 ",
+     {"ABC", "z", "q"}, "arguments of fixed-type built-in functions"},
+    {"UTF8", SCS_ON, SRV_UTF8, "select * from t where s = 'a' and i in ('1','2') limit '5'",
+     "select * from t where s = $1  and i in ($2 ,$3 ) limit $4 ", {"a", "1", "2", "5"},
+     "lower-case keywords, digits outside assignments"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = ''", "SELECT * FROM t WHERE s = $1",
+     {""}, "empty literal fills exactly"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s LIKE'a%'",
+     "SELECT * FROM t WHERE s LIKE $1 ", {"a%"}, "a space keeps $1 off the keyword it touched"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = 'a'; -- done\n",
+     "SELECT * FROM t WHERE s = $1 ; -- done\n", {"a"}, "trailing semicolon and comment"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "SELECT * FROM t WHERE i = '5'::int AND iv = '1'::interval AND a = '{1}'::int[]",
+     "SELECT * FROM t WHERE i = $1 ::int AND iv = '1'::interval AND a = $2   ::int[]",
+     {"5", "{1}"}, "casts to typmod-free types; ::interval stays"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "SELECT * FROM t WHERE x IN (SELECT 'a' FROM u) AND y IN (SELECT a FROM u WHERE b = 'c')",
+     "SELECT * FROM t WHERE x IN (SELECT 'a' FROM u) AND y IN (SELECT a FROM u WHERE b = $1 )",
+     {"c"}, "IN (subquery) is no list: its select-list literal stays"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT s FROM t WHERE s = 'a' GROUP BY s HAVING s <> 'b'",
+     "SELECT s FROM t WHERE s = $1  GROUP BY s HAVING s <> 'b'", {"a"},
+     "grouped query: WHERE yes, HAVING no"},
+    /* --- data-modifying statements --- */
+    {"UTF8", SCS_ON, SRV_UTF8, "INSERT INTO t (s, d) VALUES ('x', '2020-01-01'), ('y', 'today')",
+     "INSERT INTO t (s, d) VALUES ($1 , '2020-01-01'), ($2 , $3     )", {"x", "y", "today"},
+     "VALUES rows; a value with digits stays (INTERVAL columns read it with their typmod)"},
+    {"UTF8", SCS_ON, SRV_UTF8, "UPDATE t SET s = 'new', iv = '1 hour' WHERE s = '1'",
+     "UPDATE t SET s = $1   , iv = '1 hour' WHERE s = $2 ", {"new", "1"},
+     "SET assignment without digits; comparison with digits"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "INSERT INTO t (s) VALUES ('x') ON CONFLICT (s) WHERE s <> 'q' DO UPDATE SET s = 'z' WHERE t.s <> 'w'",
+     "INSERT INTO t (s) VALUES ($1 ) ON CONFLICT (s) WHERE s <> 'q' DO UPDATE SET s = $2  WHERE t.s <> $3 ",
+     {"x", "z", "w"}, "ON CONFLICT inference predicate stays, DO UPDATE is rewritten"},
+    {"UTF8", SCS_ON, SRV_UTF8, "DELETE FROM t WHERE s = 'gone' RETURNING s",
+     "DELETE FROM t WHERE s = $1     RETURNING s", {"gone"}, "DELETE … RETURNING"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "WITH x AS (SELECT * FROM t WHERE s = 'q') SELECT * FROM x WHERE s<>'r';",
+     "WITH x AS (SELECT * FROM t WHERE s = $1 ) SELECT * FROM x WHERE s<>$2 ;", {"q", "r"},
+     "CTE body and main query"},
+    {"UTF8", SCS_ON, SRV_UTF8, "VALUES ('1'), ('2')", "VALUES ($1 ), ($2 )", {"1", "2"},
+     "VALUES statement: no assignment, digits fine"},
+    /* --- decoding --- */
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = E'a\\tb\\nc\\\\d''e\\041\\x41\\q'",
+     "SELECT * FROM t WHERE s = $1                        ", {"a\tb\nc\\d'e!Aq"},
+     "E'' escapes: control, backslash, doubled quote, octal, hex, other"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = E'\\u00e9t\\U0001F600' OR s = E'\\ud83d\\ude00'",
+     "SELECT * FROM t WHERE s = $1                   OR s = $2             ",
+     {"\xc3\xa9t\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"}, "\\u, \\U and a surrogate pair"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "SELECT * FROM t WHERE s = U&'d\\0061t\\+000061' OR s = U&'d!0061t' UESCAPE '!'",
+     "SELECT * FROM t WHERE s = $1                  OR s = $2                     ",
+     {"data", "dat"}, "U&'' with the default escape and with UESCAPE"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = 'ab'\n  'cd' AND i = 1",
+     "SELECT * FROM t WHERE s = $1  \n       AND i = 1", {"abcd"},
+     "continuation joins the parts; the newline stays in place"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = 'a\\b'",
+     "SELECT * FROM t WHERE s = $1   ", {"a\\b"}, "standard_conforming_strings: backslash is data"},
+    {"UTF8", SCS_OFF, SRV_UTF8, "SELECT * FROM t WHERE s = 'it''s'",
+     "SELECT * FROM t WHERE s = $1     ", {"it's"}, "scs off, no backslash: same as on"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = '\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e' AND i = 1",
+     "SELECT * FROM t WHERE s = $1    AND i = 1", {"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"},
+     "UTF-8 text: padding counts characters, not bytes"},
+    {"SJIS", SCS_ON, 0, "SELECT * FROM t WHERE s = '\x83\x5c\x95\x5c' AND i = 1",
+     "SELECT * FROM t WHERE s = $1   AND i = 1", {"\x83\x5c\x95\x5c"},
+     "SJIS with 0x5c trail bytes"},
+    {"SJIS", SCS_ON, 0, "SELECT * FROM t WHERE s = E'\x83\x5c\\n'",
+     "SELECT * FROM t WHERE s = $1    ", {"\x83\x5c\n"},
+     "SJIS in E'': the trail byte is no backslash"},
+    {"LATIN1", SCS_ON, 0, "SELECT * FROM t WHERE s = 'caf\xe9'",
+     "SELECT * FROM t WHERE s = $1    ", {"caf\xe9"}, "single-byte encoding"},
+    {"EUC_JP", SCS_ON, 0, "UPDATE t SET s = '\xa4\xa2' WHERE s = '\xa4\xa4'",
+     "UPDATE t SET s = $1  WHERE s = $2 ", {"\xa4\xa2", "\xa4\xa4"}, "EUC_JP assignment"},
+
+    /* --- left alone --- */
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT 'a'", NULL, {NULL}, "bare select-list literal"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE d = DATE '2020-01-01' AND iv > interval '1 day'",
+     NULL, {NULL}, "typed literals"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t ORDER BY 'x'", NULL, {NULL},
+     "ORDER BY 'x' is an error for a literal, a sort key for a parameter"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT lower(s) = 'a' FROM t GROUP BY lower(s) = 'a'", NULL, {NULL},
+     "GROUP BY matches expressions: $1 never equals $2"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT DISTINCT lower(s) = 'a' FROM t", NULL, {NULL},
+     "SELECT DISTINCT marks the query grouped"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = ANY('{a,b}')", NULL, {NULL},
+     "ANY('{…}')"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SET search_path = 'x'", NULL, {NULL}, "utility statement"},
+    {"UTF8", SCS_ON, SRV_UTF8, "EXPLAIN SELECT * FROM t WHERE s = 'a'", NULL, {NULL}, "EXPLAIN"},
+    {"UTF8", SCS_ON, SRV_UTF8, "COPY t FROM '/tmp/x' WITH (DELIMITER ',')", NULL, {NULL}, "COPY"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "CREATE FUNCTION f() RETURNS int AS 'select 1' LANGUAGE sql", NULL, {NULL},
+     "CREATE FUNCTION body"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT 1; SELECT * FROM t WHERE s = 'a'", NULL, {NULL},
+     "two statements cannot go through the extended protocol"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = $1 AND x = 'a'", NULL, {NULL},
+     "the query has its own $1"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = concat('a', 'b') OR s = 'a' || 'b'",
+     NULL, {NULL}, "arguments of type \"any\" and operands of ||"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE d = date('2020-01-01')", NULL, {NULL},
+     "typename('literal') is a cast only for a literal"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = 'a' COLLATE \"C\"", NULL, {NULL},
+     "COLLATE binds to the literal"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "SELECT * FROM t WHERE b = B'101' OR x = X'ff' OR n = N'abc' OR s = $$abc$$", NULL, {NULL},
+     "bit, hex, national and dollar-quoted strings"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = E'\\xe9' OR s = E'\\351' OR s = E'it\\'s'",
+     NULL, {NULL}, "escapes making a high byte (server encoding) and \\' (backslash_quote)"},
+    {"UTF8", SCS_ON, 0, "SELECT * FROM t WHERE s = E'\\u00e9'", NULL, {NULL},
+     "Unicode escape with a server encoding that may not be UTF8"},
+    {"LATIN1", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = E'\\u00e9' OR s = U&'\\00e9'", NULL,
+     {NULL}, "Unicode escapes need a UTF8 client"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = E'\\ud83d' OR s = U&'\\D83D'", NULL,
+     {NULL}, "lone surrogate: a server error, left to the server"},
+    {"UTF8", SCS_OFF, SRV_UTF8, "SELECT * FROM t WHERE s = 'a\\b' OR s = U&'x'", NULL, {NULL},
+     "scs off: backslash earns a warning; U&'' is an error"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = U&'d!0061t' UESCAPE 'a'", NULL, {NULL},
+     "UESCAPE with a hex digit"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s=''and i = 1", NULL, {NULL},
+     "no room for a space between $1 and the keyword"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT current_query() WHERE 'a' = 'a'", NULL, {NULL},
+     "the query reads its own text"},
+    {"UTF8", SCS_ON, SRV_UTF8, "SELECT * FROM t WHERE s = 'a' 'b'", NULL, {NULL},
+     "two literals on one line: a syntax error stays the server's"},
+    {"UTF8", SCS_ON, SRV_UTF8, "UPDATE t SET iv = '1' WHERE s = x", NULL, {NULL},
+     "assignment of a value with digits (INTERVAL HOUR reads '1' as one hour)"},
+    {"UTF8", SCS_ON, SRV_UTF8,
+     "SELECT * FROM t WHERE s = 'a' AT TIME ZONE 'UTC' OR s = 'b'::interval hour", NULL, {NULL},
+     "operators binding tighter than the comparison"},
+};
+
+/* Characters of s in enc: a replacement keeps every other token in place. */
+static size_t chars(const qg_encoding *enc, const char *s)
+{
+    size_t n = 0, len = strlen(s);
+    for (size_t p = 0; p < len; n++) {
+        size_t c = qg_encoding_char_len(enc, (const unsigned char *)s + p, len - p);
+        p += c ? c : 1;
+    }
+    return n;
+}
+
+static void run_case(const rewrite_case *c)
+{
+    qg_context ctx;
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, c->encoding);
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, c->flags);
+    char text[512], values[512];
+    const char *params[16];
+    qg_rewrite rw = {.text = text, .text_cap = sizeof text, .values = values,
+                     .values_cap = sizeof values, .params = params, .params_cap = 16};
+    qg_rewrite_status st = qg_rewrite_query(&ctx, c->options, c->sql, strlen(c->sql), &rw);
+    if (!c->expect_text) {
+        tap_ok(st == QG_REWRITE_UNCHANGED && rw.why != NULL, "left alone: %s (%s)", c->why,
+               rw.why ? rw.why : "?");
+        return;
+    }
+    if (!tap_ok(st == QG_REWRITE_DONE, "rewritten: %s", c->why)) {
+        tap_diag("status %d, why %s", st, rw.why ? rw.why : "-");
+        return;
+    }
+    size_t expect_n = 0;
+    while (c->expect_params[expect_n])
+        expect_n++;
+    bool same_params = rw.nparams == expect_n;
+    for (size_t i = 0; same_params && i < expect_n; i++)
+        same_params = strcmp(params[i], c->expect_params[i]) == 0;
+    bool same_text = strcmp(text, c->expect_text) == 0;
+    tap_ok(same_text && same_params && rw.text_len == strlen(text) &&
+               chars(enc, text) == chars(enc, c->sql),
+           "  text, values and length in characters: %s", c->why);
+    if (!same_text)
+        tap_diag("got [%s]", text);
+    for (size_t i = 0; !same_params && i < rw.nparams; i++)
+        tap_diag("$%zu = [%s]", i + 1, params[i]);
+}
+
+/* Too small buffers: no partial answer, the sizes needed, then success. */
+static void test_no_room(void)
+{
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8"),
+                    SCS_ON);
+    const char *sql = "SELECT * FROM t WHERE a = 'first' AND b = E'sec\\tond'";
+    qg_rewrite rw = {0};
+    qg_rewrite_status st = qg_rewrite_query(&ctx, 0, sql, strlen(sql), &rw);
+    tap_ok(st == QG_REWRITE_NO_ROOM && rw.text_len == strlen(sql) && rw.nparams == 2 &&
+               rw.values_len == strlen("first") + 1 + strlen("sec\tond") + 1,
+           "no buffers: NO_ROOM with the sizes needed (%zu, %zu, %zu)", rw.text_len,
+           rw.values_len, rw.nparams);
+
+    char *text = malloc(rw.text_len + 1), *values = malloc(rw.values_len);
+    const char **params = malloc(rw.nparams * sizeof *params);
+    qg_rewrite exact = {.text = text, .text_cap = rw.text_len + 1, .values = values,
+                        .values_cap = rw.values_len, .params = params, .params_cap = rw.nparams};
+    st = qg_rewrite_query(&ctx, 0, sql, strlen(sql), &exact);
+    tap_ok(st == QG_REWRITE_DONE &&
+               strcmp(text, "SELECT * FROM t WHERE a = $1      AND b = $2         ") == 0 &&
+               strcmp(params[0], "first") == 0 && strcmp(params[1], "sec\tond") == 0,
+           "exactly the sizes asked for are enough");
+
+    exact.values_cap = rw.values_len - 1;
+    tap_ok(qg_rewrite_query(&ctx, 0, sql, strlen(sql), &exact) == QG_REWRITE_NO_ROOM,
+           "one byte less for the values: NO_ROOM");
+    free(text);
+    free(values);
+    free(params);
+}
+
+/* Parameter numbers grow: "$10" no longer fits into '' and it stays. */
+static void test_wide_numbers(void)
+{
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8"),
+                    SCS_ON);
+    const char *sql = "SELECT * FROM t WHERE s IN ('','','','','','','','','','','abc')";
+    char text[256], values[64];
+    const char *params[16];
+    qg_rewrite rw = {.text = text, .text_cap = sizeof text, .values = values,
+                     .values_cap = sizeof values, .params = params, .params_cap = 16};
+    qg_rewrite_status st = qg_rewrite_query(&ctx, 0, sql, strlen(sql), &rw);
+    tap_ok(st == QG_REWRITE_DONE && rw.nparams == 10 &&
+               strcmp(text, "SELECT * FROM t WHERE s IN ($1,$2,$3,$4,$5,$6,$7,$8,$9,'',$10  )") ==
+                   0 &&
+               strcmp(params[9], "abc") == 0,
+           "tenth empty literal stays, the next one becomes $10");
+}
+
+int main(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i]);
+    test_no_room();
+    test_wide_numbers();
+
+    qg_context mysql;
+    qg_context_init(&mysql, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
+    qg_rewrite rw = {0};
+    tap_ok(qg_rewrite_query(&mysql, 0, "SELECT * FROM t WHERE s = 'a'", 29, &rw) ==
+               QG_REWRITE_UNCHANGED,
+           "MySQL queries are never rewritten");
+    return tap_done();
+}
