@@ -77,10 +77,12 @@ require_shim() {
 # Runs a command under the wrapper: e2e_guard MODE LOGFILE COMMAND...
 # --force: the interpreters (php, perl, python) load their client library
 # through an extension at run time, which the wrapper refuses by default.
+# QG_WRAPPER_OPTS: more wrapper options (e.g. -v for the debug events).
+QG_WRAPPER_OPTS=()
 e2e_guard() {
     local mode=$1 log=$2
     shift 2
-    "$QG_WRAPPER" --force --mode "$mode" --log "$log" -- "$@"
+    "$QG_WRAPPER" --force --mode "$mode" --log "$log" "${QG_WRAPPER_OPTS[@]}" -- "$@"
 }
 
 # Lines of a JSON-lines log that are findings with the given action.

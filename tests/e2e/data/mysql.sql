@@ -11,7 +11,8 @@ INSERT INTO users VALUES
     (1, 'alice',   'Paris'),
     (2, '中文',    '北京'),
     (3, '日本',    '東京'),
-    (4, 'o''brien', 'Dublin');
+    (4, 'o''brien', 'Dublin'),
+    (5, 'ソ',      'St. John''s');
 CREATE TABLE secrets (
     id     INT PRIMARY KEY,
     owner  VARCHAR(64) NOT NULL,

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Perl CGI-style scripts: DBI + DBD::Pg (GBK and SJIS) and DBI + DBD::mysql
-# (sjis and gbk), input escaped by hand and pasted into SQL.  Each request runs
+# (sjis and gbk), input escaped by hand and pasted into SQL, plus a correct
+# DBD::mysql search that quotes with $dbh->quote.  Each request runs
 # without the shim, under enforce and under audit.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -33,6 +34,13 @@ export APP_CHARSET=sjis
 cgi_case legit "mysql sjis name=日本" "$QG_MY_LOG" 'name=%93%FA%96%7B' "$E2E_PERL" "$my_cgi"
 cgi_case legit "mysql sjis name=o'brien" "$QG_MY_LOG" 'name=o%27brien' "$E2E_PERL" "$my_cgi"
 cgi_case attack "mysql sjis 0x95' UNION" "$QG_MY_LOG" "name=%95%27$union" "$E2E_PERL" "$my_cgi"
+
+say "DBD::mysql, sjis, \$dbh->quote (correct escaping): a trail byte 0x5c before one"
+say "closing quote, then an escaped quote \\' in the next literal"
+search_cgi=$E2E_DIR/perl/my_search.cgi
+cgi_case legit "mysql sjis quote() name=日本 city=Paris" "$QG_MY_LOG" 'name=%93%FA%96%7B&city=Paris' "$E2E_PERL" "$search_cgi"
+cgi_case legit "mysql sjis quote() name=ソ city=St. John's" "$QG_MY_LOG" 'name=%83%5C&city=St.%20John%27s' "$E2E_PERL" "$search_cgi"
+cgi_case legit "mysql sjis quote() name=表 city=Dublin's" "$QG_MY_LOG" 'name=%95%5C&city=Dublin%27s' "$E2E_PERL" "$search_cgi"
 
 say "DBD::mysql, gbk: lead byte 0xbf before the quote"
 export APP_CHARSET=gbk
