@@ -200,10 +200,16 @@ static void hex_context(char *out, size_t cap, const unsigned char *p, size_t n)
         used += (size_t)snprintf(out + used, cap - used, "%02x ", p[i]);
 }
 
+/* cut_buffer[k] is a heap block of exactly k bytes (k = 1..4). */
+static unsigned char *cut_buffer[5];
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
+    if (!cut_buffer[1])
+        for (size_t k = 1; k <= 4; k++)
+            cut_buffer[k] = fuzz_exact_copy((const uint8_t *)"\0\0\0\0", k);
     qg_dialect dialect;
     const qg_encoding *enc = fuzz_pick_encoding(data[0], &dialect);
     const char *name = qg_encoding_name(enc);
@@ -249,9 +255,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* Truncation: with fewer bytes a character is whole or invalid, and
          * an exact-size buffer shows any read past `avail`. */
         for (size_t cut = 1; cut <= avail && cut <= 4; cut++) {
-            unsigned char *part = fuzz_exact_copy(p, cut);
-            size_t m = qg_encoding_char_len(enc, part, cut);
-            free(part);
+            memcpy(cut_buffer[cut], p, cut);
+            size_t m = qg_encoding_char_len(enc, cut_buffer[cut], cut);
             size_t expect = (n > 0 && cut >= n) ? n : 0;
             FUZZ_CHECK(m == expect, "%s: [%s] is %zu long, cut to %zu bytes gives %zu", name,
                        ctx, n, cut, m);

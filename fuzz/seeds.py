@@ -127,8 +127,8 @@ def main():
             flags = rng.randrange(8)
             write(os.path.join(out, "fuzz_lexer"), bytes([enc, flags]) + stmt)
             write(os.path.join(out, "fuzz_checker"), bytes([enc, flags, 0, 0]) + stmt)
-            if k % 4 == 0:
-                write(os.path.join(out, "fuzz_rewriter"), bytes([enc, flags]) + stmt)
+            if indexes is pg:
+                write(os.path.join(out, "fuzz_rewriter"), bytes([enc, flags, k & 1]) + stmt)
     for enc in range(len(table)):
         for stmt in ATTACKS + unit[:20]:
             write(os.path.join(out, "fuzz_encoding"), bytes([enc]) + stmt)

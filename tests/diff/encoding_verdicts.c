@@ -7,11 +7,14 @@
  *       edge cases: every single byte, every high lead with a set of
  *       interesting next bytes, and 3- and 4-byte forms.
  *   encoding_verdicts check DIALECT ENCODING [ICONV_CHARSET]
- *       reads hex strings from stdin; for each prints "<qg> <iconv> <bad>":
- *       qg is 1 when qg_encoding_char_len walks the whole string (the
- *       checker's verdict), iconv 1 when glibc iconv converts it to UTF-8
- *       without error ("-" when no charset was given), bad the offset of the
- *       first byte that starts no valid character (the length when valid).
+ *       reads hex strings from stdin; for each prints
+ *       "<qg> <iconv> <bad> <qg_nul_as_space>": qg is 1 when
+ *       qg_encoding_char_len walks the whole string (the checker's verdict),
+ *       iconv 1 when glibc iconv converts it to UTF-8 without error ("-" when
+ *       no charset was given); the last two read every NUL byte as a space
+ *       (for servers and iconv, which take NUL as a character): bad is the
+ *       offset of the first byte that starts no valid character (the length
+ *       when valid), qg_nul_as_space the verdict.
  */
 #include <errno.h>
 #include <iconv.h>
@@ -148,12 +151,17 @@ static int check(const char *dialect_name, const char *encoding, const char *cha
     unsigned char b[MAX_BYTES];
     while (fgets(line, sizeof line, stdin)) {
         size_t n = parse_hex(line, b);
+        int qg = checker_bad_offset(enc, b, n) == n;
+        int iconv_ok = cd == (iconv_t)-1 ? -1 : iconv_valid(cd, b, n);
+        /* 0x20 is no trail byte anywhere, so it stands for NUL exactly. */
+        for (size_t i = 0; i < n; i++)
+            if (b[i] == 0)
+                b[i] = ' ';
         size_t bad = checker_bad_offset(enc, b, n);
-        int qg = bad == n;
-        if (cd == (iconv_t)-1)
-            printf("%d - %zu\n", qg, bad);
+        if (iconv_ok < 0)
+            printf("%d - %zu %d\n", qg, bad, bad == n);
         else
-            printf("%d %d %zu\n", qg, iconv_valid(cd, b, n), bad);
+            printf("%d %d %zu %d\n", qg, iconv_ok, bad, bad == n);
     }
     if (cd != (iconv_t)-1)
         iconv_close(cd);

@@ -101,16 +101,15 @@ done
 
 # glibc iconv: the same strings converted to UTF-8.  Where iconv accepts what
 # the checker rejects, PostgreSQL (verifier and conversion) must reject it too,
-# and the offending character (at the checker's first bad offset) must belong
+# and the offending character (at the checker's first bad offset, NUL read as a space) must belong
 # to a known glibc extension.
-# Reads "hex qg iconv bad server"; $1: the iconv charset.
+# Reads "hex qg iconv bad qg_nul_as_space server"; $1: the iconv charset.
 classify_iconv() {
     awk -v charset="$1" '
-    function has_nul(h,   i) { for (i = 1; i < length(h); i += 2) if (substr(h, i, 2) == "00") return 1; return 0 }
     function nibble(c) { return index("0123456789abcdef", c) - 1 }
     function byte(h, k) { return 16 * nibble(substr(h, 2 * k + 1, 1)) + nibble(substr(h, 2 * k + 2, 1)) }
     {
-        hex = $1; qg = $2; ic = $3; bad = $4; server = $5
+        hex = $1; qg = $2; ic = $3; bad = $4; qg_nul_as_space = $5; server = $6
         lead = byte(hex, bad); next_byte = byte(hex, bad + 1)
         if (qg == ic)
             cat = "agree"
@@ -118,7 +117,7 @@ classify_iconv() {
             cat = "explained:well-formed-but-unmapped-in-glibc"
         else if (server != qg)
             cat = "UNEXPLAINED:checker-rejects-iconv-and-server-accept"
-        else if (has_nul(hex))
+        else if (qg_nul_as_space == 1)
             cat = "explained:nul-byte (iconv converts U+0000, the servers reject NUL)"
         else if ((charset == "GBK" || charset == "BIG5") && (lead == 128 || lead == 255))
             cat = "explained:glibc-single-byte-0x80-0xff (glibc passes it through; PostgreSQL rejects it)"
