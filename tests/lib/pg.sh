@@ -35,16 +35,46 @@ pg_as_server_user() {
     fi
 }
 
+# Prints the path of a data dir that holds an initdb'ed cluster with the
+# UTF8 / locale C database qgtest.  initdb is most of the cost of a start (and
+# seconds on a loaded machine), so the cluster is made once per server
+# version, in the temp dir, and each start copies it.
+pg_template() {
+    local bindir=$1 version dir build
+    version=$("$bindir/postgres" --version | awk '{ print $3 }') # "postgres (PostgreSQL) 15.20 …"
+    dir=${TMPDIR:-/tmp}/qg-pg-template-$version
+    if [ ! -f "$dir/PG_VERSION" ]; then
+        build=$(mktemp -d "${TMPDIR:-/tmp}/qg-pg-template.XXXXXX") || return 1
+        chown "$QG_PG_USER" "$build"
+        if pg_as_server_user "$bindir/initdb" -D "$build/data" -U "$QG_PG_USER" \
+               --auth=trust -E UTF8 --locale=C --no-sync --no-instructions \
+               >"$build/initdb.log" 2>&1 &&
+           echo "CREATE DATABASE qgtest TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'" |
+               pg_as_server_user "$bindir/postgres" --single -D "$build/data" -c fsync=off postgres \
+               >>"$build/initdb.log" 2>&1; then
+            # Another test may have won the race; its copy is as good.
+            mv -T "$build/data" "$dir" 2>/dev/null
+        else
+            cat "$build/initdb.log" >&2
+        fi
+        rm -rf "$build"
+    fi
+    # Only a cluster the server user made is trusted.
+    [ -f "$dir/PG_VERSION" ] && [ "$(stat -c %U "$dir")" = "$QG_PG_USER" ] && printf '%s\n' "$dir"
+}
+
 pg_start() {
-    local bindir
+    local bindir template
     bindir=$(pg_bindir) || { echo "pg.sh: no PostgreSQL server in /usr/lib/postgresql/*/bin" >&2; return 1; }
     if ! id -u "$QG_PG_USER" >/dev/null 2>&1; then
         useradd -r -m "$QG_PG_USER" || return 1
     fi
+    template=$(pg_template "$bindir") || { echo "pg.sh: cannot initdb" >&2; return 1; }
     QG_PG_DIR=$(mktemp -d /tmp/qg-pg.XXXXXX) || return 1
     chown "$QG_PG_USER" "$QG_PG_DIR"
     chmod 700 "$QG_PG_DIR"
-    qg_at_exit pg_stop
+    trap pg_stop EXIT
+    cp -a "$template" "$QG_PG_DIR/data" || return 1
 
     # The socket lives in our own dir, so any port number is free there; a
     # random one keeps socket names (and SysV keys) of parallel runs apart.
@@ -52,9 +82,6 @@ pg_start() {
     QG_PG_LOG=$QG_PG_DIR/server.log
     QG_PG_BIN=$bindir
 
-    pg_as_server_user "$bindir/initdb" -D "$QG_PG_DIR/data" -U "$QG_PG_USER" \
-        --auth=trust -E UTF8 --locale=C --no-sync --no-instructions \
-        >"$QG_PG_DIR/initdb.log" 2>&1 || { cat "$QG_PG_DIR/initdb.log" >&2; return 1; }
     cat >>"$QG_PG_DIR/data/postgresql.conf" <<EOF
 listen_addresses = ''
 unix_socket_directories = '$QG_PG_DIR'
@@ -74,8 +101,6 @@ EOF
 
     export PGHOST=$QG_PG_DIR PGPORT PGUSER=$QG_PG_USER PGDATABASE=qgtest QG_PG_LOG
     unset PGPASSWORD PGSERVICE PGOPTIONS PGCLIENTENCODING PGCONNECT_TIMEOUT
-    "$bindir/psql" -X -q -d postgres -v ON_ERROR_STOP=1 \
-        -c "CREATE DATABASE qgtest TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'" >/dev/null
 }
 
 # psql without ~/.psqlrc, stopping at the first error.
