@@ -1,7 +1,7 @@
 /* Logs the start-up line once, when the shim is loaded into a process. */
 #include <dlfcn.h>
 #include <stddef.h>
-#include <string.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "log.h"
@@ -20,14 +20,17 @@ __attribute__((constructor)) static void log_startup(void)
     /* Libraries linked by the program are mapped before any constructor
      * runs; ones it dlopen()s later are not listed. */
     char found[256] = "";
+    size_t used = 0;
     for (size_t i = 0; i < sizeof client_sonames / sizeof client_sonames[0]; i++) {
         void *handle = dlopen(client_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
         if (!handle)
             continue;
         dlclose(handle);
-        if (found[0])
-            strcat(found, ",");
-        strcat(found, client_sonames[i]);
+        int n = snprintf(found + used, sizeof found - used, "%s%s", used ? "," : "",
+                         client_sonames[i]);
+        if (n < 0 || (size_t)n >= sizeof found - used)
+            break;
+        used += (size_t)n;
     }
     qg_log_write_startup(s, found);
 }
