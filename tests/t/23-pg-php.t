@@ -49,6 +49,9 @@ has "$out" "ESCAPED: 955c2773205c206e6f7465" "pg_escape_string text runs on the 
 has "$(cat "$log")" '"action":"blocked","api":"PQexec","dialect":"postgres","encoding":"SJIS"' "the finding is logged"
 matches "$(cat "$log")" '"event":"dlopen_deepbind_cleared","detail":"[^"]*/pgsql\.so"' \
     "PHP asked for RTLD_DEEPBIND on pgsql.so and the shim cleared it"
+cleared=$(grep -a '"event":"dlopen_deepbind_cleared"' "$log")
+lacks "$(printf '%s\n' "$cleared" | grep -av 'pgsql\.so"')" '"event"' \
+    "extensions that need no client library keep RTLD_DEEPBIND"
 ok "exactly one finding" [ "$(grep -ac '"action"' "$log")" -eq 1 ]
 
 tap_done
