@@ -3,7 +3,7 @@
 #   . tests/lib/pg.sh
 #   pg_start            # initdb + start; exports PGHOST PGPORT PGUSER PGDATABASE QG_PG_LOG
 #   pg_psql -c 'SELECT 1'
-#   pg_stop             # also run from the EXIT trap pg_start installs
+#   pg_stop             # also run at exit (qg_at_exit, tests/lib/atexit.sh)
 #
 # The server runs as the unprivileged user qgtest (initdb refuses root), in a
 # fresh temp dir, listening on a unix socket in that dir only.  Clients run as
@@ -73,7 +73,7 @@ pg_start() {
     QG_PG_DIR=$(mktemp -d /tmp/qg-pg.XXXXXX) || return 1
     chown "$QG_PG_USER" "$QG_PG_DIR"
     chmod 700 "$QG_PG_DIR"
-    trap pg_stop EXIT
+    qg_at_exit pg_stop
     cp -a "$template" "$QG_PG_DIR/data" || return 1
 
     # The socket lives in our own dir, so any port number is free there; a
