@@ -32,6 +32,23 @@ e2e_cleanup() {
     rm -rf "$e2e_tmp"
 }
 trap e2e_cleanup EXIT
+# A scenario stopped by its time limit still cleans up.
+trap 'exit 143' TERM INT
+
+# pg_start and my_start each install their own EXIT trap, which would replace
+# this one (and the other's): start the servers through these.
+e2e_pg_start() {
+    pg_start >/dev/null
+    local status=$?
+    trap e2e_cleanup EXIT
+    return $status
+}
+e2e_my_start() {
+    my_start >/dev/null
+    local status=$?
+    trap e2e_cleanup EXIT
+    return $status
+}
 
 ok() { # condition-status description
     if [ "$1" -eq 0 ]; then
@@ -193,10 +210,12 @@ php_start() {
     for try in 1 2 3; do
         PHP_PORT=$(free_port) || return 1
         PHP_URL=http://127.0.0.1:$PHP_PORT
+        # Both commands exec php, so $! is php's own pid.
         if [ "$mode" = none ]; then
             env -u LD_PRELOAD php -S "127.0.0.1:$PHP_PORT" -t "$E2E_DIR/php" >"$e2e_tmp/php-$PHP_PORT.log" 2>&1 &
         else
-            e2e_guard "$mode" "$log" php -S "127.0.0.1:$PHP_PORT" -t "$E2E_DIR/php" >"$e2e_tmp/php-$PHP_PORT.log" 2>&1 &
+            "$QG_WRAPPER" --force --mode "$mode" --log "$log" "${QG_WRAPPER_OPTS[@]}" -- \
+                php -S "127.0.0.1:$PHP_PORT" -t "$E2E_DIR/php" >"$e2e_tmp/php-$PHP_PORT.log" 2>&1 &
         fi
         PHP_PID=$!
         local i

@@ -11,7 +11,7 @@ require php sqlmap curl
 require_shim
 php -m 2>/dev/null | grep -qx pgsql || { fail "php-pgsql is installed (run make deps)"; exit 1; }
 
-pg_start >/dev/null && e2e_load_data || { fail "PostgreSQL started with the application data"; exit 1; }
+e2e_pg_start && e2e_load_data || { fail "PostgreSQL started with the application data"; exit 1; }
 
 # The legitimate visits: every page, multibyte names in each page's encoding,
 # an apostrophe and a backslash (which addslashes escapes correctly).
@@ -91,6 +91,7 @@ got_through_plain=0 attacks=0
 for page in "${attack_pages[@]}"; do
     set -- $page
     attacks=$((attacks + 1))
+    say "sqlmap --tamper=unmagicquotes against $1?$2=, no quoteguard:"
     out=$(sqlmap_attack "plain-$1" "$1" "$2" "$3")
     sqlmap_found "$out"
     if grep -q 'sqlmap identified the following injection point' "$out" && grep -qF "$E2E_FLAG" "$out"; then
@@ -129,6 +130,7 @@ served_before=$(requests_served "$php_log")
 got_through_enforce=0
 for page in "${attack_pages[@]}"; do
     set -- $page
+    say "sqlmap --tamper=unmagicquotes against $1?$2=, quoteguard --mode enforce:"
     out=$(sqlmap_attack "enforce-$1" "$1" "$2" "$3")
     sqlmap_found "$out"
     if grep -q 'sqlmap identified the following injection point' "$out" || grep -qF "$E2E_FLAG" "$out"; then
@@ -174,6 +176,7 @@ log=$e2e_tmp/audit.log
 php_start audit "$log" || { fail "php -S starts under quoteguard audit"; exit 1; }
 browse "$e2e_tmp/browse-audit"
 same_output "under audit every legitimate page answers as without quoteguard" "$e2e_tmp/browse-plain" "$e2e_tmp/browse-audit"
+say "sqlmap --tamper=unmagicquotes against gbk_search.php?name=, quoteguard --mode audit:"
 out=$(sqlmap_attack "audit-gbk_search.php" gbk_search.php name alice)
 sqlmap_found "$out"
 ok $(grep -qF "$E2E_FLAG" "$out"; echo $?) "under audit the queries pass: sqlmap still dumps the secret"
