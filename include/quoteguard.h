@@ -88,7 +88,8 @@ typedef struct qg_token {
 
 typedef enum qg_reading {
     QG_READ_SERVER = 0, /* S: characters of the client encoding, the connection's rules */
-    QG_READ_NAIVE = 1   /* N: every byte one character, '\' escapes inside quotes */
+    QG_READ_NAIVE = 1   /* N: inside string literals every byte one character and
+                           '\' escaping the next byte; code around them as in S */
 } qg_reading;
 
 typedef enum qg_reason {
@@ -155,7 +156,7 @@ typedef struct qg_lexer {
     size_t exec_comment_depth; /* MySQL: inside / *! … * / whose body is SQL */
     size_t last_mb_end;        /* end of the last multibyte character seen in code */
     qg_reading reading;
-    bool multibyte;            /* S over a multibyte encoding */
+    bool multibyte;            /* the client encoding has multibyte characters */
     bool diverges;             /* S: saw something N may read differently */
     qg_result *findings;       /* where encoding findings go, or NULL */
 } qg_lexer;

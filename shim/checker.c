@@ -4,7 +4,8 @@
  * Only when S saw something a byte-wise reader could take differently (a
  * multibyte character with an ASCII trail byte, a backslash that S does not
  * treat as an escape) does pass 2 run S and N side by side: if N is well
- * formed but parts where S does not, a byte-wise escaper was fooled.
+ * formed and some of what it takes as literal data is code for the server,
+ * a byte-wise escaper was fooled into letting input run as SQL.
  */
 #include <string.h>
 
@@ -51,44 +52,52 @@ static void record(qg_result *res, const qg_context *ctx, qg_reason reason, size
         res->verdict = QG_VERDICT_LOG;
 }
 
-static bool same_token(const qg_token *a, const qg_token *b)
+/* Literal data: what an escaper puts user input into. */
+static bool is_data(const qg_token *tok)
 {
-    return a->kind == b->kind && a->start == b->start && a->end == b->end &&
-           a->unterminated == b->unterminated;
+    return tok->kind == QG_TOK_STRING || tok->kind == QG_TOK_DOLLAR;
 }
 
-/* Pass 2.  Returns true when N is well formed and its token boundaries
- * differ from S's; *offset is the first byte the readings take differently
- * (e.g. the quote that one of them takes as closing). */
-static bool naive_reading_parts(const qg_context *ctx, const char *sql, size_t len,
-                                size_t *offset, size_t *span_start, size_t *span_end)
+static bool next_data(qg_lexer *lx, qg_token *tok)
+{
+    while (qg_lexer_next(lx, tok))
+        if (is_data(tok))
+            return true;
+    return false;
+}
+
+/* Pass 2.  Returns true when N is well formed and some byte that N takes as
+ * literal data is, for the server, outside every literal: code, a comment or
+ * an identifier.  That is injection: input the escaper meant as data runs as
+ * SQL.  *offset is the first such byte, the span N's literal around it. */
+static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len, size_t *offset,
+                              size_t *span_start, size_t *span_end)
 {
     qg_lexer server, naive;
     qg_token ts, tn;
-    bool parted = false;
+    bool found = false;
     qg_lexer_init(&server, ctx, sql, len, QG_READ_SERVER, NULL);
     qg_lexer_init(&naive, ctx, sql, len, QG_READ_NAIVE, NULL);
-    for (;;) {
-        bool has_s = !parted && qg_lexer_next(&server, &ts);
-        bool has_n = qg_lexer_next(&naive, &tn);
-        if (has_n && tn.unterminated)
+    bool has_s = next_data(&server, &ts);
+    while (qg_lexer_next(&naive, &tn)) {
+        if (tn.unterminated)
             return false; /* the escaper's own reading is broken: not its output */
-        if (!parted && (has_s != has_n || (has_s && !same_token(&ts, &tn)))) {
-            parted = true;
-            if (!has_s) {
-                *offset = tn.start;
-                *span_start = *span_end = tn.start;
-            } else {
-                bool starts_differ = !has_n || ts.start != tn.start;
-                *offset = starts_differ ? (has_n && tn.start < ts.start ? tn.start : ts.start)
-                                        : (ts.end < tn.end ? ts.end : tn.end) - 1;
-                *span_start = ts.start;
-                *span_end = ts.end;
+        if (found || !is_data(&tn))
+            continue;
+        /* S's data tokens are sorted and disjoint: walk them over N's. */
+        for (size_t at = tn.start; at < tn.end; at = ts.end) {
+            while (has_s && ts.end <= at)
+                has_s = next_data(&server, &ts);
+            if (!has_s || ts.start > at) {
+                found = true;
+                *offset = at;
+                *span_start = tn.start;
+                *span_end = tn.end;
+                break;
             }
         }
-        if (!has_n && (parted || !has_s))
-            return parted;
     }
+    return found;
 }
 
 qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
@@ -107,7 +116,7 @@ qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_resul
 
     if (lx.diverges && res->verdict != QG_VERDICT_BLOCK) {
         size_t offset = 0, span_start = 0, span_end = 0;
-        if (naive_reading_parts(ctx, sql, len, &offset, &span_start, &span_end))
+        if (data_becomes_code(ctx, sql, len, &offset, &span_start, &span_end))
             record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, offset, span_start, span_end);
     }
     return res->verdict;

@@ -4,8 +4,10 @@
  * readings (see include/quoteguard.h):
  *   S — the server's: characters of the client encoding, the connection's
  *       quoting flags;
- *   N — a byte-wise escaper's: every byte a character, '\' escaping the next
- *       byte inside every quoted string.
+ *   N — a byte-wise escaper's: inside string literals every byte is a
+ *       character and '\' escapes the next byte; the program's own code
+ *       around them (identifiers, comments) is read as in S, since its
+ *       author wrote it in the client encoding.
  * Everything between structural tokens is plain code and is skipped with a
  * table lookup per byte; nothing is allocated.
  */
@@ -49,7 +51,8 @@ static bool is_naive(const qg_lexer *lx)
     return lx->reading == QG_READ_NAIVE;
 }
 
-/* S reads characters of a multibyte client encoding; N reads bytes. */
+/* Whether characters of a multibyte client encoding are read whole; N
+ * reads the inside of string literals byte by byte. */
 static bool reads_multibyte(const qg_lexer *lx)
 {
     return lx->multibyte;
@@ -297,7 +300,7 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
                         bool check_encoding)
 {
     const unsigned char *s = lx->sql;
-    bool mb = reads_multibyte(lx);
+    bool mb = reads_multibyte(lx) && !(is_naive(lx) && tok->kind == QG_TOK_STRING);
     bool pg = is_pg(lx);
     lx->pos++;
     for (;;) {
@@ -517,7 +520,7 @@ void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t 
     lx->sql = (const unsigned char *)sql;
     lx->len = len;
     lx->reading = reading;
-    lx->multibyte = reading == QG_READ_SERVER && !qg_encoding_is_single_byte(ctx->encoding);
+    lx->multibyte = !qg_encoding_is_single_byte(ctx->encoding);
     lx->findings = findings;
 }
 

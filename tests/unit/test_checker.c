@@ -111,6 +111,17 @@ static const rule_case cases[] = {
     {QG_DIALECT_POSTGRES, "EUC_JP", SCS_OFF, "SELECT '\x8e\xb1\x8f\xa1\xa1\xa4\xa2'",
      QG_REASON_NONE, "EUC_JP kana, JIS X 0212, JIS X 0208"},
 
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,
+     "SELECT encode(convert_to('\x95\x5c'' OR 1=1 -- ', 'SJIS'), 'hex')", QG_REASON_NONE,
+     "PQescapeStringConn of table+quote: N ends early, but only code becomes data"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT '\x95\x5c'' /* x */ '", QG_REASON_NONE,
+     "same with a block comment"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,
+     "SELECT * FROM t WHERE name = '\x95\x5c' -- ' AND pw = 'x'", QG_REASON_STRUCTURE_MISMATCH,
+     "truncation: input becomes a comment"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT '\x95\x5c'$$ x $$ OR 1=1 --'",
+     QG_REASON_STRUCTURE_MISMATCH, "a dollar quote in between does not hide the code"},
+
     /* --- MySQL --- */
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE name = '\xbf\x5c' OR 1=1 -- '",
      QG_REASON_STRUCTURE_MISMATCH, "classic GBK (CVE-2006-2753)"},
@@ -151,6 +162,10 @@ static const rule_case cases[] = {
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xed\xa0\x80'", QG_REASON_NONE,
      "MariaDB accepts encoded surrogates"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT 'a\0b'", QG_REASON_NUL_BYTE, "NUL byte"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf\x5c'' OR 1=1 # '", QG_REASON_NONE,
+     "gbk text escaped by a charset-aware quote doubler"},
+    {QG_DIALECT_MYSQL, "sjis", 0, "SELECT `\x95\x60`, '\x95\x5c' OR 1=1 #'",
+     QG_REASON_STRUCTURE_MISMATCH, "backtick trail byte, then the attack"},
 };
 
 static void test_rule_cases(void)
@@ -181,10 +196,10 @@ static void test_verdicts_and_spans(void)
     const char *sql = "SELECT * FROM t WHERE name = '\x95\x5c' OR 1=1 --'";
     qg_result res;
     tap_ok(qg_check(&ctx, sql, strlen(sql), &res) == QG_VERDICT_BLOCK, "attack verdict is block");
-    tap_ok(res.findings[0].span_start == 29 && res.findings[0].span_end == 33,
-           "span is the literal as the server reads it [%zu,%zu)", res.findings[0].span_start,
+    tap_ok(res.findings[0].span_start == 29 && res.findings[0].span_end == strlen(sql),
+           "span is the literal the escaper built [%zu,%zu)", res.findings[0].span_start,
            res.findings[0].span_end);
-    tap_ok(res.findings[0].offset == 32, "offset is where the readings part (%zu)",
+    tap_ok(res.findings[0].offset == 33, "offset is the first byte of input that runs as SQL (%zu)",
            res.findings[0].offset);
     tap_ok(qg_check(&ctx, "SELECT 1", 8, NULL) == QG_VERDICT_CLEAN, "clean verdict");
 
