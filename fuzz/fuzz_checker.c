@@ -1,6 +1,7 @@
 /*
  * qg_check: no crash, deterministic, findings inside the query, verdict and
- * count consistent with the findings and the configured actions.
+ * count consistent with the findings and the configured actions, every NUL
+ * byte found.
  * Input: encoding selector, flags byte, two action bytes, then the query.
  */
 #include "fuzz_common.h"
@@ -79,6 +80,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           : worst == QG_ACTION_LOG ? QG_VERDICT_LOG
                                                    : QG_VERDICT_CLEAN),
                    "%s: verdict %d, worst action %d", name, v1, worst);
+    /* Every NUL byte is a finding, wherever it is. */
+    if (!custom && memchr(sql, 0, len)) {
+        bool nul_found = first.count > QG_MAX_FINDINGS;
+        for (size_t i = 0; i < kept; i++)
+            nul_found |= first.findings[i].reason == QG_REASON_NUL_BYTE;
+        FUZZ_CHECK(nul_found, "%s flags %u: NUL byte in the query, no nul_byte finding", name,
+                   flags);
+    }
     if (plain_ascii(sql, len))
         for (size_t i = 0; i < kept; i++)
             FUZZ_CHECK(first.findings[i].reason == QG_REASON_UNTERMINATED,
