@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attach.h"
 #include "log.h"
+#include "shape.h"
+#include "shape_profile.h"
 
 /* initial-exec: the variable lives in the static TLS block, so reading it
  * never calls __tls_get_addr (which may allocate) on the query path. */
@@ -151,6 +154,48 @@ static bool unknown_encoding(const qg_settings *s, const qg_query *q, const char
     return false;
 }
 
+/* Shapes: looks the query's shape up in the profile.  Learn mode records a
+ * new shape of a query the checker found clean (a query with findings may be
+ * an attack: its shape is not learned).  Enforce mode logs a new shape as an
+ * unknown_shape finding; returns true when that finding blocks the query,
+ * with *shape set to its fingerprint. */
+static bool shape_blocks(const qg_settings *s, const qg_query *q, const qg_context *ctx,
+                         bool clean, uint64_t *shape)
+{
+    *shape = qg_shape_compute(ctx, q->sql, q->len, NULL, 0);
+    if (qg_shape_profile_contains(s, *shape))
+        return false;
+    if (s->shapes == QG_SHAPES_LEARN && !clean)
+        return false;
+    char sample[QG_SHAPE_SAMPLE_MAX];
+    qg_shape_compute(ctx, q->sql, q->len, sample, sizeof sample);
+    if (s->shapes == QG_SHAPES_LEARN) {
+        qg_shape_profile_learn(s, *shape, q->dialect, sample, q->caller);
+        return false;
+    }
+    bool allowed = allow_listed(s, *shape);
+    bool block = blocks_in(s->mode) && !allowed;
+    char detail[QG_SHAPE_SAMPLE_MAX + 32];
+    snprintf(detail, sizeof detail, "shape not in the profile: %s", sample);
+    qg_log_finding entry = log_entry(q, qg_encoding_name(ctx->encoding), *shape);
+    entry.action = allowed ? "allowed" : block ? "blocked" : "logged";
+    entry.reason_name = "unknown_shape";
+    entry.detail = detail;
+    qg_log_write_finding(s, &entry);
+    return block;
+}
+
+static bool block_unknown_shape(uint64_t shape, qg_decision *out)
+{
+    out->block = true;
+    out->sqlstate = "42601";
+    snprintf(out->message, sizeof out->message,
+             "quoteguard: blocked unknown_shape %016llx: the query's shape is not in this "
+             "program's shapes profile",
+             (unsigned long long)shape);
+    return false;
+}
+
 bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
 {
     out->block = false;
@@ -171,8 +216,11 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
         ctx.action[QG_REASON_ILLFORMED] = s->mysql_illformed;
     }
     qg_result result;
-    if (qg_check(&ctx, q->sql, q->len, &result) == QG_VERDICT_CLEAN)
-        return true;
+    bool clean = qg_check(&ctx, q->sql, q->len, &result) == QG_VERDICT_CLEAN;
+    uint64_t shape = 0;
+    bool shape_blocked = s->shapes != QG_SHAPES_OFF && shape_blocks(s, q, &ctx, clean, &shape);
+    if (clean)
+        return shape_blocked ? block_unknown_shape(shape, out) : true;
 
     /* Allowed reasons stop blocking; checking again with them downgraded
      * gives the exact verdict: it covers findings past the first
@@ -221,7 +269,7 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
         qg_log_write_event(s, "warning", "findings_not_logged", detail);
     }
     if (!block)
-        return true;
+        return shape_blocked ? block_unknown_shape(shape, out) : true;
 
     out->block = true;
     if (blocker) {
@@ -241,5 +289,10 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
 
 bool qg_guard_query(const qg_query *q, qg_decision *out)
 {
+    /* A front is called, so its library is mapped: announce now if the
+     * start-up probe found none (an interpreter dlopen()ed it later). */
+    static bool announce_tried;
+    if (!__atomic_exchange_n(&announce_tried, true, __ATOMIC_ACQ_REL))
+        qg_attach_announce();
     return qg_guard_query_with(qg_settings_get(), q, out);
 }

@@ -1,0 +1,60 @@
+/* The "attached" line: proof for operators that the shim is loaded and sees
+ * a client library.  Logged once per process: at start-up when the program
+ * links a client library, else at the first query (a library an
+ * interpreter dlopen()ed later), never in processes without one. */
+#include "attach.h"
+
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "log.h"
+
+/* Client libraries the fronts know, by the sonames programs link. */
+static const char *const client_sonames[] = {
+    "libpq.so.5",           "libmariadb.so.3",        "libmysqlclient.so.24",
+    "libmysqlclient.so.21", "libmysqlclient.so.20",   "libmysqlclient.so.18",
+};
+
+static bool announced;
+
+/* Comma-separated sonames of the client libraries mapped now. */
+static void loaded_libraries(char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof client_sonames / sizeof client_sonames[0]; i++) {
+        void *handle = dlopen(client_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!handle)
+            continue;
+        dlclose(handle);
+        int n = snprintf(out + used, cap - used, "%s%s", used ? "," : "", client_sonames[i]);
+        if (n < 0 || (size_t)n >= cap - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+void qg_attach_announce(void)
+{
+    if (__atomic_load_n(&announced, __ATOMIC_ACQUIRE))
+        return;
+    /* Probe first: a process without a client library never even loads
+     * the settings here. */
+    char found[256];
+    loaded_libraries(found, sizeof found);
+    if (found[0] == '\0')
+        return;
+    const qg_settings *s = qg_settings_get();
+    if (s->mode == QG_MODE_OFF || !s->active)
+        return;
+    if (!__atomic_exchange_n(&announced, true, __ATOMIC_ACQ_REL))
+        qg_log_write_startup(s, found);
+}
+
+/* Libraries the program links are mapped before any constructor runs. */
+__attribute__((constructor)) static void announce_at_start(void)
+{
+    qg_attach_announce();
+}
