@@ -143,7 +143,7 @@ typedef enum qg_verdict {
 typedef struct qg_result {
     qg_verdict verdict;
     unsigned count;                         /* all findings; may exceed QG_MAX_FINDINGS */
-    qg_finding findings[QG_MAX_FINDINGS];   /* the first ones, in query order */
+    qg_finding findings[QG_MAX_FINDINGS];   /* the first ones, in the order found */
 } qg_result;
 
 /* The lexer: an iterator over the structural tokens of a query.  State lives

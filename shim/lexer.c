@@ -227,17 +227,20 @@ static bool at_token_start(const qg_lexer *lx, size_t at)
 }
 
 /* PG '$': a dollar quote may start where a new token starts, or right after
- * a number ("1$a$" is 1 then $a$), never inside an identifier ("a$b$"). */
+ * an integer ("1$a$" is 1 then $a$), never inside an identifier ("a$b$"). */
 static bool dollar_can_start(const qg_lexer *lx, size_t at)
 {
     size_t word = at;
-    while (word > 0 && word != lx->last_mb_end && is_ident_cont(lx->sql[word - 1]))
+    bool digits = true;
+    while (word > 0 && word != lx->last_mb_end && is_ident_cont(lx->sql[word - 1])) {
         word--;
+        digits = digits && is_digit(lx->sql[word]);
+    }
     if (word == at)
         return at_token_start(lx, at);
     if (word == lx->last_mb_end && word > 0)
         return false;
-    return is_digit(lx->sql[word]);
+    return digits;
 }
 
 /* Length of a dollar-quote delimiter "$tag$" at lx->pos, or 0. */
@@ -287,6 +290,21 @@ static size_t pg_continuation(const qg_lexer *lx, size_t p)
         }
     }
     return 0;
+}
+
+/* The gap of a continuation holds whitespace and -- comments; the server
+ * converts those bytes with the rest, so they are checked like the rest. */
+static void check_gap(qg_lexer *lx, size_t to, size_t span_start, bool mb)
+{
+    while (lx->pos < to) {
+        unsigned char c = lx->sql[lx->pos];
+        if (c == '\0')
+            add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, span_start, lx->len);
+        else if (c >= 0x80 && mb)
+            consume_high(lx, span_start, lx->len, true); /* never crosses the newline */
+        else
+            lx->pos++;
+    }
 }
 
 typedef enum quote_rules {
@@ -344,6 +362,7 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
             size_t next = (pg && quote == '\'') ? pg_continuation(lx, lx->pos) : 0;
             if (!next)
                 break;
+            check_gap(lx, next, tok->start, mb);
             lx->pos = next + 1;
         }
     }
@@ -495,7 +514,7 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         tok->start = q - 2;
     }
     if (tok->form == QG_FORM_BIT || tok->form == QG_FORM_HEX) {
-        scan_quoted(lx, tok, '\'', RULES_BARE, false);
+        scan_quoted(lx, tok, '\'', RULES_BARE, is_pg(lx)); /* PG converts them too */
         return;
     }
     bool binary = !is_pg(lx) && mysql_binary_introducer(lx, q);

@@ -122,6 +122,13 @@ static const rule_case cases[] = {
     {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT '\x95\x5c'$$ x $$ OR 1=1 --'",
      QG_REASON_STRUCTURE_MISMATCH, "a dollar quote in between does not hide the code"},
 
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT X'\xc8'", QG_REASON_INVALID_SEQUENCE,
+     "PG converts bit/hex string bodies too"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT ''--\xff\n''", QG_REASON_INVALID_SEQUENCE,
+     "invalid byte in a comment between continued parts"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 4a$$ ' $$", QG_REASON_UNTERMINATED,
+     "no dollar quote after number junk"},
+
     /* --- MySQL --- */
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE name = '\xbf\x5c' OR 1=1 -- '",
      QG_REASON_STRUCTURE_MISMATCH, "classic GBK (CVE-2006-2753)"},
