@@ -97,6 +97,30 @@ const char *qg_mode_name(qg_mode mode)
     return "unknown";
 }
 
+static const char *const shapes_mode_names[] = {
+    [QG_SHAPES_OFF] = "off",
+    [QG_SHAPES_LEARN] = "learn",
+    [QG_SHAPES_ENFORCE] = "enforce",
+};
+
+bool qg_shapes_mode_parse(const char *text, qg_shapes_mode *mode)
+{
+    for (size_t i = 0; i < sizeof shapes_mode_names / sizeof shapes_mode_names[0]; i++) {
+        if (strcasecmp(text, shapes_mode_names[i]) == 0) {
+            *mode = (qg_shapes_mode)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *qg_shapes_mode_name(qg_shapes_mode mode)
+{
+    if ((size_t)mode < sizeof shapes_mode_names / sizeof shapes_mode_names[0])
+        return shapes_mode_names[mode];
+    return "unknown";
+}
+
 static const struct {
     const char *name;
     int facility;
@@ -261,6 +285,8 @@ typedef enum key_id {
     KEY_SKIP_PROGRAMS,
     KEY_MYSQL_ILLFORMED_QUOTE,
     KEY_MYSQL_ILLFORMED,
+    KEY_SHAPES,
+    KEY_SHAPES_FILE,
     KEY_COUNT
 } key_id;
 
@@ -278,6 +304,8 @@ static const struct {
     [KEY_SKIP_PROGRAMS] = {"skip_programs", "QUOTEGUARD_SKIP_PROGRAMS"},
     [KEY_MYSQL_ILLFORMED_QUOTE] = {"mysql_illformed_quote", "QUOTEGUARD_MYSQL_ILLFORMED_QUOTE"},
     [KEY_MYSQL_ILLFORMED] = {"mysql_illformed", "QUOTEGUARD_MYSQL_ILLFORMED"},
+    [KEY_SHAPES] = {"shapes", "QUOTEGUARD_SHAPES"},
+    [KEY_SHAPES_FILE] = {"shapes_file", "QUOTEGUARD_SHAPES_FILE"},
 };
 
 /* Applies one value; a bad value leaves the setting as it was (except mode,
@@ -348,8 +376,30 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
         if (!parse_action(value, &s->mysql_illformed))
             report_value(p, o, value, "expected block, log or ignore");
         break;
+    case KEY_SHAPES:
+        if (!qg_shapes_mode_parse(value, &s->shapes))
+            report_value(p, o, value, "expected learn, enforce or off");
+        break;
+    case KEY_SHAPES_FILE:
+        if (value[0] != '/')
+            report_value(p, o, value, "expected an absolute file path");
+        else if (strlen(value) >= QG_PATH_MAX)
+            report_value(p, o, value, "shapes file path too long");
+        else
+            strcpy(s->shapes_file, value);
+        break;
     case KEY_COUNT:
         break;
+    }
+}
+
+/* Settings that only make sense together, once every source is applied. */
+static void check_combinations(qg_settings *s, problems *p)
+{
+    if (s->shapes != QG_SHAPES_OFF && s->shapes_file[0] == '\0') {
+        report(p, "shapes=%s needs shapes_file (QUOTEGUARD_SHAPES_FILE); shapes stay off",
+               qg_shapes_mode_name(s->shapes));
+        s->shapes = QG_SHAPES_OFF;
     }
 }
 
@@ -550,6 +600,7 @@ static void load(void)
     else
         read_config_file(s, DEFAULT_CONFIG_PATH, false, &p);
     apply_env(s, &p);
+    check_combinations(s, &p);
 
     char program[QG_NAME_MAX];
     program_name(program, sizeof program);

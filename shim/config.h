@@ -21,6 +21,14 @@ typedef enum qg_log_sink {
     QG_LOG_FILE
 } qg_log_sink;
 
+/* Query shapes (shim/shape.h): off, record new ones, or treat unknown ones
+ * as findings. */
+typedef enum qg_shapes_mode {
+    QG_SHAPES_OFF = 0,
+    QG_SHAPES_LEARN,  /* append each new shape to the profile */
+    QG_SHAPES_ENFORCE /* a shape not in the profile is an unknown_shape finding */
+} qg_shapes_mode;
+
 #define QG_MAX_ALLOW 64
 #define QG_MAX_PROGRAMS 16
 #define QG_PATH_MAX 4096
@@ -44,6 +52,9 @@ typedef struct qg_settings {
     size_t only_count;
     char skip_programs[QG_MAX_PROGRAMS][QG_NAME_MAX];
     size_t skip_count;
+    /* Query shapes; shapes_file may hold %p (the program name) and %% ('%'). */
+    qg_shapes_mode shapes;
+    char shapes_file[QG_PATH_MAX];
     /* Resolved at load time from the lists above and the program name. */
     bool active;
     char program[QG_NAME_MAX];
@@ -74,6 +85,10 @@ void qg_settings_defaults(qg_settings *s);
 
 /* Sets s->program and resolves s->active from the program lists. */
 void qg_settings_set_program(qg_settings *s, const char *program);
+
+/* "off" / "learn" / "enforce" (any case); false when unknown. */
+bool qg_shapes_mode_parse(const char *text, qg_shapes_mode *mode);
+const char *qg_shapes_mode_name(qg_shapes_mode mode);
 
 /* Parses "enforce" / "audit" / "rewrite" / "off"; false when unknown. */
 bool qg_mode_parse(const char *text, qg_mode *mode);

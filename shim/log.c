@@ -177,7 +177,7 @@ static void field_uint(line *l, const char *key, unsigned long long value)
 
 /* ISO-8601 UTC with milliseconds; the civil date is computed here (days to
  * year/month/day) so that no time-zone file is ever loaded. */
-static void field_time(line *l)
+void qg_log_format_time(char *out, size_t cap)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -200,11 +200,16 @@ static void field_time(line *l)
     int64_t month = month_from_march < 10 ? month_from_march + 3 : month_from_march - 9;
     int64_t year = year_of_era + era * 400 + (month <= 2);
 
-    char text[96];
-    snprintf(text, sizeof text, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"", (int)year, (int)month,
-             (int)day, (int)(in_day / 3600), (int)(in_day / 60 % 60), (int)(in_day % 60),
+    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (int)year, (int)month, (int)day,
+             (int)(in_day / 3600), (int)(in_day / 60 % 60), (int)(in_day % 60),
              (int)(ts.tv_nsec / 1000000));
-    field_raw(l, "time", text);
+}
+
+static void field_time(line *l)
+{
+    char text[64];
+    qg_log_format_time(text, sizeof text);
+    field_string(l, "time", text);
 }
 
 static void line_finish(line *l)
@@ -404,8 +409,7 @@ static void common_head(line *l, const qg_settings *s)
     field_string(l, "program", s->program);
 }
 
-/* "object!symbol+0xoff", "object+0xoff", or the bare address. */
-static void format_caller(char *out, size_t cap, const void *caller, const char *program)
+void qg_log_format_caller(char *out, size_t cap, const void *caller, const char *program)
 {
     Dl_info info;
     if (dladdr(caller, &info) && info.dli_fname) {
@@ -438,7 +442,7 @@ void qg_log_write_finding(const qg_settings *s, const qg_log_finding *f)
     field_string(&l, "encoding", f->encoding);
     snprintf(text, sizeof text, "0x%" PRIxPTR, (uintptr_t)f->conn);
     field_string(&l, "conn", text);
-    field_string(&l, "reason", qg_reason_name(f->reason));
+    field_string(&l, "reason", f->reason_name ? f->reason_name : qg_reason_name(f->reason));
     field_uint(&l, "offset", f->offset);
     snprintf(text, sizeof text, "[%zu,%zu]", f->span_start, f->span_end);
     field_raw(&l, "span", text);
@@ -456,7 +460,7 @@ void qg_log_write_finding(const qg_settings *s, const qg_log_finding *f)
     snprintf(text, sizeof text, "%016" PRIx64, f->fingerprint);
     field_string(&l, "fingerprint", text);
     if (f->caller) {
-        format_caller(text, sizeof text, f->caller, s->program);
+        qg_log_format_caller(text, sizeof text, f->caller, s->program);
         field_string(&l, "caller", text);
     }
     if (f->detail)

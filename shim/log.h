@@ -36,6 +36,8 @@ typedef struct qg_log_finding {
     const void *conn;         /* connection handle, logged as an id */
     const char *action;       /* "blocked", "logged" or "allowed" */
     qg_reason reason;         /* QG_REASON_NONE for a shim-level problem */
+    const char *reason_name;  /* logged instead of qg_reason_name(reason) when not
+                                 NULL: findings outside the checker ("unknown_shape") */
     const char *detail;       /* extra text (e.g. "unknown encoding"), or NULL */
     size_t offset;
     size_t span_start, span_end;
@@ -53,6 +55,13 @@ void qg_log_write_startup(const qg_settings *s, const char *libraries);
 /* A shim event (bad config value, missing symbol, rewritten query at debug). */
 void qg_log_write_event(const qg_settings *s, const char *level, const char *event,
                         const char *detail);
+
+/* "2026-12-03T07:06:39.123Z": now, UTC, as the log lines have it.  No
+ * time-zone file is read. */
+void qg_log_format_time(char *out, size_t cap);
+/* A return address as "object!symbol+0xoff", "object+0xoff" or "0x…";
+ * an object without a name is called `program`. */
+void qg_log_format_caller(char *out, size_t cap, const void *caller, const char *program);
 
 /* Escapes bytes for a JSON string: printable ASCII kept, '"' and '\\'
  * escaped, every other byte as \u00XX.  Writes at most cap-1 bytes plus NUL;

@@ -1,0 +1,605 @@
+/* Query shapes (see shape.h).  The lexer finds the structural tokens in the
+ * server's reading; the code between them is split here into words, numbers,
+ * operators and punctuation.  Each token is hashed as it is met; list
+ * elements are hashed on their own and folded into the enclosing hash only
+ * when they differ from the element before. */
+#include "shape.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "encoding_tables.h"
+
+#define FNV_PRIME 0x100000001b3ULL
+#define SEED_POSTGRES 0xcbf29ce484222325ULL
+#define SEED_MYSQL 0x84222325cbf29ce4ULL
+#define SEED_ELEMENT 0x9e3779b97f4a7c15ULL
+/* Lists nested deeper than this are hashed as they are, not folded. */
+#define LIST_NESTING_MAX 8
+
+/* Token classes; each token's hash ends with its class and length. */
+typedef enum tclass {
+    T_NONE = 0, /* start of the query */
+    T_WORD,     /* keyword or unquoted identifier, case-folded */
+    T_VALUE,    /* literal or parameter */
+    T_IDENT,    /* quoted identifier, exact */
+    T_OP,       /* run of operator characters */
+    T_PUNCT,    /* one of ( ) [ ] , ; . : { } and anything else */
+    T_ELEMENT,  /* a list element folded into its list */
+    T_SEPARATOR /* between two kept list elements */
+} tclass;
+
+/* Byte classes of the code between structural tokens. */
+enum {
+    C_OTHER = 0,
+    C_SPACE,
+    C_WORD,  /* starts a word: letters, '_', bytes >= 0x80 */
+    C_DIGIT,
+    C_OP,
+    C_DOLLAR,
+    C_QUESTION,
+    C_DOT
+};
+
+static const unsigned char byte_class[256] = {
+    [' '] = C_SPACE, ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\r'] = C_SPACE, ['\f'] = C_SPACE,
+    ['\v'] = C_SPACE,
+    ['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
+    ['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
+    ['+'] = C_OP, ['-'] = C_OP, ['*'] = C_OP, ['/'] = C_OP, ['<'] = C_OP, ['>'] = C_OP,
+    ['='] = C_OP, ['~'] = C_OP, ['!'] = C_OP, ['@'] = C_OP, ['#'] = C_OP, ['%'] = C_OP,
+    ['^'] = C_OP, ['&'] = C_OP, ['|'] = C_OP, ['`'] = C_OP,
+    ['$'] = C_DOLLAR, ['?'] = C_QUESTION, ['.'] = C_DOT, ['_'] = C_WORD,
+    ['A'] = C_WORD, ['B'] = C_WORD, ['C'] = C_WORD, ['D'] = C_WORD, ['E'] = C_WORD,
+    ['F'] = C_WORD, ['G'] = C_WORD, ['H'] = C_WORD, ['I'] = C_WORD, ['J'] = C_WORD,
+    ['K'] = C_WORD, ['L'] = C_WORD, ['M'] = C_WORD, ['N'] = C_WORD, ['O'] = C_WORD,
+    ['P'] = C_WORD, ['Q'] = C_WORD, ['R'] = C_WORD, ['S'] = C_WORD, ['T'] = C_WORD,
+    ['U'] = C_WORD, ['V'] = C_WORD, ['W'] = C_WORD, ['X'] = C_WORD, ['Y'] = C_WORD,
+    ['Z'] = C_WORD,
+    ['a'] = C_WORD, ['b'] = C_WORD, ['c'] = C_WORD, ['d'] = C_WORD, ['e'] = C_WORD,
+    ['f'] = C_WORD, ['g'] = C_WORD, ['h'] = C_WORD, ['i'] = C_WORD, ['j'] = C_WORD,
+    ['k'] = C_WORD, ['l'] = C_WORD, ['m'] = C_WORD, ['n'] = C_WORD, ['o'] = C_WORD,
+    ['p'] = C_WORD, ['q'] = C_WORD, ['r'] = C_WORD, ['s'] = C_WORD, ['t'] = C_WORD,
+    ['u'] = C_WORD, ['v'] = C_WORD, ['w'] = C_WORD, ['x'] = C_WORD, ['y'] = C_WORD,
+    ['z'] = C_WORD,
+#define HIGH4(b) [b] = C_WORD, [b + 1] = C_WORD, [b + 2] = C_WORD, [b + 3] = C_WORD
+#define HIGH16(b) HIGH4(b), HIGH4(b + 4), HIGH4(b + 8), HIGH4(b + 12)
+    HIGH16(0x80), HIGH16(0x90), HIGH16(0xa0), HIGH16(0xb0),
+    HIGH16(0xc0), HIGH16(0xd0), HIGH16(0xe0), HIGH16(0xf0),
+#undef HIGH16
+#undef HIGH4
+};
+
+static bool is_word_cont(unsigned char c)
+{
+    unsigned char k = byte_class[c];
+    return k == C_WORD || k == C_DIGIT || c == '$';
+}
+
+static unsigned char fold(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
+}
+
+typedef struct list_frame {
+    unsigned depth;      /* bracket depth of the list's separators */
+    unsigned char close; /* ')' or ']' ends an IN / ARRAY list; 0: VALUES rows */
+    bool row_done;       /* VALUES: the current row's ')' was seen */
+    bool expect_row;     /* VALUES: a '(' should start the next row */
+    bool after_comma;    /* VALUES: that expected row follows a ',' */
+    unsigned kept;       /* elements folded into the enclosing hash */
+    uint64_t hash;       /* the current element */
+    uint64_t prev;       /* the last element kept */
+    size_t mark;         /* sample length before the current element's ',' */
+} list_frame;
+
+typedef struct sample_text {
+    char *buf;
+    size_t cap; /* 0: no sample wanted */
+    size_t len;
+    bool full;  /* cut: nothing more is written or taken back */
+    tclass last_class;
+    unsigned char last_char;
+} sample_text;
+
+typedef struct shaper {
+    const qg_context *ctx;
+    bool mysql;
+    bool multibyte;
+    bool exec_comment; /* MySQL: inside an executable comment's body */
+    uint64_t main;
+    list_frame lists[LIST_NESTING_MAX];
+    unsigned nlists;
+    unsigned depth;
+    tclass prev_class;
+    unsigned char prev_char; /* for T_PUNCT */
+    const unsigned char *prev_word; /* for T_WORD */
+    size_t prev_word_len;
+    enum { AFTER_OTHER, AFTER_IN, AFTER_VALUES, AFTER_ARRAY } after;
+    sample_text sample;
+} shaper;
+
+static uint64_t mix_bytes(uint64_t h, const unsigned char *p, size_t n, bool fold_case)
+{
+    if (fold_case)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ fold(p[i])) * FNV_PRIME;
+    else
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ p[i]) * FNV_PRIME;
+    return h;
+}
+
+static uint64_t end_token(uint64_t h, tclass cls, uint64_t len)
+{
+    h ^= ((uint64_t)cls << 56) ^ len;
+    h *= FNV_PRIME;
+    return h ^ (h >> 31);
+}
+
+static uint64_t *current_hash(shaper *sh)
+{
+    return sh->nlists ? &sh->lists[sh->nlists - 1].hash : &sh->main;
+}
+
+static uint64_t *enclosing_hash(shaper *sh)
+{
+    return sh->nlists >= 2 ? &sh->lists[sh->nlists - 2].hash : &sh->main;
+}
+
+/* ------------------------------------------------------------ sample */
+
+static void sample_raw(sample_text *t, const char *p, size_t n)
+{
+    if (t->full)
+        return;
+    if (t->len + n + 4 > t->cap) { /* room for "..." and the NUL */
+        memcpy(t->buf + t->len, "...", 3);
+        t->len += 3;
+        t->full = true;
+        return;
+    }
+    memcpy(t->buf + t->len, p, n);
+    t->len += n;
+}
+
+static void sample_token(sample_text *t, tclass cls, const unsigned char *p, size_t n,
+                         bool fold_case)
+{
+    if (!t->cap || t->full)
+        return;
+    unsigned char first = n ? p[0] : 0;
+    bool glue_after = t->last_class == T_PUNCT &&
+                      (t->last_char == '(' || t->last_char == '[' || t->last_char == '.');
+    bool glue_before = cls == T_PUNCT && (first == ')' || first == ']' || first == ',' ||
+                                          first == '.' || first == ';');
+    if (t->len > 0 && !glue_after && !glue_before)
+        sample_raw(t, " ", 1);
+    if (cls == T_VALUE) {
+        sample_raw(t, "?", 1);
+    } else {
+        static const char hex[] = "0123456789abcdef";
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = fold_case ? fold(p[i]) : p[i];
+            if (c >= 0x20 && c < 0x7f && c != '\\') {
+                sample_raw(t, (const char *)&c, 1);
+            } else {
+                char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+                sample_raw(t, esc, 4);
+            }
+        }
+    }
+    t->last_class = cls;
+    t->last_char = first;
+}
+
+static void sample_rollback(sample_text *t, size_t mark)
+{
+    if (t->cap && !t->full)
+        t->len = mark;
+}
+
+/* ------------------------------------------------------------- lists */
+
+static bool is_punct(tclass cls, const unsigned char *p, unsigned char c)
+{
+    return cls == T_PUNCT && p[0] == c;
+}
+
+/* The current element of the innermost list is complete: fold it into the
+ * enclosing hash unless it repeats the element before. */
+static void finish_element(shaper *sh)
+{
+    list_frame *f = &sh->lists[sh->nlists - 1];
+    if (f->kept > 0 && f->hash == f->prev) {
+        sample_rollback(&sh->sample, f->mark);
+        return;
+    }
+    uint64_t *outer = enclosing_hash(sh);
+    if (f->kept > 0)
+        *outer = end_token(*outer, T_SEPARATOR, 0);
+    *outer = end_token(mix_bytes(*outer, (const unsigned char *)&f->hash, sizeof f->hash, false),
+                       T_ELEMENT, sizeof f->hash);
+    f->prev = f->hash;
+    f->kept++;
+}
+
+static void start_element(list_frame *f, size_t sample_len)
+{
+    f->hash = SEED_ELEMENT;
+    f->mark = sample_len;
+}
+
+static void push_list(shaper *sh, unsigned char close)
+{
+    if (sh->nlists == LIST_NESTING_MAX)
+        return;
+    list_frame *f = &sh->lists[sh->nlists++];
+    memset(f, 0, sizeof *f);
+    f->depth = sh->depth;
+    f->close = close;
+    f->expect_row = close == 0;
+    start_element(f, sh->sample.len);
+}
+
+/* A VALUES list ends at the first token after a row that is not ','. */
+static void end_values_list(shaper *sh)
+{
+    list_frame *f = &sh->lists[sh->nlists - 1];
+    bool comma_pending = f->expect_row && f->after_comma;
+    sh->nlists--;
+    if (comma_pending) { /* the ',' turned out not to separate rows */
+        static const unsigned char comma = ',';
+        uint64_t *h = current_hash(sh);
+        *h = end_token(mix_bytes(*h, &comma, 1, false), T_PUNCT, 1);
+    }
+}
+
+/* Handles a token at a VALUES list's own depth; true when it was consumed
+ * as a separator. */
+static bool values_boundary(shaper *sh, tclass cls, const unsigned char *p)
+{
+    list_frame *f = &sh->lists[sh->nlists - 1];
+    if (f->row_done) {
+        finish_element(sh);
+        if (is_punct(cls, p, ',')) {
+            f->row_done = false;
+            f->expect_row = true;
+            f->after_comma = true;
+            start_element(f, sh->sample.len);
+            sample_token(&sh->sample, T_PUNCT, p, 1, false);
+            sh->prev_class = T_PUNCT;
+            sh->prev_char = ',';
+            return true;
+        }
+        sh->nlists--;
+        return false;
+    }
+    if (f->expect_row) {
+        if (is_punct(cls, p, '(')) {
+            f->expect_row = false;
+            return false;
+        }
+        end_values_list(sh);
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------ tokens */
+
+static bool word_is(const unsigned char *p, size_t n, const char *word)
+{
+    size_t wl = strlen(word);
+    if (n != wl)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (fold(p[i]) != (unsigned char)word[i])
+            return false;
+    return true;
+}
+
+static void token(shaper *sh, tclass cls, const unsigned char *p, size_t n)
+{
+    /* List boundaries first: they decide which hash the token goes to. */
+    while (sh->nlists) {
+        list_frame *f = &sh->lists[sh->nlists - 1];
+        if (sh->depth != f->depth)
+            break;
+        if (f->close == 0) {
+            size_t before = sh->nlists;
+            if (values_boundary(sh, cls, p))
+                return;
+            if (sh->nlists == before)
+                break;
+            continue; /* the list ended: the token may end an outer one too */
+        }
+        if (is_punct(cls, p, ',')) {
+            finish_element(sh);
+            start_element(f, sh->sample.len);
+            sample_token(&sh->sample, T_PUNCT, p, 1, false);
+            sh->prev_class = T_PUNCT;
+            sh->prev_char = ',';
+            return;
+        }
+        break;
+    }
+
+    bool closes_list = false;
+    if (cls == T_PUNCT && (p[0] == ')' || p[0] == ']')) {
+        if (sh->nlists) {
+            list_frame *f = &sh->lists[sh->nlists - 1];
+            if (f->close == p[0] && f->depth == sh->depth) {
+                finish_element(sh);
+                sh->nlists--;
+                closes_list = true;
+            }
+        }
+        if (sh->depth > 0)
+            sh->depth--;
+    }
+
+    bool fold_case = cls == T_WORD;
+    uint64_t *h = current_hash(sh);
+    uint64_t body = cls == T_VALUE ? *h : mix_bytes(*h, p, n, fold_case);
+    *h = end_token(body, cls, cls == T_VALUE ? 0 : n);
+    sample_token(&sh->sample, cls, p, n, fold_case);
+
+    if (cls == T_PUNCT && (p[0] == '(' || p[0] == '[')) {
+        sh->depth++;
+        if (sh->after == AFTER_IN && p[0] == '(')
+            push_list(sh, ')');
+        else if (sh->after == AFTER_ARRAY && p[0] == '[')
+            push_list(sh, ']');
+    } else if (cls == T_PUNCT && p[0] == ')' && !closes_list && sh->nlists) {
+        list_frame *f = &sh->lists[sh->nlists - 1];
+        if (f->close == 0 && f->depth == sh->depth)
+            f->row_done = true;
+    }
+
+    sh->after = AFTER_OTHER;
+    if (cls == T_WORD) {
+        if (word_is(p, n, "in"))
+            sh->after = AFTER_IN;
+        else if (word_is(p, n, "values") || (sh->mysql && word_is(p, n, "value")))
+            sh->after = AFTER_VALUES;
+        else if (!sh->mysql && word_is(p, n, "array"))
+            sh->after = AFTER_ARRAY;
+    }
+    if (sh->after == AFTER_VALUES)
+        push_list(sh, 0);
+    sh->prev_class = cls;
+    sh->prev_char = cls == T_PUNCT ? p[0] : 0;
+    sh->prev_word = p;
+    sh->prev_word_len = n;
+}
+
+/* Keywords after which a sign can only start an operand ("SELECT -1"). */
+static bool word_takes_operand(const unsigned char *p, size_t n)
+{
+    static const char *const words[] = {"select", "where", "and", "or", "not", "then",
+                                        "else", "when", "limit", "offset", "between", "case",
+                                        "return", "like", "having", "on"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (word_is(p, n, words[i]))
+            return true;
+    return false;
+}
+
+/* A sign right before a number belongs to it where no operand precedes. */
+static bool sign_starts_value(const shaper *sh)
+{
+    switch (sh->prev_class) {
+    case T_NONE:
+    case T_OP:
+        return true;
+    case T_WORD:
+        return word_takes_operand(sh->prev_word, sh->prev_word_len);
+    case T_PUNCT:
+        return sh->prev_char == '(' || sh->prev_char == '[' || sh->prev_char == ',' ||
+               sh->prev_char == ';';
+    default:
+        return false;
+    }
+}
+
+static bool number_follows(const unsigned char *s, size_t at, size_t end)
+{
+    if (at < end && byte_class[s[at]] == C_DIGIT)
+        return true;
+    return at + 1 < end && s[at] == '.' && byte_class[s[at + 1]] == C_DIGIT;
+}
+
+/* End of a number starting at p: digits, 0x / 0b forms, fraction, exponent
+ * (with its sign), PG 16's '_' separators. */
+static size_t number_end(const unsigned char *s, size_t p, size_t end)
+{
+    bool hex = p + 1 < end && s[p] == '0' && (s[p + 1] | 0x20) == 'x';
+    while (p < end) {
+        unsigned char c = s[p];
+        unsigned char k = byte_class[c];
+        if (k == C_DIGIT || (k == C_WORD && c < 0x80) || c == '.') {
+            p++;
+        } else if ((c == '+' || c == '-') && !hex && (s[p - 1] | 0x20) == 'e') {
+            p++;
+        } else {
+            break;
+        }
+    }
+    return p;
+}
+
+/* MySQL: length of an executable-comment opening marker at p, or 0 (as the
+ * lexer reads it: slash-star-bang or slash-star-M-bang, 5 or 6 version digits). */
+static size_t exec_marker(const unsigned char *s, size_t p, size_t end)
+{
+    size_t q = p + 2;
+    if (q + 1 < end && s[q] == 'M' && s[q + 1] == '!')
+        q++;
+    if (q >= end || s[q] != '!')
+        return 0;
+    q++;
+    size_t digits = 0;
+    while (q + digits < end && digits < 6 && byte_class[s[q + digits]] == C_DIGIT)
+        digits++;
+    if (digits == 5 || digits == 6)
+        q += digits;
+    return q - p;
+}
+
+/* Splits plain code s[p, end) into tokens. */
+static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
+{
+    while (p < end) {
+        unsigned char c = s[p];
+        size_t start = p;
+        switch (byte_class[c]) {
+        case C_SPACE:
+            p++;
+            continue;
+        case C_WORD:
+            while (p < end) {
+                if (s[p] >= 0x80) {
+                    size_t n = sh->multibyte ? encoding_char_len(sh->ctx->encoding, s + p, end - p)
+                                             : 1;
+                    p += n ? n : 1;
+                } else if (is_word_cont(s[p])) {
+                    p++;
+                } else {
+                    break;
+                }
+            }
+            if (word_is(s + start, p - start, "null") || word_is(s + start, p - start, "true") ||
+                word_is(s + start, p - start, "false"))
+                token(sh, T_VALUE, s + start, p - start);
+            else
+                token(sh, T_WORD, s + start, p - start);
+            continue;
+        case C_DIGIT:
+            p = number_end(s, p, end);
+            token(sh, T_VALUE, s + start, p - start);
+            continue;
+        case C_DOT:
+            if (number_follows(s, p, end)) {
+                p = number_end(s, p, end);
+                token(sh, T_VALUE, s + start, p - start);
+            } else {
+                token(sh, T_PUNCT, s + p, 1);
+                p++;
+            }
+            continue;
+        case C_DOLLAR:
+            if (!sh->mysql && p + 1 < end && byte_class[s[p + 1]] == C_DIGIT) {
+                p++;
+                while (p < end && byte_class[s[p]] == C_DIGIT)
+                    p++;
+                token(sh, T_VALUE, s + start, p - start);
+                continue;
+            }
+            break; /* a lone '$' (MySQL: in a word it was taken already) */
+        case C_QUESTION:
+            if (sh->mysql) {
+                token(sh, T_VALUE, s + p, 1);
+                p++;
+                continue;
+            }
+            break; /* PG: jsonb operators ? ?| ?& */
+        case C_OP:
+            if (sh->mysql && c == '/' && p + 1 < end && s[p + 1] == '*') {
+                size_t marker = exec_marker(s, p, end);
+                if (marker) {
+                    sh->exec_comment = true;
+                    p += marker;
+                    continue;
+                }
+            }
+            if (sh->mysql && sh->exec_comment && c == '*' && p + 1 < end && s[p + 1] == '/') {
+                sh->exec_comment = false;
+                p += 2;
+                continue;
+            }
+            if ((c == '-' || c == '+') && number_follows(s, p + 1, end) && sign_starts_value(sh)) {
+                p = number_end(s, p + 1, end);
+                token(sh, T_VALUE, s + start, p - start);
+                continue;
+            }
+            break;
+        default:
+            token(sh, T_PUNCT, s + p, 1);
+            p++;
+            continue;
+        }
+        /* An operator run; it stops before a sign that starts a number
+         * ("=-1" is '=' then -1). */
+        p++;
+        while (p < end) {
+            unsigned char k = byte_class[s[p]];
+            bool op = k == C_OP || (!sh->mysql && (k == C_QUESTION || k == C_DOLLAR));
+            if (!op || ((s[p] == '-' || s[p] == '+') && number_follows(s, p + 1, end)))
+                break;
+            if (sh->mysql && s[p] == '/' && p + 1 < end && s[p + 1] == '*')
+                break;
+            if (sh->mysql && sh->exec_comment && s[p] == '*' && p + 1 < end && s[p + 1] == '/')
+                break;
+            p++;
+        }
+        token(sh, T_OP, s + start, p - start);
+    }
+}
+
+static uint64_t finalize(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+uint64_t qg_shape_compute(const qg_context *ctx, const char *sql, size_t len, char *sample,
+                          size_t cap)
+{
+    shaper sh;
+    sh.ctx = ctx;
+    sh.mysql = ctx->dialect == QG_DIALECT_MYSQL;
+    sh.multibyte = !qg_encoding_is_single_byte(ctx->encoding);
+    sh.exec_comment = false;
+    sh.main = sh.mysql ? SEED_MYSQL : SEED_POSTGRES;
+    sh.nlists = 0;
+    sh.depth = 0;
+    sh.prev_class = T_NONE;
+    sh.prev_char = 0;
+    sh.prev_word = NULL;
+    sh.prev_word_len = 0;
+    sh.after = AFTER_OTHER;
+    sh.sample = (sample_text){.buf = sample, .cap = sample && cap >= 8 ? cap : 0};
+
+    const unsigned char *s = (const unsigned char *)sql;
+    qg_lexer lx;
+    qg_token tok;
+    size_t pos = 0;
+    qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, NULL);
+    while (qg_lexer_next(&lx, &tok)) {
+        code_gap(&sh, s, pos, tok.start);
+        pos = tok.end;
+        if (tok.kind == QG_TOK_STRING || tok.kind == QG_TOK_DOLLAR)
+            token(&sh, T_VALUE, s + tok.start, tok.end - tok.start);
+        else if (tok.kind == QG_TOK_IDENT)
+            token(&sh, T_IDENT, s + tok.start, tok.end - tok.start);
+    }
+    code_gap(&sh, s, pos, len);
+    while (sh.nlists) {
+        list_frame *f = &sh.lists[sh.nlists - 1];
+        if (f->close == 0 && f->expect_row)
+            end_values_list(&sh);
+        else {
+            finish_element(&sh);
+            sh.nlists--;
+        }
+    }
+    if (sh.sample.cap)
+        sample[sh.sample.len] = '\0';
+    else if (sample && cap)
+        sample[0] = '\0';
+    return finalize(sh.main);
+}
