@@ -81,6 +81,24 @@ demo: deps all clients
 clean:
 	rm -rf build build-asan build-fuzz
 
+# ---- bench (issue 6) ---------------------------------------------------------
+# `make bench`: the checker alone (bench/bench_checker.c) and, unless
+# BENCH_E2E=0, real clients with and without the shim (bench/bench_e2e.sh).
+# Tables on stdout, JSON in $(BUILD)/bench/.  Never part of `make check`.
+BENCH_E2E  ?= 1
+BENCH_RUNS ?= 5
+BENCH_BIN   = $(BUILD)/bench/bench_checker
+
+$(BENCH_BIN): bench/bench_checker.c $(LOGIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -o $@ $< $(LOGIC_OBJ) -lpg_query -lm $(LDLIBS_SHIM)
+
+bench: all $(BENCH_BIN)
+	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
+	@if [ "$(BENCH_E2E)" != 0 ]; then \
+	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi
+# ---- end of bench --------------------------------------------------------------
+
 # ---- install / uninstall (operator files; see quoteguard(1)) ----------------
 # make install PREFIX=/usr/local DESTDIR=/staging: the shim in lib/quoteguard/,
 # the wrapper (library path and version baked in) and the report in bin/, the

@@ -12,9 +12,12 @@
 # client CPU on the path of every query, which one client shows undiluted.
 # Before timing, a sanity run proves the shim intercepts each client (a bad
 # query must show up in its log); during timing its log must stay empty.
+# Besides QPS it records the client's CPU time per query, which other load on
+# a shared machine barely moves, while it makes QPS swing.
 #
 # Environment: BUILD (build), BENCH_RUNS rounds (5), BENCH_E2E_SECONDS per run
-# (5), BENCH_E2E_JSON (build/bench/e2e.json).  Statement logging of the
+# (5), BENCH_E2E_JSON (build/bench/e2e.json), BENCH_E2E_ONLY (only the
+# benchmarks whose name contains it).  Statement logging of the
 # throwaway servers is switched off: it would cost both sides the same and
 # hide the ratio.  Not a test: it reports, it does not judge.
 set -u
@@ -44,22 +47,16 @@ mkdir -p "$BUILD/bench" || exit 1
 WORK=$(mktemp -d /tmp/qg-bench.XXXXXX) || exit 1
 RAW=$WORK/raw.tsv
 : >"$RAW"
-cleanup() {
-    my_stop
-    pg_stop
-    rm -rf "$WORK"
-}
-# pg_start and my_start each install their own EXIT trap: ours replaces them.
-trap cleanup EXIT
+# Exit handlers add up (tests/lib/atexit.sh): pg_start and my_start register
+# the servers' stops, we the work dir.
+qg_at_exit 'rm -rf "$WORK"'
 trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- servers
 
 echo "bench_e2e: starting PostgreSQL and MariaDB" >&2
 pg_start || die "PostgreSQL did not start"
-trap cleanup EXIT
 my_start || die "MariaDB did not start"
-trap cleanup EXIT
 PGBENCH=$QG_PG_BIN/pgbench
 
 pg_psql -d postgres -c "ALTER SYSTEM SET log_statement = 'none'" -c "SELECT pg_reload_conf()" \
@@ -93,28 +90,34 @@ MB_SCRIPT_BYTES=$(wc -c <"$WORK/sjis-literal.sql")
 # ---------------------------------------------------------------- running
 
 # run_client CONFIG LOGFILE command…: without the shim for "base", else with
-# it in that mode, settings from the environment only.
+# it in that mode, settings from the environment only.  Last on stderr: the
+# client's CPU time (user, system), wall-clock load on a shared machine does
+# not change it.
 run_client() {
     local config=$1 log=$2
     shift 2
+    local TIMEFORMAT='qg-bench-cpu %U %S'
     if [ "$config" = base ]; then
-        timeout "$RUN_TIMEOUT" env -u LD_PRELOAD "$@"
+        time timeout "$RUN_TIMEOUT" env -u LD_PRELOAD "$@"
     else
-        timeout "$RUN_TIMEOUT" env -u QUOTEGUARD_ALLOW -u QUOTEGUARD_ONLY_PROGRAMS \
+        time timeout "$RUN_TIMEOUT" env -u QUOTEGUARD_ALLOW -u QUOTEGUARD_ONLY_PROGRAMS \
             -u QUOTEGUARD_SKIP_PROGRAMS QUOTEGUARD_CONFIG=/dev/null QUOTEGUARD_MODE="$config" \
             QUOTEGUARD_LOG="$log" QUOTEGUARD_VERBOSE=1 LD_PRELOAD="$SHIM" "$@"
     fi
 }
 
-# Each benchmark: NAME, configurations, and a function NAME_cmd that prints
-# "tps qps" from one run of the client given as arguments.
+# Parsers print "tps qps queries cpu_seconds" from one run's output.
 pgbench_parse() {
-    awk '/^tps = / { tps = $3 } END { if (tps == "") exit 1; print tps, tps }'
+    awk '/^tps = / { tps = $3 }
+         /^number of transactions actually processed:/ { n = $6 }
+         /^qg-bench-cpu / { cpu = $2 + $3 }
+         END { if (tps == "" || n == "" || cpu == "") exit 1; print tps, tps, n, cpu }'
 }
 sysbench_parse() {
     awk '/transactions:/ { gsub(/\(/, "", $3); tps = $3 }
-         /queries:/ && /per sec/ { gsub(/\(/, "", $3); qps = $3 }
-         END { if (tps == "" || qps == "") exit 1; print tps, qps }'
+         /queries:/ && /per sec/ { gsub(/\(/, "", $3); qps = $3; n = $2 }
+         /^qg-bench-cpu / { cpu = $2 + $3 }
+         END { if (tps == "" || qps == "" || cpu == "") exit 1; print tps, qps, n, cpu }'
 }
 
 bench_pgbench_select() {
@@ -170,9 +173,12 @@ echo "bench_e2e: sanity: the shim intercepts pgbench, sysbench/pgsql and sysbenc
 
 # ------------------------------------------------------------------ timing
 
+# BENCH_E2E_ONLY: run only the benchmarks whose name contains it.
+selected() { [[ "$1" == *"${BENCH_E2E_ONLY:-}"* ]]; }
 total_runs=0
 for spec in "${BENCHES[@]}"; do
-    IFS='|' read -r _ _ configs _ <<<"$spec"
+    IFS='|' read -r name _ configs _ <<<"$spec"
+    selected "$name" || continue
     set -- $configs
     total_runs=$((total_runs + RUNS * $#))
 done
@@ -181,6 +187,7 @@ echo "bench_e2e: $total_runs runs of ${SECS}s (about $((total_runs * (SECS + 1) 
 for spec in "${BENCHES[@]}"; do
     IFS='|' read -r name parser configs _ <<<"$spec"
     read -r -a cfg <<<"$configs"
+    selected "$name" || continue
     for round in $(seq 1 "$RUNS"); do
         # Rotate the order each round so that no configuration always runs first.
         for i in "${!cfg[@]}"; do
@@ -220,9 +227,12 @@ import json, statistics, sys
 raw, out, cpu, cores, runs, secs, pgver, myver, log_lines, specs = sys.argv[1:]
 rows = {}
 for line in open(raw):
-    name, config, rnd, tps, qps = line.rstrip("\n").split("\t")
-    rows.setdefault(name, {}).setdefault(config, []).append((int(rnd), float(tps), float(qps)))
+    name, config, rnd, tps, qps, n, cpu_s = line.rstrip("\n").split("\t")
+    rows.setdefault(name, {}).setdefault(config, []).append(
+        {"round": int(rnd), "tps": float(tps), "qps": float(qps),
+         "cpu_us_per_query": float(cpu_s) / int(n) * 1e6})
 
+med = statistics.median
 report = {
     "machine": {"cpu": cpu, "cores": int(cores), "postgres": pgver, "mariadb": myver},
     "settings": {"rounds": int(runs), "seconds_per_run": int(secs), "clients": 1,
@@ -232,45 +242,50 @@ report = {
 }
 print(f"\nquoteguard end-to-end benchmark: {cpu}, {cores} cores; {pgver}; MariaDB {myver}")
 print(f"median of {runs} alternating rounds of {secs} s per configuration, 1 client\n")
-print(f"{'benchmark':<26} {'config':<8} {'TPS':>9} {'QPS':>9} {'ratio':>7} {'paired':>15}"
-      f" {'added':>8}  {'base spread':>11}")
-print(f"{'':<26} {'':<8} {'median':>9} {'median':>9} {'shim/base':>7} {'ratio min..max':>15}"
-      f" {'us/query':>8}  {'(max-min)/med':>11}")
+fmt = "{:<25} {:<8} {:>8} {:>9} {:>13} {:>8} {:>10} {:>9} {:>10}"
+print(fmt.format("benchmark", "config", "QPS", "QPS ratio", "paired ratios", "added",
+                 "client CPU", "added CPU", "ratio from"))
+print(fmt.format("", "", "median", "shim/base", "min..max", "us/query", "us/query", "us/query",
+                 "added CPU"))
 for spec in specs.splitlines():
     name, _, configs, what = spec.split("|")
+    if name not in rows:
+        continue
     by = rows[name]
-    base = by["base"]
-    base_qps = statistics.median(q for _, _, q in base)
-    base_tps = statistics.median(t for _, t, _ in base)
-    spread = (max(q for _, _, q in base) - min(q for _, _, q in base)) / base_qps
-    entry = {"name": name, "what": what, "configs": {}}
+    base_qps = med(r["qps"] for r in by["base"])
+    base_cpu = med(r["cpu_us_per_query"] for r in by["base"])
+    base_by_round = {r["round"]: r["qps"] for r in by["base"]}
+    spread = (max(r["qps"] for r in by["base"]) - min(r["qps"] for r in by["base"])) / base_qps
+    entry = {"name": name, "what": what, "base_qps_spread": spread, "configs": {}}
     for config in configs.split():
-        runs_ = sorted(by[config])
-        tps = statistics.median(t for _, t, _ in runs_)
-        qps = statistics.median(q for _, _, q in runs_)
-        ratio = qps / base_qps
-        base_by_round = {r: q for r, _, q in base}
-        paired = [q / base_by_round[r] for r, _, q in runs_ if r in base_by_round]
-        added_us = (1 / qps - 1 / base_qps) * 1e6
-        entry["configs"][config] = {
-            "tps": [t for _, t, _ in runs_], "qps": [q for _, _, q in runs_],
-            "tps_median": tps, "qps_median": qps,
-            "ratio_to_base": None if config == "base" else ratio,
-            "paired_ratio_min": None if config == "base" else min(paired),
-            "paired_ratio_max": None if config == "base" else max(paired),
-            "added_us_per_query": None if config == "base" else added_us,
-        }
+        rs = sorted(by[config], key=lambda r: r["round"])
+        qps = med(r["qps"] for r in rs)
+        cpu_q = med(r["cpu_us_per_query"] for r in rs)
+        e = {"runs": rs, "tps_median": med(r["tps"] for r in rs), "qps_median": qps,
+             "client_cpu_us_per_query": cpu_q}
         if config == "base":
-            print(f"{name:<26} {config:<8} {tps:>9.0f} {qps:>9.0f} {'':>7} {'':>15} {'':>8}"
-                  f"  {spread * 100:>10.1f}%")
+            print(fmt.format(name, config, f"{qps:.0f}", "", f"spread {spread * 100:.0f}%", "",
+                             f"{cpu_q:.2f}", "", ""))
         else:
-            print(f"{'':<26} {config:<8} {tps:>9.0f} {qps:>9.0f} {ratio:>7.3f}"
-                  f" {min(paired):>7.3f}..{max(paired):<7.3f} {added_us:>8.2f}")
-    entry["base_spread"] = spread
+            paired = [r["qps"] / base_by_round[r["round"]] for r in rs
+                      if r["round"] in base_by_round]
+            added_cpu = cpu_q - base_cpu
+            e.update({"qps_ratio": qps / base_qps, "paired_ratio_min": min(paired),
+                      "paired_ratio_max": max(paired),
+                      "added_us_per_query": (1 / qps - 1 / base_qps) * 1e6,
+                      "added_client_cpu_us_per_query": added_cpu,
+                      "ratio_from_added_cpu": 1 / (1 + added_cpu * 1e-6 * base_qps)})
+            print(fmt.format("", config, f"{qps:.0f}", f"{e['qps_ratio']:.3f}",
+                             f"{min(paired):.2f}..{max(paired):.2f}",
+                             f"{e['added_us_per_query']:.1f}", f"{cpu_q:.2f}",
+                             f"{added_cpu:+.2f}", f"{e['ratio_from_added_cpu']:.3f}"))
+        entry["configs"][config] = e
     report["benchmarks"].append(entry)
-print(f"\nratio = median QPS with the shim / median QPS without; paired = per-round ratios;")
-print(f"added = 1/QPS(shim) - 1/QPS(base); shim log lines during timed runs")
-print(f"(besides one 'attached' line per process): {log_lines}")
+print("\nQPS ratio = median QPS with the shim / without; paired = the same per round;")
+print("added us/query = 1/QPS(shim) - 1/QPS(base); client CPU = user+system CPU time of the")
+print("client per query; ratio from added CPU = 1 / (1 + added CPU x base QPS): the QPS ratio if")
+print("the shim's CPU adds serially to each query, robust to load from other processes.")
+print(f"Shim log lines during timed runs besides one 'attached' per process: {log_lines}")
 with open(out, "w") as f:
     json.dump(report, f, indent=2)
     f.write("\n")
