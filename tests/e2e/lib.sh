@@ -17,7 +17,6 @@ E2E_PYTHON=/usr/bin/python3
 . "$QG_ROOT/tests/lib/pg.sh"
 . "$QG_ROOT/tests/lib/mariadb.sh"
 
-e2e_failures=0
 e2e_tmp=$(mktemp -d /tmp/qg-e2e.XXXXXX)
 # Servers and helpers started by a scenario; stopped in reverse order on exit.
 e2e_cleanups=()
@@ -27,35 +26,19 @@ e2e_cleanup() {
     for ((i = ${#e2e_cleanups[@]} - 1; i >= 0; i--)); do
         eval "${e2e_cleanups[i]}"
     done
-    pg_stop
-    my_stop
     rm -rf "$e2e_tmp"
 }
-trap e2e_cleanup EXIT
+# Exit handlers add up (tests/lib/atexit.sh): pg_start and my_start register
+# their own stops, which run before this one.
+qg_at_exit e2e_cleanup
 # A scenario stopped by its time limit still cleans up.
 trap 'exit 143' TERM INT
-
-# pg_start and my_start each install their own EXIT trap, which would replace
-# this one (and the other's): start the servers through these.
-e2e_pg_start() {
-    pg_start >/dev/null
-    local status=$?
-    trap e2e_cleanup EXIT
-    return $status
-}
-e2e_my_start() {
-    my_start >/dev/null
-    local status=$?
-    trap e2e_cleanup EXIT
-    return $status
-}
 
 ok() { # condition-status description
     if [ "$1" -eq 0 ]; then
         echo "ok - $2"
     else
         echo "not ok - $2"
-        e2e_failures=$((e2e_failures + 1))
     fi
 }
 pass() { ok 0 "$1"; }
@@ -138,7 +121,7 @@ cgi_case() {
     mkdir -p "$d"
     [ "$kind" = legit ] || qs=$qs$tag
     QUERY_STRING=$qs env -u LD_PRELOAD "$@" >"$d/plain" 2>"$d/plain.err"
-    local seen_plain seen_before seen_after
+    local seen_plain seen_after
     seen_plain=$(server_saw "$slog" "$tag")
     QUERY_STRING=$qs e2e_guard enforce "$d/enforce.log" "$@" >"$d/enforce" 2>"$d/enforce.err"
     seen_after=$(server_saw "$slog" "$tag")
@@ -206,8 +189,8 @@ e2e_load_mysql_data() {
 # under the wrapper.  Sets PHP_PORT, PHP_PID, PHP_URL.
 #   php_start none|enforce|audit LOG
 php_start() {
-    local mode=$1 log=$2 try
-    for try in 1 2 3; do
+    local mode=$1 log=$2 _
+    for _ in 1 2 3; do
         PHP_PORT=$(free_port) || return 1
         PHP_URL=http://127.0.0.1:$PHP_PORT
         # Both commands exec php, so $! is php's own pid.

@@ -10,8 +10,8 @@ require_shim
 "$E2E_PERL" -MDBD::Pg -MDBD::mysql -e1 2>/dev/null ||
     { fail "DBD::Pg and DBD::mysql are installed (run make deps)"; exit 1; }
 
-e2e_pg_start && e2e_load_data || { fail "PostgreSQL started with the application data"; exit 1; }
-e2e_my_start && e2e_load_mysql_data || { fail "MariaDB started with the application data"; exit 1; }
+pg_start >/dev/null && e2e_load_data || { fail "PostgreSQL started with the application data"; exit 1; }
+my_start >/dev/null && e2e_load_mysql_data || { fail "MariaDB started with the application data"; exit 1; }
 
 union='%20UNION%20SELECT%20id,owner,secret%20FROM%20secrets--%20'
 pg_cgi=$E2E_DIR/perl/pg_lookup.cgi

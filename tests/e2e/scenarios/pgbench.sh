@@ -6,7 +6,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 require_shim
-e2e_pg_start || { fail "PostgreSQL started"; exit 1; }
+pg_start >/dev/null || { fail "PostgreSQL started"; exit 1; }
 pgbench=$QG_PG_BIN/pgbench
 psql=$QG_PG_BIN/psql
 

@@ -11,7 +11,7 @@ require php sqlmap curl
 require_shim
 php -m 2>/dev/null | grep -qx pgsql || { fail "php-pgsql is installed (run make deps)"; exit 1; }
 
-e2e_pg_start && e2e_load_data || { fail "PostgreSQL started with the application data"; exit 1; }
+pg_start >/dev/null && e2e_load_data || { fail "PostgreSQL started with the application data"; exit 1; }
 
 # The legitimate visits: every page, multibyte names in each page's encoding,
 # an apostrophe and a backslash (which addslashes escapes correctly).
@@ -52,9 +52,10 @@ breakout_sjis=$'\xe8\xa1\xa8\''
 # quote first); default techniques; a 5 s request timeout and a time bound.
 sqlmap_attack() {
     local out=$e2e_tmp/sqlmap-$1.out
-    rm -rf "$e2e_tmp/sqlmap" "$e2e_tmp/home"
+    rm -rf "${e2e_tmp:?}/sqlmap" "${e2e_tmp:?}/home"
     mkdir -p "$e2e_tmp/home"
-    (cd "$e2e_tmp" && HOME=$e2e_tmp/home TERM=dumb timeout -k 5 150 \
+    # HOME and TMPDIR: sqlmap leaves its history and temp dirs there.
+    (cd "$e2e_tmp" && HOME=$e2e_tmp/home TMPDIR=$e2e_tmp TERM=dumb timeout -k 5 150 \
         sqlmap -u "$PHP_URL/$2?$3=$4" -p "$3" --batch --tamper=unmagicquotes \
             --level=3 --risk=1 --timeout=5 --retries=0 --dbms=PostgreSQL \
             --flush-session --output-dir="$e2e_tmp/sqlmap" --disable-coloring \

@@ -5,7 +5,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 require_shim
-e2e_pg_start || { fail "PostgreSQL started"; exit 1; }
+pg_start >/dev/null || { fail "PostgreSQL started"; exit 1; }
 psql=$QG_PG_BIN/psql
 
 script=$e2e_tmp/multibyte.sql

@@ -8,7 +8,7 @@ require_shim
 "$E2E_PYTHON" -c 'import psycopg2' 2>/dev/null ||
     { fail "python3-psycopg2 is installed (run make deps)"; exit 1; }
 
-e2e_pg_start && e2e_load_data || { fail "PostgreSQL started with the application data"; exit 1; }
+pg_start >/dev/null && e2e_load_data || { fail "PostgreSQL started with the application data"; exit 1; }
 
 union='%20UNION%20SELECT%20id,owner,secret%20FROM%20secrets--%20'
 app=$E2E_DIR/python/lookup.py
