@@ -22,6 +22,7 @@
 #include "guard.h"
 #include "log.h"
 #include "real.h"
+#include "rewriter.h"
 
 #define QG_EXPORT __attribute__((visibility("default")))
 
@@ -69,6 +70,7 @@ QG_REAL_FN(PGresult *, PQmakeEmptyPGresult, (PGconn *, int), libpq_sonames)
 QG_REAL_FN(const char *, PQparameterStatus, (const PGconn *, const char *), libpq_sonames)
 QG_REAL_FN(int, PQclientEncoding, (const PGconn *), libpq_sonames)
 QG_REAL_FN(char *, pg_encoding_to_char, (int), libpq_sonames)
+QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), libpq_sonames)
 
 static void report_missing(const char *name)
 {
@@ -222,7 +224,7 @@ static bool query_allowed(PGconn *conn, const char *api, const char *sql, const 
 /* What a blocked PQexec/PQexecParams/PQprepare returns: libpq's own empty
  * error result, registered so that the error readers give our message.
  * PQerrorMessage(conn) carries it too, as after any failed PQexec.
- * (Mode rewrite: the rewriter takes over blocked simple queries here.) */
+ * (Rewrite mode blocks like enforce; only queries that pass are rewritten.) */
 static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
 {
     registry_put(&pending_conn_messages, conn, d);
@@ -244,6 +246,107 @@ static int blocked_send(PGconn *conn, const qg_decision *d)
     return 0;
 }
 
+/* ----------------------------------------------------------- rewrite */
+
+/* A query to send with parameters; one allocation holds everything. */
+typedef struct rewritten {
+    void *block;
+    const char *text;
+    const char *const *params;
+    int nparams;
+} rewritten;
+
+static bool server_is_utf8(const PGconn *conn)
+{
+    PQparameterStatus_fn status = real_PQparameterStatus();
+    const char *name = status ? status(conn, "server_encoding") : NULL;
+    return name && strcmp(name, "UTF8") == 0;
+}
+
+/* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
+ * there the query goes as it is, so that libpq answers as it would. */
+static bool pipeline_off(const PGconn *conn)
+{
+    PQpipelineStatus_fn pipeline = real_PQpipelineStatus();
+    return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
+}
+
+/* Rewrite mode, for a query that passed the check: true when rw->text and
+ * rw->params are to be sent instead (free rw->block afterwards).  The
+ * decision is shim/rewriter.c's; this only finds the connection's state and
+ * the memory.  Nothing is allocated for a query that stays as it is. */
+static bool rewrite_query(PGconn *conn, const char *api, const char *sql, rewritten *rw)
+{
+    const qg_settings *s = qg_settings_get();
+    if (s->mode != QG_MODE_REWRITE || !pipeline_off(conn))
+        return false;
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, client_encoding(conn));
+    if (!enc)
+        return false;
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, quoting_flags(conn));
+    unsigned options = server_is_utf8(conn) ? QG_REWRITE_SERVER_UTF8 : 0;
+    size_t len = strlen(sql);
+    char detail[QG_LOG_LINE_MAX / 2];
+
+    qg_rewrite need = {0};
+    if (qg_rewrite_query(&ctx, options, sql, len, &need) != QG_REWRITE_NO_ROOM) {
+        if (s->verbosity >= 2) {
+            snprintf(detail, sizeof detail, "%s: sent as it is: %s", api, need.why);
+            qg_log_write_event(s, "debug", "rewrite_skipped", detail);
+        }
+        return false;
+    }
+    size_t params_bytes = need.nparams * sizeof(const char *);
+    char *block = malloc(params_bytes + need.text_len + 1 + need.values_len);
+    if (!block)
+        return false; /* the query passed the check: it may go as it is */
+    qg_rewrite out = {
+        .params = (const char **)(void *)block,
+        .params_cap = need.nparams,
+        .text = block + params_bytes,
+        .text_cap = need.text_len + 1,
+        .values = block + params_bytes + need.text_len + 1,
+        .values_cap = need.values_len,
+    };
+    if (qg_rewrite_query(&ctx, options, sql, len, &out) != QG_REWRITE_DONE) {
+        free(block);
+        return false;
+    }
+    if (s->verbosity >= 2) {
+        /* The rewritten text holds no literal values, only $n. */
+        snprintf(detail, sizeof detail, "%s: %zu parameters: %s", api, out.nparams, out.text);
+        qg_log_write_event(s, "debug", "rewritten", detail);
+    }
+    rw->block = block;
+    rw->text = out.text;
+    rw->params = out.params;
+    rw->nparams = (int)out.nparams;
+    return true;
+}
+
+static PGresult *exec_allowed(PGconn *conn, const char *query, PQexec_fn real)
+{
+    rewritten rw;
+    PQexecParams_fn with_params = real_PQexecParams();
+    if (!with_params || !rewrite_query(conn, "PQexec", query, &rw))
+        return real(conn, query);
+    PGresult *res = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
+    free(rw.block);
+    return res;
+}
+
+static int send_allowed(PGconn *conn, const char *query, PQsendQuery_fn real)
+{
+    rewritten rw;
+    PQsendQueryParams_fn with_params = real_PQsendQueryParams();
+    if (!with_params || !rewrite_query(conn, "PQsendQuery", query, &rw))
+        return real(conn, query);
+    int sent = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
+    free(rw.block);
+    return sent;
+}
+
 /* ------------------------------------------------------- query entries */
 
 QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
@@ -257,7 +360,7 @@ QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
         return real(conn, query);
     qg_decision d;
     PGresult *res = query_allowed(conn, "PQexec", query, __builtin_return_address(0), &d)
-                        ? real(conn, query)
+                        ? exec_allowed(conn, query, real)
                         : blocked_result(conn, &d);
     close_query();
     return res;
@@ -274,7 +377,7 @@ QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
         return real(conn, query);
     qg_decision d;
     int sent = query_allowed(conn, "PQsendQuery", query, __builtin_return_address(0), &d)
-                   ? real(conn, query)
+                   ? send_allowed(conn, query, real)
                    : blocked_send(conn, &d);
     close_query();
     return sent;
