@@ -66,22 +66,34 @@ static bool next_data(qg_lexer *lx, qg_token *tok)
     return false;
 }
 
+/* A backslash in N's code: outside every literal, where a program's own
+ * SQL has none, so N has lost step with the program's text. */
+static bool backslash_in_code(const char *sql, size_t from, size_t to)
+{
+    return to > from && memchr(sql + from, '\\', to - from) != NULL;
+}
+
 /* Pass 2.  Returns true when N is well formed and some byte that N takes as
  * literal data is, for the server, outside every literal: code, a comment or
  * an identifier.  That is injection: input the escaper meant as data runs as
- * SQL.  *offset is the first such byte, the span N's literal around it. */
+ * SQL.  *offset is the first such byte, the span N's literal around it.
+ * N must be the escaper's own reading for that to mean anything: where it
+ * leaves a quote open or finds a backslash in code, the text was escaped by
+ * something that knew the encoding, and N is out of step with it. */
 static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len, size_t *offset,
                               size_t *span_start, size_t *span_end)
 {
     qg_lexer server, naive;
     qg_token ts, tn;
     bool found = false;
+    size_t code_from = 0;
     qg_lexer_init(&server, ctx, sql, len, QG_READ_SERVER, NULL);
     qg_lexer_init(&naive, ctx, sql, len, QG_READ_NAIVE, NULL);
     bool has_s = next_data(&server, &ts);
     while (qg_lexer_next(&naive, &tn)) {
-        if (tn.unterminated)
-            return false; /* the escaper's own reading is broken: not its output */
+        if (tn.unterminated || backslash_in_code(sql, code_from, tn.start))
+            return false;
+        code_from = tn.end;
         if (found || !is_data(&tn))
             continue;
         /* S's data tokens are sorted and disjoint: walk them over N's. */
@@ -97,7 +109,7 @@ static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len
             }
         }
     }
-    return found;
+    return found && !backslash_in_code(sql, code_from, len);
 }
 
 qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)

@@ -129,6 +129,9 @@ static const rule_case cases[] = {
     {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "SELECT 4a$$ ' $$", QG_REASON_UNTERMINATED,
      "no dollar quote after number junk"},
 
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT E'\x95\x5c', E'it\\'s'", QG_REASON_NONE,
+     "charset-aware escaping of a table and of it's"},
+
     /* --- MySQL --- */
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE name = '\xbf\x5c' OR 1=1 -- '",
      QG_REASON_STRUCTURE_MISMATCH, "classic GBK (CVE-2006-2753)"},
@@ -169,6 +172,10 @@ static const rule_case cases[] = {
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xed\xa0\x80'", QG_REASON_NONE,
      "MariaDB accepts encoded surrogates"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT 'a\0b'", QG_REASON_NUL_BYTE, "NUL byte"},
+    {QG_DIALECT_MYSQL, "sjis", 0, "SELECT * FROM t WHERE name = '\x83\x5c' OR city = 'St. John\\'s'",
+     QG_REASON_NONE, "DBI quote(): so, then John\\'s (N shifted, backslash in its code)"},
+    {QG_DIALECT_MYSQL, "sjis", 0, "SELECT * FROM t WHERE a = '\x95\x5c' OR 1=1 -- ' AND c = 'St. John\\'s'",
+     QG_REASON_STRUCTURE_MISMATCH, "attack before an escaped it's: the backslash stays in N's literal"},
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf\x5c'' OR 1=1 # '", QG_REASON_NONE,
      "gbk text escaped by a charset-aware quote doubler"},
     {QG_DIALECT_MYSQL, "sjis", 0, "SELECT `\x95\x60`, '\x95\x5c' OR 1=1 #'",
