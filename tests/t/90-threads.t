@@ -4,7 +4,7 @@
 # and go, children are forked and one is exec'd (inheriting LD_PRELOAD).
 # Every attack must be blocked, every ordinary query answered right, every
 # child must finish.  Then the same clients under ThreadSanitizer (shim and
-# client built with -fsanitize=thread into build-tsan/) and, smaller, under
+# client built with -fsanitize=thread into build/tsan/) and, smaller, under
 # Helgrind: no report that involves the shim.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -69,7 +69,7 @@ ok "mysql: findings from $((FORKS + 1)) processes" [ "$(finding_pids "$log")" -e
 ok "mysql: every log line is whole JSON" json_lines_ok "$log"
 
 # ------------------------------------------------------- ThreadSanitizer
-TSAN_BUILD=build-tsan
+TSAN_BUILD=${BUILD:-build}/tsan
 if make -s -j2 BUILD=$TSAN_BUILD CFLAGS="-O1 -g -fsanitize=thread" \
        $TSAN_BUILD/libquoteguard.so $TSAN_BUILD/clients/pg_hammer $TSAN_BUILD/clients/my_hammer \
        >"$TMP/tsan-build.log" 2>&1; then
