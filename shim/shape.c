@@ -10,7 +10,7 @@
 
 #include "encoding_tables.h"
 
-#define FNV_PRIME 0x100000001b3ULL
+#define END_PRIME 0x100000001b3ULL
 #define SEED_POSTGRES 0xcbf29ce484222325ULL
 #define SEED_MYSQL 0x84222325cbf29ce4ULL
 #define SEED_ELEMENT 0x9e3779b97f4a7c15ULL
@@ -29,14 +29,15 @@ typedef enum tclass {
     T_SEPARATOR /* between two kept list elements */
 } tclass;
 
-/* Byte classes of the code between structural tokens. */
+/* Byte classes of the code between structural tokens.  The three that
+ * continue a word come first. */
 enum {
     C_OTHER = 0,
-    C_SPACE,
     C_WORD,  /* starts a word: letters, '_', bytes >= 0x80 */
     C_DIGIT,
-    C_OP,
     C_DOLLAR,
+    C_SPACE,
+    C_OP,
     C_QUESTION,
     C_DOT
 };
@@ -72,8 +73,7 @@ static const unsigned char byte_class[256] = {
 
 static bool is_word_cont(unsigned char c)
 {
-    unsigned char k = byte_class[c];
-    return k == C_WORD || k == C_DIGIT || c == '$';
+    return (unsigned)(byte_class[c] - C_WORD) <= C_DOLLAR - C_WORD;
 }
 
 static unsigned char fold(unsigned char c)
@@ -107,6 +107,7 @@ typedef struct shaper {
     bool mysql;
     bool multibyte;
     bool exec_comment; /* MySQL: inside an executable comment's body */
+    const unsigned char *end; /* of the query */
     uint64_t main;
     list_frame lists[LIST_NESTING_MAX];
     unsigned nlists;
@@ -119,21 +120,55 @@ typedef struct shaper {
     sample_text sample;
 } shaper;
 
-static uint64_t mix_bytes(uint64_t h, const unsigned char *p, size_t n, bool fold_case)
+static uint64_t mix64(uint64_t h, uint64_t v)
 {
-    if (fold_case)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ fold(p[i])) * FNV_PRIME;
-    else
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ p[i]) * FNV_PRIME;
+    h = (h ^ v) * 0x9fb21c651e98df25ULL;
+    return h ^ (h >> 29);
+}
+
+/* Eight bytes at once: ASCII 'A'…'Z' to lower case, other bytes kept. */
+static uint64_t fold8(uint64_t x)
+{
+    const uint64_t high = 0x8080808080808080ULL;
+    uint64_t seven = x & ~high;
+    uint64_t above_z = seven + 0x2525252525252525ULL; /* bit 7 set when > 'Z' */
+    uint64_t from_a = seven + 0x3f3f3f3f3f3f3f3fULL;  /* bit 7 set when >= 'A' */
+    uint64_t upper = ~x & from_a & ~above_z & high;
+    return x | (upper >> 2);
+}
+
+/* Hashes bytes eight at a time (the token's length is hashed by end_token).
+ * The last 1 to 7 bytes are read as a whole word, masked, when the buffer
+ * (ending at `limit`) has room for it. */
+static uint64_t mix_bytes(uint64_t h, const unsigned char *p, size_t n, bool fold_case,
+                          const unsigned char *limit)
+{
+    uint64_t v;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&v, p, 8);
+        h = mix64(h, fold_case ? fold8(v) : v);
+    }
+    if (n) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (limit - p >= 8) {
+            memcpy(&v, p, 8);
+            v &= ~0ULL >> (64 - 8 * n); /* the first n bytes */
+        } else
+#endif
+        {
+            v = 0;
+            for (size_t i = 0; i < n; i++)
+                v |= (uint64_t)p[i] << (8 * i);
+        }
+        h = mix64(h, fold_case ? fold8(v) : v);
+    }
     return h;
 }
 
 static uint64_t end_token(uint64_t h, tclass cls, uint64_t len)
 {
     h ^= ((uint64_t)cls << 56) ^ len;
-    h *= FNV_PRIME;
+    h *= END_PRIME;
     return h ^ (h >> 31);
 }
 
@@ -218,7 +253,7 @@ static void finish_element(shaper *sh)
     uint64_t *outer = enclosing_hash(sh);
     if (f->kept > 0)
         *outer = end_token(*outer, T_SEPARATOR, 0);
-    *outer = end_token(mix_bytes(*outer, (const unsigned char *)&f->hash, sizeof f->hash, false),
+    *outer = end_token(mix64(*outer, f->hash),
                        T_ELEMENT, sizeof f->hash);
     f->prev = f->hash;
     f->kept++;
@@ -251,7 +286,7 @@ static void end_values_list(shaper *sh)
     if (comma_pending) { /* the ',' turned out not to separate rows */
         static const unsigned char comma = ',';
         uint64_t *h = current_hash(sh);
-        *h = end_token(mix_bytes(*h, &comma, 1, false), T_PUNCT, 1);
+        *h = end_token(mix64(*h, comma), T_PUNCT, 1);
     }
 }
 
@@ -298,7 +333,38 @@ static bool word_is(const unsigned char *p, size_t n, const char *word)
     return true;
 }
 
-static void token(shaper *sh, tclass cls, const unsigned char *p, size_t n)
+/* The words the shape treats specially. */
+typedef enum keyword {
+    KW_NONE = 0,
+    KW_IN,
+    KW_VALUES,
+    KW_VALUE, /* MySQL's synonym of VALUES */
+    KW_ARRAY,
+    KW_LITERAL /* NULL, TRUE, FALSE: values */
+} keyword;
+
+static keyword keyword_of(const unsigned char *p, size_t n)
+{
+    switch (n) {
+    case 2:
+        return word_is(p, n, "in") ? KW_IN : KW_NONE;
+    case 4:
+        return word_is(p, n, "null") || word_is(p, n, "true") ? KW_LITERAL : KW_NONE;
+    case 5:
+        if (word_is(p, n, "false"))
+            return KW_LITERAL;
+        if (word_is(p, n, "value"))
+            return KW_VALUE;
+        return word_is(p, n, "array") ? KW_ARRAY : KW_NONE;
+    case 6:
+        return word_is(p, n, "values") ? KW_VALUES : KW_NONE;
+    default:
+        return KW_NONE;
+    }
+}
+
+static void token_in_context(shaper *sh, tclass cls, const unsigned char *p, size_t n,
+                             keyword kw)
 {
     /* List boundaries first: they decide which hash the token goes to. */
     while (sh->nlists) {
@@ -340,9 +406,10 @@ static void token(shaper *sh, tclass cls, const unsigned char *p, size_t n)
 
     bool fold_case = cls == T_WORD;
     uint64_t *h = current_hash(sh);
-    uint64_t body = cls == T_VALUE ? *h : mix_bytes(*h, p, n, fold_case);
+    uint64_t body = cls == T_VALUE ? *h : mix_bytes(*h, p, n, fold_case, sh->end);
     *h = end_token(body, cls, cls == T_VALUE ? 0 : n);
-    sample_token(&sh->sample, cls, p, n, fold_case);
+    if (sh->sample.cap)
+        sample_token(&sh->sample, cls, p, n, fold_case);
 
     if (cls == T_PUNCT && (p[0] == '(' || p[0] == '[')) {
         sh->depth++;
@@ -357,18 +424,32 @@ static void token(shaper *sh, tclass cls, const unsigned char *p, size_t n)
     }
 
     sh->after = AFTER_OTHER;
-    if (cls == T_WORD) {
-        if (word_is(p, n, "in"))
-            sh->after = AFTER_IN;
-        else if (word_is(p, n, "values") || (sh->mysql && word_is(p, n, "value")))
-            sh->after = AFTER_VALUES;
-        else if (!sh->mysql && word_is(p, n, "array"))
-            sh->after = AFTER_ARRAY;
-    }
-    if (sh->after == AFTER_VALUES)
+    if (kw == KW_IN) {
+        sh->after = AFTER_IN;
+    } else if (kw == KW_VALUES || (sh->mysql && kw == KW_VALUE)) {
+        sh->after = AFTER_VALUES;
         push_list(sh, 0);
+    } else if (!sh->mysql && kw == KW_ARRAY) {
+        sh->after = AFTER_ARRAY;
+    }
     sh->prev_class = cls;
     sh->prev_char = cls == T_PUNCT ? p[0] : 0;
+    sh->prev_word = p;
+    sh->prev_word_len = n;
+}
+
+/* Most tokens are words, values and operators outside any list: they only
+ * go into the hash. */
+static inline void token(shaper *sh, tclass cls, const unsigned char *p, size_t n, keyword kw)
+{
+    if (sh->nlists || cls == T_PUNCT || kw != KW_NONE || sh->sample.cap) {
+        token_in_context(sh, cls, p, n, kw);
+        return;
+    }
+    sh->main = end_token(cls == T_VALUE ? sh->main : mix_bytes(sh->main, p, n, cls == T_WORD, sh->end),
+                         cls, cls == T_VALUE ? 0 : n);
+    sh->after = AFTER_OTHER;
+    sh->prev_class = cls;
     sh->prev_word = p;
     sh->prev_word_len = n;
 }
@@ -456,34 +537,28 @@ static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
         case C_SPACE:
             p++;
             continue;
-        case C_WORD:
-            while (p < end) {
-                if (s[p] >= 0x80) {
-                    size_t n = sh->multibyte ? encoding_char_len(sh->ctx->encoding, s + p, end - p)
-                                             : 1;
-                    p += n ? n : 1;
-                } else if (is_word_cont(s[p])) {
-                    p++;
-                } else {
-                    break;
-                }
+        case C_WORD: {
+            while (p < end && is_word_cont(s[p])) {
+                /* A multibyte character is one letter, whatever its trail bytes. */
+                size_t n = s[p] >= 0x80 && sh->multibyte
+                               ? encoding_char_len(sh->ctx->encoding, s + p, end - p)
+                               : 1;
+                p += n ? n : 1;
             }
-            if (word_is(s + start, p - start, "null") || word_is(s + start, p - start, "true") ||
-                word_is(s + start, p - start, "false"))
-                token(sh, T_VALUE, s + start, p - start);
-            else
-                token(sh, T_WORD, s + start, p - start);
+            keyword kw = keyword_of(s + start, p - start);
+            token(sh, kw == KW_LITERAL ? T_VALUE : T_WORD, s + start, p - start, kw);
             continue;
+        }
         case C_DIGIT:
             p = number_end(s, p, end);
-            token(sh, T_VALUE, s + start, p - start);
+            token(sh, T_VALUE, s + start, p - start, KW_NONE);
             continue;
         case C_DOT:
             if (number_follows(s, p, end)) {
                 p = number_end(s, p, end);
-                token(sh, T_VALUE, s + start, p - start);
+                token(sh, T_VALUE, s + start, p - start, KW_NONE);
             } else {
-                token(sh, T_PUNCT, s + p, 1);
+                token(sh, T_PUNCT, s + p, 1, KW_NONE);
                 p++;
             }
             continue;
@@ -492,13 +567,13 @@ static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
                 p++;
                 while (p < end && byte_class[s[p]] == C_DIGIT)
                     p++;
-                token(sh, T_VALUE, s + start, p - start);
+                token(sh, T_VALUE, s + start, p - start, KW_NONE);
                 continue;
             }
             break; /* a lone '$' (MySQL: in a word it was taken already) */
         case C_QUESTION:
             if (sh->mysql) {
-                token(sh, T_VALUE, s + p, 1);
+                token(sh, T_VALUE, s + p, 1, KW_NONE);
                 p++;
                 continue;
             }
@@ -519,12 +594,12 @@ static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
             }
             if ((c == '-' || c == '+') && number_follows(s, p + 1, end) && sign_starts_value(sh)) {
                 p = number_end(s, p + 1, end);
-                token(sh, T_VALUE, s + start, p - start);
+                token(sh, T_VALUE, s + start, p - start, KW_NONE);
                 continue;
             }
             break;
         default:
-            token(sh, T_PUNCT, s + p, 1);
+            token(sh, T_PUNCT, s + p, 1, KW_NONE);
             p++;
             continue;
         }
@@ -542,7 +617,7 @@ static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
                 break;
             p++;
         }
-        token(sh, T_OP, s + start, p - start);
+        token(sh, T_OP, s + start, p - start, KW_NONE);
     }
 }
 
@@ -564,6 +639,7 @@ uint64_t qg_shape_compute(const qg_context *ctx, const char *sql, size_t len, ch
     sh.mysql = ctx->dialect == QG_DIALECT_MYSQL;
     sh.multibyte = !qg_encoding_is_single_byte(ctx->encoding);
     sh.exec_comment = false;
+    sh.end = (const unsigned char *)sql + len;
     sh.main = sh.mysql ? SEED_MYSQL : SEED_POSTGRES;
     sh.nlists = 0;
     sh.depth = 0;
@@ -583,9 +659,9 @@ uint64_t qg_shape_compute(const qg_context *ctx, const char *sql, size_t len, ch
         code_gap(&sh, s, pos, tok.start);
         pos = tok.end;
         if (tok.kind == QG_TOK_STRING || tok.kind == QG_TOK_DOLLAR)
-            token(&sh, T_VALUE, s + tok.start, tok.end - tok.start);
+            token(&sh, T_VALUE, s + tok.start, tok.end - tok.start, KW_NONE);
         else if (tok.kind == QG_TOK_IDENT)
-            token(&sh, T_IDENT, s + tok.start, tok.end - tok.start);
+            token(&sh, T_IDENT, s + tok.start, tok.end - tok.start, KW_NONE);
     }
     code_gap(&sh, s, pos, len);
     while (sh.nlists) {
