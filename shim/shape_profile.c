@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -175,6 +175,76 @@ static bool load_line(const qg_settings *s, const char *line, size_t len)
     return true;
 }
 
+/* How far the profile file has been read: whole lines up to `upto` of the
+ * file dev/ino.  Learn mode reads what other processes appended before it
+ * appends, so that a shape is written once whoever learns it. */
+static struct {
+    dev_t dev;
+    ino_t ino;
+    off_t upto;
+    size_t lines;
+    bool ends_in_newline;
+    bool malformed_reported;
+} file_read = {.ends_in_newline = true};
+
+/* Under profile_lock: adds the lines of fd past file_read.upto to the set
+ * (from the start when fd is another file or a shorter one).  A last line
+ * without its newline counts too.  Malformed lines are reported once. */
+static void read_new_lines(const qg_settings *s, int fd, const char *path)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return;
+    if (st.st_dev != file_read.dev || st.st_ino != file_read.ino || st.st_size < file_read.upto) {
+        file_read.dev = st.st_dev;
+        file_read.ino = st.st_ino;
+        file_read.upto = 0;
+        file_read.lines = 0;
+        file_read.ends_in_newline = true;
+    }
+    char buf[16384];
+    size_t bad = 0, first_bad = 0;
+    bool skipping = false; /* inside a line longer than buf */
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, file_read.upto);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        size_t used = 0;
+        bool at_end = (size_t)n < sizeof buf;
+        while (used < (size_t)n) {
+            const char *nl = memchr(buf + used, '\n', (size_t)n - used);
+            if (!nl && !at_end && !skipping && used > 0)
+                break; /* read the rest of this line again with the next chunk */
+            size_t len = nl ? (size_t)(nl - (buf + used)) : (size_t)n - used;
+            if (skipping) {
+                skipping = !nl;
+            } else if (!nl && !at_end) {
+                skipping = true; /* longer than buf: malformed */
+                file_read.lines++;
+                if (bad++ == 0)
+                    first_bad = file_read.lines;
+            } else {
+                file_read.lines++;
+                if (!load_line(s, buf + used, len) && bad++ == 0)
+                    first_bad = file_read.lines;
+            }
+            used += len + (nl ? 1 : 0);
+            file_read.ends_in_newline = nl != NULL;
+        }
+        file_read.upto += (off_t)used;
+    }
+    if (bad && !file_read.malformed_reported) {
+        file_read.malformed_reported = true;
+        char detail[QG_PATH_MAX + 160];
+        snprintf(detail, sizeof detail,
+                 "shapes profile %s: %zu malformed lines skipped (the first is line %zu)", path,
+                 bad, first_bad);
+        qg_log_write_event(s, "error", "shapes_profile_malformed", detail);
+    }
+}
+
 /* Under profile_lock: reads the profile file into the set. */
 static void load(const qg_settings *s)
 {
@@ -191,33 +261,10 @@ static void load(const qg_settings *s)
         }
         return;
     }
-    struct stat st;
-    size_t size = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
-    const char *text = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    close(fd);
-    if (text == MAP_FAILED) {
-        snprintf(detail, sizeof detail, "shapes profile %s cannot be mapped: %s", path,
-                 strerrordesc_np(errno));
-        qg_log_write_event(s, "error", "shapes_profile_unreadable", detail);
-        return;
-    }
-    size_t bad = 0, bad_line = 0, line_no = 0;
-    for (size_t pos = 0; pos < size;) {
-        const char *nl = memchr(text + pos, '\n', size - pos);
-        size_t len = nl ? (size_t)(nl - (text + pos)) : size - pos;
-        line_no++;
-        if (!load_line(s, text + pos, len) && bad++ == 0)
-            bad_line = line_no;
-        pos += len + 1;
-    }
-    if (text)
-        munmap((void *)text, size);
-    if (bad) {
-        snprintf(detail, sizeof detail,
-                 "shapes profile %s: %zu malformed lines skipped (the first is line %zu)", path,
-                 bad, bad_line);
-        qg_log_write_event(s, "error", "shapes_profile_malformed", detail);
-    }
+    while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
+        ;
+    read_new_lines(s, fd, path);
+    close(fd); /* releases the lock */
     if (s->verbosity >= 2) {
         snprintf(detail, sizeof detail, "shapes profile %s: %zu shapes for %s", path,
                  current_set->count, s->program);
@@ -260,37 +307,61 @@ void qg_shape_profile_learn(const qg_settings *s, uint64_t fingerprint, qg_diale
 {
     ensure_loaded(s);
     pthread_mutex_lock(&profile_lock);
-    if (set_has(current_set, fingerprint) || !profile_add(fingerprint)) {
+    if (set_has(current_set, fingerprint)) {
         pthread_mutex_unlock(&profile_lock);
         return;
     }
-    char when[64], site[512], path[QG_PATH_MAX], line[LINE_MAX_BYTES];
+    char when[64], site[512], path[QG_PATH_MAX], line[LINE_MAX_BYTES + 1];
     qg_log_format_time(when, sizeof when);
     if (caller)
         qg_log_format_caller(site, sizeof site, caller, s->program);
     else
         snprintf(site, sizeof site, "-");
-    size_t n = (size_t)snprintf(line, sizeof line, "%016" PRIx64 "\t%s\t", fingerprint,
+    const size_t cap = LINE_MAX_BYTES; /* one byte kept for a leading newline */
+    size_t n = (size_t)snprintf(line, cap, "%016" PRIx64 "\t%s\t", fingerprint,
                                 dialect == QG_DIALECT_MYSQL ? "mysql" : "postgres");
-    n += put_field(line + n, sizeof line - n, s->program[0] ? s->program : "-");
-    n += (size_t)snprintf(line + n, sizeof line - n, "\t%s\t", when);
-    n += put_field(line + n, sizeof line - n, site);
+    n += put_field(line + n, cap - n, s->program[0] ? s->program : "-");
+    n += (size_t)snprintf(line + n, cap - n, "\t%s\t", when);
+    n += put_field(line + n, cap - n, site);
     line[n++] = '\t';
-    n += put_field(line + n, sizeof line - n - 1, sample);
+    n += put_field(line + n, cap - n - 1, sample);
     line[n++] = '\n';
 
     qg_shape_profile_path(s, path, sizeof path);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
     ssize_t written = -1;
     int err;
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
     if (fd >= 0) {
-        do
-            written = write(fd, line, n);
-        while (written < 0 && errno == EINTR);
+        /* Other processes learn into the same file: under the file lock,
+         * take in what they appended, and append only a shape still new. */
+        while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+            ;
+        read_new_lines(s, fd, path);
+        if (set_has(current_set, fingerprint)) {
+            written = (ssize_t)n;
+        } else {
+            profile_add(fingerprint);
+            /* A hand-edited last line without its newline keeps it. */
+            if (!file_read.ends_in_newline) {
+                memmove(line + 1, line, n);
+                line[0] = '\n';
+                n++;
+            }
+            do
+                written = write(fd, line, n);
+            while (written < 0 && errno == EINTR);
+            if (written == (ssize_t)n) {
+                file_read.upto += (off_t)n;
+                file_read.lines++;
+                file_read.ends_in_newline = true;
+            }
+        }
         err = errno;
+        flock(fd, LOCK_UN);
         close(fd);
     } else {
         err = errno;
+        profile_add(fingerprint); /* reported once below; not retried per query */
     }
     if (written != (ssize_t)n && !write_failure_reported) {
         write_failure_reported = true;
@@ -312,5 +383,7 @@ void qg_shape_profile_forget(void)
     current_set = &initial_set;
     loaded = false;
     write_failure_reported = false;
+    memset(&file_read, 0, sizeof file_read);
+    file_read.ends_in_newline = true;
     pthread_mutex_unlock(&profile_lock);
 }

@@ -401,6 +401,40 @@ static void test_profile_file_format(void)
            "enforce without a profile file: an error event says so");
 }
 
+/* Another process appends while this one learns; a hand edit without a
+ * final newline. */
+static void test_profile_shared_file(void)
+{
+    qg_settings s;
+    qg_decision d;
+    char path[QG_PATH_MAX + 64], text[512];
+    snprintf(path, sizeof path, "%s/shared.shapes", tmpdir);
+    uint64_t first = shape_of(&pg_ctx, "SELECT 1 FROM a");
+    snprintf(text, sizeof text, "%016llx\tpostgres\ttest_shape\t-\t-\tselect ? from a",
+             (unsigned long long)first);
+    write_file(path, text); /* no final newline */
+    settings_for(&s, QG_MODE_ENFORCE, QG_SHAPES_LEARN, "shared.shapes");
+    run(&s, QG_DIALECT_POSTGRES, "SELECT 2 FROM a", &d);
+    run(&s, QG_DIALECT_POSTGRES, "SELECT b FROM c", &d);
+    const char *now = read_file(path);
+    tap_ok(count_of(now, "\n") == 2 && strstr(now, "select ? from a\n") && strstr(now, "\tselect b from c\n"),
+           "learn: a last line without newline is kept whole, the new shape goes on a line of its own");
+
+    /* Another process learns "SELECT d FROM e" after this one loaded. */
+    uint64_t other = shape_of(&pg_ctx, "SELECT d FROM e");
+    int fd = open(path, O_WRONLY | O_APPEND);
+    snprintf(text, sizeof text, "%016llx\tpostgres\ttest_shape\t-\t-\tselect d from e\n",
+             (unsigned long long)other);
+    if (fd < 0 || write(fd, text, strlen(text)) < 0)
+        tap_diag("cannot append to %s", path);
+    close(fd);
+    run(&s, QG_DIALECT_POSTGRES, "SELECT d FROM e", &d);
+    run(&s, QG_DIALECT_POSTGRES, "SELECT f FROM g", &d);
+    now = read_file(path);
+    tap_ok(count_of(now, "select d from e") == 1 && count_of(now, "\n") == 4,
+           "learn: a shape another process appended meanwhile is not written again");
+}
+
 /* Many threads learn the same shapes at once: each is written once. */
 #define THREADS 8
 #define SHAPES_PER_THREAD 300
@@ -513,6 +547,7 @@ int main(void)
     test_settings();
     test_learn_then_enforce();
     test_profile_file_format();
+    test_profile_shared_file();
     test_threads();
     test_known_shape_costs_nothing();
     char cmd[128];
