@@ -470,20 +470,45 @@ static bool lower_is(unsigned char c, char want)
     return (c | 0x20) == (unsigned char)want;
 }
 
-/* MySQL: the word before the quote at `q` (spaces allowed between) is the
- * _binary introducer: its bytes are not checked for well-formedness. */
-static bool mysql_binary_introducer(const qg_lexer *lx, size_t q)
+/* MySQL introducers (`_latin1'…'`, `_binary 'x'`): the character set the
+ * word before the quote at `q` names, or NULL.  The literal is still lexed
+ * in the connection's character set, but its bytes are meant for this one. */
+static const qg_encoding *mysql_introducer(const qg_lexer *lx, size_t q)
 {
-    static const char word[] = "_binary";
-    size_t n = sizeof word - 1;
-    while (q > 0 && (lx->sql[q - 1] == ' ' || lx->sql[q - 1] == '\t' || lx->sql[q - 1] == '\n'))
+    const unsigned char *s = lx->sql;
+    while (q > 0 && (s[q - 1] == ' ' || s[q - 1] == '\t' || s[q - 1] == '\n'))
         q--;
-    if (q < n || !at_token_start(lx, q - n))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!lower_is(lx->sql[q - n + i], word[i]) && lx->sql[q - n + i] != (unsigned char)word[i])
-            return false;
-    return true;
+    size_t start = q;
+    while (start > 0 && start != lx->last_mb_end && is_ident_cont(s[start - 1]) && q - start < 32)
+        start--;
+    if (start == q || s[start] != '_' || !at_token_start(lx, start))
+        return NULL;
+    char name[32];
+    size_t n = q - start - 1;
+    if (n == 0 || n >= sizeof name)
+        return NULL;
+    memcpy(name, s + start + 1, n);
+    name[n] = '\0';
+    return qg_encoding_find(QG_DIALECT_MYSQL, name);
+}
+
+/* Well-formedness of an introduced literal's body, in its own character
+ * set, with the same findings as for the connection's. */
+static void check_introduced(qg_lexer *lx, const qg_token *tok, const qg_encoding *introduced)
+{
+    const unsigned char *s = lx->sql;
+    size_t end = tok->unterminated ? tok->end : tok->end - 1;
+    for (size_t p = tok->start + 1; p < end;) {
+        size_t n = s[p] < 0x80 ? 1 : qg_encoding_char_len(introduced, s + p, end - p);
+        if (n == 0) {
+            unsigned char next = p + 1 < lx->len ? s[p + 1] : 0;
+            bool quote_next = next == '\'' || next == '"' || next == '`' || next == '\\';
+            add_finding(lx, quote_next ? QG_REASON_ILLFORMED_QUOTE : QG_REASON_ILLFORMED, p,
+                        tok->start, tok->end);
+            n = 1;
+        }
+        p += n;
+    }
 }
 
 /* A string at lx->pos (a quote): finds its prefix and rules. */
@@ -517,8 +542,10 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         scan_quoted(lx, tok, '\'', RULES_BARE, is_pg(lx)); /* PG converts them too */
         return;
     }
-    bool binary = !is_pg(lx) && mysql_binary_introducer(lx, q);
-    if (binary)
+    const qg_encoding *introduced = is_pg(lx) ? NULL : mysql_introducer(lx, q);
+    if (introduced == lx->ctx->encoding)
+        introduced = NULL; /* checked as the connection's, below */
+    if (introduced && strcmp(qg_encoding_name(introduced), "binary") == 0)
         tok->form = QG_FORM_BINARY;
     bool backslash;
     if (naive)
@@ -528,7 +555,9 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
                     (tok->form != QG_FORM_UNICODE && !(lx->ctx->flags & QG_STD_STRINGS));
     else
         backslash = !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES);
-    scan_quoted(lx, tok, '\'', backslash ? RULES_BACKSLASH : RULES_DOUBLING, !binary);
+    scan_quoted(lx, tok, '\'', backslash ? RULES_BACKSLASH : RULES_DOUBLING, introduced == NULL);
+    if (introduced && lx->reading == QG_READ_SERVER)
+        check_introduced(lx, tok, introduced);
 }
 
 void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,

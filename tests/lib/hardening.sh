@@ -12,7 +12,11 @@ mkdir -p "$QG_HELPERS"
 qg_helper_build() {
     local out=$1 src=$2
     shift 2
-    if [ ! -e "$QG_HELPERS/$out" ] || [ "$src" -nt "$QG_HELPERS/$out" ]; then
+    local stale= dep
+    for dep in "$src" "$@"; do # the source, and libraries it links
+        [ -f "$dep" ] && [ "$dep" -nt "$QG_HELPERS/$out" ] && stale=1
+    done
+    if [ ! -e "$QG_HELPERS/$out" ] || [ -n "$stale" ]; then
         ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -Iinclude -Ishim \
             -o "$QG_HELPERS/$out" "$src" "$@" || return 1
     fi
