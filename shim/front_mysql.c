@@ -226,7 +226,7 @@ static conn_entry *table_get_or_add(MYSQL *mysql)
         if (!table_slots[i])
             table_filled++;
         table_slots[i] = fresh;
-        table_live++;
+        __atomic_add_fetch(&table_live, 1, __ATOMIC_RELAXED); /* read without the lock */
         e = fresh;
         fresh = NULL;
     }
@@ -253,7 +253,7 @@ static void table_remove(MYSQL *mysql)
     conn_entry *gone = slot ? *slot : NULL;
     if (gone) {
         *slot = TOMBSTONE;
-        table_live--;
+        __atomic_sub_fetch(&table_live, 1, __ATOMIC_RELAXED);
         if (__atomic_load_n(&last_used, __ATOMIC_RELAXED) == gone)
             __atomic_store_n(&last_used, NULL, __ATOMIC_RELAXED);
         clear_block(gone);
@@ -601,6 +601,10 @@ static void read_set_list(cursor *c, session_state *st, statement_effect *fx)
             if (var != VAR_OTHER && (!global || !scope_given)) {
                 unsigned flags;
                 bool known = !global && literal;
+                /* A number is a collation id: the server knows its set. */
+                if (known && var == VAR_CHARSET_CLIENT && text_len > 0 &&
+                    strspn(text, "0123456789") >= text_len)
+                    known = false;
                 if (known && var == VAR_CHARSET_CLIENT)
                     set_charset_name(st, text, text_len);
                 else if (known && parse_sql_mode(text, text_len, &flags))
@@ -778,6 +782,23 @@ static void block(conn_entry *e, const qg_decision *d, bool await_read)
     snprintf(e->block_message, sizeof e->block_message, "%s", d->message);
 }
 
+/* A block the shim could not record in the connection table (it ran out of
+ * memory for the entry): this thread's error readers answer with it until
+ * its next query.  initial-exec: reading it never allocates. */
+#define TLS_STATIC __attribute__((tls_model("initial-exec")))
+static __thread MYSQL *orphan_mysql TLS_STATIC;
+static __thread bool orphan_await_read TLS_STATIC;
+static __thread char orphan_sqlstate[6] TLS_STATIC;
+static __thread char orphan_message[512] TLS_STATIC;
+
+static void block_orphan(MYSQL *mysql, const char *sqlstate, const char *message, bool await_read)
+{
+    orphan_mysql = mysql;
+    orphan_await_read = await_read;
+    snprintf(orphan_sqlstate, sizeof orphan_sqlstate, "%s", sqlstate);
+    snprintf(orphan_message, sizeof orphan_message, "%s", message);
+}
+
 static bool check_piece(MYSQL *mysql, const char *api, const session_state *st,
                         const char *sql, size_t len, const void *caller, qg_decision *d)
 {
@@ -874,6 +895,34 @@ static int send_real(real_sender r, MYSQL *mysql, const char *sql, unsigned long
     return r.plain ? r.plain(mysql, sql) : r.sized(mysql, sql, len);
 }
 
+/* Out of memory for the connection's entry: the state comes from the server
+ * for this one query.  When even that fails the shim cannot decide: enforce
+ * blocks, audit passes; both say so.  Called inside the re-entrancy guard. */
+static int guarded_query_without_entry(real_sender real, MYSQL *mysql, const char *sql,
+                                       unsigned long len, query_api api, const void *caller)
+{
+    const qg_settings *s = qg_settings_get();
+    qg_log_write_event(s, "error", "out_of_memory", api_names[api]);
+    session_state st = {0};
+    qg_decision d;
+    bool allowed;
+    if (ask_server(mysql, &st)) {
+        allowed = check_piece(mysql, api_names[api], &st, sql, len, caller, &d);
+    } else {
+        allowed = s->mode == QG_MODE_AUDIT;
+        d.sqlstate = BLOCK_SQLSTATE;
+        snprintf(d.message, sizeof d.message, "%s",
+                 "quoteguard: blocked: out of memory, and the connection's character set "
+                 "is unknown; the query was not checked");
+    }
+    qg_guard_leave();
+    if (allowed)
+        return send_real(real, mysql, sql, len);
+    block_orphan(mysql, d.sqlstate && strlen(d.sqlstate) == 5 ? d.sqlstate : BLOCK_SQLSTATE,
+                 d.message, api == API_SEND_QUERY);
+    return 1;
+}
+
 static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api,
                          const void *caller)
 {
@@ -884,12 +933,10 @@ static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query
     }
     if (!tracking_enabled() || !sql || !qg_guard_enter())
         return send_real(real, mysql, sql, len);
+    orphan_mysql = NULL;
     conn_entry *e = entry_for_query(mysql);
-    if (!e) {
-        qg_guard_leave();
-        qg_log_write_event(qg_settings_get(), "error", "out_of_memory", api_names[api]);
-        return send_real(real, mysql, sql, len);
-    }
+    if (!e)
+        return guarded_query_without_entry(real, mysql, sql, len, api, caller);
     qg_decision d;
     session_state after;
     bool changed, stale;
@@ -934,6 +981,10 @@ QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
     if (!fn) {
         report_missing("mysql_read_query_result");
         return 1;
+    }
+    if (orphan_mysql == mysql && orphan_await_read) {
+        orphan_await_read = false;
+        return 1; /* nothing was sent */
     }
     if (!__atomic_load_n(&table_live, __ATOMIC_RELAXED) || !qg_guard_enter())
         return fn(mysql);
@@ -1066,7 +1117,7 @@ static const conn_entry *blocked_entry(MYSQL *mysql)
 
 QG_EXPORT unsigned int mysql_errno(MYSQL *mysql)
 {
-    if (blocked_entry(mysql))
+    if (orphan_mysql == mysql || blocked_entry(mysql))
         return BLOCK_ERRNO;
     mysql_errno_fn fn = real_mysql_errno();
     return fn ? fn(mysql) : BLOCK_ERRNO;
@@ -1074,6 +1125,8 @@ QG_EXPORT unsigned int mysql_errno(MYSQL *mysql)
 
 QG_EXPORT const char *mysql_error(MYSQL *mysql)
 {
+    if (orphan_mysql == mysql)
+        return orphan_message;
     const conn_entry *e = blocked_entry(mysql);
     if (e)
         return e->block_message;
@@ -1083,6 +1136,8 @@ QG_EXPORT const char *mysql_error(MYSQL *mysql)
 
 QG_EXPORT const char *mysql_sqlstate(MYSQL *mysql)
 {
+    if (orphan_mysql == mysql)
+        return orphan_sqlstate;
     const conn_entry *e = blocked_entry(mysql);
     if (e)
         return e->block_sqlstate;
