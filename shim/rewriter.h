@@ -15,6 +15,17 @@
  * Each replacement keeps the literal's length in characters ("$1" padded
  * with spaces, newlines kept), so error positions the server reports for the
  * rewritten text are those of the original.
+ *
+ * What an application can still tell (tests/t/40-rewrite.t shows them):
+ *  - a value the column's type rejects ("invalid input syntax for type
+ *    integer") fails at bind time: same SQLSTATE and message, but no cursor
+ *    position and a CONTEXT line naming the parameter;
+ *  - in a statement with two errors, a parse-time one (unknown column) is
+ *    reported before such an input error, where the literal's came first;
+ *  - the statement text the server sees (pg_stat_activity, its log) has $n;
+ *    queries that call current_query() are never rewritten;
+ *  - with plan_cache_mode = force_generic_plan the server plans without the
+ *    values, so rows of a query without ORDER BY may come in another order.
  */
 #ifndef QG_REWRITER_H
 #define QG_REWRITER_H
