@@ -86,12 +86,14 @@ if pg_available && pg_start; then
 
     # Learn: the four requests at once, twice (the second round adds nothing).
     for round in 1 2; do
+        learners=()
         for row in "${pg_learn_data[@]}"; do
             IFS='|' read -r id name ids rows offset <<<"$row"
             pg_request "$id" "$name" "$ids" "$rows" "$offset" "learn" \
                 shaped enforce learn "$WORK/pg-learn.log" >>"$WORK/pg-learn.out" &
+            learners+=($!)
         done
-        wait
+        wait "${learners[@]}" # not the server, which may be a child of this shell
     done
     pg_profile=$PROFILES/pg_legacy.shapes
     pg_shapes=$(profile_lines "$pg_profile")
@@ -141,11 +143,99 @@ if pg_available && pg_start; then
         has "$out" "$proof" "PG $kind: audit lets it through"
         matches "$(cat "$WORK/pg-audit-$kind.log")" '"mode":"audit","action":"logged".*"reason":"unknown_shape"' \
             "PG $kind: audit logs it as unknown_shape"
+        pg_psql -q -c "UPDATE users SET city = 'Turin' WHERE id = 2" # after the stacked one
     done
-    pg_psql -q -c "UPDATE users SET city = 'Turin' WHERE id = 2"
     has "$(cat "$WORK/pg-attack.log")" '"detail":"shape not in the profile: select name, city from users where id = ? or ? = ?"' \
         "PG: the log shows the unknown shape's normalized sample"
     pg_stop
 else
     tap_diag "PostgreSQL not available: its part is skipped"
 fi
+
+# ------------------------------------------------------------------ MySQL
+
+if my_available && my_start; then
+    my_sql -e "CREATE DATABASE qg;
+               CREATE TABLE qg.users (id INT PRIMARY KEY, name VARCHAR(64), city VARCHAR(64), visits INT DEFAULT 0, secret VARCHAR(64));
+               INSERT INTO qg.users (id, name, city, secret) VALUES
+                 (1, 'alice', 'Tokyo', 'my_secret_alice'), (2, 'bob', 'Turin', 'my_secret_bob'),
+                 (3, 'o''brien', 'Dublin', 'my_secret_ob'), (17, 'Zoe', 'Toulouse', 'my_secret_zoe');
+               CREATE TABLE qg.visits (user_id INT, page VARCHAR(64), at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)" ||
+        tap_bail "cannot create the MariaDB tables"
+
+    # The same application on MariaDB (multi-statement connection, as some
+    # legacy programs have): my_request ID NAME IDS ROWS OFFSET MARKER [runner…]
+    my_request() {
+        local id=$1 name=$2 ids=$3 rows=$4 offset=$5 marker=$6
+        shift 6
+        "$@" "$MY_LEGACY" "$QG_MY_SOCKET" db=qg multi escape=none \
+            "template=SELECT /*$marker*/ name, city FROM users WHERE id = %s" "input=$(hex "$id")" \
+            "sql=SELECT id, name FROM users WHERE name = '$(sq "$name")' ORDER BY id" \
+            "sql=SELECT count(*) FROM users WHERE id IN ($ids)" \
+            "sql=INSERT INTO visits (user_id, page) VALUES $rows" \
+            "sql=UPDATE users SET visits = visits + 1 WHERE id = $id" \
+            "sql=SELECT name, city FROM users WHERE city LIKE 'T%' ORDER BY name LIMIT $offset, 5"
+    }
+    my_learn_data=("${pg_learn_data[@]}")
+    my_enforce_data=(
+        "17|Zoe|4,5,6,7,8,9,10|(17,'home'),(17,'a'),(17,'b'),(17,'c'),(17,'d')|20"
+        "2|o'brien|17|(2,'x')|0"
+        "-1|O''Hara|1,2|(1,'back'),(2,'forth')|3"
+        "3|alice|3,2,1,0,-1|(3,'end')|1"
+    )
+    for round in 1 2; do
+        learners=()
+        for row in "${my_learn_data[@]}"; do
+            IFS='|' read -r id name ids rows offset <<<"$row"
+            my_request "$id" "$name" "$ids" "$rows" "$offset" "learn" \
+                shaped enforce learn "$WORK/my-learn.log" >>"$WORK/my-learn.out" &
+            learners+=($!)
+        done
+        wait "${learners[@]}" # not the server, which may be a child of this shell
+    done
+    my_profile=$PROFILES/my_legacy.shapes
+    my_shapes=$(profile_lines "$my_profile")
+    ok "MySQL learn: every request worked" [ "$(grep -ac '^ERROR' "$WORK/my-learn.out")" -eq 0 ]
+    ok "MySQL learn: 8 processes, 4 at a time: the application's 6 shapes, each on one line ($my_shapes lines)" \
+        [ "$my_shapes" -eq 6 ]
+    ok "MySQL learn: the profile is well formed" lists_cleanly "$my_profile"
+    has "$(cat "$my_profile")" "	mysql	my_legacy	" "MySQL learn: lines carry dialect and program"
+
+    my_fp=0
+    for row in "${my_enforce_data[@]}"; do
+        IFS='|' read -r id name ids rows offset <<<"$row"
+        out=$(my_request "$id" "$name" "$ids" "$rows" "$offset" "legit" shaped enforce enforce "$WORK/my-enforce.log")
+        my_fp=$((my_fp + $(blocked_count "$out")))
+        printf '%s\n' "$out" >>"$WORK/my-enforce.out"
+    done
+    ok "MySQL enforce: other data, no false positive ($my_fp blocked of ${#my_enforce_data[@]} requests x 6 statements)" \
+        [ "$my_fp" -eq 0 ]
+    ok "MySQL enforce: every statement ran" [ "$(grep -ac '^ERROR' "$WORK/my-enforce.out")" -eq 0 ]
+
+    my_attacks=(
+        "numeric|1 OR 1=1|ROW: bob|"
+        "union|0 UNION SELECT secret, name FROM users|ROW: my_secret_alice"
+        "stacked|1; UPDATE users SET city = 'pwned' WHERE id = 2|OK: 1"
+        "comment|1 OR 1=1 #|ROW: bob|"
+    )
+    for row in "${my_attacks[@]}"; do
+        IFS='|' read -r kind input proof <<<"${row%|*}"
+        proof=${row#*|*|}
+        out=$(my_request "$input" alice 1 "(1,'x')" 0 "qgs_plain_$kind")
+        has "$out" "$proof" "MySQL $kind: without quoteguard the attack works ($proof)"
+        out=$(my_request "$input" alice 1 "(1,'x')" 0 "qgs_enf_$kind" shaped enforce enforce "$WORK/my-attack.log")
+        matches "$out" '^ERROR: 1105 42601 quoteguard: blocked unknown_shape [0-9a-f]{16}' \
+            "MySQL $kind: enforce blocks it as unknown_shape"
+        lacks "$(cat "$QG_MY_LOG")" "qgs_enf_$kind" "MySQL $kind: the statement never reached the server"
+        out=$(my_request "$input" alice 1 "(1,'x')" 0 "qgs_audit_$kind" shaped audit enforce "$WORK/my-audit-$kind.log")
+        has "$out" "$proof" "MySQL $kind: audit lets it through"
+        matches "$(cat "$WORK/my-audit-$kind.log")" '"mode":"audit","action":"logged".*"reason":"unknown_shape"' \
+            "MySQL $kind: audit logs it as unknown_shape"
+        my_sql -e "UPDATE qg.users SET city = 'Turin' WHERE id = 2" # after the stacked one
+    done
+    my_stop
+else
+    tap_diag "MariaDB not available: its part is skipped"
+fi
+
+tap_done
