@@ -253,10 +253,24 @@ static bool normalize_name(qg_dialect dialect, const char *name, char *out, size
     return n > 0;
 }
 
-const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name)
+/* Servers report canonical names, and a connection keeps its encoding for
+ * long: the last hit per dialect answers most look-ups in one strcmp. */
+static const qg_encoding *last_found[2];
+
+static const qg_encoding *find_canonical(qg_dialect dialect, const char *name)
+{
+    for (size_t i = 0; i < sizeof encodings / sizeof encodings[0]; i++) {
+        const qg_encoding *enc = &encodings[i];
+        if (enc->dialect == dialect && enc->name[0] == name[0] && strcmp(enc->name, name) == 0)
+            return enc;
+    }
+    return NULL;
+}
+
+static const qg_encoding *find_alias(qg_dialect dialect, const char *name)
 {
     char key[64];
-    if (!name || !normalize_name(dialect, name, key, sizeof key))
+    if (!normalize_name(dialect, name, key, sizeof key))
         return NULL;
     for (size_t i = 0; i < sizeof encodings / sizeof encodings[0]; i++) {
         const qg_encoding *enc = &encodings[i];
@@ -267,6 +281,21 @@ const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name)
                 return enc;
     }
     return NULL;
+}
+
+const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name)
+{
+    if (!name || (unsigned)dialect > QG_DIALECT_MYSQL)
+        return NULL;
+    const qg_encoding *last = __atomic_load_n(&last_found[dialect], __ATOMIC_RELAXED);
+    if (last && strcmp(last->name, name) == 0)
+        return last;
+    const qg_encoding *enc = find_canonical(dialect, name);
+    if (!enc)
+        enc = find_alias(dialect, name);
+    if (enc)
+        __atomic_store_n(&last_found[dialect], enc, __ATOMIC_RELAXED);
+    return enc;
 }
 
 const char *qg_encoding_name(const qg_encoding *enc)

@@ -193,10 +193,12 @@ static void consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool 
     do {
         size_t n = encoding_char_len(enc, s + pos, len - pos);
         if (n > 1) {
+            /* Inside a literal N reads bytes: a trail byte it takes for an
+             * escape or a quote can move its literal's end. */
             if (enc->ascii_trail)
                 for (size_t i = 1; i < n; i++)
-                    if (s[pos + i] < 0x80)
-                        lx->diverges = true; /* N reads this trail byte as ASCII */
+                    if (s[pos + i] == '\\' || s[pos + i] == '\'' || s[pos + i] == '"')
+                        lx->diverges = true;
             pos += n;
             continue;
         }
