@@ -31,6 +31,7 @@ typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
 typedef unsigned int Oid;
 enum { PGRES_FATAL_ERROR = 7 };
+enum { PQTRANS_INTRANS = 2 };
 enum {
     PG_DIAG_SEVERITY = 'S',
     PG_DIAG_SEVERITY_NONLOCALIZED = 'V',
@@ -71,6 +72,7 @@ QG_REAL_FN(const char *, PQparameterStatus, (const PGconn *, const char *), libp
 QG_REAL_FN(int, PQclientEncoding, (const PGconn *), libpq_sonames)
 QG_REAL_FN(char *, pg_encoding_to_char, (int), libpq_sonames)
 QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), libpq_sonames)
+QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), libpq_sonames)
 
 static void report_missing(const char *name)
 {
@@ -116,6 +118,29 @@ static blocked_message *registry_unlink(registry *r, const void *key)
     return NULL;
 }
 
+/* When malloc fails, entries come from here, so that a blocked caller still
+ * reads our message. */
+#define FALLBACK_ENTRIES 16
+static blocked_message fallback[FALLBACK_ENTRIES];
+static bool fallback_used[FALLBACK_ENTRIES];
+
+static blocked_message *entry_alloc(void)
+{
+    blocked_message *m = malloc(sizeof *m);
+    for (size_t i = 0; !m && i < FALLBACK_ENTRIES; i++)
+        if (!__atomic_exchange_n(&fallback_used[i], true, __ATOMIC_ACQUIRE))
+            m = &fallback[i];
+    return m;
+}
+
+static void entry_free(blocked_message *m)
+{
+    if (m >= fallback && m < fallback + FALLBACK_ENTRIES)
+        __atomic_store_n(&fallback_used[m - fallback], false, __ATOMIC_RELEASE);
+    else
+        free(m);
+}
+
 static void registry_drop(registry *r, const void *key)
 {
     if (registry_empty(r))
@@ -123,14 +148,15 @@ static void registry_drop(registry *r, const void *key)
     pthread_mutex_lock(&r->lock);
     blocked_message *gone = registry_unlink(r, key);
     pthread_mutex_unlock(&r->lock);
-    free(gone);
+    if (gone)
+        entry_free(gone);
 }
 
 /* Records the decision's message for key, replacing an older one.  Without
- * memory the query stays blocked; only our text is lost. */
+ * any memory the query stays blocked; only our text is lost. */
 static void registry_put(registry *r, const void *key, const qg_decision *d)
 {
-    blocked_message *m = malloc(sizeof *m);
+    blocked_message *m = entry_alloc();
     if (!m)
         return;
     m->key = key;
@@ -143,7 +169,8 @@ static void registry_put(registry *r, const void *key, const qg_decision *d)
     r->head = m;
     __atomic_add_fetch(&r->live, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&r->lock);
-    free(old);
+    if (old)
+        entry_free(old);
 }
 
 /* The entry for key, or NULL.  It stays valid after the lock is released
@@ -221,12 +248,38 @@ static bool query_allowed(PGconn *conn, const char *api, const char *sql, const 
     return qg_guard_query(&q, d);
 }
 
+/* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
+ * there the query goes as it is, so that libpq answers as it would. */
+static bool pipeline_off(const PGconn *conn)
+{
+    PQpipelineStatus_fn pipeline = real_PQpipelineStatus();
+    return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
+}
+
+/* A statement that fails on the server aborts the transaction it is in; a
+ * blocked one must too, or a program that ignores the error and commits
+ * would commit the rest.  So inside a transaction block the server is told
+ * to fail, with a message that names us in its log. */
+static void abort_open_transaction(PGconn *conn)
+{
+    static const char fail[] =
+        "DO $quoteguard$BEGIN RAISE EXCEPTION 'quoteguard blocked a statement in this "
+        "transaction' USING ERRCODE = '42501'; END$quoteguard$";
+    PQtransactionStatus_fn status = real_PQtransactionStatus();
+    PQexec_fn exec = real_PQexec();
+    PQclear_fn clear = real_PQclear();
+    if (!status || !exec || !clear || status(conn) != PQTRANS_INTRANS || !pipeline_off(conn))
+        return;
+    clear(exec(conn, fail));
+}
+
 /* What a blocked PQexec/PQexecParams/PQprepare returns: libpq's own empty
  * error result, registered so that the error readers give our message.
  * PQerrorMessage(conn) carries it too, as after any failed PQexec.
  * (Rewrite mode blocks like enforce; only queries that pass are rewritten.) */
 static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
 {
+    abort_open_transaction(conn);
     registry_put(&pending_conn_messages, conn, d);
     PQmakeEmptyPGresult_fn make = real_PQmakeEmptyPGresult();
     if (!make) {
@@ -242,6 +295,7 @@ static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
 /* What a blocked PQsend* returns: 0, with the message in PQerrorMessage. */
 static int blocked_send(PGconn *conn, const qg_decision *d)
 {
+    abort_open_transaction(conn);
     registry_put(&pending_conn_messages, conn, d);
     return 0;
 }
@@ -261,14 +315,6 @@ static bool server_is_utf8(const PGconn *conn)
     PQparameterStatus_fn status = real_PQparameterStatus();
     const char *name = status ? status(conn, "server_encoding") : NULL;
     return name && strcmp(name, "UTF8") == 0;
-}
-
-/* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
- * there the query goes as it is, so that libpq answers as it would. */
-static bool pipeline_off(const PGconn *conn)
-{
-    PQpipelineStatus_fn pipeline = real_PQpipelineStatus();
-    return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
 }
 
 /* Rewrite mode, for a query that passed the check: true when rw->text and

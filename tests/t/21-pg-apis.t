@@ -110,4 +110,26 @@ shimmed=$(with_shim enforce "$QG_PG_DIR/null.log" "$SESSION" null nullconn 2>&1)
 has "$plain" "NULL-PQexec: NULL" "without the shim libpq refuses a NULL query"
 ok "NULL query and NULL connection: the same answers under the shim" [ "$plain" = "$shimmed" ]
 
+# ------------------------------------------- a block inside a transaction
+# A statement that fails aborts the transaction; a blocked one must as well,
+# or a program that ignores the error and commits would commit the rest.
+pg_psql -c "CREATE TABLE ledger(entry text)" || tap_bail "cannot create ledger"
+log=$QG_PG_DIR/txn.log
+for api in exec send; do
+    out=$(with_shim enforce "$log" "$SESSION" "${SJIS_OLD_STYLE[@]}" "exec:BEGIN" \
+        "exec:INSERT INTO ledger VALUES ('$api')" "$api:$ATTACK" "exec:SELECT 'inside'" \
+        "exec:COMMIT")
+    has "$(step 8)" "ERROR: 25P02" "$api blocked in a transaction: the transaction is aborted, as after a server error"
+    has "$(step 9)" "STATUS: PGRES_COMMAND_OK" "$api: COMMIT then ends it"
+    ok "$api: nothing of the aborted transaction was committed" \
+        [ "$(pg_psql -At -c "SELECT count(*) FROM ledger WHERE entry = '$api'")" = 0 ]
+done
+has "$(cat "$QG_PG_LOG")" "quoteguard blocked a statement in this transaction" \
+    "the server log says why the transaction failed"
+out=$(with_shim enforce "$log" "$SESSION" "${SJIS_OLD_STYLE[@]}" "exec:$ATTACK" \
+    "exec:INSERT INTO ledger VALUES ('outside')")
+has "$(step 6)" "STATUS: PGRES_COMMAND_OK" "outside a transaction nothing else is sent"
+ok "no abort statement outside a transaction" \
+    [ "$(grep -c 'ERROR:  quoteguard blocked a statement' "$QG_PG_LOG")" = 2 ]
+
 tap_done
