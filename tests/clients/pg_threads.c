@@ -50,9 +50,9 @@ static void *worker(void *arg)
     /* The padding moves the finding's offset: the message says whose it is. */
     char attack[128], expect[64];
     snprintf(attack, sizeof attack, "SELECT /*%*s*/ '\x95\x5c' OR 1=1 --'", thread, "");
-    /* S and N part at the quote after 0x95 0x5c. */
+    /* The input runs as SQL from the space after the quote after 0x95 0x5c. */
     size_t quote = (size_t)(strchr(attack, '\'') - attack);
-    snprintf(expect, sizeof expect, " at byte %zu ", quote + 3);
+    snprintf(expect, sizeof expect, " at byte %zu ", quote + 4);
 
     PGresult *kept[KEPT] = {0};
     for (int round = 0; round < rounds; round++) {
