@@ -99,6 +99,21 @@ bench: all $(BENCH_BIN)
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi
 # ---- end of bench --------------------------------------------------------------
 
+# ---- bench-shape (issue 9) ------------------------------------------------------
+# `make bench-shape` (also run by `make bench`): CPU time per query of the
+# query-shape fingerprint and of the guard with shapes off and enforced.
+BENCH_SHAPE_BIN = $(BUILD)/bench/bench_shape
+
+$(BENCH_SHAPE_BIN): bench/bench_shape.c $(LOGIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
+
+.PHONY: bench-shape
+bench-shape: $(BENCH_SHAPE_BIN)
+	$(BENCH_SHAPE_BIN) --runs $(BENCH_RUNS)
+bench: bench-shape
+# ---- end of bench-shape ---------------------------------------------------------
+
 # ---- install / uninstall (operator files; see quoteguard(1)) ----------------
 # make install PREFIX=/usr/local DESTDIR=/staging: the shim in lib/quoteguard/,
 # the wrapper (library path and version baked in) and the report in bin/, the

@@ -29,8 +29,7 @@ typedef enum tclass {
     T_SEPARATOR /* between two kept list elements */
 } tclass;
 
-/* Byte classes of the code between structural tokens.  The three that
- * continue a word come first. */
+/* Byte classes of the code between structural tokens. */
 enum {
     C_OTHER = 0,
     C_WORD,  /* starts a word: letters, '_', bytes >= 0x80 */
@@ -71,10 +70,10 @@ static const unsigned char byte_class[256] = {
 #undef HIGH4
 };
 
-static bool is_word_cont(unsigned char c)
-{
-    return (unsigned)(byte_class[c] - C_WORD) <= C_DOLLAR - C_WORD;
-}
+/* ASCII bytes that continue a word (high bytes are handled apart). */
+static const unsigned char ascii_word_cont[256] = {
+    ['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1, ['_'] = 1, ['$'] = 1,
+};
 
 static unsigned char fold(unsigned char c)
 {
@@ -438,18 +437,29 @@ static void token_in_context(shaper *sh, tclass cls, const unsigned char *p, siz
     sh->prev_word_len = n;
 }
 
-/* Most tokens are words, values and operators outside any list: they only
- * go into the hash. */
+/* Most tokens only go into the current hash: all but brackets, the special
+ * words, and tokens at the depth of the innermost list's separators. */
 static inline void token(shaper *sh, tclass cls, const unsigned char *p, size_t n, keyword kw)
 {
-    if (sh->nlists || cls == T_PUNCT || kw != KW_NONE || sh->sample.cap) {
+    uint64_t *h = &sh->main;
+    if (sh->nlists) {
+        list_frame *f = &sh->lists[sh->nlists - 1];
+        if (sh->depth == f->depth) {
+            token_in_context(sh, cls, p, n, kw);
+            return;
+        }
+        h = &f->hash;
+    }
+    if (kw != KW_NONE || sh->sample.cap ||
+        (cls == T_PUNCT && (p[0] == '(' || p[0] == ')' || p[0] == '[' || p[0] == ']'))) {
         token_in_context(sh, cls, p, n, kw);
         return;
     }
-    sh->main = end_token(cls == T_VALUE ? sh->main : mix_bytes(sh->main, p, n, cls == T_WORD, sh->end),
-                         cls, cls == T_VALUE ? 0 : n);
+    *h = end_token(cls == T_VALUE ? *h : mix_bytes(*h, p, n, cls == T_WORD, sh->end), cls,
+                   cls == T_VALUE ? 0 : n);
     sh->after = AFTER_OTHER;
     sh->prev_class = cls;
+    sh->prev_char = cls == T_PUNCT ? p[0] : 0;
     sh->prev_word = p;
     sh->prev_word_len = n;
 }
@@ -538,11 +548,13 @@ static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
             p++;
             continue;
         case C_WORD: {
-            while (p < end && is_word_cont(s[p])) {
+            for (;;) {
+                while (p < end && ascii_word_cont[s[p]])
+                    p++;
+                if (p >= end || s[p] < 0x80)
+                    break;
                 /* A multibyte character is one letter, whatever its trail bytes. */
-                size_t n = s[p] >= 0x80 && sh->multibyte
-                               ? encoding_char_len(sh->ctx->encoding, s + p, end - p)
-                               : 1;
+                size_t n = sh->multibyte ? encoding_char_len(sh->ctx->encoding, s + p, end - p) : 1;
                 p += n ? n : 1;
             }
             keyword kw = keyword_of(s + start, p - start);

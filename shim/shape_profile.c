@@ -1,10 +1,11 @@
 /* The shapes profile (see shape_profile.h): an open-addressing set of
  * fingerprints.  Readers take no lock: they load the current table and probe
  * it.  Writers (the load, learn mode) hold profile_lock; a full table is
- * replaced by a copy twice its size and the old one is never freed, since a
+ * replaced by a copy twice its size and the old one is not freed, since a
  * reader may still be probing it (the tables add up to less than twice the
  * last one).  A reader that misses a shape added meanwhile only takes the
- * slow path, where the lock makes the answer exact. */
+ * slow path, where the lock makes the answer exact.  Replaced tables stay
+ * chained to their successor (qg_shape_profile_forget frees them). */
 #include "shape_profile.h"
 
 #include <errno.h>
@@ -28,7 +29,8 @@
 typedef struct shape_set {
     size_t mask; /* slots - 1; slots is a power of two */
     size_t count;
-    uint64_t *slots; /* 0: empty (fingerprints are never 0) */
+    uint64_t *slots;          /* 0: empty (fingerprints are never 0) */
+    struct shape_set *retired; /* the table this one replaced, kept for readers */
 } shape_set;
 
 static uint64_t initial_slots[INITIAL_SLOTS];
@@ -99,6 +101,7 @@ static bool profile_add(uint64_t fingerprint)
             return false;
         bigger->mask = slots - 1;
         bigger->slots = (uint64_t *)(bigger + 1);
+        bigger->retired = set;
         for (size_t i = 0; i <= set->mask; i++)
             if (set->slots[i])
                 set_put(bigger, set->slots[i]);
@@ -376,8 +379,11 @@ void qg_shape_profile_learn(const qg_settings *s, uint64_t fingerprint, qg_diale
 void qg_shape_profile_forget(void)
 {
     pthread_mutex_lock(&profile_lock);
-    if (current_set != &initial_set)
+    while (current_set != &initial_set) {
+        shape_set *retired = current_set->retired;
         free(current_set);
+        current_set = retired;
+    }
     memset(initial_slots, 0, sizeof initial_slots);
     initial_set.count = 0;
     current_set = &initial_set;
