@@ -39,7 +39,7 @@ static void report(problems *p, const char *fmt, ...)
     char text[PROBLEM_TEXT_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): va_start above
     va_end(ap);
     if (p->count == 0 && p->errbuf && p->errlen > 0)
         snprintf(p->errbuf, p->errlen, "%s", text);
@@ -332,7 +332,7 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
             report_value(p, o, value, "log file path too long");
         } else {
             s->log_sink = QG_LOG_FILE;
-            strcpy(s->log_path, value);
+            memcpy(s->log_path, value, strlen(value) + 1); /* length checked above */
         }
         break;
     case KEY_VERBOSE:
@@ -386,7 +386,7 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
         else if (strlen(value) >= QG_PATH_MAX)
             report_value(p, o, value, "shapes file path too long");
         else
-            strcpy(s->shapes_file, value);
+            memcpy(s->shapes_file, value, strlen(value) + 1);
         break;
     case KEY_COUNT:
         break;

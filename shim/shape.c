@@ -44,30 +44,12 @@ enum {
 static const unsigned char byte_class[256] = {
     [' '] = C_SPACE, ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\r'] = C_SPACE, ['\f'] = C_SPACE,
     ['\v'] = C_SPACE,
-    ['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
-    ['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
+    ['0' ... '9'] = C_DIGIT,
     ['+'] = C_OP, ['-'] = C_OP, ['*'] = C_OP, ['/'] = C_OP, ['<'] = C_OP, ['>'] = C_OP,
     ['='] = C_OP, ['~'] = C_OP, ['!'] = C_OP, ['@'] = C_OP, ['#'] = C_OP, ['%'] = C_OP,
     ['^'] = C_OP, ['&'] = C_OP, ['|'] = C_OP, ['`'] = C_OP,
-    ['$'] = C_DOLLAR, ['?'] = C_QUESTION, ['.'] = C_DOT, ['_'] = C_WORD,
-    ['A'] = C_WORD, ['B'] = C_WORD, ['C'] = C_WORD, ['D'] = C_WORD, ['E'] = C_WORD,
-    ['F'] = C_WORD, ['G'] = C_WORD, ['H'] = C_WORD, ['I'] = C_WORD, ['J'] = C_WORD,
-    ['K'] = C_WORD, ['L'] = C_WORD, ['M'] = C_WORD, ['N'] = C_WORD, ['O'] = C_WORD,
-    ['P'] = C_WORD, ['Q'] = C_WORD, ['R'] = C_WORD, ['S'] = C_WORD, ['T'] = C_WORD,
-    ['U'] = C_WORD, ['V'] = C_WORD, ['W'] = C_WORD, ['X'] = C_WORD, ['Y'] = C_WORD,
-    ['Z'] = C_WORD,
-    ['a'] = C_WORD, ['b'] = C_WORD, ['c'] = C_WORD, ['d'] = C_WORD, ['e'] = C_WORD,
-    ['f'] = C_WORD, ['g'] = C_WORD, ['h'] = C_WORD, ['i'] = C_WORD, ['j'] = C_WORD,
-    ['k'] = C_WORD, ['l'] = C_WORD, ['m'] = C_WORD, ['n'] = C_WORD, ['o'] = C_WORD,
-    ['p'] = C_WORD, ['q'] = C_WORD, ['r'] = C_WORD, ['s'] = C_WORD, ['t'] = C_WORD,
-    ['u'] = C_WORD, ['v'] = C_WORD, ['w'] = C_WORD, ['x'] = C_WORD, ['y'] = C_WORD,
-    ['z'] = C_WORD,
-#define HIGH4(b) [b] = C_WORD, [b + 1] = C_WORD, [b + 2] = C_WORD, [b + 3] = C_WORD
-#define HIGH16(b) HIGH4(b), HIGH4(b + 4), HIGH4(b + 8), HIGH4(b + 12)
-    HIGH16(0x80), HIGH16(0x90), HIGH16(0xa0), HIGH16(0xb0),
-    HIGH16(0xc0), HIGH16(0xd0), HIGH16(0xe0), HIGH16(0xf0),
-#undef HIGH16
-#undef HIGH4
+    ['$'] = C_DOLLAR, ['?'] = C_QUESTION, ['.'] = C_DOT,
+    ['_'] = C_WORD, ['A' ... 'Z'] = C_WORD, ['a' ... 'z'] = C_WORD, [0x80 ... 0xff] = C_WORD,
 };
 
 /* ASCII bytes that continue a word (high bytes are handled apart). */
@@ -508,13 +490,11 @@ static size_t number_end(const unsigned char *s, size_t p, size_t end)
     while (p < end) {
         unsigned char c = s[p];
         unsigned char k = byte_class[c];
-        if (k == C_DIGIT || (k == C_WORD && c < 0x80) || c == '.') {
-            p++;
-        } else if ((c == '+' || c == '-') && !hex && (s[p - 1] | 0x20) == 'e') {
-            p++;
-        } else {
+        bool more = k == C_DIGIT || (k == C_WORD && c < 0x80) || c == '.' ||
+                    ((c == '+' || c == '-') && !hex && (s[p - 1] | 0x20) == 'e');
+        if (!more)
             break;
-        }
+        p++;
     }
     return p;
 }
@@ -685,9 +665,7 @@ uint64_t qg_shape_compute(const qg_context *ctx, const char *sql, size_t len, ch
             sh.nlists--;
         }
     }
-    if (sh.sample.cap)
-        sample[sh.sample.len] = '\0';
-    else if (sample && cap)
-        sample[0] = '\0';
+    if (sample && cap)
+        sample[sh.sample.cap ? sh.sample.len : 0] = '\0';
     return finalize(sh.main);
 }

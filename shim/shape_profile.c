@@ -300,7 +300,9 @@ static size_t put_field(char *out, size_t cap, const char *text)
     size_t n = 0;
     for (; text[n] && n + 1 < cap; n++) {
         char c = text[n];
-        out[n] = (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+        if (c == '\t' || c == '\n' || c == '\r')
+            c = ' ';
+        out[n] = c;
     }
     return n;
 }
