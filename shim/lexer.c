@@ -545,7 +545,7 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         return;
     }
     const qg_encoding *introduced = is_pg(lx) ? NULL : mysql_introducer(lx, q);
-    if (introduced == lx->ctx->encoding)
+    if (introduced && introduced == lx->ctx->encoding)
         introduced = NULL; /* checked as the connection's, below */
     if (introduced && strcmp(qg_encoding_name(introduced), "binary") == 0)
         tok->form = QG_FORM_BINARY;

@@ -48,7 +48,7 @@ static size_t escape_into(char *out, size_t cap, const unsigned char *in, size_t
         } else {
             if (cap - o < 6)
                 break;
-            memcpy(out + o, "\\u00", 4);
+            memcpy(out + o, "\\u00", 4); // NOLINT(bugprone-not-null-terminated-result): a part of out
             out[o + 4] = hex[c >> 4];
             out[o + 5] = hex[c & 15];
             o += 6;
