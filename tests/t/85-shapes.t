@@ -34,17 +34,19 @@ mkdir -p "$PROFILES"
 hex() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
 sq() { printf '%s' "${1//\'/\'\'}"; } # doubles single quotes
 
-# Runs a command with the shim in MODE with shapes SHAPES and LOG.
+# Runs a command with the shim in MODE with shapes SHAPES and LOG; the
+# profile is $SHAPES_FILE, by default one per program in $PROFILES.
 #   shaped MODE SHAPES LOG command…
 shaped() {
     local mode=$1 shapes=$2 log=$3
     shift 3
-    QUOTEGUARD_SHAPES=$shapes QUOTEGUARD_SHAPES_FILE="$PROFILES/%p.shapes" \
+    QUOTEGUARD_SHAPES=$shapes QUOTEGUARD_SHAPES_FILE="${SHAPES_FILE:-$PROFILES/%p.shapes}" \
         with_shim "$mode" "$log" "$@"
 }
 
 blocked_count() { grep -ac 'quoteguard: blocked' <<<"$1"; }
-profile_lines() { grep -cv '^#' "$1" 2>/dev/null || echo 0; }
+profile_lines() { local n; n=$(grep -cv '^#' "$1" 2>/dev/null); echo "${n:-0}"; }
+quiet() { "$@" >/dev/null; }
 lists_cleanly() { "$SHAPES_TOOL" list "$@" >/dev/null; } # malformed lines: exit 2
 
 # ------------------------------------------------------------- PostgreSQL
@@ -148,6 +150,27 @@ if pg_available && pg_start; then
     done
     has "$(cat "$WORK/pg-attack.log")" '"detail":"shape not in the profile: select name, city from users where id = ? or ? = ?"' \
         "PG: the log shows the unknown shape's normalized sample"
+
+    # The operator's way for a new legitimate query: learned into a pending
+    # file on a test run, compared, approved into the profile.
+    new_page() { "$@" "$PG_LEGACY" --escape conn "SELECT count(*) FROM visits WHERE page = '%s'" "$(hex "$page")"; }
+    page=home
+    out=$(new_page shaped enforce enforce "$WORK/pg-new.log")
+    matches "$out" '^ERROR: 42601 quoteguard: blocked unknown_shape' "shapes tool: a query the profile lacks is blocked"
+    page=cart
+    SHAPES_FILE="$WORK/pending-%p.shapes" new_page shaped enforce learn "$WORK/pg-new.log" >/dev/null
+    pending=$WORK/pending-pg_legacy.shapes
+    out=$(scripts/quoteguard shapes diff "$pg_profile" "$pending")
+    ok "shapes diff: exit 1 with the one new shape" [ $? -eq 1 ] && [ "$(grep -c . <<<"$out")" -eq 1 ]
+    has "$out" "select count (*) from visits where page = ?" "shapes diff: prints its line"
+    ok "shapes diff: a profile against itself: exit 0" scripts/quoteguard shapes diff "$pg_profile" "$pg_profile"
+    ok "shapes approve --all: exit 0" quiet scripts/quoteguard shapes approve --all "$pending" "$pg_profile"
+    ok "shapes approve: the profile has one shape more" [ "$(profile_lines "$pg_profile")" -eq $((pg_shapes + 1)) ]
+    ok "shapes approve: nothing is left pending" [ "$(profile_lines "$pending")" -eq 0 ]
+    page=pay
+    out=$(new_page shaped enforce enforce "$WORK/pg-new.log")
+    matches "$out" '^ROW: [0-9]+$' "shapes approve: the query now runs under enforce"
+    lacks "$out" "quoteguard: blocked" "shapes approve: and is not blocked"
 
     # ---------------------------------------------------- the PHP application
     # tests/e2e/php (addslashes + pg_query, GBK and SJIS pages) plus a page
@@ -351,6 +374,11 @@ if my_available && my_start; then
             "MySQL $kind: audit logs it as unknown_shape"
         my_sql -e "UPDATE qg.users SET city = 'Turin' WHERE id = 2" # after the stacked one
     done
+    if [ -n "${pg_profile-}" ]; then
+        merged=$(scripts/quoteguard shapes merge "$pg_profile" "$my_profile" "$pg_profile")
+        ok "shapes merge: the union of the PG and MySQL profiles, once each" \
+            [ "$(grep -vc '^#' <<<"$merged")" -eq $(($(profile_lines "$pg_profile") + my_shapes)) ]
+    fi
     my_stop
 else
     tap_diag "MariaDB not available: its part is skipped"
