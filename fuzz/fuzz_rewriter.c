@@ -111,8 +111,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < len; i++)
             FUZZ_CHECK((sql[i] == '\n') == (text[i] == '\n'), "%s: newline moved at %zu", name, i);
     }
-    FUZZ_CHECK(qg_check(&ctx, text, rw.text_len, NULL) == QG_VERDICT_CLEAN,
-               "%s: the rewritten text does not pass the checker", name);
+    /* The server's reading of the rewritten text is the original's minus the
+     * literals; only the escaper's reading (structure_mismatch) may change,
+     * since literals that kept it out of step are gone. */
+    qg_result after;
+    qg_check(&ctx, text, rw.text_len, &after);
+    for (unsigned i = 0; i < after.count && i < QG_MAX_FINDINGS; i++)
+        FUZZ_CHECK(after.findings[i].reason == QG_REASON_STRUCTURE_MISMATCH,
+                   "%s: the rewritten text has a %s finding", name,
+                   qg_reason_name(after.findings[i].reason));
     release(text, values, params);
 
     /* One byte (or entry) less anywhere is not enough room. */

@@ -545,10 +545,10 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         return;
     }
     const qg_encoding *introduced = is_pg(lx) ? NULL : mysql_introducer(lx, q);
-    if (introduced && introduced == lx->ctx->encoding)
-        introduced = NULL; /* checked as the connection's, below */
     if (introduced && strcmp(qg_encoding_name(introduced), "binary") == 0)
         tok->form = QG_FORM_BINARY;
+    if (introduced && introduced == lx->ctx->encoding)
+        introduced = NULL; /* checked as the connection's, below */
     bool backslash;
     if (naive)
         backslash = tok->form != QG_FORM_UNICODE || !is_pg(lx);

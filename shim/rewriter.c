@@ -895,11 +895,19 @@ static bool replace_span(walker *w, size_t start, size_t end, bool lead, bool tr
     size_t chars = count_chars(w, start, end);
     if (chars < (size_t)lead + (size_t)k + (size_t)trail)
         return false;
+    /* "$n" goes over the first characters: none of them may be a line end,
+     * or the lines after it would move. */
+    size_t covered = (size_t)lead + (size_t)k, slot = 0;
+    for (size_t p = start; p < end && slot < covered; slot++) {
+        if (s[p] == '\n' || s[p] == '\r')
+            return false;
+        p += char_bytes(w->ts.ctx->encoding, s + p, end - p);
+    }
     put(&w->text, s + w->copied, start - w->copied);
     if (lead)
         put_byte(&w->text, ' ');
     put(&w->text, num, (size_t)k);
-    size_t slot = 0;
+    slot = 0;
     for (size_t p = start; p < end; slot++) {
         size_t n = char_bytes(w->ts.ctx->encoding, s + p, end - p);
         if (slot >= (size_t)lead + (size_t)k)
