@@ -136,6 +136,7 @@ install: all
 	chmod 0755 $(DESTDIR)$(BINDIR)/.quoteguard.tmp
 	mv -f $(DESTDIR)$(BINDIR)/.quoteguard.tmp $(DESTDIR)$(BINDIR)/quoteguard
 	$(INSTALL) -m 0755 scripts/quoteguard-report $(DESTDIR)$(BINDIR)/quoteguard-report
+	$(INSTALL) -m 0755 scripts/quoteguard-shapes $(DESTDIR)$(BINDIR)/quoteguard-shapes
 	$(INSTALL) -m 0644 include/quoteguard.h $(DESTDIR)$(INCLUDEDIR)/quoteguard.h
 	$(INSTALL) -m 0644 $(BUILD)/libquoteguard-check.a $(DESTDIR)$(LIBDIR)/libquoteguard-check.a
 	$(INSTALL) -m 0755 $(BUILD)/$(CHECK_SO) $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(QG_VERSION)
@@ -151,7 +152,8 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so $(DESTDIR)$(BINDIR)/quoteguard \
-	  $(DESTDIR)$(BINDIR)/quoteguard-report $(DESTDIR)$(INCLUDEDIR)/quoteguard.h \
+	  $(DESTDIR)$(BINDIR)/quoteguard-report $(DESTDIR)$(BINDIR)/quoteguard-shapes \
+	  $(DESTDIR)$(INCLUDEDIR)/quoteguard.h \
 	  $(DESTDIR)$(LIBDIR)/libquoteguard-check.a $(DESTDIR)$(LIBDIR)/$(CHECK_SO) \
 	  $(DESTDIR)$(LIBDIR)/$(CHECK_SO).0 $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(QG_VERSION) \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/quoteguard.pc \

@@ -33,7 +33,10 @@ typedef struct qg_decision {
  * true without looking.  An unknown encoding cannot be checked: blocked in
  * enforce/rewrite (sqlstate 22023), logged in audit.  When blocked,
  * out->sqlstate is "22021" for invalid_sequence and illformed*, "42601"
- * otherwise.  A clean query allocates nothing and logs nothing. */
+ * otherwise.  With shapes (settings shapes = learn | enforce), a query that
+ * passes is learned, or — enforce — is an "unknown_shape" finding when its
+ * shape is not in the profile, treated like the others.  A clean query
+ * allocates nothing and logs nothing. */
 bool qg_guard_query(const qg_query *q, qg_decision *out);
 /* The same with explicit settings (tests; qg_guard_query uses qg_settings_get()). */
 bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out);
