@@ -30,6 +30,7 @@ struct qg_encoding {
     const uint8_t *trail;
     const mb_form *forms;
     bool ascii_trail;
+    bool utf8; /* lengths also follow the lead byte's high bits (0xc0, 0xf5 …) */
 };
 
 /* Length of the valid character at p, 0 when invalid or truncated. */

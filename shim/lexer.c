@@ -181,6 +181,29 @@ static inline __attribute__((always_inline)) void skip_plain(qg_lexer *lx, unsig
     lx->pos = skip_plain_scalar(lx->sql, lx->pos, lx->len, mask, stop_high);
 }
 
+/* Whether a reader that trusts the first byte's length would take the next
+ * byte into the same character. */
+static bool looks_like_lead(const qg_encoding *enc, unsigned char b)
+{
+    if (enc->utf8)
+        return b >= 0xc0 && b <= 0xf7; /* 110xxxxx, 1110xxxx, 11110xxx */
+    return enc->lead[b] >= L_FORM;
+}
+
+/* MySQL: an ill-formed sequence whose first byte looks like a lead byte,
+ * right before a quote or backslash — the historical attack, and what a
+ * reader that trusts the lead byte takes as one character.  A byte that
+ * starts no character (gbk 0x80, 0xff; a UTF-8 continuation byte) is only
+ * ill-formed. */
+static qg_reason illformed_reason(const qg_encoding *enc, const unsigned char *s, size_t at,
+                                  size_t len)
+{
+    unsigned char next = at + 1 < len ? s[at + 1] : 0;
+    bool quote_next = next == '\'' || next == '"' || next == '`' || next == '\\';
+    return quote_next && looks_like_lead(enc, s[at]) ? QG_REASON_ILLFORMED_QUOTE
+                                                     : QG_REASON_ILLFORMED;
+}
+
 /* Consumes the run of characters starting with the high byte at lx->pos.
  * In S an invalid sequence is a finding (PG: the server rejects the whole
  * query; MySQL: the server takes the lead byte alone).  `span_*` name the
@@ -206,10 +229,7 @@ static void consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool 
             if (is_pg(lx)) {
                 add_finding(lx, QG_REASON_INVALID_SEQUENCE, pos, span_start, span_end);
             } else {
-                unsigned char next = pos + 1 < len ? s[pos + 1] : 0;
-                bool quote_next = next == '\'' || next == '"' || next == '`' || next == '\\';
-                add_finding(lx, quote_next ? QG_REASON_ILLFORMED_QUOTE : QG_REASON_ILLFORMED, pos,
-                            span_start, span_end);
+                add_finding(lx, illformed_reason(enc, s, pos, len), pos, span_start, span_end);
             }
         }
         pos++;
@@ -503,10 +523,7 @@ static void check_introduced(qg_lexer *lx, const qg_token *tok, const qg_encodin
     for (size_t p = tok->start + 1; p < end;) {
         size_t n = s[p] < 0x80 ? 1 : qg_encoding_char_len(introduced, s + p, end - p);
         if (n == 0) {
-            unsigned char next = p + 1 < lx->len ? s[p + 1] : 0;
-            bool quote_next = next == '\'' || next == '"' || next == '`' || next == '\\';
-            add_finding(lx, quote_next ? QG_REASON_ILLFORMED_QUOTE : QG_REASON_ILLFORMED, p,
-                        tok->start, tok->end);
+            add_finding(lx, illformed_reason(introduced, s, p, lx->len), p, tok->start, tok->end);
             n = 1;
         }
         p += n;
