@@ -13,7 +13,7 @@ table=$(printf '%s\n' "$out" | sed -n '/^target /,/^fuzz: /p')
 [ -n "$table" ] || tap_bail "make fuzz printed no result table: $(printf '%s' "$out" | tail -n 20)"
 while read -r name execs _rate findings state; do
     case $name in fuzz_*) ;; *) continue ;; esac
-    ok "$name: $execs executions in ${seconds}s, $findings findings" [ "$findings" = 0 ] && [ "$state" = ok ]
+    ok "$name: $execs executions in ${seconds}s, $findings findings" test "$findings" = 0 -a "$state" = ok
 done <<<"$table"
 tap_diag "$(printf '%s\n' "$table" | tail -n 1)"
 ok "make fuzz exits 0" [ "$status" -eq 0 ]

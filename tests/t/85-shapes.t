@@ -161,7 +161,7 @@ if pg_available && pg_start; then
     SHAPES_FILE="$WORK/pending-%p.shapes" new_page shaped enforce learn "$WORK/pg-new.log" >/dev/null
     pending=$WORK/pending-pg_legacy.shapes
     out=$(scripts/quoteguard shapes diff "$pg_profile" "$pending")
-    ok "shapes diff: exit 1 with the one new shape" [ $? -eq 1 ] && [ "$(grep -c . <<<"$out")" -eq 1 ]
+    ok "shapes diff: exit 1 with the one new shape" test $? -eq 1 -a "$(grep -c . <<<"$out")" -eq 1
     has "$out" "select count (*) from visits where page = ?" "shapes diff: prints its line"
     ok "shapes diff: a profile against itself: exit 0" scripts/quoteguard shapes diff "$pg_profile" "$pg_profile"
     ok "shapes approve --all: exit 0" quiet scripts/quoteguard shapes approve --all "$pending" "$pg_profile"

@@ -87,7 +87,7 @@ for qmode in simple extended; do
     failed=$(printf '%s\n' "$out" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
     tap_diag "pgbench -M $qmode -c 4 -T 3: ${processed:-?} transactions, ${failed:-0} failed"
     ok "pgbench -M $qmode under the shim: transactions processed, none failed" \
-        [ "${processed:-0}" -gt 0 ] && [ "${failed:-0}" -eq 0 ]
+        test "${processed:-0}" -gt 0 -a "${failed:-0}" -eq 0
 done
 findings=$(qg_log_findings "$BENCH_LOG")
 ok "pgbench: no shim finding ($findings)" [ "$findings" -eq 0 ]
