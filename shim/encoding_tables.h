@@ -43,11 +43,11 @@ static inline size_t encoding_char_len(const qg_encoding *enc, const unsigned ch
         return 1;
     while (cls >= L_FORM) {
         const mb_form *form = &enc->forms[cls - L_FORM];
-        bool ok = avail >= form->len;
-        for (size_t i = 1; ok && i < form->len; i++)
-            ok = (enc->trail[p[i]] & form->trail[i - 1]) != 0;
-        if (ok)
-            return form->len;
+        size_t n = form->len; /* 2 to 4, unrolled */
+        if (avail >= n && (enc->trail[p[1]] & form->trail[0]) &&
+            (n < 3 || (enc->trail[p[2]] & form->trail[1])) &&
+            (n < 4 || (enc->trail[p[3]] & form->trail[2])))
+            return n;
         cls = form->alt;
     }
     return 0;
