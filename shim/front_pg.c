@@ -335,27 +335,28 @@ static bool rewrite_query(PGconn *conn, const char *api, const char *sql, rewrit
     size_t len = strlen(sql);
     char detail[QG_LOG_LINE_MAX / 2];
 
-    qg_rewrite need = {0};
-    if (qg_rewrite_query(&ctx, options, sql, len, &need) != QG_REWRITE_NO_ROOM) {
-        if (s->verbosity >= 2) {
-            snprintf(detail, sizeof detail, "%s: sent as it is: %s", api, need.why);
-            qg_log_write_event(s, "debug", "rewrite_skipped", detail);
-        }
-        return false;
-    }
-    size_t params_bytes = need.nparams * sizeof(const char *);
-    char *block = malloc(params_bytes + need.text_len + 1 + need.values_len);
+    /* One pass into buffers of the largest possible size: the text keeps
+     * its length or shrinks, values are no longer than their literals, and
+     * every parameter takes a literal of at least two bytes. */
+    size_t max_params = len / 2 + 1 < QG_REWRITE_MAX_PARAMS ? len / 2 + 1 : QG_REWRITE_MAX_PARAMS;
+    size_t params_bytes = max_params * sizeof(const char *);
+    char *block = malloc(params_bytes + 2 * (len + 1));
     if (!block)
         return false; /* the query passed the check: it may go as it is */
     qg_rewrite out = {
         .params = (const char **)(void *)block,
-        .params_cap = need.nparams,
+        .params_cap = max_params,
         .text = block + params_bytes,
-        .text_cap = need.text_len + 1,
-        .values = block + params_bytes + need.text_len + 1,
-        .values_cap = need.values_len,
+        .text_cap = len + 1,
+        .values = block + params_bytes + len + 1,
+        .values_cap = len + 1,
     };
     if (qg_rewrite_query(&ctx, options, sql, len, &out) != QG_REWRITE_DONE) {
+        if (s->verbosity >= 2) {
+            snprintf(detail, sizeof detail, "%s: sent as it is: %s", api,
+                     out.why ? out.why : "more parameters than fit");
+            qg_log_write_event(s, "debug", "rewrite_skipped", detail);
+        }
         free(block);
         return false;
     }

@@ -36,6 +36,7 @@
 #include <strings.h>
 
 #include "quoteguard.h"
+#include "encoding_tables.h"
 #include "rewriter.h"
 
 /* ------------------------------------------------------------- characters */
@@ -81,7 +82,7 @@ static size_t char_bytes(const qg_encoding *enc, const unsigned char *p, size_t 
 {
     if (*p < 0x80)
         return 1;
-    size_t n = qg_encoding_char_len(enc, p, avail);
+    size_t n = encoding_char_len(enc, p, avail);
     return n ? n : 1;
 }
 

@@ -243,8 +243,33 @@ static void test_verdicts_and_spans(void)
            "policy can ignore ill-formed before quote");
 }
 
+/* Pass 2 keeps the server's literals from pass 1 up to a limit, then reads
+ * them again: an attack after many literals is found either way. */
+static void test_many_literals(void)
+{
+    const qg_encoding *sjis = qg_encoding_find(QG_DIALECT_POSTGRES, "SJIS");
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, sjis, 0);
+    static const unsigned counts[] = {10, 63, 64, 65, 200};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        char sql[4096];
+        size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT 1 WHERE a IN (");
+        for (unsigned k = 0; k < counts[i]; k++)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, "'v%u', ", k);
+        size_t attack = n;
+        n += (size_t)snprintf(sql + n, sizeof sql - n, "'\x95\x5c') OR 1=1 --')");
+        qg_result res;
+        qg_check(&ctx, sql, n, &res);
+        tap_ok(res.count == 1 && res.findings[0].reason == QG_REASON_STRUCTURE_MISMATCH &&
+                   res.findings[0].offset == attack + 4,
+               "attack after %u literals: structure_mismatch at %zu (want %zu)", counts[i],
+               res.count ? res.findings[0].offset : 0, attack + 4);
+    }
+}
+
 int main(void)
 {
+    test_many_literals();
     test_rule_cases();
     test_verdicts_and_spans();
     return tap_done();
