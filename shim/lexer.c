@@ -290,6 +290,26 @@ static size_t dollar_delimiter(qg_lexer *lx)
     return p + 1 - lx->pos;
 }
 
+/* Inside a token: advances to the next byte that matters for the state
+ * `mask` (one STOP_ bit), consuming multibyte characters and NUL bytes on
+ * the way, with their findings.  Returns that byte, or -1 at the end. */
+static inline __attribute__((always_inline)) int next_in_token(qg_lexer *lx, const qg_token *tok,
+                                                                unsigned mask, bool mb, bool check)
+{
+    for (;;) {
+        skip_plain(lx, mask, mb);
+        if (lx->pos >= lx->len)
+            return -1;
+        unsigned char c = lx->sql[lx->pos];
+        if (c >= 0x80)
+            consume_high(lx, tok->start, lx->len, check);
+        else if (c == '\0')
+            add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
+        else
+            return c;
+    }
+}
+
 /* After a closing quote, PG continues the literal when only whitespace with
  * at least one newline (and -- comments) separates it from another quote.
  * Returns the position of that quote, or 0. */
@@ -344,18 +364,12 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     bool pg = is_pg(lx);
     lx->pos++;
     for (;;) {
-        skip_plain(lx, STOP_QUOTED, mb);
-        if (lx->pos >= lx->len) {
+        int c = next_in_token(lx, tok, STOP_QUOTED, mb, check_encoding);
+        if (c < 0) {
             tok->unterminated = true;
             break;
         }
-        unsigned char c = s[lx->pos];
-        if (c >= 0x80) {
-            consume_high(lx, tok->start, lx->len, check_encoding);
-        } else if (c == '\0') {
-            add_finding(lx, QG_REASON_NUL_BYTE, lx->pos, tok->start, lx->len);
-            lx->pos++;
-        } else if (c == '\\') {
+        if (c == '\\') {
             if (rules != RULES_BACKSLASH) {
                 if (tok->kind == QG_TOK_STRING && rules == RULES_DOUBLING)
                     lx->diverges = true; /* N takes it as an escape */
@@ -399,17 +413,11 @@ static void scan_dollar(qg_lexer *lx, qg_token *tok, size_t delim_len)
     bool mb = reads_multibyte(lx);
     lx->pos += delim_len;
     for (;;) {
-        skip_plain(lx, STOP_DOLLAR, mb);
-        if (lx->pos >= lx->len) {
+        if (next_in_token(lx, tok, STOP_DOLLAR, mb, true) < 0) {
             tok->unterminated = true;
             break;
         }
-        unsigned char c = s[lx->pos];
-        if (c >= 0x80) {
-            consume_high(lx, tok->start, lx->len, true);
-        } else if (c == '\0') {
-            add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
-        } else if (lx->len - lx->pos >= delim_len && memcmp(s + lx->pos, delim, delim_len) == 0) {
+        if (lx->len - lx->pos >= delim_len && memcmp(s + lx->pos, delim, delim_len) == 0) {
             lx->pos += delim_len;
             break;
         } else {
@@ -429,20 +437,13 @@ static void scan_comment(qg_lexer *lx, qg_token *tok, bool block)
     size_t depth = 1;
     lx->pos += block ? 2 : 1;
     for (;;) {
-        if (block)
-            skip_plain(lx, STOP_BLOCK, mb);
-        else
-            skip_plain(lx, STOP_LINE, mb);
-        if (lx->pos >= lx->len) {
+        int c = block ? next_in_token(lx, tok, STOP_BLOCK, mb, true)
+                      : next_in_token(lx, tok, STOP_LINE, mb, true);
+        if (c < 0) {
             tok->unterminated = block;
             break;
         }
-        unsigned char c = s[lx->pos];
-        if (c >= 0x80) {
-            consume_high(lx, tok->start, lx->len, true);
-        } else if (c == '\0') {
-            add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
-        } else if (!block) {
+        if (!block) {
             break; /* the newline is not part of the comment */
         } else if (c == '*' && lx->pos + 1 < lx->len && s[lx->pos + 1] == '/') {
             lx->pos += 2;
