@@ -292,7 +292,8 @@ bool qg_guard_query(const qg_query *q, qg_decision *out)
     /* A front is called, so its library is mapped: announce now if the
      * start-up probe found none (an interpreter dlopen()ed it later). */
     static bool announce_tried;
-    if (!__atomic_exchange_n(&announce_tried, true, __ATOMIC_ACQ_REL))
-        qg_attach_announce();
+    if (!__atomic_load_n(&announce_tried, __ATOMIC_RELAXED) &&
+        !__atomic_exchange_n(&announce_tried, true, __ATOMIC_ACQ_REL))
+        qg_attach_announce(); /* a plain load first: no shared write per query */
     return qg_guard_query_with(qg_settings_get(), q, out);
 }
