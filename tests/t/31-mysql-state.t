@@ -96,8 +96,10 @@ for switch in "${NON_SWITCHES[@]}"; do
 done
 my_sql -e "SET GLOBAL character_set_client = DEFAULT"
 
+# 0xc3 is a gbk lead byte and a UTF-8 one: byte-wise escaped before a quote
+# it blocks in either set, and the message names the set it was read in.
 out=$(with_shim enforce "$LOG" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=gbk sql="SET NAMES DEFAULT" \
-    escape=bytewise "$PROBE")
+    escape=bytewise input=c327204f5220313d31202d2d20)
 matches "$out" '^ERROR: 1105 [0-9A-Z]{5} quoteguard: blocked [a-z_]+ at byte [0-9]+ \(utf8mb4\)' \
     "SET NAMES DEFAULT: the shim asks the server and checks as utf8mb4"
 
