@@ -3,6 +3,7 @@
  * The loader runs inside whatever process preloaded us, possibly on the first
  * query: it uses only static storage and plain system calls (no stdio, no
  * malloc), and never calls back into anything the shim interposes. */
+#include "ascii.h"
 #include "config.h"
 
 #include <errno.h>
@@ -164,24 +165,13 @@ static bool next_item(const char **cursor, item *it)
     return true;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool parse_fingerprint(const item *it, uint64_t *out)
 {
     if (it->len != 16)
         return false;
     uint64_t v = 0;
     for (size_t i = 0; i < 16; i++) {
-        int d = hex_digit(it->p[i]);
+        int d = qg_hex_digit(it->p[i]);
         if (d < 0)
             return false;
         v = v << 4 | (uint64_t)d;

@@ -36,6 +36,7 @@
 #include <strings.h>
 
 #include "quoteguard.h"
+#include "ascii.h"
 #include "encoding_tables.h"
 #include "rewriter.h"
 
@@ -64,17 +65,6 @@ static bool is_ident_cont(unsigned char c)
 static bool is_op_char(unsigned char c)
 {
     return c != 0 && strchr("~!@#^&|`?+-*/%<>=", c) != NULL;
-}
-
-static int hex_value(unsigned char c)
-{
-    if (is_digit(c))
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Bytes of the character at p (a bad sequence counts as one byte). */
@@ -548,7 +538,7 @@ static long content_hex(content *c, int digits)
 {
     long v = 0;
     for (int i = 0; i < digits; i++) {
-        int h = c->pos < c->end ? hex_value(c->s[c->pos]) : -1;
+        int h = c->pos < c->end ? qg_hex_digit(c->s[c->pos]) : -1;
         if (h < 0)
             return -1;
         v = v * 16 + h;
@@ -622,10 +612,10 @@ static bool decode_escape(content *c, const decode_rules *r, writer *w)
             if (v == 0 || v >= 0x80)
                 return false;
             put_byte(w, (unsigned char)v);
-        } else if (e == 'x' && c->pos < c->end && hex_value(c->s[c->pos]) >= 0) {
-            int v = hex_value(c->s[c->pos++]);
-            if (c->pos < c->end && hex_value(c->s[c->pos]) >= 0)
-                v = v * 16 + hex_value(c->s[c->pos++]);
+        } else if (e == 'x' && c->pos < c->end && qg_hex_digit(c->s[c->pos]) >= 0) {
+            int v = qg_hex_digit(c->s[c->pos++]);
+            if (c->pos < c->end && qg_hex_digit(c->s[c->pos]) >= 0)
+                v = v * 16 + qg_hex_digit(c->s[c->pos++]);
             if (v == 0 || v >= 0x80)
                 return false;
             put_byte(w, (unsigned char)v);
@@ -667,7 +657,7 @@ static long unicode_hex(content *c, int digits)
     long v = 0;
     for (int i = 0; i < digits; i++) {
         int b = unicode_next(c);
-        int h = b >= 0 ? hex_value((unsigned char)b) : -1;
+        int h = b >= 0 ? qg_hex_digit((unsigned char)b) : -1;
         if (h < 0)
             return -1;
         v = v * 16 + h;
@@ -680,7 +670,7 @@ static long unicode_escape_value(content *c, int first)
 {
     if (first == '+')
         return unicode_hex(c, 6);
-    int h = first >= 0 ? hex_value((unsigned char)first) : -1;
+    int h = first >= 0 ? qg_hex_digit((unsigned char)first) : -1;
     if (h < 0)
         return -1;
     long rest = unicode_hex(c, 3);
@@ -739,7 +729,7 @@ static bool uescape_char(const tok_stream *ts, const sql_tok *lit, const decode_
     if (!decode_plain(&c, r, &w) || w.len != 1)
         return false;
     unsigned char e = (unsigned char)buf[0];
-    if (hex_value(e) >= 0 || e == '+' || e == '\'' || e == '"' || is_space(e) || e >= 0x80)
+    if (qg_hex_digit(e) >= 0 || e == '+' || e == '\'' || e == '"' || is_space(e) || e >= 0x80)
         return false;
     *esc = e;
     return true;
