@@ -41,7 +41,7 @@ $(BUILD)/libquoteguard-check.a: $(CORE_OBJ)
 $(BUILD)/libquoteguard-check.so: $(CORE_OBJ)
 	$(CC) -shared $(QG_CFLAGS) -Wl,-soname,libquoteguard-check.so.0 -o $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(LOGIC_OBJ) tests/tap.h
+$(BUILD)/tests/%: tests/unit/%.c $(LOGIC_OBJ) tests/tap.h tests/test_files.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -fvisibility=default -Itests -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
 

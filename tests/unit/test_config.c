@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "tap.h"
+#include "test_files.h"
 
 static const char *const env_keys[] = {
     "QUOTEGUARD_MODE",          "QUOTEGUARD_LOG",
@@ -37,20 +38,6 @@ static void write_file(const char *path, const char *text)
     FILE *f = fopen(path, "w");
     fputs(text, f);
     fclose(f);
-}
-
-/* The whole file, NUL-terminated, in a static buffer. */
-static const char *read_file(const char *path)
-{
-    static char buf[65536];
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return buf;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
 }
 
 /* The text on one line, for a TAP description. */
@@ -319,7 +306,7 @@ static void test_loader_unreadable_file(void)
     waitpid(pid, &status, 0);
     tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
            "unreadable QUOTEGUARD_CONFIG: mode enforce, not off");
-    const char *log = read_file(log_path);
+    const char *log = read_whole_file(log_path, NULL);
     tap_ok(count_lines(log) == 1 && strstr(log, "\"level\":\"error\"") &&
                strstr(log, "/nonexistent/quoteguard.conf") && strstr(log, "QUOTEGUARD_CONFIG"),
            "reported once at level error, naming the file: %s", one_line(log));
@@ -363,7 +350,7 @@ static void test_loader(void)
     tap_ok(s->active, "active: not in skip_programs");
 
     qg_settings_get();
-    const char *log = read_file(log_path);
+    const char *log = read_whole_file(log_path, NULL);
     tap_ok(count_lines(log) == 1, "the problem is reported exactly once: %s", one_line(log));
     tap_ok(strstr(log, "\"level\":\"error\"") && strstr(log, "bogus_key") &&
                strstr(log, "17") && strstr(log, conf_path) && strstr(log, "line 2") &&

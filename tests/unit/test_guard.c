@@ -10,6 +10,7 @@
 #include "guard.h"
 #include "log.h"
 #include "tap.h"
+#include "test_files.h"
 
 /* Counting allocator: forwards to glibc's, so nothing else changes.  Not
  * under AddressSanitizer, which owns malloc itself. */
@@ -91,22 +92,6 @@ static unsigned long allocation_count(void)
 #endif
 
 static char tmpdir[] = "/tmp/qg-test-guard-XXXXXX";
-static char file_buf[256 * 1024];
-
-static const char *read_log(const char *path)
-{
-    file_buf[0] = '\0';
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return file_buf;
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(fd, file_buf + len, sizeof file_buf - 1 - len)) > 0)
-        len += (size_t)n;
-    file_buf[len] = '\0';
-    close(fd);
-    return file_buf;
-}
 
 static int count_lines(const char *text)
 {
@@ -181,14 +166,14 @@ static void test_clean_query_costs_nothing(const char *env_log)
         tap_ok(used == 0, "loading the settings and 100 clean queries: %lu allocations", used);
     else
         tap_ok(1, "# SKIP allocations are not counted under AddressSanitizer");
-    tap_ok(read_log(env_log)[0] == '\0', "a clean query logs nothing");
+    tap_ok(read_whole_file(env_log, NULL)[0] == '\0', "a clean query logs nothing");
 
     const qg_settings *s = qg_settings_get();
     tap_ok(s->mode == QG_MODE_AUDIT && s->log_sink == QG_LOG_FILE,
            "qg_guard_query uses the process settings (audit from the environment)");
     q = pg_query("SJIS", 0, sjis_attack, sizeof sjis_attack - 1);
     tap_ok(qg_guard_query(&q, &d) && !d.block, "process settings in audit: the attack passes");
-    const char *log = read_log(env_log);
+    const char *log = read_whole_file(env_log, NULL);
     tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"logged\""),
            "and is logged once");
 }
@@ -207,7 +192,7 @@ static void test_modes(void)
                    0 &&
                strlen(d.message) > 70,
            "message names reason, byte and encoding: %s", d.message);
-    const char *log = read_log(s.log_path);
+    const char *log = read_whole_file(s.log_path, NULL);
     char fp_field[64];
     snprintf(fp_field, sizeof fp_field, "\"fingerprint\":\"%s\"",
              hex_fingerprint(QG_REASON_STRUCTURE_MISMATCH, "SJIS", q.sql, q.len));
@@ -224,20 +209,20 @@ static void test_modes(void)
     settings_for(&s, QG_MODE_AUDIT, "audit.log");
     pass = qg_guard_query_with(&s, &q, &d);
     tap_ok(pass && !d.block, "audit: the attack passes");
-    log = read_log(s.log_path);
+    log = read_whole_file(s.log_path, NULL);
     tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"logged\"") &&
                strstr(log, "\"mode\":\"audit\""),
            "audit: logged once with action logged");
 
     settings_for(&s, QG_MODE_OFF, "off.log");
-    tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block && read_log(s.log_path)[0] == '\0',
+    tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block && read_whole_file(s.log_path, NULL)[0] == '\0',
            "off: passes unchecked, nothing logged");
 
     settings_for(&s, QG_MODE_ENFORCE, "inactive.log");
     s.skip_count = 1;
     strcpy(s.skip_programs[0], "test_guard");
     qg_settings_set_program(&s, "test_guard");
-    tap_ok(!s.active && qg_guard_query_with(&s, &q, &d) && read_log(s.log_path)[0] == '\0',
+    tap_ok(!s.active && qg_guard_query_with(&s, &q, &d) && read_whole_file(s.log_path, NULL)[0] == '\0',
            "skipped program: passes unchecked, nothing logged");
 
     settings_for(&s, QG_MODE_ENFORCE, "scs.log");
@@ -248,7 +233,7 @@ static void test_modes(void)
     settings_for(&s, QG_MODE_ENFORCE, "clean.log");
     static const char clean[] = "SELECT 'it''s', '\x95\x5c\x95\x5c' FROM t";
     q = pg_query("SJIS", QG_STD_STRINGS, clean, sizeof clean - 1);
-    tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block && read_log(s.log_path)[0] == '\0',
+    tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block && read_whole_file(s.log_path, NULL)[0] == '\0',
            "a clean SJIS query with multibyte literals passes silently");
 }
 
@@ -280,7 +265,7 @@ static void test_allow_list(void)
     s.allow[s.allow_count++] = qg_guard_fingerprint(QG_REASON_STRUCTURE_MISMATCH, "SJIS", q.sql,
                                                     q.len);
     tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block, "allow-listed fingerprint: passes");
-    const char *log = read_log(s.log_path);
+    const char *log = read_whole_file(s.log_path, NULL);
     tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"allowed\""),
            "and is logged with action allowed");
 
@@ -307,7 +292,7 @@ static void test_allow_list(void)
     s.allow[s.allow_count++] = qg_guard_fingerprint(QG_REASON_INVALID_SEQUENCE, "SJIS", q.sql,
                                                     q.len);
     bool pass = qg_guard_query_with(&s, &q, &d);
-    log = read_log(s.log_path);
+    log = read_whole_file(s.log_path, NULL);
     tap_ok(!pass && strstr(d.message, "structure_mismatch at byte 16"),
            "invalid byte allowed: still blocked on the structure mismatch: %s", d.message);
     tap_ok(count_lines(log) == 2 && strstr(log, "\"action\":\"allowed\"") &&
@@ -328,7 +313,7 @@ static void test_many_findings(void)
     settings_for(&s, QG_MODE_AUDIT, "many.log");
     qg_query q = pg_query("UTF8", QG_STD_STRINGS, many, sizeof many - 1);
     tap_ok(qg_guard_query_with(&s, &q, &d), "audit: many findings pass");
-    const char *log = read_log(s.log_path);
+    const char *log = read_whole_file(s.log_path, NULL);
     tap_ok(count_of(log, "\"reason\":\"invalid_sequence\"") == QG_MAX_FINDINGS &&
                count_of(log, "\"event\":\"findings_not_logged\"") == 1 &&
                strstr(log, "2 more findings"),
@@ -360,14 +345,14 @@ static void test_unknown_encoding(void)
     tap_ok(!qg_guard_query_with(&s, &q, &d) && d.block &&
                strcmp(d.message, "quoteguard: blocked: unknown client encoding \"KOI9\"") == 0,
            "enforce: unknown encoding blocks: %s", d.message);
-    const char *log = read_log(s.log_path);
+    const char *log = read_whole_file(s.log_path, NULL);
     tap_ok(count_lines(log) == 1 && strstr(log, "\"reason\":\"none\"") &&
                strstr(log, "\"encoding\":\"KOI9\"") && strstr(log, "\"detail\":\"unknown"),
            "logged with reason none, the name and a detail");
 
     settings_for(&s, QG_MODE_AUDIT, "unknown-audit.log");
     tap_ok(qg_guard_query_with(&s, &q, &d) && !d.block, "audit: unknown encoding passes");
-    log = read_log(s.log_path);
+    log = read_whole_file(s.log_path, NULL);
     tap_ok(count_lines(log) == 1 && strstr(log, "\"action\":\"logged\""), "and is logged");
 
     settings_for(&s, QG_MODE_ENFORCE, "unknown-null.log");
@@ -391,19 +376,19 @@ static void test_mysql_policy(void)
     tap_ok(!qg_guard_query_with(&s, &q, &d) && strcmp(d.sqlstate, "22021") == 0 &&
                strstr(d.message, "illformed_before_quote"),
            "MySQL default: ill-formed before a quote blocks with 22021: %s", d.message);
-    const char *log = read_log(s.log_path);
+    const char *log = read_whole_file(s.log_path, NULL);
     tap_ok(strstr(log, "\"dialect\":\"mysql\"") && strstr(log, "\"api\":\"mysql_real_query\""),
            "logged with dialect mysql");
 
     settings_for(&s, QG_MODE_ENFORCE, "my-log.log");
     s.mysql_illformed_quote = QG_ACTION_LOG;
     tap_ok(qg_guard_query_with(&s, &q, &d) &&
-               strstr(read_log(s.log_path), "\"action\":\"logged\""),
+               strstr(read_whole_file(s.log_path, NULL), "\"action\":\"logged\""),
            "mysql_illformed_quote = log: passes, logged");
 
     settings_for(&s, QG_MODE_ENFORCE, "my-ignore.log");
     s.mysql_illformed_quote = QG_ACTION_IGNORE;
-    tap_ok(qg_guard_query_with(&s, &q, &d) && read_log(s.log_path)[0] == '\0',
+    tap_ok(qg_guard_query_with(&s, &q, &d) && read_whole_file(s.log_path, NULL)[0] == '\0',
            "mysql_illformed_quote = ignore: passes silently");
 
     static const char illformed[] = "SELECT '\xff abc'";
@@ -412,7 +397,7 @@ static void test_mysql_policy(void)
     q.len = sizeof illformed - 1;
     settings_for(&s, QG_MODE_ENFORCE, "my-ill.log");
     tap_ok(qg_guard_query_with(&s, &q, &d) &&
-               strstr(read_log(s.log_path), "\"reason\":\"illformed_sequence\""),
+               strstr(read_whole_file(s.log_path, NULL), "\"reason\":\"illformed_sequence\""),
            "MySQL default: other ill-formed bytes are logged, not blocked");
     settings_for(&s, QG_MODE_ENFORCE, "my-ill-block.log");
     s.mysql_illformed = QG_ACTION_BLOCK;

@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "tap.h"
+#include "test_files.h"
 
 /* ------------------------------------------------ a small JSON validator */
 
@@ -260,22 +261,6 @@ static bool caller_is_getpid_plus_4(const char *line)
 }
 
 static char tmpdir[] = "/tmp/qg-test-log-XXXXXX";
-static char file_buf[4 * 1024 * 1024];
-
-static const char *read_file(const char *path, size_t *len)
-{
-    file_buf[0] = '\0';
-    *len = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return file_buf;
-    ssize_t n;
-    while ((n = read(fd, file_buf + *len, sizeof file_buf - 1 - *len)) > 0)
-        *len += (size_t)n;
-    file_buf[*len] = '\0';
-    close(fd);
-    return file_buf;
-}
 
 /* Splits the file into lines; each must be whole. */
 typedef struct line_check {
@@ -315,7 +300,7 @@ static void file_settings(qg_settings *s, const char *name)
 static const char *only_line(const qg_settings *s)
 {
     size_t len;
-    const char *text = read_file(s->log_path, &len);
+    const char *text = read_whole_file(s->log_path, &len);
     if (check_lines(text, len).lines != 1)
         return "";
     return text;
@@ -484,7 +469,7 @@ static void test_excerpt_bounds(void)
     f.detail = "after the excerpt";
     qg_log_write_finding(&s, &f);
     size_t file_len;
-    const char *text = read_file(s.log_path, &file_len);
+    const char *text = read_whole_file(s.log_path, &file_len);
     line_check c = check_lines(text, file_len);
     tap_ok(c.lines == 1 && c.malformed == 0 && file_len <= QG_LOG_LINE_MAX,
            "oversized full query: one valid line of at most %d bytes (%zu)", QG_LOG_LINE_MAX,
@@ -501,7 +486,7 @@ static void test_excerpt_bounds(void)
     f = sample_finding(sql, sizeof sql, 10);
     f.detail = long_detail;
     qg_log_write_finding(&s, &f);
-    text = read_file(s.log_path, &file_len);
+    text = read_whole_file(s.log_path, &file_len);
     c = check_lines(text, file_len);
     tap_ok(c.lines == 1 && c.malformed == 0 && field_is(text, "truncated", "true"),
            "oversized detail of quotes: valid, truncated line");
@@ -562,7 +547,7 @@ static void test_events_and_verbosity(void)
         file_settings(&s, name);
         s.verbosity = gates[i].verbosity;
         qg_log_write_event(&s, gates[i].level, "test_event", NULL);
-        read_file(s.log_path, &len);
+        read_whole_file(s.log_path, &len);
         tap_ok((len > 0) == gates[i].written, "%s event at verbosity %d: %s", gates[i].level,
                gates[i].verbosity, gates[i].written ? "written" : "not written");
     }
@@ -581,19 +566,19 @@ static void test_events_and_verbosity(void)
     file_settings(&s, "startup0.log");
     s.verbosity = 0;
     qg_log_write_startup(&s, "libpq.so.5");
-    read_file(s.log_path, &len);
+    read_whole_file(s.log_path, &len);
     tap_ok(len == 0, "no startup line at verbosity 0");
 
     file_settings(&s, "quiet.log");
     s.verbosity = 0;
     qg_log_finding f = sample_finding("SELECT 1", 8, 0);
     qg_log_write_finding(&s, &f);
-    read_file(s.log_path, &len);
+    read_whole_file(s.log_path, &len);
     tap_ok(len > 0, "findings are written at verbosity 0");
     file_settings(&s, "off.log");
     s.mode = QG_MODE_OFF;
     qg_log_write_finding(&s, &f);
-    read_file(s.log_path, &len);
+    read_whole_file(s.log_path, &len);
     tap_ok(len == 0, "no findings in mode off");
 
     file_settings(&s, "program.log");
@@ -629,7 +614,7 @@ static void test_concurrent_threads(void)
     for (size_t i = 0; i < THREADS; i++)
         pthread_join(threads[i], NULL);
     size_t len;
-    const char *text = read_file(shared_settings.log_path, &len);
+    const char *text = read_whole_file(shared_settings.log_path, &len);
     line_check c = check_lines(text, len);
     tap_ok(c.lines == THREADS * LINES_PER_THREAD && c.malformed == 0,
            "%d threads x %d lines: %zu lines, %zu malformed", THREADS, LINES_PER_THREAD, c.lines,
@@ -657,7 +642,7 @@ static void test_concurrent_processes(void)
     for (int i = 0; i < CHILDREN; i++)
         waitpid(pids[i], NULL, 0);
     size_t len;
-    const char *text = read_file(shared_settings.log_path, &len);
+    const char *text = read_whole_file(shared_settings.log_path, &len);
     line_check c = check_lines(text, len);
     tap_ok(c.lines == 1 + (CHILDREN + 1) * LINES_PER_THREAD && c.malformed == 0,
            "%d processes appending: %zu lines, %zu malformed", CHILDREN + 1, c.lines, c.malformed);
@@ -700,9 +685,9 @@ static void test_descriptor_reuse_and_rotation(void)
     close(other_fd);
     qg_log_write_event(&s, "error", "second", NULL);
     size_t len;
-    read_file(other, &len);
+    read_whole_file(other, &len);
     tap_ok(len == 0, "a reused descriptor number is not written to");
-    const char *text = read_file(s.log_path, &len);
+    const char *text = read_whole_file(s.log_path, &len);
     tap_ok(check_lines(text, len).lines == 2 && strstr(text, "\"second\""),
            "the log file was reopened and got the line");
     close(fd);
@@ -712,7 +697,7 @@ static void test_descriptor_reuse_and_rotation(void)
     path_in_tmp(rotated, sizeof rotated, "reuse.log.1");
     rename(s.log_path, rotated);
     qg_log_write_event(&s, "error", "third", NULL);
-    text = read_file(s.log_path, &len);
+    text = read_whole_file(s.log_path, &len);
     tap_ok(check_lines(text, len).lines == 1 && strstr(text, "\"third\""),
            "after rotation the line goes to a new file at the path");
 }
@@ -733,7 +718,7 @@ static void test_open_failure(void)
     dup2(saved, STDERR_FILENO);
     close(saved);
     size_t len;
-    const char *text = read_file(capture, &len);
+    const char *text = read_whole_file(capture, &len);
     line_check c = check_lines(text, len);
     const char *first = strstr(text, "log_open_failed");
     tap_ok(c.lines == 3 && c.malformed == 0 && first && !strstr(first + 1, "log_open_failed") &&

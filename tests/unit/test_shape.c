@@ -13,6 +13,7 @@
 #include "shape.h"
 #include "shape_profile.h"
 #include "tap.h"
+#include "test_files.h"
 
 /* Counting allocator (not under AddressSanitizer, which owns malloc). */
 #if defined(__SANITIZE_ADDRESS__)
@@ -213,22 +214,6 @@ static void test_sample_bounds(void)
 /* ------------------------------------------------------------ profile */
 
 static char tmpdir[] = "/tmp/qg-test-shape-XXXXXX";
-static char file_buf[256 * 1024];
-
-static const char *read_file(const char *path)
-{
-    file_buf[0] = '\0';
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return file_buf;
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(fd, file_buf + len, sizeof file_buf - 1 - len)) > 0)
-        len += (size_t)n;
-    file_buf[len] = '\0';
-    close(fd);
-    return file_buf;
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -301,7 +286,7 @@ static void test_learn_then_enforce(void)
                 run(&s, QG_DIALECT_MYSQL, "SELECT a FROM t WHERE id = 1", &d) &&
                 run(&s, QG_DIALECT_POSTGRES, "SELECT * FROM t WHERE name = 'x' OR 1=1", &d);
     tap_ok(pass, "learn: every query passes");
-    const char *profile = read_file(want);
+    const char *profile = read_whole_file(want, NULL);
     int lines = count_of(profile, "\n");
     tap_ok(lines == 4, "learn: four shapes, each written once (%d lines)", lines);
     tap_ok(count_of(profile, "\tpostgres\ttest_shape\t") == 3 && count_of(profile, "\tmysql\ttest_shape\t") == 1,
@@ -315,13 +300,13 @@ static void test_learn_then_enforce(void)
     attack.flags = 0;
     s.mode = QG_MODE_AUDIT;
     qg_guard_query_with(&s, &attack, &d);
-    tap_ok(count_of(read_file(want), "\n") == 4, "learn: a query with findings is not learned");
+    tap_ok(count_of(read_whole_file(want, NULL), "\n") == 4, "learn: a query with findings is not learned");
 
     /* A second process (forget = a fresh start) loads the file first. */
     settings_for(&s, QG_MODE_ENFORCE, QG_SHAPES_LEARN, "%p.shapes");
     run(&s, QG_DIALECT_POSTGRES, "SELECT a FROM t WHERE id = 99", &d);
     run(&s, QG_DIALECT_POSTGRES, "SELECT b FROM t", &d);
-    tap_ok(count_of(read_file(want), "\n") == 5, "learn: known shapes are not appended again");
+    tap_ok(count_of(read_whole_file(want, NULL), "\n") == 5, "learn: known shapes are not appended again");
 
     settings_for(&s, QG_MODE_ENFORCE, QG_SHAPES_ENFORCE, "%p.shapes");
     pass = run(&s, QG_DIALECT_POSTGRES, "SELECT a FROM t WHERE id = 12345", &d) &&
@@ -329,14 +314,15 @@ static void test_learn_then_enforce(void)
            run(&s, QG_DIALECT_MYSQL, "SELECT a FROM t WHERE id = 7", &d) &&
            run(&s, QG_DIALECT_POSTGRES, "SELECT B FROM T", &d);
     tap_ok(pass, "enforce: learned shapes pass with other values");
-    if (!tap_ok(read_file(s.log_path)[0] == '\0', "enforce: known shapes log nothing"))
-        tap_diag("%s", file_buf);
+    const char *log = read_whole_file(s.log_path, NULL);
+    if (!tap_ok(log[0] == '\0', "enforce: known shapes log nothing"))
+        tap_diag("%s", log);
 
     pass = run(&s, QG_DIALECT_POSTGRES, "SELECT a FROM t WHERE id = 1 OR 1=1", &d);
     tap_ok(!pass && d.block, "enforce: id = 1 OR 1=1 is blocked");
     tap_ok(strncmp(d.message, "quoteguard: blocked unknown_shape ", 34) == 0 && strcmp(d.sqlstate, "42601") == 0,
            "enforce: the message names unknown_shape (%s)", d.message);
-    const char *log = read_file(s.log_path);
+    log = read_whole_file(s.log_path, NULL);
     tap_ok(count_of(log, "\"action\":\"blocked\"") == 1 && strstr(log, "\"reason\":\"unknown_shape\"") &&
                strstr(log, "shape not in the profile: select a from t where id = ? or ? = ?"),
            "enforce: logged as unknown_shape with the normalized sample");
@@ -355,7 +341,7 @@ static void test_learn_then_enforce(void)
     s.mode = QG_MODE_AUDIT;
     tap_ok(run(&s, QG_DIALECT_POSTGRES, "SELECT a FROM t WHERE id = 2 OR 2=2", &d) && !d.block,
            "audit: an unknown shape passes");
-    tap_ok(strstr(read_file(s.log_path), "\"mode\":\"audit\",\"action\":\"logged\"") != NULL,
+    tap_ok(strstr(read_whole_file(s.log_path, NULL), "\"mode\":\"audit\",\"action\":\"logged\"") != NULL,
            "audit: and is logged");
 
     s.mode = QG_MODE_ENFORCE;
@@ -390,14 +376,15 @@ static void test_profile_file_format(void)
     tap_ok(qg_shape_profile_contains(&s, everyone), "profile: program * counts for every program");
     tap_ok(!qg_shape_profile_contains(&s, other), "profile: another program's line does not count");
     tap_ok(qg_shape_profile_contains(&s, bare), "profile: a bare fingerprint counts for every program");
-    tap_ok(strstr(read_file(s.log_path), "\"event\":\"shapes_profile_malformed\"") &&
-               strstr(file_buf, "1 malformed lines skipped (the first is line 7)"),
+    const char *report = read_whole_file(s.log_path, NULL);
+    tap_ok(strstr(report, "\"event\":\"shapes_profile_malformed\"") &&
+               strstr(report, "1 malformed lines skipped (the first is line 7)"),
            "profile: a malformed line is reported with its number");
 
     settings_for(&s, QG_MODE_ENFORCE, QG_SHAPES_ENFORCE, "missing.shapes");
     qg_decision d;
     tap_ok(!run(&s, QG_DIALECT_POSTGRES, "SELECT 1", &d), "enforce without a profile file: blocked");
-    tap_ok(strstr(read_file(s.log_path), "\"event\":\"shapes_profile_unreadable\"") != NULL,
+    tap_ok(strstr(read_whole_file(s.log_path, NULL), "\"event\":\"shapes_profile_unreadable\"") != NULL,
            "enforce without a profile file: an error event says so");
 }
 
@@ -416,7 +403,7 @@ static void test_profile_shared_file(void)
     settings_for(&s, QG_MODE_ENFORCE, QG_SHAPES_LEARN, "shared.shapes");
     run(&s, QG_DIALECT_POSTGRES, "SELECT 2 FROM a", &d);
     run(&s, QG_DIALECT_POSTGRES, "SELECT b FROM c", &d);
-    const char *now = read_file(path);
+    const char *now = read_whole_file(path, NULL);
     tap_ok(count_of(now, "\n") == 2 && strstr(now, "select ? from a\n") && strstr(now, "\tselect b from c\n"),
            "learn: a last line without newline is kept whole, the new shape goes on a line of its own");
 
@@ -430,7 +417,7 @@ static void test_profile_shared_file(void)
     close(fd);
     run(&s, QG_DIALECT_POSTGRES, "SELECT d FROM e", &d);
     run(&s, QG_DIALECT_POSTGRES, "SELECT f FROM g", &d);
-    now = read_file(path);
+    now = read_whole_file(path, NULL);
     tap_ok(count_of(now, "select d from e") == 1 && count_of(now, "\n") == 4,
            "learn: a shape another process appended meanwhile is not written again");
 }
@@ -461,7 +448,7 @@ static void test_threads(void)
         pthread_create(&t[i], NULL, learner, NULL);
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
-    const char *profile = read_file(thread_settings.shapes_file);
+    const char *profile = read_whole_file(thread_settings.shapes_file, NULL);
     int lines = count_of(profile, "\n");
     int complete = count_of(profile, "\tpostgres\ttest_shape\t");
     tap_ok(lines == SHAPES_PER_THREAD && complete == SHAPES_PER_THREAD,
