@@ -590,9 +590,9 @@ static uint64_t pass_check(const pass_env *env)
 
 static uint64_t pass_check_scalar(const pass_env *env)
 {
-    qg_lexer_force_scalar(true);
+    qg_force_reference(true);
     uint64_t sum = pass_check(env);
-    qg_lexer_force_scalar(false);
+    qg_force_reference(false);
     return sum;
 }
 

@@ -1,10 +1,11 @@
 /*
  * qg_check: no crash, deterministic, findings inside the query, verdict and
  * count consistent with the findings and the configured actions, every NUL
- * byte found.
+ * byte found; the reference implementation agrees.
  * Input: encoding selector, flags byte, two action bytes, then the query.
  */
 #include "fuzz_common.h"
+#include "lexer_internal.h"
 
 /* Pure ASCII without a backslash or NUL reads the same byte-wise and by
  * characters: only unterminated tokens can be found there. */
@@ -88,6 +89,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(nul_found, "%s flags %u: NUL byte in the query, no nul_byte finding", name,
                    flags);
     }
+    /* The reference implementation finds exactly the same. */
+    qg_result ref;
+    qg_force_reference(true);
+    qg_check(&ctx, (const char *)sql, len, &ref);
+    qg_force_reference(false);
+    FUZZ_CHECK(ref.verdict == v1 && ref.count == first.count &&
+                   memcmp(ref.findings, first.findings, kept * sizeof ref.findings[0]) == 0,
+               "%s flags %u: fast %d/%u findings, reference %d/%u", name, flags, v1, first.count,
+               ref.verdict, ref.count);
     if (plain_ascii(sql, len))
         for (size_t i = 0; i < kept; i++)
             FUZZ_CHECK(first.findings[i].reason == QG_REASON_UNTERMINATED,

@@ -157,7 +157,10 @@ typedef struct qg_lexer {
     size_t last_mb_end;        /* end of the last multibyte character seen in code */
     qg_reading reading;
     bool multibyte;            /* the client encoding has multibyte characters */
-    bool diverges;             /* S: saw something N may read differently */
+    bool ambiguous;            /* S: saw a byte N may read otherwise (a trail byte
+                                  that is a quote or backslash, a backslash
+                                  S takes literally) */
+    bool diverges;             /* S: N ends some literal elsewhere */
     qg_result *findings;       /* where encoding findings go, or NULL */
 } qg_lexer;
 

@@ -1,14 +1,17 @@
 /*
  * The detection rule (docs/DETECTION.md).  Pass 1 reads the query as the
- * server will (S) and collects encoding findings and unterminated tokens.
- * Only when S saw something a byte-wise reader could take differently (a
+ * server will (S) and collects encoding findings and unterminated tokens;
+ * where S meets a byte a byte-wise reader could take differently (a
  * multibyte character with an ASCII trail byte, a backslash that S does not
- * treat as an escape) does pass 2 run S and N side by side: if N is well
- * formed and some of what it takes as literal data is code for the server,
- * a byte-wise escaper was fooled into letting input run as SQL.
+ * treat as an escape), the lexer reads that literal as N too.  Only when N
+ * ends some literal elsewhere does pass 2 run S and N side by side over the
+ * whole query: if N is well formed and some of what it takes as literal data
+ * is code for the server, a byte-wise escaper was fooled into letting input
+ * run as SQL.
  */
 #include <string.h>
 
+#include "lexer_internal.h"
 #include "quoteguard.h"
 
 static const char *const reason_names[QG_REASON_COUNT] = {
@@ -58,38 +61,10 @@ static bool is_data(const qg_token *tok)
     return tok->kind == QG_TOK_STRING || tok->kind == QG_TOK_DOLLAR;
 }
 
-/* The server's data tokens for pass 2: kept from pass 1 when they fit,
- * else read again (a query with that many literals is rare). */
-#define KEPT_SPANS 64
-typedef struct server_data {
-    size_t start[KEPT_SPANS], end[KEPT_SPANS];
-    size_t count, next;
-    bool kept; /* all of them are in the arrays */
-    qg_lexer lx;
-} server_data;
-
-static void keep_span(server_data *sd, const qg_token *tok)
+/* The server's next data token. */
+static bool next_data(qg_lexer *server, qg_token *tok)
 {
-    if (sd->count < KEPT_SPANS) {
-        sd->start[sd->count] = tok->start;
-        sd->end[sd->count] = tok->end;
-    } else {
-        sd->kept = false;
-    }
-    sd->count++;
-}
-
-static bool next_data(server_data *sd, qg_token *tok)
-{
-    if (sd->kept) {
-        if (sd->next >= sd->count)
-            return false;
-        tok->start = sd->start[sd->next];
-        tok->end = sd->end[sd->next];
-        sd->next++;
-        return true;
-    }
-    while (qg_lexer_next(&sd->lx, tok))
+    while (qg_lexer_next(server, tok))
         if (is_data(tok))
             return true;
     return false;
@@ -109,18 +84,16 @@ static bool backslash_in_code(const char *sql, size_t from, size_t to)
  * N must be the escaper's own reading for that to mean anything: where it
  * leaves a quote open or finds a backslash in code, the text was escaped by
  * something that knew the encoding, and N is out of step with it. */
-static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len,
-                              server_data *server, size_t *offset, size_t *span_start,
-                              size_t *span_end)
+static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len, size_t *offset,
+                              size_t *span_start, size_t *span_end)
 {
-    qg_lexer naive;
+    qg_lexer server, naive;
     qg_token ts, tn;
     bool found = false;
     size_t code_from = 0;
-    if (!server->kept)
-        qg_lexer_init(&server->lx, ctx, sql, len, QG_READ_SERVER, NULL);
+    qg_lexer_init(&server, ctx, sql, len, QG_READ_SERVER, NULL);
     qg_lexer_init(&naive, ctx, sql, len, QG_READ_NAIVE, NULL);
-    bool has_s = next_data(server, &ts);
+    bool has_s = next_data(&server, &ts);
     while (qg_lexer_next(&naive, &tn)) {
         if (tn.unterminated || backslash_in_code(sql, code_from, tn.start))
             return false;
@@ -130,7 +103,7 @@ static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len
         /* S's data tokens are sorted and disjoint: walk them over N's. */
         for (size_t at = tn.start; at < tn.end; at = ts.end) {
             while (has_s && ts.end <= at)
-                has_s = next_data(server, &ts);
+                has_s = next_data(&server, &ts);
             if (!has_s || ts.start > at) {
                 found = true;
                 *offset = at;
@@ -152,20 +125,17 @@ qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_resul
 
     qg_lexer lx;
     qg_token tok;
-    server_data server;
-    server.count = server.next = 0;
-    server.kept = true;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
-    while (qg_lexer_next(&lx, &tok)) {
+    while (qg_lexer_next(&lx, &tok))
         if (tok.unterminated)
             record(res, ctx, QG_REASON_UNTERMINATED, tok.start, tok.start, tok.end);
-        if (is_data(&tok))
-            keep_span(&server, &tok);
-    }
 
-    if (lx.diverges && res->verdict != QG_VERDICT_BLOCK) {
+    /* The reference compares the readings whenever N might read otherwise;
+     * the lexer already knows whether it does, literal by literal. */
+    bool parted = lx.diverges || (qg_reference_forced() && lx.ambiguous);
+    if (parted && res->verdict != QG_VERDICT_BLOCK) {
         size_t offset = 0, span_start = 0, span_end = 0;
-        if (data_becomes_code(ctx, sql, len, &server, &offset, &span_start, &span_end))
+        if (data_becomes_code(ctx, sql, len, &offset, &span_start, &span_end))
             record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, offset, span_start, span_end);
     }
     return res->verdict;

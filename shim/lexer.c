@@ -93,11 +93,16 @@ static void add_finding(qg_lexer *lx, qg_reason reason, size_t offset, size_t sp
         res->verdict = QG_VERDICT_LOG;
 }
 
-static bool force_scalar;
+static bool force_reference;
 
-void qg_lexer_force_scalar(bool on)
+void qg_force_reference(bool on)
 {
-    force_scalar = on;
+    force_reference = on;
+}
+
+bool qg_reference_forced(void)
+{
+    return force_reference;
 }
 
 /* The reference: one table lookup per byte. */
@@ -173,7 +178,7 @@ static inline __attribute__((always_inline)) void skip_plain(qg_lexer *lx, unsig
                                                              bool stop_high)
 {
 #ifdef __SSE2__
-    if (!force_scalar) {
+    if (!force_reference) {
         lx->pos = skip_plain_sse2(lx->sql, lx->pos, lx->len, mask, stop_high);
         return;
     }
@@ -221,7 +226,7 @@ static void consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool 
             if (enc->ascii_trail)
                 for (size_t i = 1; i < n; i++)
                     if (s[pos + i] == '\\' || s[pos + i] == '\'' || s[pos + i] == '"')
-                        lx->diverges = true;
+                        lx->ambiguous = true;
             pos += n;
             continue;
         }
@@ -372,7 +377,7 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
         if (c == '\\') {
             if (rules != RULES_BACKSLASH) {
                 if (tok->kind == QG_TOK_STRING && rules == RULES_DOUBLING)
-                    lx->diverges = true; /* N takes it as an escape */
+                    lx->ambiguous = true; /* N takes it as an escape */
                 lx->pos++;
                 continue;
             }
@@ -403,6 +408,32 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
         }
     }
     tok->end = lx->pos;
+}
+
+/* Scans a string literal whose opening quote is at lx->pos with S's rules
+ * `rules`; when S met a byte N may read otherwise, reads the same literal
+ * as N does (`naive_rules`, byte by byte) and sets lx->diverges if N ends it
+ * elsewhere.  Up to the first such literal both readings agree token by
+ * token, so the checker compares them in full only then. */
+static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_rules rules,
+                        quote_rules naive_rules, bool check_encoding)
+{
+    size_t q = lx->pos;
+    bool ambiguous_before = lx->ambiguous;
+    lx->ambiguous = false;
+    scan_quoted(lx, tok, quote, rules, check_encoding);
+    if (lx->ambiguous && !is_naive(lx)) {
+        qg_lexer naive = *lx;
+        qg_token naive_tok = *tok;
+        naive.reading = QG_READ_NAIVE;
+        naive.findings = NULL;
+        naive.pos = q;
+        naive_tok.unterminated = false;
+        scan_quoted(&naive, &naive_tok, quote, naive_rules, false);
+        if (naive_tok.end != tok->end || naive_tok.unterminated != tok->unterminated)
+            lx->diverges = true;
+    }
+    lx->ambiguous = lx->ambiguous || ambiguous_before;
 }
 
 /* Body of a PG dollar quote: opaque up to the same delimiter. */
@@ -559,7 +590,7 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         tok->start = q - 2;
     }
     if (tok->form == QG_FORM_BIT || tok->form == QG_FORM_HEX) {
-        scan_quoted(lx, tok, '\'', RULES_BARE, is_pg(lx)); /* PG converts them too */
+        scan_string(lx, tok, '\'', RULES_BARE, RULES_BARE, is_pg(lx)); /* PG converts them too */
         return;
     }
     const qg_encoding *introduced = is_pg(lx) ? NULL : mysql_introducer(lx, q);
@@ -567,15 +598,17 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         tok->form = QG_FORM_BINARY;
     if (introduced && introduced == lx->ctx->encoding)
         introduced = NULL; /* checked as the connection's, below */
+    bool naive_backslash = tok->form != QG_FORM_UNICODE || !is_pg(lx);
     bool backslash;
     if (naive)
-        backslash = tok->form != QG_FORM_UNICODE || !is_pg(lx);
+        backslash = naive_backslash;
     else if (is_pg(lx))
         backslash = tok->form == QG_FORM_ESCAPE ||
                     (tok->form != QG_FORM_UNICODE && !(lx->ctx->flags & QG_STD_STRINGS));
     else
         backslash = !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES);
-    scan_quoted(lx, tok, '\'', backslash ? RULES_BACKSLASH : RULES_DOUBLING, introduced == NULL);
+    scan_string(lx, tok, '\'', backslash ? RULES_BACKSLASH : RULES_DOUBLING,
+                naive_backslash ? RULES_BACKSLASH : RULES_DOUBLING, introduced == NULL);
     if (introduced && lx->reading == QG_READ_SERVER)
         check_introduced(lx, tok, introduced);
 }
@@ -626,9 +659,13 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
                 tok->form = QG_FORM_UNICODE;
                 tok->start = at - 2;
             }
-            bool backslash =
-                !ident && (is_naive(lx) || !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES));
-            scan_quoted(lx, tok, '"', backslash ? RULES_BACKSLASH : RULES_DOUBLING, true);
+            if (ident) {
+                scan_quoted(lx, tok, '"', RULES_DOUBLING, true);
+                return true;
+            }
+            bool backslash = is_naive(lx) || !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES);
+            scan_string(lx, tok, '"', backslash ? RULES_BACKSLASH : RULES_DOUBLING,
+                        RULES_BACKSLASH, true);
             return true;
         } else if (c == '`') {
             tok->kind = QG_TOK_IDENT;

@@ -4,8 +4,11 @@
 
 #include <stdbool.h>
 
-/* Use the byte-at-a-time reference scan instead of the vector one
- * (process-wide; tests compare both on the same inputs). */
-void qg_lexer_force_scalar(bool on);
+/* The reference implementation instead of the fast one (process-wide;
+ * tests and fuzzers compare both on the same inputs): a byte-at-a-time scan
+ * instead of the vector one, no block skipping, and the checker's second
+ * pass over the whole query whenever S saw an ambiguous byte. */
+void qg_force_reference(bool on);
+bool qg_reference_forced(void);
 
 #endif

@@ -68,9 +68,9 @@ static void test_spans(void)
 static bool same_tokens(const qg_context *ctx, const char *sql, size_t len, qg_reading reading)
 {
     qg_token a[MAX_TOKENS], b[MAX_TOKENS];
-    qg_lexer_force_scalar(true);
+    qg_force_reference(true);
     size_t na = lex_all(ctx, sql, len, reading, a, MAX_TOKENS);
-    qg_lexer_force_scalar(false);
+    qg_force_reference(false);
     size_t nb = lex_all(ctx, sql, len, reading, b, MAX_TOKENS);
     return na == nb && memcmp(a, b, na * sizeof a[0]) == 0;
 }
