@@ -155,6 +155,7 @@ typedef struct qg_lexer {
     size_t pos;
     size_t exec_comment_depth; /* MySQL: inside / *! … * / whose body is SQL */
     size_t last_mb_end;        /* end of the last multibyte character seen in code */
+    size_t quiet_from;         /* the checker skips blocks from here on */
     qg_reading reading;
     bool multibyte;            /* the client encoding has multibyte characters */
     bool ambiguous;            /* S: saw a byte N may read otherwise (a trail byte

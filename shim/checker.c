@@ -126,9 +126,13 @@ qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_resul
     qg_lexer lx;
     qg_token tok;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
-    while (qg_lexer_next(&lx, &tok))
+    for (;;) {
+        qg_lexer_skip_quiet(&lx);
+        if (!qg_lexer_next(&lx, &tok))
+            break;
         if (tok.unterminated)
             record(res, ctx, QG_REASON_UNTERMINATED, tok.start, tok.start, tok.end);
+    }
 
     /* The reference compares the readings whenever N might read otherwise;
      * the lexer already knows whether it does, literal by literal. */

@@ -11,6 +11,7 @@
  * Everything between structural tokens is plain code and is skipped with a
  * table lookup per byte; nothing is allocated.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "encoding_tables.h"
@@ -209,16 +210,32 @@ static qg_reason illformed_reason(const qg_encoding *enc, const unsigned char *s
                                                      : QG_REASON_ILLFORMED;
 }
 
-/* Consumes the run of characters starting with the high byte at lx->pos.
- * In S an invalid sequence is a finding (PG: the server rejects the whole
- * query; MySQL: the server takes the lead byte alone).  `span_*` name the
- * token the bytes are in. */
-static void consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check)
+/* ASCII bytes read one by one before handing back to the vector scan. */
+#define MIXED_ASCII_RUN 16
+
+/* Reads characters from the high byte at lx->pos: multibyte ones whole and,
+ * when `mask` is not 0, the ASCII bytes between them that do not matter for
+ * that state, up to a byte that does (or a long run of ASCII, left to the
+ * vector scan).  Text mixing the two goes on in this one loop.  In S an
+ * invalid sequence is a finding (PG: the server rejects the whole query;
+ * MySQL: the server takes the lead byte alone).  `span_*` name the token
+ * the bytes are in. */
+static inline __attribute__((always_inline)) void
+consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, unsigned mask)
 {
     const qg_encoding *enc = lx->ctx->encoding;
     const unsigned char *s = lx->sql;
     size_t pos = lx->pos, len = lx->len;
-    do {
+    unsigned ascii_run = 0;
+    while (pos < len) {
+        unsigned char c = s[pos];
+        if (c < 0x80) {
+            if (!mask || (stop_table[c] & mask) || ++ascii_run > MIXED_ASCII_RUN)
+                break;
+            pos++;
+            continue;
+        }
+        ascii_run = 0;
         size_t n = encoding_char_len(enc, s + pos, len - pos);
         if (n > 1) {
             /* Inside a literal N reads bytes: a trail byte it takes for an
@@ -228,19 +245,18 @@ static void consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool 
                     if (s[pos + i] == '\\' || s[pos + i] == '\'' || s[pos + i] == '"')
                         lx->ambiguous = true;
             pos += n;
-            continue;
-        }
-        if (n == 0 && check) {
-            if (is_pg(lx)) {
-                add_finding(lx, QG_REASON_INVALID_SEQUENCE, pos, span_start, span_end);
-            } else {
-                add_finding(lx, illformed_reason(enc, s, pos, len), pos, span_start, span_end);
+        } else {
+            if (n == 0 && check) {
+                if (is_pg(lx))
+                    add_finding(lx, QG_REASON_INVALID_SEQUENCE, pos, span_start, span_end);
+                else
+                    add_finding(lx, illformed_reason(enc, s, pos, len), pos, span_start, span_end);
             }
+            pos++;
         }
-        pos++;
-    } while (pos < len && s[pos] >= 0x80);
+        lx->last_mb_end = pos;
+    }
     lx->pos = pos;
-    lx->last_mb_end = pos;
 }
 
 /* True when a token can start at `at`: not inside an identifier or number. */
@@ -307,7 +323,7 @@ static inline __attribute__((always_inline)) int next_in_token(qg_lexer *lx, con
             return -1;
         unsigned char c = lx->sql[lx->pos];
         if (c >= 0x80)
-            consume_high(lx, tok->start, lx->len, check);
+            consume_high(lx, tok->start, lx->len, check, mask);
         else if (c == '\0')
             add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
         else
@@ -348,7 +364,7 @@ static void check_gap(qg_lexer *lx, size_t to, size_t span_start, bool mb)
         if (c == '\0')
             add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, span_start, lx->len);
         else if (c >= 0x80 && mb)
-            consume_high(lx, span_start, lx->len, true); /* never crosses the newline */
+            consume_high(lx, span_start, lx->len, true, 0); /* never crosses the newline */
         else
             lx->pos++;
     }
@@ -389,7 +405,7 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
             /* PG lexes after conversion, so '\' takes a whole character;
              * MySQL's lexer skips exactly one byte. */
             if (pg && mb && s[lx->pos] >= 0x80)
-                consume_high(lx, tok->start, lx->len, check_encoding);
+                consume_high(lx, tok->start, lx->len, check_encoding, 0);
             else if (s[lx->pos] == '\0')
                 add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
             else
@@ -642,7 +658,10 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
         unsigned char c = s[at];
         unsigned char next = at + 1 < lx->len ? s[at + 1] : 0;
         if (c >= 0x80) {
-            consume_high(lx, at, at, true);
+            if (pg)
+                consume_high(lx, at, at, true, STOP_PG_CODE);
+            else
+                consume_high(lx, at, at, true, STOP_MY_CODE);
         } else if (c == '\0') {
             add_finding(lx, QG_REASON_NUL_BYTE, at, at, at);
             lx->pos++;
@@ -711,4 +730,134 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             lx->pos++;
         }
     }
+}
+
+/* ------------------------------------------------------------ block skip */
+
+#ifdef __SSE2__
+#define BLOCK 64
+
+/* Bit i of each mask stands for byte i of a 64-byte block. */
+typedef struct block_masks {
+    uint64_t quote;   /* ' */
+    uint64_t bad;     /* backslash, NUL, high byte: anywhere, the lexer reads them */
+    uint64_t special; /* starts something other than a string when in code */
+    uint64_t space;   /* PG: whitespace, which may join two strings into one */
+} block_masks;
+
+static inline uint64_t mask64(__m128i m0, __m128i m1, __m128i m2, __m128i m3)
+{
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(m0) |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(m1) << 16 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(m2) << 32 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(m3) << 48;
+}
+
+/* `p` holds at least BLOCK + 1 bytes: the byte after the block completes
+ * the pairs "--" and slash-star. */
+static inline __attribute__((always_inline)) block_masks classify_block(const unsigned char *p,
+                                                                         bool pg)
+{
+    __m128i q[4], bad[4], special[4], space[4];
+    for (int i = 0; i < 4; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+        __m128i next = _mm_loadu_si128((const __m128i *)(p + 16 * i + 1));
+#define EQ(x, c) _mm_cmpeq_epi8(x, _mm_set1_epi8((char)(c)))
+        q[i] = EQ(v, '\'');
+        bad[i] = _mm_or_si128(_mm_or_si128(EQ(v, '\\'), EQ(v, 0)), v); /* v: its top bit */
+        __m128i pairs = _mm_or_si128(_mm_and_si128(EQ(v, '-'), EQ(next, '-')),
+                                     _mm_and_si128(EQ(v, '/'), EQ(next, '*')));
+        special[i] = pg ? _mm_or_si128(pairs, _mm_or_si128(EQ(v, '"'), EQ(v, '$')))
+                        : _mm_or_si128(_mm_or_si128(pairs, EQ(v, '"')),
+                                       _mm_or_si128(EQ(v, '`'), EQ(v, '#')));
+        /* ' ' and \t \n \v \f \r (9-13) */
+        space[i] = pg ? _mm_or_si128(EQ(v, ' '), _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(8)),
+                                                              _mm_cmplt_epi8(v, _mm_set1_epi8(14))))
+                      : _mm_setzero_si128();
+#undef EQ
+    }
+    return (block_masks){mask64(q[0], q[1], q[2], q[3]), mask64(bad[0], bad[1], bad[2], bad[3]),
+                         mask64(special[0], special[1], special[2], special[3]),
+                         pg ? mask64(space[0], space[1], space[2], space[3]) : 0};
+}
+
+/* Bit i set when an odd number of bits at or below i are set. */
+static inline uint64_t prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/* Highest set bit of `bits` as a position in the block at `pos`. */
+static inline size_t last_bit(size_t pos, uint64_t bits)
+{
+    return pos + 63 - (size_t)__builtin_clzll(bits);
+}
+
+/* Advances from lx->pos (in code) block by block while nothing in the
+ * blocks needs the lexer.  Where something does, the lexer goes on from the
+ * last code byte before it that cannot belong to a string token (an
+ * anchor): a quote may double the one before it, and in PG a string
+ * continues one before it across whitespace with a newline, so the lexer
+ * must read the whole token.  lx->quiet_from keeps later calls from
+ * scanning the same bytes again. */
+static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx, bool pg)
+{
+    const unsigned char *s = lx->sql;
+    size_t len = lx->len, pos = lx->pos;
+    size_t anchor = pos;    /* the last anchor so far */
+    uint64_t in_string = 0; /* all ones while a string is open at the block start */
+    unsigned char tail[BLOCK + 16];
+    for (;;) {
+        const unsigned char *p = s + pos;
+        size_t valid = len - pos;
+        if (valid <= BLOCK) { /* the last block, padded with spaces */
+            memset(tail, ' ', sizeof tail);
+            memcpy(tail, p, valid);
+            p = tail;
+        }
+        block_masks m = classify_block(p, pg);
+        uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
+        uint64_t inside = prefix_xor(m.quote) ^ in_string;
+        uint64_t problem = (m.bad | (m.special & ~inside)) & live;
+        uint64_t anchors = ~inside & ~m.quote & ~m.space & ~m.special & ~m.bad;
+        if (!problem && valid > BLOCK) {
+            if (anchors)
+                anchor = last_bit(pos, anchors);
+            in_string = (inside >> 63) ? ~0ull : 0;
+            pos += BLOCK;
+            continue;
+        }
+        /* The first problem, or the end of the input: there in code, the
+         * lexer has nothing left to read. */
+        unsigned stop = problem ? (unsigned)__builtin_ctzll(problem) : (unsigned)valid;
+        bool open = (inside >> (problem ? stop : stop - 1)) & 1; /* valid >= 1 */
+        uint64_t before = stop == BLOCK ? ~0ull : (1ull << stop) - 1;
+        if (anchors & before)
+            anchor = last_bit(pos, anchors & before);
+        lx->pos = problem || open ? anchor : len;
+        lx->quiet_from = pos + stop + 1;
+        return;
+    }
+}
+#endif
+
+void qg_lexer_skip_quiet(qg_lexer *lx)
+{
+#ifdef __SSE2__
+    if (force_reference || lx->reading != QG_READ_SERVER || lx->exec_comment_depth ||
+        lx->pos < lx->quiet_from || lx->pos >= lx->len)
+        return;
+    if (is_pg(lx))
+        skip_quiet_blocks(lx, true);
+    else
+        skip_quiet_blocks(lx, false);
+#else
+    (void)lx;
+#endif
 }

@@ -4,11 +4,20 @@
 
 #include <stdbool.h>
 
+#include "quoteguard.h"
+
 /* The reference implementation instead of the fast one (process-wide;
  * tests and fuzzers compare both on the same inputs): a byte-at-a-time scan
  * instead of the vector one, no block skipping, and the checker's second
  * pass over the whole query whenever S saw an ambiguous byte. */
 void qg_force_reference(bool on);
 bool qg_reference_forced(void);
+
+/* For the checker, between tokens of the S reading: advances over 64-byte
+ * blocks in which S can find nothing — code without comments, identifiers
+ * or dollar quotes, and single-quoted strings without a backslash, NUL or
+ * high byte — and stops in code or at the opening quote of a string the
+ * lexer must read.  Nothing at all in the reference implementation. */
+void qg_lexer_skip_quiet(qg_lexer *lx);
 
 #endif
