@@ -118,7 +118,7 @@ static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len
 
 qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
-    qg_result local = {.verdict = QG_VERDICT_CLEAN};
+    qg_result local; /* findings no one reads: not cleared */
     qg_result *res = result ? result : &local;
     res->verdict = QG_VERDICT_CLEAN;
     res->count = 0;

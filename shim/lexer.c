@@ -742,43 +742,66 @@ typedef struct block_masks {
     uint64_t quote;   /* ' */
     uint64_t bad;     /* backslash, NUL, high byte: anywhere, the lexer reads them */
     uint64_t special; /* starts something other than a string when in code */
-    uint64_t space;   /* PG: whitespace, which may join two strings into one */
 } block_masks;
 
-static inline uint64_t mask64(__m128i m0, __m128i m1, __m128i m2, __m128i m3)
+static inline uint64_t bits16(__m128i m, int lane)
 {
-    return (uint64_t)(uint16_t)_mm_movemask_epi8(m0) |
-           (uint64_t)(uint16_t)_mm_movemask_epi8(m1) << 16 |
-           (uint64_t)(uint16_t)_mm_movemask_epi8(m2) << 32 |
-           (uint64_t)(uint16_t)_mm_movemask_epi8(m3) << 48;
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(m) << (16 * lane);
 }
 
-/* `p` holds at least BLOCK + 1 bytes: the byte after the block completes
- * the pairs "--" and slash-star. */
-static inline __attribute__((always_inline)) block_masks classify_block(const unsigned char *p,
+/* Masks of the 64 bytes in v[0..3]; `after` is the byte that follows
+ * them (a space at the end of the input), which completes the pairs "--"
+ * and slash-star.  The following bytes are shifted in from the registers,
+ * so that no load straddles what was just stored. */
+static inline __attribute__((always_inline)) block_masks classify_block(const __m128i v[4],
+                                                                         unsigned char after,
                                                                          bool pg)
 {
-    __m128i q[4], bad[4], special[4], space[4];
-    for (int i = 0; i < 4; i++) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
-        __m128i next = _mm_loadu_si128((const __m128i *)(p + 16 * i + 1));
+    block_masks m = {0, 0, 0};
 #define EQ(x, c) _mm_cmpeq_epi8(x, _mm_set1_epi8((char)(c)))
-        q[i] = EQ(v, '\'');
-        bad[i] = _mm_or_si128(_mm_or_si128(EQ(v, '\\'), EQ(v, 0)), v); /* v: its top bit */
-        __m128i pairs = _mm_or_si128(_mm_and_si128(EQ(v, '-'), EQ(next, '-')),
-                                     _mm_and_si128(EQ(v, '/'), EQ(next, '*')));
-        special[i] = pg ? _mm_or_si128(pairs, _mm_or_si128(EQ(v, '"'), EQ(v, '$')))
-                        : _mm_or_si128(_mm_or_si128(pairs, EQ(v, '"')),
-                                       _mm_or_si128(EQ(v, '`'), EQ(v, '#')));
-        /* ' ' and \t \n \v \f \r (9-13) */
-        space[i] = pg ? _mm_or_si128(EQ(v, ' '), _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(8)),
-                                                              _mm_cmplt_epi8(v, _mm_set1_epi8(14))))
-                      : _mm_setzero_si128();
-#undef EQ
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m128i follow = i < 3 ? v[i + 1] : _mm_cvtsi32_si128(after);
+        __m128i next = _mm_or_si128(_mm_srli_si128(v[i], 1), _mm_slli_si128(follow, 15));
+        __m128i pairs = _mm_or_si128(_mm_and_si128(EQ(v[i], '-'), EQ(next, '-')),
+                                     _mm_and_si128(EQ(v[i], '/'), EQ(next, '*')));
+        m.quote |= bits16(EQ(v[i], '\''), i);
+        /* v itself: its top bit marks a high byte */
+        m.bad |= bits16(_mm_or_si128(_mm_or_si128(EQ(v[i], '\\'), EQ(v[i], 0)), v[i]), i);
+        if (pg)
+            m.special |= bits16(_mm_or_si128(pairs, _mm_or_si128(EQ(v[i], '"'), EQ(v[i], '$'))), i);
+        else
+            m.special |= bits16(_mm_or_si128(_mm_or_si128(pairs, EQ(v[i], '"')),
+                                             _mm_or_si128(EQ(v[i], '`'), EQ(v[i], '#'))),
+                                i);
     }
-    return (block_masks){mask64(q[0], q[1], q[2], q[3]), mask64(bad[0], bad[1], bad[2], bad[3]),
-                         mask64(special[0], special[1], special[2], special[3]),
-                         pg ? mask64(space[0], space[1], space[2], space[3]) : 0};
+#undef EQ
+    return m;
+}
+
+/* The masks of the `valid` (1..64) bytes from p to the end of the input
+ * at s + len, bit 0 for p[0] and none past the end.  When the input holds
+ * a whole block, its last 64 bytes are read and the masks shifted; else
+ * the bytes are copied into a block of spaces. */
+static inline __attribute__((always_inline)) block_masks
+classify_last_block(const unsigned char *s, size_t len, const unsigned char *p, size_t valid,
+                    bool pg)
+{
+    __m128i v[4];
+    if (len >= BLOCK) {
+        const unsigned char *from = s + len - BLOCK;
+        for (int i = 0; i < 4; i++)
+            v[i] = _mm_loadu_si128((const __m128i *)(from + 16 * i));
+        block_masks m = classify_block(v, ' ', pg);
+        unsigned shift = (unsigned)(BLOCK - valid);
+        return (block_masks){m.quote >> shift, m.bad >> shift, m.special >> shift};
+    }
+    unsigned char tail[BLOCK];
+    memset(tail, ' ', sizeof tail);
+    memcpy(tail, p, valid);
+    for (int i = 0; i < 4; i++)
+        v[i] = _mm_loadu_si128((const __m128i *)(tail + 16 * i));
+    return classify_block(v, ' ', pg);
 }
 
 /* Bit i set when an odd number of bits at or below i are set. */
@@ -799,33 +822,44 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
     return pos + 63 - (size_t)__builtin_clzll(bits);
 }
 
+/* PG: whether the code byte at `at` may lie between two parts of one
+ * string (only whitespace back to a quote); then the lexer goes on from
+ * `start`, where the skip began. */
+static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
+{
+    while (at > start && (s[at] == ' ' || (s[at] >= '\t' && s[at] <= '\r')))
+        at--;
+    return s[at] == '\'' && at > start;
+}
+
 /* Advances from lx->pos (in code) block by block while nothing in the
  * blocks needs the lexer.  Where something does, the lexer goes on from the
- * last code byte before it that cannot belong to a string token (an
- * anchor): a quote may double the one before it, and in PG a string
- * continues one before it across whitespace with a newline, so the lexer
- * must read the whole token.  lx->quiet_from keeps later calls from
- * scanning the same bytes again. */
+ * last code byte before it outside every string token (an anchor): a quote
+ * may double the one before it, and in PG a string continues one before it
+ * across whitespace with a newline, so the lexer must read whole tokens.
+ * lx->quiet_from keeps later calls from scanning the same bytes again. */
 static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx, bool pg)
 {
     const unsigned char *s = lx->sql;
-    size_t len = lx->len, pos = lx->pos;
+    size_t len = lx->len, start = lx->pos, pos = start;
     size_t anchor = pos;    /* the last anchor so far */
     uint64_t in_string = 0; /* all ones while a string is open at the block start */
-    unsigned char tail[BLOCK + 16];
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
-        if (valid <= BLOCK) { /* the last block, padded with spaces */
-            memset(tail, ' ', sizeof tail);
-            memcpy(tail, p, valid);
-            p = tail;
+        block_masks m;
+        if (valid > BLOCK) {
+            __m128i v[4];
+            for (int i = 0; i < 4; i++)
+                v[i] = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+            m = classify_block(v, p[BLOCK], pg);
+        } else {
+            m = classify_last_block(s, len, p, valid, pg);
         }
-        block_masks m = classify_block(p, pg);
-        uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
+            uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
         uint64_t inside = prefix_xor(m.quote) ^ in_string;
         uint64_t problem = (m.bad | (m.special & ~inside)) & live;
-        uint64_t anchors = ~inside & ~m.quote & ~m.space & ~m.special & ~m.bad;
+        uint64_t anchors = ~inside & ~m.quote & ~m.special & ~m.bad;
         if (!problem && valid > BLOCK) {
             if (anchors)
                 anchor = last_bit(pos, anchors);
@@ -840,6 +874,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         uint64_t before = stop == BLOCK ? ~0ull : (1ull << stop) - 1;
         if (anchors & before)
             anchor = last_bit(pos, anchors & before);
+        if (pg && in_continuation_gap(s, start, anchor))
+            anchor = start;
         lx->pos = problem || open ? anchor : len;
         lx->quiet_from = pos + stop + 1;
         return;
