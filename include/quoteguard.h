@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -163,6 +164,7 @@ typedef struct qg_lexer {
                                   S takes literally) */
     bool diverges;             /* S: N ends some literal elsewhere */
     qg_result *findings;       /* where encoding findings go, or NULL */
+    const uint64_t *dfa;       /* the encoding's quoted-text automaton, or NULL */
 } qg_lexer;
 
 QG_API void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,

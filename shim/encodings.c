@@ -317,3 +317,108 @@ size_t qg_encoding_char_len(const qg_encoding *enc, const unsigned char *p, size
 {
     return encoding_char_len(enc, p, avail);
 }
+
+/* ------------------------------------------------------- quoted-text DFA */
+
+#define ENCODING_COUNT (sizeof encodings / sizeof encodings[0])
+#define DFA_MID_STATES 7 /* states 1..7 lie inside a character */
+
+/* A state inside a character: form `form`, next byte `at` (1-based); the
+ * alternative form is tried at the first following byte only. */
+typedef struct dfa_state {
+    uint8_t form, at;
+} dfa_state;
+
+static uint64_t dfa_rows[ENCODING_COUNT][256];
+static bool dfa_built[ENCODING_COUNT];
+
+/* Two states are one when the same byte masks remain to be matched. */
+static bool same_rest(const qg_encoding *enc, dfa_state a, dfa_state b)
+{
+    const mb_form *fa = &enc->forms[a.form], *fb = &enc->forms[b.form];
+    if (fa->len - a.at != fb->len - b.at)
+        return false;
+    if ((a.at == 1 && fa->alt) || (b.at == 1 && fb->alt))
+        return a.form == b.form && a.at == b.at;
+    for (unsigned i = 0; i < (unsigned)(fa->len - a.at); i++)
+        if (fa->trail[a.at - 1 + i] != fb->trail[b.at - 1 + i])
+            return false;
+    return true;
+}
+
+/* Index (1..DFA_MID_STATES) of the state, added when new; 0 when full. */
+static unsigned state_index(const qg_encoding *enc, dfa_state *states, unsigned *count,
+                            dfa_state want)
+{
+    for (unsigned i = 0; i < *count; i++)
+        if (same_rest(enc, states[i], want))
+            return i + 1;
+    if (*count == DFA_MID_STATES)
+        return 0;
+    states[(*count)++] = want;
+    return *count;
+}
+
+/* Where byte b leads from inside a character: a state shift value. */
+static uint64_t after_trail(const qg_encoding *enc, dfa_state st, unsigned char b,
+                            dfa_state *states, unsigned *count, bool *full)
+{
+    const mb_form *form = &enc->forms[st.form];
+    if (enc->trail[b] & form->trail[st.at - 1]) {
+        if (st.at + 1 == form->len)
+            return 0;
+        unsigned i = state_index(enc, states, count, (dfa_state){st.form, (uint8_t)(st.at + 1)});
+        *full |= i == 0;
+        return (uint64_t)i * DFA_BITS;
+    }
+    if (st.at == 1 && form->alt) {
+        dfa_state alt = {(uint8_t)(form->alt - L_FORM), 1};
+        if (enc->forms[alt.form].alt)
+            *full = true; /* chains of alternatives: not modelled */
+        else
+            return after_trail(enc, alt, b, states, count, full);
+    }
+    return DFA_ERROR;
+}
+
+static bool build_dfa(const qg_encoding *enc, uint64_t rows[256])
+{
+    dfa_state states[DFA_MID_STATES];
+    unsigned count = 0;
+    bool full = false;
+    for (unsigned b = 0; b < 256; b++) {
+        uint8_t cls = enc->lead[b];
+        uint64_t to = DFA_ERROR;
+        if (b == 0 || b == '\'' || b == '"' || b == '`' || b == '\\')
+            to = DFA_STOP;
+        else if (cls == L_ASCII || cls == L_SINGLE)
+            to = 0;
+        else if (cls >= L_FORM) {
+            unsigned i = state_index(enc, states, &count, (dfa_state){(uint8_t)(cls - L_FORM), 1});
+            full |= i == 0;
+            to = (uint64_t)i * DFA_BITS;
+        }
+        rows[b] = to; /* from state 0 */
+        rows[b] |= (uint64_t)DFA_STOP << DFA_STOP | (uint64_t)DFA_ERROR << DFA_ERROR;
+    }
+    /* States are found while rows are filled: go on until none is new. */
+    for (unsigned done = 0; done < count && !full; done++)
+        for (unsigned b = 0; b < 256; b++)
+            rows[b] |= after_trail(enc, states[done], (unsigned char)b, states, &count, &full)
+                       << ((done + 1) * DFA_BITS);
+    return !full;
+}
+
+__attribute__((constructor)) static void build_dfas(void)
+{
+    for (size_t i = 0; i < ENCODING_COUNT; i++)
+        if (encodings[i].forms)
+            __atomic_store_n(&dfa_built[i], build_dfa(&encodings[i], dfa_rows[i]),
+                             __ATOMIC_RELEASE);
+}
+
+const uint64_t *encoding_dfa(const qg_encoding *enc)
+{
+    size_t i = (size_t)(enc - encodings);
+    return __atomic_load_n(&dfa_built[i], __ATOMIC_ACQUIRE) ? dfa_rows[i] : NULL;
+}

@@ -311,6 +311,49 @@ static size_t dollar_delimiter(qg_lexer *lx)
     return p + 1 - lx->pos;
 }
 
+/* Whether a trail byte in s[from, to) is one a byte-wise reader takes for
+ * a quote or an escape (in quoted text every such byte is a trail byte:
+ * between characters they end the text). */
+static bool trail_looks_quoting(const unsigned char *s, size_t from, size_t to)
+{
+    for (size_t p = from;; p++) {
+#ifdef __SSE2__
+        p = force_reference ? skip_plain_scalar(s, p, to, STOP_QUOTED, false)
+                            : skip_plain_sse2(s, p, to, STOP_QUOTED, false);
+#else
+        p = skip_plain_scalar(s, p, to, STOP_QUOTED, false);
+#endif
+        if (p >= to)
+            return false;
+        if (s[p] != '`')
+            return true;
+    }
+}
+
+/* Quoted text from the high byte at lx->pos, by the encoding's automaton
+ * (one table step per byte, no branch per character), up to a byte that
+ * ends it between characters.  False, with nothing consumed, when the
+ * bytes are not all valid: consume_high then finds and reports them. */
+static inline __attribute__((always_inline)) bool run_quoted_dfa(qg_lexer *lx)
+{
+    const uint64_t *rows = lx->dfa;
+    const unsigned char *s = lx->sql;
+    size_t start = lx->pos, pos = start, len = lx->len;
+    unsigned state = 0;
+    for (; pos < len; pos++) {
+        state = (unsigned)(rows[s[pos]] >> state) & ((1u << DFA_BITS) - 1);
+        if (state >= DFA_STOP)
+            break;
+    }
+    if (state == DFA_ERROR || (pos == len && state != 0))
+        return false;
+    if (lx->ctx->encoding->ascii_trail && trail_looks_quoting(s, start, pos))
+        lx->ambiguous = true;
+    lx->pos = pos;
+    lx->last_mb_end = pos;
+    return true;
+}
+
 /* Inside a token: advances to the next byte that matters for the state
  * `mask` (one STOP_ bit), consuming multibyte characters and NUL bytes on
  * the way, with their findings.  Returns that byte, or -1 at the end. */
@@ -322,9 +365,11 @@ static inline __attribute__((always_inline)) int next_in_token(qg_lexer *lx, con
         if (lx->pos >= lx->len)
             return -1;
         unsigned char c = lx->sql[lx->pos];
-        if (c >= 0x80)
+        if (c >= 0x80) {
+            if (mask == STOP_QUOTED && lx->dfa && run_quoted_dfa(lx))
+                continue;
             consume_high(lx, tok->start, lx->len, check, mask);
-        else if (c == '\0')
+        } else if (c == '\0')
             add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
         else
             return c;
@@ -638,6 +683,7 @@ void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t 
     lx->len = len;
     lx->reading = reading;
     lx->multibyte = !qg_encoding_is_single_byte(ctx->encoding);
+    lx->dfa = force_reference ? NULL : encoding_dfa(ctx->encoding);
     lx->findings = findings;
 }
 
