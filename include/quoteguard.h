@@ -147,6 +147,8 @@ typedef struct qg_result {
     qg_finding findings[QG_MAX_FINDINGS];   /* the first ones, in the order found */
 } qg_result;
 
+typedef struct encoding_dfa encoding_dfa_t;
+
 /* The lexer: an iterator over the structural tokens of a query.  State lives
  * in the caller's struct; nothing is allocated.  Fields are private. */
 typedef struct qg_lexer {
@@ -164,7 +166,7 @@ typedef struct qg_lexer {
                                   S takes literally) */
     bool diverges;             /* S: N ends some literal elsewhere */
     qg_result *findings;       /* where encoding findings go, or NULL */
-    const uint64_t *dfa;       /* the encoding's quoted-text automaton, or NULL */
+    const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
 } qg_lexer;
 
 QG_API void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,

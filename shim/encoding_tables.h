@@ -55,12 +55,19 @@ static inline size_t encoding_char_len(const qg_encoding *enc, const unsigned ch
 
 /* A byte automaton for the inside of quoted text in S, built from the
  * tables above for every multibyte encoding whose forms fit: each byte's
- * row holds, in 6 bits per state, the state it leads to.  State 0 is
- * between characters; DFA_STOP is reached at a byte that ends a run of
- * quoted text there (NUL ' " ` \), DFA_ERROR at an invalid sequence. */
+ * row holds, in 6 bits per state, the state it leads to (a state is its
+ * bit offset).  State 0 is between characters; DFA_STOP is reached at a
+ * byte that ends a run of quoted text there (NUL ' " ` \), DFA_ERROR at an
+ * invalid sequence; `ambiguous` is the state between characters once a
+ * trail byte looked like a quote or backslash (0: no ASCII trail bytes). */
 enum { DFA_BITS = 6, DFA_STOP = 8 * DFA_BITS, DFA_ERROR = 9 * DFA_BITS };
 
-/* The rows of `enc`, or NULL (single-byte, too many states, not built). */
-const uint64_t *encoding_dfa(const qg_encoding *enc);
+struct encoding_dfa {
+    uint64_t rows[256];
+    unsigned ambiguous;
+};
+
+/* The automaton of `enc`, or NULL (single-byte, too many states, not built). */
+const encoding_dfa_t *encoding_dfa(const qg_encoding *enc);
 
 #endif

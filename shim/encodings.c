@@ -329,7 +329,7 @@ typedef struct dfa_state {
     uint8_t form, at;
 } dfa_state;
 
-static uint64_t dfa_rows[ENCODING_COUNT][256];
+static encoding_dfa_t dfas[ENCODING_COUNT];
 static bool dfa_built[ENCODING_COUNT];
 
 /* Two states are one when the same byte masks remain to be matched. */
@@ -359,8 +359,10 @@ static unsigned state_index(const qg_encoding *enc, dfa_state *states, unsigned 
     return *count;
 }
 
-/* Where byte b leads from inside a character: a state shift value. */
-static uint64_t after_trail(const qg_encoding *enc, dfa_state st, unsigned char b,
+enum { STATE_STOP = 8, STATE_ERROR = 9 };
+
+/* Where byte b leads from inside a character: a state index. */
+static unsigned after_trail(const qg_encoding *enc, dfa_state st, unsigned char b,
                             dfa_state *states, unsigned *count, bool *full)
 {
     const mb_form *form = &enc->forms[st.form];
@@ -369,7 +371,7 @@ static uint64_t after_trail(const qg_encoding *enc, dfa_state st, unsigned char 
             return 0;
         unsigned i = state_index(enc, states, count, (dfa_state){st.form, (uint8_t)(st.at + 1)});
         *full |= i == 0;
-        return (uint64_t)i * DFA_BITS;
+        return i;
     }
     if (st.at == 1 && form->alt) {
         dfa_state alt = {(uint8_t)(form->alt - L_FORM), 1};
@@ -378,47 +380,71 @@ static uint64_t after_trail(const qg_encoding *enc, dfa_state st, unsigned char 
         else
             return after_trail(enc, alt, b, states, count, full);
     }
-    return DFA_ERROR;
+    return STATE_ERROR;
 }
 
-static bool build_dfa(const qg_encoding *enc, uint64_t rows[256])
+static bool quoting_byte(unsigned b)
+{
+    return b == '\'' || b == '"' || b == '\\';
+}
+
+/* States 0..count are found first (0 between characters).  With ASCII
+ * trail bytes each has a twin, index + count + 1, entered for good once a
+ * trail byte was a quote or backslash: the run is then ambiguous. */
+static bool build_dfa(const qg_encoding *enc, encoding_dfa_t *dfa)
 {
     dfa_state states[DFA_MID_STATES];
+    uint8_t next[DFA_MID_STATES + 1][256];
     unsigned count = 0;
     bool full = false;
     for (unsigned b = 0; b < 256; b++) {
         uint8_t cls = enc->lead[b];
-        uint64_t to = DFA_ERROR;
-        if (b == 0 || b == '\'' || b == '"' || b == '`' || b == '\\')
-            to = DFA_STOP;
+        unsigned to = STATE_ERROR;
+        if (b == 0 || quoting_byte(b) || b == '`')
+            to = STATE_STOP;
         else if (cls == L_ASCII || cls == L_SINGLE)
             to = 0;
         else if (cls >= L_FORM) {
-            unsigned i = state_index(enc, states, &count, (dfa_state){(uint8_t)(cls - L_FORM), 1});
-            full |= i == 0;
-            to = (uint64_t)i * DFA_BITS;
+            to = state_index(enc, states, &count, (dfa_state){(uint8_t)(cls - L_FORM), 1});
+            full |= to == 0;
         }
-        rows[b] = to; /* from state 0 */
-        rows[b] |= (uint64_t)DFA_STOP << DFA_STOP | (uint64_t)DFA_ERROR << DFA_ERROR;
+        next[0][b] = (uint8_t)to;
     }
     /* States are found while rows are filled: go on until none is new. */
     for (unsigned done = 0; done < count && !full; done++)
         for (unsigned b = 0; b < 256; b++)
-            rows[b] |= after_trail(enc, states[done], (unsigned char)b, states, &count, &full)
-                       << ((done + 1) * DFA_BITS);
-    return !full;
+            next[done + 1][b] = (uint8_t)after_trail(enc, states[done], (unsigned char)b, states,
+                                                     &count, &full);
+    unsigned twin = enc->ascii_trail ? count + 1 : 0;
+    if (full || count + twin > DFA_MID_STATES)
+        return false;
+    for (unsigned b = 0; b < 256; b++) {
+        uint64_t row = (uint64_t)DFA_STOP << DFA_STOP | (uint64_t)DFA_ERROR << DFA_ERROR;
+        for (unsigned from = 0; from <= count; from++) {
+            unsigned to = next[from][b];
+            bool mid = to < STATE_STOP;
+            unsigned to_twin = mid && twin ? to + twin : to;
+            if (mid && twin && from > 0 && quoting_byte(b))
+                to = to_twin; /* a trail byte that looks like quoting */
+            row |= (uint64_t)(to * DFA_BITS) << (from * DFA_BITS);
+            if (twin)
+                row |= (uint64_t)(to_twin * DFA_BITS) << ((from + twin) * DFA_BITS);
+        }
+        dfa->rows[b] = row;
+    }
+    dfa->ambiguous = twin * DFA_BITS;
+    return true;
 }
 
 __attribute__((constructor)) static void build_dfas(void)
 {
     for (size_t i = 0; i < ENCODING_COUNT; i++)
         if (encodings[i].forms)
-            __atomic_store_n(&dfa_built[i], build_dfa(&encodings[i], dfa_rows[i]),
-                             __ATOMIC_RELEASE);
+            __atomic_store_n(&dfa_built[i], build_dfa(&encodings[i], &dfas[i]), __ATOMIC_RELEASE);
 }
 
-const uint64_t *encoding_dfa(const qg_encoding *enc)
+const encoding_dfa_t *encoding_dfa(const qg_encoding *enc)
 {
     size_t i = (size_t)(enc - encodings);
-    return __atomic_load_n(&dfa_built[i], __ATOMIC_ACQUIRE) ? dfa_rows[i] : NULL;
+    return __atomic_load_n(&dfa_built[i], __ATOMIC_ACQUIRE) ? &dfas[i] : NULL;
 }

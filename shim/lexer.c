@@ -311,43 +311,30 @@ static size_t dollar_delimiter(qg_lexer *lx)
     return p + 1 - lx->pos;
 }
 
-/* Whether a trail byte in s[from, to) is one a byte-wise reader takes for
- * a quote or an escape (in quoted text every such byte is a trail byte:
- * between characters they end the text). */
-static bool trail_looks_quoting(const unsigned char *s, size_t from, size_t to)
-{
-    for (size_t p = from;; p++) {
-#ifdef __SSE2__
-        p = force_reference ? skip_plain_scalar(s, p, to, STOP_QUOTED, false)
-                            : skip_plain_sse2(s, p, to, STOP_QUOTED, false);
-#else
-        p = skip_plain_scalar(s, p, to, STOP_QUOTED, false);
-#endif
-        if (p >= to)
-            return false;
-        if (s[p] != '`')
-            return true;
-    }
-}
-
 /* Quoted text from the high byte at lx->pos, by the encoding's automaton
  * (one table step per byte, no branch per character), up to a byte that
- * ends it between characters.  False, with nothing consumed, when the
- * bytes are not all valid: consume_high then finds and reports them. */
+ * ends it between characters; notes a trail byte N takes for a quote or an
+ * escape.  False, with nothing consumed, when the bytes are not all valid:
+ * consume_high then finds and reports them. */
 static inline __attribute__((always_inline)) bool run_quoted_dfa(qg_lexer *lx)
 {
-    const uint64_t *rows = lx->dfa;
+    const uint64_t *rows = lx->dfa->rows;
     const unsigned char *s = lx->sql;
-    size_t start = lx->pos, pos = start, len = lx->len;
-    unsigned state = 0;
+    size_t pos = lx->pos, len = lx->len;
+    unsigned state = 0, before = 0;
     for (; pos < len; pos++) {
+        before = state;
         state = (unsigned)(rows[s[pos]] >> state) & ((1u << DFA_BITS) - 1);
         if (state >= DFA_STOP)
             break;
     }
-    if (state == DFA_ERROR || (pos == len && state != 0))
+    if (state == DFA_ERROR)
         return false;
-    if (lx->ctx->encoding->ascii_trail && trail_looks_quoting(s, start, pos))
+    if (state == DFA_STOP)
+        state = before; /* between characters */
+    else if (state != 0 && state != lx->dfa->ambiguous)
+        return false; /* a character cut by the end */
+    if (state != 0)
         lx->ambiguous = true;
     lx->pos = pos;
     lx->last_mb_end = pos;

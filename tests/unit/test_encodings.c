@@ -1,6 +1,8 @@
 /* Encoding tables: names, aliases and validity rules, byte by byte. */
+#include <stdint.h>
 #include <string.h>
 
+#include "encoding_tables.h"
 #include "quoteguard.h"
 #include "tap.h"
 
@@ -144,8 +146,108 @@ static void test_exhaustive_pairs(void)
     tap_ok(gbk_bad == 0, "gbk: all 32768 high pairs as the ranges say (%zu off)", gbk_bad);
 }
 
+typedef enum run_end { RUN_END, RUN_STOP, RUN_INVALID } run_end;
+
+/* The quoted text at p (up to a byte that ends it between characters),
+ * read character by character: how it ends, where, and whether a trail
+ * byte looked like a quote or backslash. */
+static run_end run_by_chars(const qg_encoding *enc, const unsigned char *p, size_t len,
+                            size_t *at, bool *ambiguous)
+{
+    *ambiguous = false;
+    for (size_t i = 0; i < len;) {
+        if (p[i] == 0 || p[i] == '\'' || p[i] == '"' || p[i] == '`' || p[i] == '\\') {
+            *at = i;
+            return RUN_STOP;
+        }
+        size_t n = qg_encoding_char_len(enc, p + i, len - i);
+        if (n == 0)
+            return RUN_INVALID;
+        for (size_t k = 1; k < n; k++)
+            *ambiguous |= p[i + k] == '\'' || p[i + k] == '"' || p[i + k] == '\\';
+        i += n;
+    }
+    *at = len;
+    return RUN_END;
+}
+
+/* The same by the automaton. */
+static run_end run_by_dfa(const encoding_dfa_t *dfa, const unsigned char *p, size_t len,
+                          size_t *at, bool *ambiguous)
+{
+    unsigned state = 0, before = 0;
+    for (size_t i = 0; i < len; i++) {
+        before = state;
+        state = (unsigned)(dfa->rows[p[i]] >> state) & 63;
+        if (state == DFA_ERROR)
+            return RUN_INVALID;
+        if (state == DFA_STOP) {
+            *at = i;
+            *ambiguous = before != 0;
+            return RUN_STOP;
+        }
+    }
+    *at = len;
+    *ambiguous = state != 0;
+    return state == 0 || state == dfa->ambiguous ? RUN_END : RUN_INVALID;
+}
+
+/* Every multibyte encoding has an automaton, and it reads random text
+ * (lead, trail and quoting bytes over-represented) exactly as the
+ * character-by-character reading does. */
+static void test_dfa_matches_char_len(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        const char *name;
+    } multibyte[] = {
+        {PG, "UTF8"},    {PG, "EUC_JP"}, {PG, "EUC_JIS_2004"}, {PG, "EUC_CN"}, {PG, "EUC_KR"},
+        {PG, "EUC_TW"},  {PG, "MULE_INTERNAL"}, {PG, "SJIS"}, {PG, "SHIFT_JIS_2004"},
+        {PG, "BIG5"},    {PG, "GBK"},    {PG, "UHC"},    {PG, "GB18030"}, {PG, "JOHAB"},
+        {MY, "big5"},    {MY, "cp932"},  {MY, "sjis"},   {MY, "gbk"},     {MY, "gb18030"},
+        {MY, "euckr"},   {MY, "gb2312"}, {MY, "ujis"},   {MY, "eucjpms"}, {MY, "utf8mb3"},
+        {MY, "utf8mb4"},
+    };
+    static const unsigned char hot[] = {'\'', '"', '\\', '`', 0, 'a', '0', 0x30, 0x39, 0x40,
+                                        0x5c, 0x7e, 0x80, 0x81, 0x8e, 0x8f, 0x9f, 0xa0, 0xa1,
+                                        0xbf, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xfe, 0xff};
+    uint32_t rng = 20261203;
+    for (size_t e = 0; e < sizeof multibyte / sizeof multibyte[0]; e++) {
+        const qg_encoding *enc = qg_encoding_find(multibyte[e].dialect, multibyte[e].name);
+        const encoding_dfa_t *dfa = enc ? encoding_dfa(enc) : NULL;
+        if (!tap_ok(dfa != NULL, "%s has a quoted-text automaton", multibyte[e].name))
+            continue;
+        size_t differ = 0, ends[3] = {0, 0, 0}, ambiguous_runs = 0;
+        for (unsigned t = 0; t < 50000; t++) {
+            unsigned char buf[24];
+            rng = rng * 1103515245u + 12345u;
+            size_t len = 1 + (rng >> 16) % sizeof buf;
+            for (size_t i = 0; i < len; i++) {
+                rng = rng * 1103515245u + 12345u;
+                unsigned r = rng >> 8;
+                buf[i] = (r & 3) ? (unsigned char)(0x80 | (r >> 2)) : (r & 4) ? hot[(r >> 3) % sizeof hot]
+                                                                             : (unsigned char)(r >> 3);
+            }
+            size_t at_c = 0, at_d = 0;
+            bool amb_c = false, amb_d = false;
+            run_end c = run_by_chars(enc, buf, len, &at_c, &amb_c);
+            run_end d = run_by_dfa(dfa, buf, len, &at_d, &amb_d);
+            bool same = c == d && (c == RUN_INVALID || (at_c == at_d && amb_c == amb_d));
+            if (!same && differ++ < 3)
+                tap_ok(false, "%s: chars end %d at %zu amb %d, automaton %d at %zu amb %d",
+                       multibyte[e].name, c, at_c, amb_c, d, at_d, amb_d);
+            ends[c]++;
+            ambiguous_runs += c != RUN_INVALID && amb_c;
+        }
+        tap_ok(differ == 0 && ends[RUN_END] && ends[RUN_STOP] && ends[RUN_INVALID],
+               "%s: automaton agrees on 50000 runs (%zu end, %zu stop, %zu invalid, %zu ambiguous)",
+               multibyte[e].name, ends[RUN_END], ends[RUN_STOP], ends[RUN_INVALID], ambiguous_runs);
+    }
+}
+
 int main(void)
 {
+    test_dfa_matches_char_len();
     test_sequences();
     test_names();
     test_exhaustive_pairs();
