@@ -169,7 +169,15 @@ skip_plain_sse2(const unsigned char *s, size_t pos, size_t len, unsigned mask, b
             return pos + (size_t)__builtin_ctz(bits);
         pos += 16;
     }
-    return skip_plain_scalar(s, pos, len, mask, stop_high);
+    if (pos == len || len < 16)
+        return skip_plain_scalar(s, pos, len, mask, stop_high);
+    /* The last bytes: the input's last 16, without those before pos. */
+    __m128i v = _mm_loadu_si128((const __m128i *)(s + len - 16));
+    unsigned bits = stop_bits(v, mask);
+    if (stop_high)
+        bits |= (unsigned)_mm_movemask_epi8(v);
+    bits >>= 16 - (len - pos);
+    return bits ? pos + (size_t)__builtin_ctz(bits) : len;
 }
 #endif
 
@@ -910,7 +918,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         if (pg && in_continuation_gap(s, start, anchor))
             anchor = start;
         lx->pos = problem || open ? anchor : len;
-        lx->quiet_from = pos + stop + 1;
+        /* Stopped in the first block: text that keeps the lexer busy (a
+         * multibyte language, say); leave it the next block too. */
+        lx->quiet_from = pos + stop + 1 + (pos == start ? BLOCK : 0);
         return;
     }
 }

@@ -246,8 +246,8 @@ static void test_verdicts_and_spans(void)
 }
 
 /* An attack after many literals that N reads byte-wise but ends where S
- * does ('v<95 5c>x': N takes "\x" as an escape): only the attack's literal
- * parts the readings, and the finding names it. */
+ * does (v, 95 5c, x: N takes the trail backslash as escaping the x): only
+ * the attack's literal parts the readings, and the finding names it. */
 static void test_many_literals(void)
 {
     const qg_encoding *sjis = qg_encoding_find(QG_DIALECT_POSTGRES, "SJIS");
