@@ -365,9 +365,49 @@ static void test_reference_agrees(void)
     tap_ok(mismatch > 100, "the random queries part the readings often (%u)", mismatch);
 }
 
+/* Multibyte text inside strings, checked block by block in the fast
+ * checker: characters cut by block boundaries at every offset, valid or
+ * spoilt at every byte, give the reference's verdict and findings. */
+static void test_blocks_cut_characters(void)
+{
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8"), SCS_ON);
+    unsigned queries = 0, differ = 0, clean = 0;
+    for (size_t pad = 0; pad < 140; pad++)
+        for (size_t spoil = 0; spoil <= 24; spoil++) {
+            char sql[512];
+            size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT %.*s'", (int)pad,
+                                        "x + 1 AS a, b, c || d || e, f, g, h, i, j, k, l, m, n, o, p, q, "
+                                        "r, s, t, u, v, w, x, y, z, aa, bb, cc, dd, ee, ff, gg, hh, ii, ");
+            size_t body = n;
+            for (int k = 0; k < 8; k++)
+                n += (size_t)snprintf(sql + n, sizeof sql - n, "\xe3\x82\xbd");
+            if (spoil < 24)
+                sql[body + spoil] = (spoil % 3 == 1) ? '\'' : (char)0xc3;
+            n += (size_t)snprintf(sql + n, sizeof sql - n, "' FROM t");
+            qg_result fast, ref;
+            qg_check(&ctx, sql, n, &fast);
+            qg_force_reference(true);
+            qg_check(&ctx, sql, n, &ref);
+            qg_force_reference(false);
+            size_t kept = fast.count < QG_MAX_FINDINGS ? fast.count : QG_MAX_FINDINGS;
+            bool same = fast.verdict == ref.verdict && fast.count == ref.count &&
+                        memcmp(fast.findings, ref.findings, kept * sizeof fast.findings[0]) == 0;
+            if (!same && differ++ < 3)
+                tap_ok(false, "pad %zu spoil %zu: fast %d/%u, reference %d/%u", pad, spoil,
+                       fast.verdict, fast.count, ref.verdict, ref.count);
+            clean += ref.verdict == QG_VERDICT_CLEAN;
+            queries++;
+        }
+    tap_ok(differ == 0 && clean == 140,
+           "characters cut by blocks: %u queries (%u clean, the rest spoilt), %u differ", queries,
+           clean, differ);
+}
+
 int main(void)
 {
     test_reference_agrees();
+    test_blocks_cut_characters();
     test_many_literals();
     test_rule_cases();
     test_verdicts_and_spans();
