@@ -9,15 +9,17 @@ QG_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -fvisibility=hidd
 LDLIBS_SHIM = -ldl -lpthread
 
 # Pure logic (no client library): the checker, usable without the shim.
-CORE_SRC  = shim/encodings.c shim/lexer.c shim/checker.c $(wildcard shim/rewriter.c)
+CORE_SRC  = shim/encodings.c shim/lexer.c shim/block_skip.c shim/checker.c $(wildcard shim/rewriter.c)
 # Everything the preloaded library is made of.
 SHIM_SRC  = $(wildcard shim/*.c)
 # The shim minus the interposing fronts: what unit tests link.
 LOGIC_SRC = $(filter-out shim/front_%.c,$(SHIM_SRC))
 
-CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
-SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
-LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o)
+# The block skip is built a second time for AVX2; the lexer picks one at run time.
+AVX2_OBJ  = $(BUILD)/obj/shim/block_skip_avx2.o
+CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
+SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
+LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
 
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -31,6 +33,10 @@ all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteg
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -c $< -o $@
+
+$(AVX2_OBJ): shim/block_skip.c $(wildcard include/*.h shim/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -mavx2 -c $< -o $@
 
 $(BUILD)/libquoteguard.so: $(SHIM_OBJ)
 	$(CC) -shared $(QG_CFLAGS) -o $@ $^ $(LDLIBS_SHIM)
@@ -174,11 +180,15 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fno-omit-fr
 FUZZ_SRC = $(filter-out $(if $(wildcard shim/rewriter.c),,fuzz/fuzz_rewriter.c), \
              $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
-FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/shim/block_skip_avx2.o
 
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/obj/shim/block_skip_avx2.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -mavx2 -fsanitize=fuzzer-no-link -c $< -o $@
 
 # Named here so make keeps the objects (they are not intermediate files).
 $(FUZZ_BIN): $(FUZZ_OBJ)

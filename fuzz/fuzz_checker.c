@@ -89,15 +89,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(nul_found, "%s flags %u: NUL byte in the query, no nul_byte finding", name,
                    flags);
     }
-    /* The reference implementation finds exactly the same. */
-    qg_result ref;
+    /* The reference implementation, and the SSE2 build of the block skip,
+     * find exactly the same. */
+    qg_result ref, sse2;
     qg_force_reference(true);
     qg_check(&ctx, (const char *)sql, len, &ref);
     qg_force_reference(false);
+    qg_force_sse2(true);
+    qg_check(&ctx, (const char *)sql, len, &sse2);
+    qg_force_sse2(false);
     FUZZ_CHECK(ref.verdict == v1 && ref.count == first.count &&
                    memcmp(ref.findings, first.findings, kept * sizeof ref.findings[0]) == 0,
                "%s flags %u: fast %d/%u findings, reference %d/%u", name, flags, v1, first.count,
                ref.verdict, ref.count);
+    FUZZ_CHECK(sse2.verdict == v1 && sse2.count == first.count &&
+                   memcmp(sse2.findings, first.findings, kept * sizeof sse2.findings[0]) == 0,
+               "%s flags %u: fast %d/%u findings, SSE2 block skip %d/%u", name, flags, v1,
+               first.count, sse2.verdict, sse2.count);
     if (plain_ascii(sql, len))
         for (size_t i = 0; i < kept; i++)
             FUZZ_CHECK(first.findings[i].reason == QG_REASON_UNTERMINATED,

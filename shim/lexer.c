@@ -106,6 +106,13 @@ bool qg_reference_forced(void)
     return force_reference;
 }
 
+static bool force_sse2;
+
+void qg_force_sse2(bool on)
+{
+    force_sse2 = on;
+}
+
 /* The reference: one table lookup per byte. */
 static size_t skip_plain_scalar(const unsigned char *s, size_t pos, size_t len, unsigned mask,
                                 bool stop_high)
@@ -777,213 +784,25 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
     }
 }
 
-/* ------------------------------------------------------------ block skip */
-
-#ifdef __SSE2__
-#define BLOCK 64
-
-/* Bit i of each mask stands for byte i of a 64-byte block. */
-typedef struct block_masks {
-    uint64_t quote;   /* ' */
-    uint64_t bad;     /* backslash, NUL (and high bytes unless `high`): the lexer reads them */
-    uint64_t special; /* starts something other than a string when in code */
-    uint64_t high;    /* high bytes, when counted apart */
-} block_masks;
-
-static inline uint64_t bits16(__m128i m, int lane)
-{
-    return (uint64_t)(uint16_t)_mm_movemask_epi8(m) << (16 * lane);
-}
-
-/* Masks of the 64 bytes in v[0..3]; `after` is the byte that follows
- * them (a space at the end of the input), which completes the pairs "--"
- * and slash-star.  The following bytes are shifted in from the registers,
- * so that no load straddles what was just stored. */
-static inline __attribute__((always_inline)) block_masks
-classify_block(const __m128i v[4], unsigned char after, bool pg, bool high_apart)
-{
-    block_masks m = {0, 0, 0, 0};
-#define EQ(x, c) _mm_cmpeq_epi8(x, _mm_set1_epi8((char)(c)))
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) {
-        __m128i follow = i < 3 ? v[i + 1] : _mm_cvtsi32_si128(after);
-        __m128i next = _mm_or_si128(_mm_srli_si128(v[i], 1), _mm_slli_si128(follow, 15));
-        __m128i pairs = _mm_or_si128(_mm_and_si128(EQ(v[i], '-'), EQ(next, '-')),
-                                     _mm_and_si128(EQ(v[i], '/'), EQ(next, '*')));
-        m.quote |= bits16(EQ(v[i], '\''), i);
-        __m128i bad = _mm_or_si128(EQ(v[i], '\\'), EQ(v[i], 0));
-        if (high_apart)
-            m.high |= bits16(v[i], i); /* the top bit of each byte */
-        else
-            bad = _mm_or_si128(bad, v[i]);
-        m.bad |= bits16(bad, i);
-        if (pg)
-            m.special |= bits16(_mm_or_si128(pairs, _mm_or_si128(EQ(v[i], '"'), EQ(v[i], '$'))), i);
-        else
-            m.special |= bits16(_mm_or_si128(_mm_or_si128(pairs, EQ(v[i], '"')),
-                                             _mm_or_si128(EQ(v[i], '`'), EQ(v[i], '#'))),
-                                i);
-    }
-#undef EQ
-    return m;
-}
-
-/* The masks of the `valid` (1..64) bytes from p to the end of the input
- * at s + len, bit 0 for p[0] and none past the end.  When the input holds
- * a whole block, its last 64 bytes are read and the masks shifted; else
- * the bytes are copied into a block of spaces. */
-static inline __attribute__((always_inline)) block_masks
-classify_last_block(const unsigned char *s, size_t len, const unsigned char *p, size_t valid,
-                    bool pg, bool high_apart)
-{
-    __m128i v[4];
-    if (len >= BLOCK) {
-        const unsigned char *from = s + len - BLOCK;
-        for (int i = 0; i < 4; i++)
-            v[i] = _mm_loadu_si128((const __m128i *)(from + 16 * i));
-        block_masks m = classify_block(v, ' ', pg, high_apart);
-        unsigned shift = (unsigned)(BLOCK - valid);
-        return (block_masks){m.quote >> shift, m.bad >> shift, m.special >> shift,
-                             m.high >> shift};
-    }
-    unsigned char tail[BLOCK];
-    memset(tail, ' ', sizeof tail);
-    memcpy(tail, p, valid);
-    for (int i = 0; i < 4; i++)
-        v[i] = _mm_loadu_si128((const __m128i *)(tail + 16 * i));
-    return classify_block(v, ' ', pg, high_apart);
-}
-
-/* Bit i set when an odd number of bits at or below i are set. */
-static inline uint64_t prefix_xor(uint64_t x)
-{
-    x ^= x << 1;
-    x ^= x << 2;
-    x ^= x << 4;
-    x ^= x << 8;
-    x ^= x << 16;
-    x ^= x << 32;
-    return x;
-}
-
-/* Highest set bit of `bits` as a position in the block at `pos`. */
-static inline size_t last_bit(size_t pos, uint64_t bits)
-{
-    return pos + 63 - (size_t)__builtin_clzll(bits);
-}
-
-/* Whether the high bytes of a block (all inside strings) are valid
- * characters of an encoding without ASCII trail bytes: each run of them is
- * read by the automaton, from the state `*chars` left by the block before;
- * a run must end between characters unless it goes on into the next block
- * (or the input ends, `valid` bytes on). */
-static inline bool high_runs_valid(const uint64_t *rows, const unsigned char *p, uint64_t high,
-                                   size_t valid, uint64_t *chars)
-{
-    uint64_t state = *chars;
-    if ((state & 63) && !(high & 1))
-        return false; /* a character cut at the block's start */
-    while (high) {
-        unsigned at = (unsigned)__builtin_ctzll(high);
-        uint64_t run_bits = high >> at;
-        unsigned end = ~run_bits ? at + (unsigned)__builtin_ctzll(~run_bits) : BLOCK;
-        for (unsigned i = at; i < end; i++)
-            state = rows[p[i]] >> (state & 63);
-        if ((state & 63) >= DFA_STOP || ((state & 63) && (end < BLOCK || end == valid)))
-            return false;
-        high = end < BLOCK ? high & (~0ull << end) : 0;
-    }
-    *chars = state & 63;
-    return true;
-}
-
-/* PG: whether the code byte at `at` may lie between two parts of one
- * string (only whitespace back to a quote); then the lexer goes on from
- * `start`, where the skip began. */
-static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
-{
-    while (at > start && (s[at] == ' ' || (s[at] >= '\t' && s[at] <= '\r')))
-        at--;
-    return s[at] == '\'' && at > start;
-}
-
-/* Advances from lx->pos (in code) block by block while nothing in the
- * blocks needs the lexer.  Where something does, the lexer goes on from the
- * last code byte before it outside every string token (an anchor): a quote
- * may double the one before it, and in PG a string continues one before it
- * across whitespace with a newline, so the lexer must read whole tokens.
- * lx->quiet_from keeps later calls from scanning the same bytes again. */
-static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx, bool pg,
-                                                                    bool mb)
-{
-    const unsigned char *s = lx->sql;
-    size_t len = lx->len, start = lx->pos, pos = start;
-    size_t anchor = pos;    /* the last anchor so far */
-    uint64_t in_string = 0; /* all ones while a string is open at the block start */
-    uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
-    for (;;) {
-        const unsigned char *p = s + pos;
-        size_t valid = len - pos;
-        block_masks m;
-        if (valid > BLOCK) {
-            __m128i v[4];
-            for (int i = 0; i < 4; i++)
-                v[i] = _mm_loadu_si128((const __m128i *)(p + 16 * i));
-            m = classify_block(v, p[BLOCK], pg, mb);
-        } else {
-            m = classify_last_block(s, len, p, valid, pg, mb);
-        }
-        uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
-        uint64_t inside = prefix_xor(m.quote) ^ in_string;
-        uint64_t problem = (m.bad | ((m.special | m.high) & ~inside)) & live;
-        uint64_t anchors = ~inside & ~m.quote & ~m.special & ~m.bad & ~m.high;
-        /* Multibyte text is checked only in blocks that pass: else the
-         * lexer goes on before its first high byte. */
-        if (mb && (problem || !high_runs_valid(lx->dfa->rows, p, m.high & live, valid, &chars)))
-            problem |= (m.high & live) | (chars ? 1 : 0); /* 1: a character from the block before */
-        if (!problem && valid > BLOCK) {
-            if (anchors)
-                anchor = last_bit(pos, anchors);
-            in_string = (inside >> 63) ? ~0ull : 0;
-            pos += BLOCK;
-            continue;
-        }
-        /* The first problem, or the end of the input: there in code, the
-         * lexer has nothing left to read. */
-        unsigned stop = problem ? (unsigned)__builtin_ctzll(problem) : (unsigned)valid;
-        bool open = (inside >> (problem ? stop : stop - 1)) & 1; /* valid >= 1 */
-        uint64_t before = stop == BLOCK ? ~0ull : (1ull << stop) - 1;
-        if (anchors & before)
-            anchor = last_bit(pos, anchors & before);
-        if (pg && in_continuation_gap(s, start, anchor))
-            anchor = start;
-        lx->pos = problem || open ? anchor : len;
-        /* Stopped in the first block: text that keeps the lexer busy (a
-         * multibyte language, say); leave it the next block too. */
-        lx->quiet_from = pos + stop + 1 + (pos == start ? BLOCK : 0);
-        return;
-    }
-}
-#endif
-
 void qg_lexer_skip_quiet(qg_lexer *lx)
 {
-#ifdef __SSE2__
     if (force_reference || lx->reading != QG_READ_SERVER || lx->exec_comment_depth ||
         lx->pos < lx->quiet_from || lx->pos >= lx->len)
         return;
-    /* Where quotes are never trail bytes, multibyte text inside strings is
-     * checked here too, by the automaton. */
-    bool mb = lx->dfa && !lx->dfa->ambiguous;
-    if (is_pg(lx) && mb)
-        skip_quiet_blocks(lx, true, true);
-    else if (is_pg(lx))
-        skip_quiet_blocks(lx, true, false);
-    else if (mb)
-        skip_quiet_blocks(lx, false, true);
-    else
-        skip_quiet_blocks(lx, false, false);
-#else
-    (void)lx;
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int avx2 = -1; /* unknown yet; races only store the same answer */
+    int wide = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+    if (wide < 0) {
+        __builtin_cpu_init();
+        wide = __builtin_cpu_supports("avx2") ? 1 : 0;
+        __atomic_store_n(&avx2, wide, __ATOMIC_RELAXED);
+    }
+    if (wide && !force_sse2) {
+        qg_skip_quiet_avx2(lx);
+        return;
+    }
+#endif
+#ifdef __SSE2__
+    qg_skip_quiet_sse2(lx);
 #endif
 }

@@ -1,0 +1,291 @@
+/*
+ * The checker's block skip (lexer_internal.h): 64 bytes at a time, string
+ * literals found by the parity of their quotes, the lexer called only where
+ * something other than code and plain strings begins.  Built twice: with
+ * SSE2 (four 16-byte lanes) as qg_skip_quiet_sse2 and, compiled with -mavx2,
+ * with two 32-byte lanes as qg_skip_quiet_avx2; the lexer picks one.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __AVX2__
+#include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "encoding_tables.h"
+#include "lexer_internal.h"
+#include "quoteguard.h"
+
+#if defined(__AVX2__) || defined(__SSE2__)
+
+#define BLOCK 64
+
+#ifdef __AVX2__
+#define LANE 32
+typedef __m256i lane_t;
+#define SKIP_QUIET qg_skip_quiet_avx2
+static inline lane_t load_lane(const unsigned char *p)
+{
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+static inline lane_t splat(unsigned char c)
+{
+    return _mm256_set1_epi8((char)c);
+}
+static inline lane_t eq(lane_t a, unsigned char c)
+{
+    return _mm256_cmpeq_epi8(a, splat(c));
+}
+static inline lane_t or_lanes(lane_t a, lane_t b)
+{
+    return _mm256_or_si256(a, b);
+}
+static inline lane_t and_lanes(lane_t a, lane_t b)
+{
+    return _mm256_and_si256(a, b);
+}
+static inline uint64_t bits_of(lane_t m)
+{
+    return (uint32_t)_mm256_movemask_epi8(m);
+}
+/* The bytes one further on: v's bytes 1-31, then follow's byte 0. */
+static inline lane_t next_bytes(lane_t v, lane_t follow)
+{
+    return _mm256_alignr_epi8(_mm256_permute2x128_si256(v, follow, 0x21), v, 1);
+}
+static inline lane_t one_byte(unsigned char c)
+{
+    return _mm256_zextsi128_si256(_mm_cvtsi32_si128(c));
+}
+#else
+#define LANE 16
+typedef __m128i lane_t;
+#define SKIP_QUIET qg_skip_quiet_sse2
+static inline lane_t load_lane(const unsigned char *p)
+{
+    return _mm_loadu_si128((const __m128i *)p);
+}
+static inline lane_t splat(unsigned char c)
+{
+    return _mm_set1_epi8((char)c);
+}
+static inline lane_t eq(lane_t a, unsigned char c)
+{
+    return _mm_cmpeq_epi8(a, splat(c));
+}
+static inline lane_t or_lanes(lane_t a, lane_t b)
+{
+    return _mm_or_si128(a, b);
+}
+static inline lane_t and_lanes(lane_t a, lane_t b)
+{
+    return _mm_and_si128(a, b);
+}
+static inline uint64_t bits_of(lane_t m)
+{
+    return (uint16_t)_mm_movemask_epi8(m);
+}
+static inline lane_t next_bytes(lane_t v, lane_t follow)
+{
+    return _mm_or_si128(_mm_srli_si128(v, 1), _mm_slli_si128(follow, 15));
+}
+static inline lane_t one_byte(unsigned char c)
+{
+    return _mm_cvtsi32_si128(c);
+}
+#endif
+
+#define LANES (BLOCK / LANE)
+
+/* Bit i of each mask stands for byte i of a 64-byte block. */
+typedef struct block_masks {
+    uint64_t quote;   /* ' */
+    uint64_t bad;     /* backslash, NUL (and high bytes unless `high`): the lexer reads them */
+    uint64_t special; /* starts something other than a string when in code */
+    uint64_t high;    /* high bytes, when counted apart */
+} block_masks;
+
+/* Masks of the 64 bytes in v[]; `after` is the byte that follows them (a
+ * space at the end of the input), which completes the pairs "--" and
+ * slash-star.  The following bytes are shifted in from the registers, so
+ * that no load straddles what was just stored. */
+static inline __attribute__((always_inline)) block_masks
+classify_block(const lane_t v[LANES], unsigned char after, bool pg, bool high_apart)
+{
+    block_masks m = {0, 0, 0, 0};
+#pragma GCC unroll 4
+    for (int i = 0; i < LANES; i++) {
+        unsigned shift = (unsigned)(LANE * i);
+        lane_t next = next_bytes(v[i], i + 1 < LANES ? v[i + 1] : one_byte(after));
+        lane_t pairs = or_lanes(and_lanes(eq(v[i], '-'), eq(next, '-')),
+                                and_lanes(eq(v[i], '/'), eq(next, '*')));
+        m.quote |= bits_of(eq(v[i], '\'')) << shift;
+        lane_t bad = or_lanes(eq(v[i], '\\'), eq(v[i], 0));
+        if (high_apart)
+            m.high |= bits_of(v[i]) << shift; /* the top bit of each byte */
+        else
+            bad = or_lanes(bad, v[i]);
+        m.bad |= bits_of(bad) << shift;
+        if (pg)
+            m.special |= bits_of(or_lanes(pairs, or_lanes(eq(v[i], '"'), eq(v[i], '$')))) << shift;
+        else
+            m.special |= bits_of(or_lanes(or_lanes(pairs, eq(v[i], '"')),
+                                          or_lanes(eq(v[i], '`'), eq(v[i], '#'))))
+                         << shift;
+    }
+    return m;
+}
+
+static inline __attribute__((always_inline)) block_masks
+classify_at(const unsigned char *p, unsigned char after, bool pg, bool high_apart)
+{
+    lane_t v[LANES];
+    for (int i = 0; i < LANES; i++)
+        v[i] = load_lane(p + LANE * i);
+    return classify_block(v, after, pg, high_apart);
+}
+
+/* The masks of the `valid` (1..64) bytes from p to the end of the input
+ * at s + len, bit 0 for p[0] and none past the end.  When the input holds
+ * a whole block, its last 64 bytes are read and the masks shifted; else
+ * the bytes are copied into a block of spaces. */
+static inline __attribute__((always_inline)) block_masks
+classify_last_block(const unsigned char *s, size_t len, const unsigned char *p, size_t valid,
+                    bool pg, bool high_apart)
+{
+    if (len >= BLOCK) {
+        block_masks m = classify_at(s + len - BLOCK, ' ', pg, high_apart);
+        unsigned shift = (unsigned)(BLOCK - valid);
+        return (block_masks){m.quote >> shift, m.bad >> shift, m.special >> shift,
+                             m.high >> shift};
+    }
+    unsigned char tail[BLOCK];
+    memset(tail, ' ', sizeof tail);
+    memcpy(tail, p, valid);
+    return classify_at(tail, ' ', pg, high_apart);
+}
+
+/* Bit i set when an odd number of bits at or below i are set. */
+static inline uint64_t prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/* Highest set bit of `bits` as a position in the block at `pos`. */
+static inline size_t last_bit(size_t pos, uint64_t bits)
+{
+    return pos + 63 - (size_t)__builtin_clzll(bits);
+}
+
+/* Whether the high bytes of a block (all inside strings) are valid
+ * characters of an encoding without ASCII trail bytes: each run of them is
+ * read by the automaton, from the state `*chars` left by the block before;
+ * a run must end between characters unless it goes on into the next block
+ * (or the input ends, `valid` bytes on). */
+static inline bool high_runs_valid(const uint64_t *rows, const unsigned char *p, uint64_t high,
+                                   size_t valid, uint64_t *chars)
+{
+    uint64_t state = *chars;
+    if ((state & 63) && !(high & 1))
+        return false; /* a character cut at the block's start */
+    while (high) {
+        unsigned at = (unsigned)__builtin_ctzll(high);
+        uint64_t run_bits = high >> at;
+        unsigned end = ~run_bits ? at + (unsigned)__builtin_ctzll(~run_bits) : BLOCK;
+        for (unsigned i = at; i < end; i++)
+            state = rows[p[i]] >> (state & 63);
+        if ((state & 63) >= DFA_STOP || ((state & 63) && (end < BLOCK || end == valid)))
+            return false;
+        high = end < BLOCK ? high & (~0ull << end) : 0;
+    }
+    *chars = state & 63;
+    return true;
+}
+
+/* PG: whether the code byte at `at` may lie between two parts of one
+ * string (only whitespace back to a quote); then the lexer goes on from
+ * `start`, where the skip began. */
+static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
+{
+    while (at > start && (s[at] == ' ' || (s[at] >= '\t' && s[at] <= '\r')))
+        at--;
+    return s[at] == '\'' && at > start;
+}
+
+/* Advances from lx->pos (in code) block by block while nothing in the
+ * blocks needs the lexer.  Where something does, the lexer goes on from the
+ * last code byte before it outside every string token (an anchor): a quote
+ * may double the one before it, and in PG a string continues one before it
+ * across whitespace with a newline, so the lexer must read whole tokens.
+ * lx->quiet_from keeps later calls from scanning the same bytes again. */
+static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx, bool pg,
+                                                                    bool mb)
+{
+    const unsigned char *s = lx->sql;
+    size_t len = lx->len, start = lx->pos, pos = start;
+    size_t anchor = pos;    /* the last anchor so far */
+    uint64_t in_string = 0; /* all ones while a string is open at the block start */
+    uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
+    for (;;) {
+        const unsigned char *p = s + pos;
+        size_t valid = len - pos;
+        block_masks m = valid > BLOCK ? classify_at(p, p[BLOCK], pg, mb)
+                                      : classify_last_block(s, len, p, valid, pg, mb);
+        uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
+        uint64_t inside = prefix_xor(m.quote) ^ in_string;
+        uint64_t problem = (m.bad | ((m.special | m.high) & ~inside)) & live;
+        uint64_t anchors = ~inside & ~m.quote & ~m.special & ~m.bad & ~m.high;
+        /* Multibyte text is checked only in blocks that pass: else the
+         * lexer goes on before its first high byte. */
+        if (mb && (problem || !high_runs_valid(lx->dfa->rows, p, m.high & live, valid, &chars)))
+            problem |= (m.high & live) | (chars ? 1 : 0); /* 1: a character from the block before */
+        if (!problem && valid > BLOCK) {
+            if (anchors)
+                anchor = last_bit(pos, anchors);
+            in_string = (inside >> 63) ? ~0ull : 0;
+            pos += BLOCK;
+            continue;
+        }
+        /* The first problem, or the end of the input: there in code, the
+         * lexer has nothing left to read. */
+        unsigned stop = problem ? (unsigned)__builtin_ctzll(problem) : (unsigned)valid;
+        bool open = (inside >> (problem ? stop : stop - 1)) & 1; /* valid >= 1 */
+        uint64_t before = stop == BLOCK ? ~0ull : (1ull << stop) - 1;
+        if (anchors & before)
+            anchor = last_bit(pos, anchors & before);
+        if (pg && in_continuation_gap(s, start, anchor))
+            anchor = start;
+        lx->pos = problem || open ? anchor : len;
+        /* Stopped at once by multibyte text the automaton here does not
+         * read (quotes may be trail bytes): such text keeps the lexer busy
+         * for a while; leave it the next block too. */
+        bool busy = problem && pos == start && s[pos + stop] >= 0x80;
+        lx->quiet_from = pos + stop + 1 + (busy ? BLOCK : 0);
+        return;
+    }
+}
+
+void SKIP_QUIET(qg_lexer *lx)
+{
+    /* Where quotes are never trail bytes, multibyte text inside strings is
+     * checked here too, by the automaton. */
+    bool pg = lx->ctx->dialect == QG_DIALECT_POSTGRES;
+    bool mb = lx->dfa && !lx->dfa->ambiguous;
+    if (pg && mb)
+        skip_quiet_blocks(lx, true, true);
+    else if (pg)
+        skip_quiet_blocks(lx, true, false);
+    else if (mb)
+        skip_quiet_blocks(lx, false, true);
+    else
+        skip_quiet_blocks(lx, false, false);
+}
+#endif
