@@ -3,12 +3,13 @@
  * literals found by the parity of their quotes, the lexer called only where
  * something other than code and plain strings begins.  Built twice: with
  * SSE2 (four 16-byte lanes) as qg_skip_quiet_sse2 and, compiled with -mavx2,
- * with two 32-byte lanes as qg_skip_quiet_avx2; the lexer picks one.
+ * with two 32-byte lanes as qg_skip_quiet_avx2 (with PCLMUL for the quote
+ * parity); the lexer picks one.
  */
 #include <stdint.h>
 #include <string.h>
 
-#ifdef __AVX2__
+#if defined(__AVX2__) || defined(__PCLMUL__)
 #include <immintrin.h>
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -101,10 +102,11 @@ static inline lane_t one_byte(unsigned char c)
 
 /* Bit i of each mask stands for byte i of a 64-byte block. */
 typedef struct block_masks {
-    uint64_t quote;   /* ' */
-    uint64_t bad;     /* backslash, NUL (and high bytes unless `high`): the lexer reads them */
-    uint64_t special; /* starts something other than a string when in code */
-    uint64_t high;    /* high bytes, when counted apart */
+    uint64_t quote;     /* ' */
+    uint64_t backslash; /* \ */
+    uint64_t bad;       /* NUL (and high bytes unless `high`): the lexer reads them */
+    uint64_t special;   /* starts something other than a string when in code */
+    uint64_t high;      /* high bytes, when counted apart */
 } block_masks;
 
 /* Masks of the 64 bytes in v[]; `after` is the byte that follows them (a
@@ -114,7 +116,7 @@ typedef struct block_masks {
 static inline __attribute__((always_inline)) block_masks
 classify_block(const lane_t v[LANES], unsigned char after, bool pg, bool high_apart)
 {
-    block_masks m = {0, 0, 0, 0};
+    block_masks m = {0, 0, 0, 0, 0};
 #pragma GCC unroll 4
     for (int i = 0; i < LANES; i++) {
         unsigned shift = (unsigned)(LANE * i);
@@ -122,7 +124,8 @@ classify_block(const lane_t v[LANES], unsigned char after, bool pg, bool high_ap
         lane_t pairs = or_lanes(and_lanes(eq(v[i], '-'), eq(next, '-')),
                                 and_lanes(eq(v[i], '/'), eq(next, '*')));
         m.quote |= bits_of(eq(v[i], '\'')) << shift;
-        lane_t bad = or_lanes(eq(v[i], '\\'), eq(v[i], 0));
+        m.backslash |= bits_of(eq(v[i], '\\')) << shift;
+        lane_t bad = eq(v[i], 0);
         if (high_apart)
             m.high |= bits_of(v[i]) << shift; /* the top bit of each byte */
         else
@@ -158,8 +161,8 @@ classify_last_block(const unsigned char *s, size_t len, const unsigned char *p, 
     if (len >= BLOCK) {
         block_masks m = classify_at(s + len - BLOCK, ' ', pg, high_apart);
         unsigned shift = (unsigned)(BLOCK - valid);
-        return (block_masks){m.quote >> shift, m.bad >> shift, m.special >> shift,
-                             m.high >> shift};
+        return (block_masks){m.quote >> shift, m.backslash >> shift, m.bad >> shift,
+                             m.special >> shift, m.high >> shift};
     }
     unsigned char tail[BLOCK];
     memset(tail, ' ', sizeof tail);
@@ -170,6 +173,11 @@ classify_last_block(const unsigned char *s, size_t len, const unsigned char *p, 
 /* Bit i set when an odd number of bits at or below i are set. */
 static inline uint64_t prefix_xor(uint64_t x)
 {
+#ifdef __PCLMUL__
+    /* A carry-less product with all ones is that prefix sum, mod 2. */
+    __m128i all = _mm_set1_epi8((char)0xff);
+    return (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)x), all, 0));
+#else
     x ^= x << 1;
     x ^= x << 2;
     x ^= x << 4;
@@ -177,6 +185,7 @@ static inline uint64_t prefix_xor(uint64_t x)
     x ^= x << 16;
     x ^= x << 32;
     return x;
+#endif
 }
 
 /* Highest set bit of `bits` as a position in the block at `pos`. */
@@ -210,6 +219,35 @@ static inline bool high_runs_valid(const uint64_t *rows, const unsigned char *p,
     return true;
 }
 
+#define EVEN_BITS 0x5555555555555555ull
+
+/* Bytes that follow a run of an odd number of backslashes: escaped, where
+ * every backslash escapes (runs that reach the block's end are left to the
+ * lexer).  Adding a run's first bit carries to the byte after it; the run
+ * was odd when that byte's position and the start's differ in parity. */
+static inline uint64_t escaped_bytes(uint64_t backslash)
+{
+    uint64_t starts = backslash & ~(backslash << 1);
+    uint64_t after_even = (backslash + (starts & EVEN_BITS)) & ~backslash;
+    uint64_t after_odd = (backslash + (starts & ~EVEN_BITS)) & ~backslash;
+    return (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS);
+}
+
+/* Quotes after a prefix that turns backslash escapes off (X'', B'', PG
+ * U&''), in a block at `pos` of the input s; only looked for in blocks
+ * with a backslash. */
+static uint64_t quotes_without_escapes(const unsigned char *s, size_t pos, uint64_t quotes)
+{
+    uint64_t found = 0;
+    for (; quotes; quotes &= quotes - 1) {
+        size_t at = pos + (size_t)__builtin_ctzll(quotes);
+        unsigned char before = at > 0 ? (unsigned char)(s[at - 1] | 0x20) : ' ';
+        if (before == 'x' || before == 'b' || before == '&')
+            found |= quotes & -quotes;
+    }
+    return found;
+}
+
 /* PG: whether the code byte at `at` may lie between two parts of one
  * string (only whitespace back to a quote); then the lexer goes on from
  * `start`, where the skip began. */
@@ -227,22 +265,39 @@ static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
  * across whitespace with a newline, so the lexer must read whole tokens.
  * lx->quiet_from keeps later calls from scanning the same bytes again. */
 static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx, bool pg,
-                                                                    bool mb)
+                                                                    bool mb, bool escapes)
 {
     const unsigned char *s = lx->sql;
     size_t len = lx->len, start = lx->pos, pos = start;
     size_t anchor = pos;    /* the last anchor so far */
     uint64_t in_string = 0; /* all ones while a string is open at the block start */
     uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
+    bool open_escapes = true; /* the string open at the block start has escapes */
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
         block_masks m = valid > BLOCK ? classify_at(p, p[BLOCK], pg, mb)
                                       : classify_last_block(s, len, p, valid, pg, mb);
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
-        uint64_t inside = prefix_xor(m.quote) ^ in_string;
-        uint64_t problem = (m.bad | ((m.special | m.high) & ~inside)) & live;
-        uint64_t anchors = ~inside & ~m.quote & ~m.special & ~m.bad & ~m.high;
+        uint64_t quotes = m.quote, bad = m.bad;
+        if (m.backslash & live) {
+            if (escapes) {
+                /* Escaped quotes do not count; an escaped high byte is a
+                 * character's part the lexer reads; a run of backslashes
+                 * at the end goes on in the next block. */
+                uint64_t escaped = escaped_bytes(m.backslash & live);
+                quotes &= ~escaped;
+                bad |= (escaped & m.high) | (m.backslash & (1ull << 63)) |
+                       quotes_without_escapes(s, pos, quotes & live);
+                if (in_string && !open_escapes)
+                    bad |= 1; /* the string open since a block before */
+            } else {
+                bad |= m.backslash; /* N reads it otherwise */
+            }
+        }
+        uint64_t inside = prefix_xor(quotes) ^ in_string;
+        uint64_t problem = (bad | ((m.special | m.high | m.backslash) & ~inside)) & live;
+        uint64_t anchors = ~inside & ~m.quote & ~m.special & ~bad & ~m.high & ~m.backslash;
         /* Multibyte text is checked only in blocks that pass: else the
          * lexer goes on before its first high byte. */
         if (mb && (problem || !high_runs_valid(lx->dfa->rows, p, m.high & live, valid, &chars)))
@@ -251,6 +306,10 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             if (anchors)
                 anchor = last_bit(pos, anchors);
             in_string = (inside >> 63) ? ~0ull : 0;
+            if (in_string && (quotes & live)) { /* its quote is the block's last */
+                uint64_t opener = 1ull << (63 - __builtin_clzll(quotes & live));
+                open_escapes = !quotes_without_escapes(s, pos, opener);
+            }
             pos += BLOCK;
             continue;
         }
@@ -261,9 +320,13 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         uint64_t before = stop == BLOCK ? ~0ull : (1ull << stop) - 1;
         if (anchors & before)
             anchor = last_bit(pos, anchors & before);
-        if (pg && in_continuation_gap(s, start, anchor))
-            anchor = start;
-        lx->pos = problem || open ? anchor : len;
+        if (!problem && !open) {
+            lx->pos = len; /* ends in code: nothing left */
+        } else {
+            if (pg && in_continuation_gap(s, start, anchor))
+                anchor = start;
+            lx->pos = anchor;
+        }
         /* Stopped at once by multibyte text the automaton here does not
          * read (quotes may be trail bytes): such text keeps the lexer busy
          * for a while; leave it the next block too. */
@@ -276,16 +339,18 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
 void SKIP_QUIET(qg_lexer *lx)
 {
     /* Where quotes are never trail bytes, multibyte text inside strings is
-     * checked here too, by the automaton. */
+     * checked here too, by the automaton.  Where the server reads backslash
+     * escapes in plain strings, so does N: they are followed here. */
     bool pg = lx->ctx->dialect == QG_DIALECT_POSTGRES;
     bool mb = lx->dfa && !lx->dfa->ambiguous;
+    bool escapes = !(lx->ctx->flags & (pg ? QG_STD_STRINGS : QG_NO_BACKSLASH_ESCAPES));
     if (pg && mb)
-        skip_quiet_blocks(lx, true, true);
+        skip_quiet_blocks(lx, true, true, escapes);
     else if (pg)
-        skip_quiet_blocks(lx, true, false);
+        skip_quiet_blocks(lx, true, false, escapes);
     else if (mb)
-        skip_quiet_blocks(lx, false, true);
+        skip_quiet_blocks(lx, false, true, escapes);
     else
-        skip_quiet_blocks(lx, false, false);
+        skip_quiet_blocks(lx, false, false, escapes);
 }
 #endif

@@ -128,7 +128,7 @@ qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_resul
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
     for (;;) {
         qg_lexer_skip_quiet(&lx);
-        if (!qg_lexer_next(&lx, &tok))
+        if (lx.pos >= len || !qg_lexer_next(&lx, &tok))
             break;
         if (tok.unterminated)
             record(res, ctx, QG_REASON_UNTERMINATED, tok.start, tok.start, tok.end);

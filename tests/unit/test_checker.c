@@ -330,6 +330,7 @@ static void test_reference_agrees(void)
         {QG_DIALECT_POSTGRES, "GB18030", SCS_OFF}, {QG_DIALECT_POSTGRES, "LATIN1", SCS_ON},
         {QG_DIALECT_MYSQL, "gbk", 0}, {QG_DIALECT_MYSQL, "sjis", QG_NO_BACKSLASH_ESCAPES},
         {QG_DIALECT_MYSQL, "utf8mb4", QG_ANSI_QUOTES}, {QG_DIALECT_MYSQL, "big5", 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0}, {QG_DIALECT_POSTGRES, "EUC_JP", SCS_OFF},
     };
     size_t nfrag = sizeof fragments / sizeof fragments[0];
     size_t ncont = sizeof contents / sizeof contents[0];
