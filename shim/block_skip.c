@@ -202,20 +202,19 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
 static inline bool high_runs_valid(const uint64_t *rows, const unsigned char *p, uint64_t high,
                                    size_t valid, uint64_t *chars)
 {
-    uint64_t state = *chars;
-    if ((state & 63) && !(high & 1))
+    uint64_t state = *chars, before;
+    if (state && !(high & 1))
         return false; /* a character cut at the block's start */
     while (high) {
         unsigned at = (unsigned)__builtin_ctzll(high);
         uint64_t run_bits = high >> at;
         unsigned end = ~run_bits ? at + (unsigned)__builtin_ctzll(~run_bits) : BLOCK;
-        for (unsigned i = at; i < end; i++)
-            state = rows[p[i]] >> (state & 63);
-        if ((state & 63) >= DFA_STOP || ((state & 63) && (end < BLOCK || end == valid)))
+        dfa_run(rows, p, at, end, &state, &before); /* high bytes: never DFA_STOP */
+        if (state == DFA_ERROR || (state && (end < BLOCK || end == valid)))
             return false;
         high = end < BLOCK ? high & (~0ull << end) : 0;
     }
-    *chars = state & 63;
+    *chars = state;
     return true;
 }
 

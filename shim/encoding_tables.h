@@ -67,6 +67,36 @@ struct encoding_dfa {
     unsigned ambiguous;
 };
 
+/* Runs the automaton over s[pos, end) from *state (only its low 6 bits
+ * count: the shift takes no more, so each byte costs one shift on the
+ * dependency chain) until DFA_STOP or DFA_ERROR, both of which hold once
+ * reached: four bytes are read before each test, and only a group that
+ * stopped is read again byte by byte.  Returns where it stopped (end if it
+ * did not); *before is the state before that byte. */
+static inline size_t dfa_run(const uint64_t *rows, const unsigned char *s, size_t pos, size_t end,
+                             uint64_t *state, uint64_t *before)
+{
+    uint64_t st = *state, prev = st;
+    for (; pos + 4 <= end; pos += 4) {
+        uint64_t ahead = rows[s[pos]] >> (st & 63);
+        ahead = rows[s[pos + 1]] >> (ahead & 63);
+        ahead = rows[s[pos + 2]] >> (ahead & 63);
+        ahead = rows[s[pos + 3]] >> (ahead & 63);
+        if ((ahead & 63) >= DFA_STOP)
+            break;
+        st = ahead;
+    }
+    for (; pos < end; pos++) {
+        prev = st;
+        st = rows[s[pos]] >> (st & 63);
+        if ((st & 63) >= DFA_STOP)
+            break;
+    }
+    *state = st & 63;
+    *before = prev & 63;
+    return pos;
+}
+
 /* The automaton of `enc`, or NULL (single-byte, too many states, not built). */
 const encoding_dfa_t *encoding_dfa(const qg_encoding *enc);
 

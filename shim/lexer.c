@@ -333,20 +333,8 @@ static size_t dollar_delimiter(qg_lexer *lx)
  * consume_high then finds and reports them. */
 static inline __attribute__((always_inline)) bool run_quoted_dfa(qg_lexer *lx)
 {
-    const uint64_t *rows = lx->dfa->rows;
-    const unsigned char *s = lx->sql;
-    size_t pos = lx->pos, len = lx->len;
-    uint64_t state = 0, before = 0; /* only the low 6 bits count */
-    for (; pos < len; pos++) {
-        before = state;
-        /* The shift uses the low 6 bits only: one instruction per byte
-         * on the dependency chain. */
-        state = rows[s[pos]] >> (state & 63);
-        if ((state & 63) >= DFA_STOP)
-            break;
-    }
-    state &= 63;
-    before &= 63;
+    uint64_t state = 0, before = 0;
+    size_t pos = dfa_run(lx->dfa->rows, lx->sql, lx->pos, lx->len, &state, &before);
     if (state == DFA_ERROR)
         return false;
     if (state == DFA_STOP)
