@@ -195,26 +195,35 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
 }
 
 /* Whether the high bytes of a block (all inside strings) are valid
- * characters of an encoding without ASCII trail bytes: each run of them is
- * read by the automaton, from the state `*chars` left by the block before;
- * a run must end between characters unless it goes on into the next block
- * (or the input ends, `valid` bytes on). */
-static inline bool high_runs_valid(const uint64_t *rows, const unsigned char *p, uint64_t high,
-                                   size_t valid, uint64_t *chars)
+ * characters: each run of them is read by the automaton, from the state
+ * `*chars` left by the block before, and after it the ASCII trail bytes
+ * that end its last character, if the encoding has them (a backslash among
+ * them is weighed by the caller, with N's escapes).  Text must reach a
+ * character's end before other ASCII bytes and before the input ends
+ * (`valid` bytes on). */
+static inline bool high_runs_valid(const encoding_dfa_t *dfa, const unsigned char *p,
+                                   uint64_t high, size_t valid, uint64_t *chars)
 {
+    const uint64_t *rows = dfa->rows;
+    size_t avail = valid < BLOCK ? valid : BLOCK, end = 0;
     uint64_t state = *chars, before;
-    if (state && !(high & 1))
-        return false; /* a character cut at the block's start */
-    while (high) {
-        unsigned at = (unsigned)__builtin_ctzll(high);
-        uint64_t run_bits = high >> at;
-        unsigned end = ~run_bits ? at + (unsigned)__builtin_ctzll(~run_bits) : BLOCK;
-        dfa_run(rows, p, at, end, &state, &before); /* high bytes: never DFA_STOP */
-        if (state == DFA_ERROR || (state && (end < BLOCK || end == valid)))
+    for (;;) {
+        while (state && state != dfa->ambiguous && state < DFA_STOP && end < avail &&
+               !((high >> end) & 1))
+            state = rows[p[end++]] >> state & 63; /* an ASCII trail byte */
+        if (state == dfa->ambiguous)
+            state = 0; /* between characters, after a backslash trail byte */
+        if (state >= DFA_STOP || (state && end == valid))
             return false;
-        high = end < BLOCK ? high & (~0ull << end) : 0;
+        uint64_t rest = end < BLOCK ? high & (~0ull << end) : 0;
+        if (!rest)
+            break;
+        unsigned at = (unsigned)__builtin_ctzll(rest); /* == end when a character goes on */
+        uint64_t run_bits = rest >> at;
+        end = ~run_bits ? at + (unsigned)__builtin_ctzll(~run_bits) : BLOCK;
+        dfa_run(rows, p, at, end, &state, &before);
     }
-    *chars = state;
+    *chars = state; /* inside a character only when it goes on past the block */
     return true;
 }
 
@@ -232,16 +241,42 @@ static inline uint64_t escaped_bytes(uint64_t backslash)
     return (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS);
 }
 
-/* Quotes after a prefix that turns backslash escapes off (X'', B'', PG
- * U&''), in a block at `pos` of the input s; only looked for in blocks
- * with a backslash. */
-static uint64_t quotes_without_escapes(const unsigned char *s, size_t pos, uint64_t quotes)
+/* Quotes after a prefix that changes how backslashes read (where they
+ * escape: X'', B'', PG U&''; where they do not: PG E''), in a block at
+ * `pos` of the input s; only looked for in blocks with a backslash. */
+static uint64_t quotes_after_prefix(const unsigned char *s, size_t pos, uint64_t quotes,
+                                    bool escapes)
 {
     uint64_t found = 0;
     for (; quotes; quotes &= quotes - 1) {
         size_t at = pos + (size_t)__builtin_ctzll(quotes);
         unsigned char before = at > 0 ? (unsigned char)(s[at - 1] | 0x20) : ' ';
-        if (before == 'x' || before == 'b' || before == '&')
+        if (escapes ? before == 'x' || before == 'b' || before == '&' : before == 'e')
+            found |= quotes & -quotes;
+    }
+    return found;
+}
+
+static bool is_word_byte(unsigned char c)
+{
+    unsigned char lower = c | 0x20;
+    return (lower >= 'a' && lower <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+/* MySQL: quotes after an introducer (_latin1'...', _utf8 '...'): the
+ * lexer checks such a string in the character set it names.  Any word
+ * that starts with an underscore counts here. */
+static uint64_t introduced_quotes(const unsigned char *s, size_t pos, uint64_t quotes)
+{
+    uint64_t found = 0;
+    for (; quotes; quotes &= quotes - 1) {
+        size_t at = pos + (size_t)__builtin_ctzll(quotes);
+        while (at > 0 && (s[at - 1] == ' ' || s[at - 1] == '\t' || s[at - 1] == '\n'))
+            at--;
+        size_t word = at;
+        while (word > 0 && at - word < 64 && is_word_byte(s[word - 1]))
+            word--;
+        if (word < at && s[word] == '_')
             found |= quotes & -quotes;
     }
     return found;
@@ -271,7 +306,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     size_t anchor = pos;    /* the last anchor so far */
     uint64_t in_string = 0; /* all ones while a string is open at the block start */
     uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
-    bool open_escapes = true; /* the string open at the block start has escapes */
+    /* The string open at the block start: after a prefix that changes how
+     * backslashes read; after a MySQL introducer. */
+    bool open_prefixed = false, open_introduced = false;
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
@@ -280,26 +317,38 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
         uint64_t quotes = m.quote, bad = m.bad;
         if (m.backslash & live) {
+            /* N takes every backslash as an escape; S too where `escapes`. */
+            uint64_t escaped = escaped_bytes(m.backslash & live);
             if (escapes) {
                 /* Escaped quotes do not count; an escaped high byte is a
-                 * character's part the lexer reads; a run of backslashes
-                 * at the end goes on in the next block. */
-                uint64_t escaped = escaped_bytes(m.backslash & live);
+                 * character's part the lexer reads; a backslash after a
+                 * high byte may be a trail byte, not an escape. */
                 quotes &= ~escaped;
-                bad |= (escaped & m.high) | (m.backslash & (1ull << 63)) |
-                       quotes_without_escapes(s, pos, quotes & live);
-                if (in_string && !open_escapes)
-                    bad |= 1; /* the string open since a block before */
+                bad |= escaped & m.high;
+                if (mb && lx->dfa->ambiguous)
+                    bad |= m.backslash & ((m.high << 1) | (pos > 0 && s[pos - 1] >= 0x80));
             } else {
-                bad |= m.backslash; /* N reads it otherwise */
+                /* S reads them literally: the readings agree while N
+                 * escapes no quote. */
+                bad |= quotes & escaped;
             }
+            /* A run of backslashes at the end goes on in the next block;
+             * strings of other rules are the lexer's. */
+            bad |= (m.backslash & (1ull << 63)) | quotes_after_prefix(s, pos, quotes & live, escapes);
+            if (in_string && open_prefixed)
+                bad |= 1; /* the string open since a block before */
         }
         uint64_t inside = prefix_xor(quotes) ^ in_string;
+        if (!pg && mb && (m.high & inside & live)) {
+            bad |= introduced_quotes(s, pos, quotes & inside & live);
+            if (in_string && open_introduced)
+                bad |= 1;
+        }
         uint64_t problem = (bad | ((m.special | m.high | m.backslash) & ~inside)) & live;
         uint64_t anchors = ~inside & ~m.quote & ~m.special & ~bad & ~m.high & ~m.backslash;
         /* Multibyte text is checked only in blocks that pass: else the
          * lexer goes on before its first high byte. */
-        if (mb && (problem || !high_runs_valid(lx->dfa->rows, p, m.high & live, valid, &chars)))
+        if (mb && (problem || !high_runs_valid(lx->dfa, p, m.high & live, valid, &chars)))
             problem |= (m.high & live) | (chars ? 1 : 0); /* 1: a character from the block before */
         if (!problem && valid > BLOCK) {
             if (anchors)
@@ -307,7 +356,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             in_string = (inside >> 63) ? ~0ull : 0;
             if (in_string && (quotes & live)) { /* its quote is the block's last */
                 uint64_t opener = 1ull << (63 - __builtin_clzll(quotes & live));
-                open_escapes = !quotes_without_escapes(s, pos, opener);
+                open_prefixed = quotes_after_prefix(s, pos, opener, escapes) != 0;
+                open_introduced = !pg && introduced_quotes(s, pos, opener) != 0;
             }
             pos += BLOCK;
             continue;
@@ -326,9 +376,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 anchor = start;
             lx->pos = anchor;
         }
-        /* Stopped at once by multibyte text the automaton here does not
-         * read (quotes may be trail bytes): such text keeps the lexer busy
-         * for a while; leave it the next block too. */
+        /* Stopped at once by a high byte this skip does not read (no
+         * automaton, or ' may be a trail byte): such text keeps the lexer
+         * busy for a while; leave it the next block too. */
         bool busy = problem && pos == start && s[pos + stop] >= 0x80;
         lx->quiet_from = pos + stop + 1 + (busy ? BLOCK : 0);
         return;
@@ -337,11 +387,12 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
 
 void SKIP_QUIET(qg_lexer *lx)
 {
-    /* Where quotes are never trail bytes, multibyte text inside strings is
-     * checked here too, by the automaton.  Where the server reads backslash
-     * escapes in plain strings, so does N: they are followed here. */
+    /* Where ' is never a trail byte, quotes can be counted and multibyte
+     * text inside strings is checked here too, by the automaton.  Where the
+     * server reads backslash escapes in plain strings, so does N: they are
+     * followed here, unless a backslash may be a trail byte. */
     bool pg = lx->ctx->dialect == QG_DIALECT_POSTGRES;
-    bool mb = lx->dfa && !lx->dfa->ambiguous;
+    bool mb = lx->dfa && !lx->dfa->quote_trail;
     bool escapes = !(lx->ctx->flags & (pg ? QG_STD_STRINGS : QG_NO_BACKSLASH_ESCAPES));
     if (pg && mb)
         skip_quiet_blocks(lx, true, true, escapes);

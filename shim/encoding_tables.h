@@ -65,6 +65,7 @@ enum { DFA_BITS = 6, DFA_STOP = 8 * DFA_BITS, DFA_ERROR = 9 * DFA_BITS };
 struct encoding_dfa {
     uint64_t rows[256];
     unsigned ambiguous;
+    bool quote_trail; /* some trail byte may be ' (then quotes cannot be counted) */
 };
 
 /* Runs the automaton over s[pos, end) from *state (only its low 6 bits

@@ -433,6 +433,7 @@ static bool build_dfa(const qg_encoding *enc, encoding_dfa_t *dfa)
         dfa->rows[b] = row;
     }
     dfa->ambiguous = twin * DFA_BITS;
+    dfa->quote_trail = enc->trail['\''] != 0;
     return true;
 }
 
