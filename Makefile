@@ -15,8 +15,8 @@ SHIM_SRC  = $(wildcard shim/*.c)
 # The shim minus the interposing fronts: what unit tests link.
 LOGIC_SRC = $(filter-out shim/front_%.c,$(SHIM_SRC))
 
-# The block skip is built a second time for AVX2 (and PCLMUL, which every AVX2
-# CPU has); the lexer picks one at run time.
+# The block skip is built a second time for AVX2 (with BMI2 and PCLMUL, which every
+# AVX2 CPU has); the lexer picks one at run time.
 AVX2_OBJ  = $(BUILD)/obj/shim/block_skip_avx2.o
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
@@ -37,7 +37,7 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 
 $(AVX2_OBJ): shim/block_skip.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) -mavx2 -mpclmul -c $< -o $@
+	$(CC) $(QG_CFLAGS) -mavx2 -mbmi2 -mpclmul -c $< -o $@
 
 $(BUILD)/libquoteguard.so: $(SHIM_OBJ)
 	$(CC) -shared $(QG_CFLAGS) -o $@ $^ $(LDLIBS_SHIM)
@@ -189,7 +189,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 
 $(FUZZ_BUILD)/obj/shim/block_skip_avx2.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -mavx2 -mpclmul -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -mavx2 -mbmi2 -mpclmul -fsanitize=fuzzer-no-link -c $< -o $@
 
 # Named here so make keeps the objects (they are not intermediate files).
 $(FUZZ_BIN): $(FUZZ_OBJ)

@@ -4,7 +4,7 @@
  * something other than code and plain strings begins.  Built twice: with
  * SSE2 (four 16-byte lanes) as qg_skip_quiet_sse2 and, compiled with -mavx2,
  * with two 32-byte lanes as qg_skip_quiet_avx2 (with PCLMUL for the quote
- * parity); the lexer picks one.
+ * parity and BMI2's shift for the automaton); the lexer picks one.
  */
 #include <stdint.h>
 #include <string.h>
@@ -194,34 +194,42 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
     return pos + 63 - (size_t)__builtin_clzll(bits);
 }
 
-/* Whether the high bytes of a block (all inside strings) are valid
- * characters: each run of them is read by the automaton, from the state
- * `*chars` left by the block before, and after it the ASCII trail bytes
- * that end its last character, if the encoding has them (a backslash among
- * them is weighed by the caller, with N's escapes).  Text must reach a
- * character's end before other ASCII bytes and before the input ends
- * (`valid` bytes on). */
-static inline bool high_runs_valid(const encoding_dfa_t *dfa, const unsigned char *p,
-                                   uint64_t high, size_t valid, uint64_t *chars)
+/* Whether the string bodies of a block (`content`) that hold high bytes
+ * are valid characters, read by the automaton from their first high byte,
+ * or from the block's start with the state `*chars` left inside a
+ * character by the block before.  A quote, backslash or backtick the
+ * automaton stops at between characters is one of the string's
+ * characters here (what N makes of a backslash the caller weighs).  A
+ * string must end between characters, and so must the input (`valid`
+ * bytes on). */
+static inline bool strings_valid(const encoding_dfa_t *dfa, const unsigned char *p,
+                                 uint64_t content, uint64_t high, size_t valid, uint64_t *chars)
 {
-    const uint64_t *rows = dfa->rows;
-    size_t avail = valid < BLOCK ? valid : BLOCK, end = 0;
     uint64_t state = *chars, before;
-    for (;;) {
-        while (state && state != dfa->ambiguous && state < DFA_STOP && end < avail &&
-               !((high >> end) & 1))
-            state = rows[p[end++]] >> state & 63; /* an ASCII trail byte */
+    if (state && !(content & 1))
+        return false; /* the string closed inside a character */
+    while (content) {
+        unsigned from = (unsigned)__builtin_ctzll(content);
+        uint64_t rest = content >> from;
+        size_t end = ~rest ? from + (unsigned)__builtin_ctzll(~rest) : BLOCK;
+        uint64_t body = end == BLOCK ? content : content & ((1ull << end) - 1);
+        content &= ~body;
+        if (!(high & body) && !state)
+            continue; /* ASCII only */
+        size_t at = state ? from : (size_t)__builtin_ctzll(high & body);
+        while (at < end) {
+            at = dfa_run(dfa->rows, p, at, end, &state, &before);
+            if (state == DFA_ERROR)
+                return false;
+            if (state == DFA_STOP) {
+                state = before;
+                at++;
+            }
+        }
         if (state == dfa->ambiguous)
             state = 0; /* between characters, after a backslash trail byte */
-        if (state >= DFA_STOP || (state && end == valid))
+        if (state && (end < BLOCK || end == valid))
             return false;
-        uint64_t rest = end < BLOCK ? high & (~0ull << end) : 0;
-        if (!rest)
-            break;
-        unsigned at = (unsigned)__builtin_ctzll(rest); /* == end when a character goes on */
-        uint64_t run_bits = rest >> at;
-        end = ~run_bits ? at + (unsigned)__builtin_ctzll(~run_bits) : BLOCK;
-        dfa_run(rows, p, at, end, &state, &before);
     }
     *chars = state; /* inside a character only when it goes on past the block */
     return true;
@@ -321,12 +329,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             uint64_t escaped = escaped_bytes(m.backslash & live);
             if (escapes) {
                 /* Escaped quotes do not count; an escaped high byte is a
-                 * character's part the lexer reads; a backslash after a
-                 * high byte may be a trail byte, not an escape. */
+                 * character's part the lexer reads. */
                 quotes &= ~escaped;
                 bad |= escaped & m.high;
-                if (mb && lx->dfa->ambiguous)
-                    bad |= m.backslash & ((m.high << 1) | (pos > 0 && s[pos - 1] >= 0x80));
             } else {
                 /* S reads them literally: the readings agree while N
                  * escapes no quote. */
@@ -348,7 +353,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         uint64_t anchors = ~inside & ~m.quote & ~m.special & ~bad & ~m.high & ~m.backslash;
         /* Multibyte text is checked only in blocks that pass: else the
          * lexer goes on before its first high byte. */
-        if (mb && (problem || !high_runs_valid(lx->dfa, p, m.high & live, valid, &chars)))
+        if (mb && (problem || !strings_valid(lx->dfa, p, inside & ~quotes & live, m.high & live,
+                                             valid, &chars)))
             problem |= (m.high & live) | (chars ? 1 : 0); /* 1: a character from the block before */
         if (!problem && valid > BLOCK) {
             if (anchors)
@@ -376,11 +382,12 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 anchor = start;
             lx->pos = anchor;
         }
-        /* Stopped at once by a high byte this skip does not read (no
-         * automaton, or ' may be a trail byte): such text keeps the lexer
-         * busy for a while; leave it the next block too. */
-        bool busy = problem && pos == start && s[pos + stop] >= 0x80;
-        lx->quiet_from = pos + stop + 1 + (busy ? BLOCK : 0);
+        /* Stopped at once by a high byte this skip does not read: such
+         * text keeps the lexer busy for a while; leave it the next block
+         * too. */
+        size_t at = pos + stop;
+        bool busy = problem && pos == start && s[at] >= 0x80;
+        lx->quiet_from = at + 1 + (busy ? BLOCK : 0);
         return;
     }
 }
@@ -390,10 +397,12 @@ void SKIP_QUIET(qg_lexer *lx)
     /* Where ' is never a trail byte, quotes can be counted and multibyte
      * text inside strings is checked here too, by the automaton.  Where the
      * server reads backslash escapes in plain strings, so does N: they are
-     * followed here, unless a backslash may be a trail byte. */
+     * followed here. */
     bool pg = lx->ctx->dialect == QG_DIALECT_POSTGRES;
-    bool mb = lx->dfa && !lx->dfa->quote_trail;
     bool escapes = !(lx->ctx->flags & (pg ? QG_STD_STRINGS : QG_NO_BACKSLASH_ESCAPES));
+    /* Where S takes a backslash for an escape but a trail byte may be one,
+     * high bytes are the lexer's. */
+    bool mb = lx->dfa && !lx->dfa->quote_trail && !(escapes && lx->dfa->ambiguous);
     if (pg && mb)
         skip_quiet_blocks(lx, true, true, escapes);
     else if (pg)

@@ -782,7 +782,10 @@ void qg_lexer_skip_quiet(qg_lexer *lx)
     int wide = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
     if (wide < 0) {
         __builtin_cpu_init();
-        wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") ? 1 : 0;
+        wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+                       __builtin_cpu_supports("pclmul")
+                   ? 1
+                   : 0;
         __atomic_store_n(&avx2, wide, __ATOMIC_RELAXED);
     }
     if (wide && !force_sse2) {
