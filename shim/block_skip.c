@@ -145,7 +145,7 @@ static inline __attribute__((always_inline)) block_masks
 classify_at(const unsigned char *p, unsigned char after, bool pg, bool high_apart)
 {
     lane_t v[LANES];
-    for (int i = 0; i < LANES; i++)
+    for (size_t i = 0; i < LANES; i++)
         v[i] = load_lane(p + LANE * i);
     return classify_block(v, after, pg, high_apart);
 }

@@ -118,8 +118,11 @@ static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len
 
 qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
-    qg_result local; /* findings no one reads: not cleared */
-    qg_result *res = result ? result : &local;
+    if (!result) {
+        qg_result scratch; /* findings no one reads: not cleared */
+        return qg_check(ctx, sql, len, &scratch);
+    }
+    qg_result *res = result;
     res->verdict = QG_VERDICT_CLEAN;
     res->count = 0;
 
