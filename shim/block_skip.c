@@ -300,6 +300,45 @@ static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
     return s[at] == '\'' && at > start;
 }
 
+/* The end of a comment that starts at `at` in code, when the lexer would
+ * find nothing in it: a line comment (PG and MySQL "--", MySQL "#") up to
+ * its newline, a block comment (nested in PG) past its end; 0 for anything
+ * else — a MySQL executable comment, "--" not followed by a space in
+ * MySQL, a PG line comment that may lie between two parts of one string,
+ * a NUL or high byte inside, no end. */
+static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t start, bool pg)
+{
+    size_t i;
+    bool dashes = at + 1 < len && s[at] == '-' && s[at + 1] == '-';
+    if (dashes || (!pg && s[at] == '#')) {
+        i = at + (dashes ? 2 : 1);
+        if (dashes && (pg ? at > 0 && in_continuation_gap(s, start, at - 1)
+                          : i < len && s[i] > 0x20 && s[i] != 0x7f))
+            return 0;
+        for (; i < len && s[i] != '\n' && s[i] != '\r'; i++)
+            if (s[i] == 0 || s[i] >= 0x80)
+                return 0;
+        return i; /* the newline is code */
+    }
+    if (!(at + 1 < len && s[at] == '/' && s[at + 1] == '*') ||
+        (!pg && at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M')))
+        return 0;
+    size_t depth = 1;
+    for (i = at + 2; i < len; i++) {
+        if (s[i] == 0 || s[i] >= 0x80)
+            return 0;
+        if (s[i] == '*' && i + 1 < len && s[i + 1] == '/') {
+            i++;
+            if (!pg || --depth == 0)
+                return i + 1;
+        } else if (pg && s[i] == '/' && i + 1 < len && s[i + 1] == '*') {
+            i++;
+            depth++;
+        }
+    }
+    return 0;
+}
+
 /* Advances from lx->pos (in code) block by block while nothing in the
  * blocks needs the lexer.  Where something does, the lexer goes on from the
  * last code byte before it outside every string token (an anchor): a quote
@@ -351,6 +390,24 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         }
         uint64_t problem = (bad | ((m.special | m.high | m.backslash) & ~inside)) & live;
         uint64_t anchors = ~inside & ~m.quote & ~m.special & ~bad & ~m.high & ~m.backslash;
+        if (problem && !((inside >> __builtin_ctzll(problem)) & 1)) {
+            /* A plain comment in code: skipped, once the strings before
+             * it are found valid; the blocks go on after it. */
+            unsigned at = (unsigned)__builtin_ctzll(problem);
+            uint64_t ahead = (1ull << at) - 1;
+            size_t after = comment_end(s, len, pos + at, start, pg);
+            if (after && (!mb || strings_valid(lx->dfa, p, inside & ~quotes & ahead,
+                                               m.high & ahead, valid, &chars))) {
+                if (after >= len) {
+                    lx->pos = len;
+                    lx->quiet_from = len + 1;
+                    return;
+                }
+                pos = anchor = after;
+                in_string = 0;
+                continue;
+            }
+        }
         /* Multibyte text is checked only in blocks that pass: else the
          * lexer goes on before its first high byte. */
         if (mb && (problem || !strings_valid(lx->dfa, p, inside & ~quotes & live, m.high & live,
