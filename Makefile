@@ -15,9 +15,12 @@ SHIM_SRC  = $(wildcard shim/*.c)
 # The shim minus the interposing fronts: what unit tests link.
 LOGIC_SRC = $(filter-out shim/front_%.c,$(SHIM_SRC))
 
-# The block skip is built a second time for AVX2 (with BMI2 and PCLMUL, which every
-# AVX2 CPU has); the lexer picks one at run time.
+# On x86-64 the block skip is built a second time for AVX2 (with BMI2 and PCLMUL,
+# which every AVX2 CPU has); the lexer picks one at run time.
+ifeq ($(shell uname -m),x86_64)
 AVX2_OBJ  = $(BUILD)/obj/shim/block_skip_avx2.o
+FUZZ_AVX2_OBJ = $(FUZZ_BUILD)/obj/shim/block_skip_avx2.o
+endif
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
 LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
@@ -35,7 +38,7 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -c $< -o $@
 
-$(AVX2_OBJ): shim/block_skip.c $(wildcard include/*.h shim/*.h)
+$(BUILD)/obj/shim/block_skip_avx2.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -mavx2 -mbmi2 -mpclmul -c $< -o $@
 
@@ -181,7 +184,7 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fno-omit-fr
 FUZZ_SRC = $(filter-out $(if $(wildcard shim/rewriter.c),,fuzz/fuzz_rewriter.c), \
              $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
-FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/shim/block_skip_avx2.o
+FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_AVX2_OBJ)
 
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
