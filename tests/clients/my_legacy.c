@@ -39,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "my_print.h"
+
 typedef enum send_api { VIA_QUERY, VIA_REAL, VIA_SEND } send_api;
 typedef enum escape_kind { ESC_BYTEWISE, ESC_REAL, ESC_LEGACY, ESC_NONE } escape_kind;
 
@@ -78,15 +80,6 @@ static void print_bytes(const char *p, unsigned long len)
         else
             putchar(c);
     }
-}
-
-static void print_error(MYSQL *mysql)
-{
-    const char *msg = mysql_error(mysql);
-    printf("ERROR: %u %s ", mysql_errno(mysql), mysql_sqlstate(mysql));
-    for (; *msg; msg++)
-        putchar(*msg == '\n' ? ' ' : *msg);
-    putchar('\n');
 }
 
 static void connect_once(client *c)

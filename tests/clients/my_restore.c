@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "my_print.h"
+
 typedef struct buffer {
     char *data;
     size_t len, cap;
@@ -53,16 +55,6 @@ static void append(buffer *b, const char *p, size_t n)
     memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';
-}
-
-static void print_error(MYSQL *mysql)
-{
-    const char *msg = mysql_error(mysql);
-    printf("ERROR: %u %s ", mysql_errno(mysql), mysql_sqlstate(mysql));
-    for (; *msg; msg++)
-        putchar(*msg == '\n' ? ' ' : *msg);
-    putchar('\n');
-    fflush(stdout);
 }
 
 /* Sends one statement and drains whatever it returns; false on failure. */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ascii.h"
 #include "log.h"
 #include "tap.h"
 #include "test_files.h"
@@ -31,17 +32,6 @@ static void skip_ws(json *j)
 {
     while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
         j->p++;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* A string; decoded bytes go to out (\u00XX as one byte) when out != NULL. */
@@ -64,7 +54,7 @@ static bool parse_string(json *j, char *out, size_t cap, size_t *len)
                     return false;
                 int v = 0;
                 for (int i = 0; i < 4; i++) {
-                    int d = hexval(j->p[i]);
+                    int d = qg_hex_digit((unsigned char)j->p[i]);
                     if (d < 0)
                         return false;
                     v = v * 16 + d;
