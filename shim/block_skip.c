@@ -206,6 +206,8 @@ static inline bool strings_valid(const encoding_dfa_t *dfa, const unsigned char 
                                  uint64_t content, uint64_t high, size_t valid, uint64_t *chars)
 {
     uint64_t state = *chars, before;
+    if (!state && !(high & content))
+        return true; /* ASCII strings only */
     if (state && !(content & 1))
         return false; /* the string closed inside a character */
     while (content) {
@@ -353,9 +355,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     size_t anchor = pos;    /* the last anchor so far */
     uint64_t in_string = 0; /* all ones while a string is open at the block start */
     uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
-    /* The string open at the block start: after a prefix that changes how
-     * backslashes read; after a MySQL introducer. */
-    bool open_prefixed = false, open_introduced = false;
+    size_t open_quote = 0;  /* in_string: where that string opened */
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
@@ -376,16 +376,20 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                  * escapes no quote. */
                 bad |= quotes & escaped;
             }
-            /* A run of backslashes at the end goes on in the next block;
-             * strings of other rules are the lexer's. */
-            bad |= (m.backslash & (1ull << 63)) | quotes_after_prefix(s, pos, quotes & live, escapes);
-            if (in_string && open_prefixed)
-                bad |= 1; /* the string open since a block before */
+            /* A run of backslashes at the end goes on in the next block. */
+            bad |= m.backslash & (1ull << 63);
         }
         uint64_t inside = prefix_xor(quotes) ^ in_string;
+        if (m.backslash & live) {
+            /* Strings of other rules are the lexer's.  The quotes are right
+             * up to the first string that opens after such a prefix. */
+            bad |= quotes_after_prefix(s, pos, quotes & inside & live, escapes);
+            if (in_string && quotes_after_prefix(s, open_quote, 1, escapes))
+                bad |= 1; /* the string open since a block before */
+        }
         if (!pg && mb && (m.high & inside & live)) {
             bad |= introduced_quotes(s, pos, quotes & inside & live);
-            if (in_string && open_introduced)
+            if (in_string && introduced_quotes(s, open_quote, 1))
                 bad |= 1;
         }
         uint64_t problem = (bad | ((m.special | m.high | m.backslash) & ~inside)) & live;
@@ -417,11 +421,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             if (anchors)
                 anchor = last_bit(pos, anchors);
             in_string = (inside >> 63) ? ~0ull : 0;
-            if (in_string && (quotes & live)) { /* its quote is the block's last */
-                uint64_t opener = 1ull << (63 - __builtin_clzll(quotes & live));
-                open_prefixed = quotes_after_prefix(s, pos, opener, escapes) != 0;
-                open_introduced = !pg && introduced_quotes(s, pos, opener) != 0;
-            }
+            if (in_string && quotes) /* its quote is the block's last */
+                open_quote = last_bit(pos, quotes);
             pos += BLOCK;
             continue;
         }
