@@ -99,6 +99,18 @@ typedef struct sql_tok {
 
 #define LOOKAHEAD 8
 
+/* The lexer's tokens as the first pass met them, replayed by the second
+ * pass so that a long literal is lexed once.  A query with more tokens than
+ * fit is lexed again past them, from a copy of the first pass's lexer. */
+#define CACHED_TOKENS 32
+
+typedef struct token_cache {
+    qg_token tokens[CACHED_TOKENS];
+    unsigned count;
+    bool complete;    /* the lexer ended within tokens[] */
+    qg_lexer resume;  /* the lexer right after tokens[CACHED_TOKENS - 1] */
+} token_cache;
+
 /* Tokens of the whole query: literals, identifiers, comments and dollar
  * quotes come from the lexer (the server's reading); the code between them
  * is split here.  Comments are skipped. */
@@ -108,20 +120,61 @@ typedef struct tok_stream {
     size_t len;
     size_t pos;
     qg_lexer lx;
+    token_cache *cache;
+    bool replaying;   /* lexer tokens come from cache, then from cache->resume */
+    unsigned replayed;
     qg_token next_struct;
     bool have_struct;
     sql_tok queue[LOOKAHEAD];
     unsigned head, count;
 } tok_stream;
 
-static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, size_t len)
+/* The next lexer token: recorded into the cache by the first pass, taken
+ * from it by the second. */
+static bool next_struct(tok_stream *ts, qg_token *tok)
+{
+    token_cache *c = ts->cache;
+    if (ts->replaying) {
+        if (ts->replayed < c->count) {
+            *tok = c->tokens[ts->replayed++];
+            return true;
+        }
+        if (c->complete)
+            return false;
+        ts->lx = c->resume;
+        ts->replaying = false;
+        return qg_lexer_next(&ts->lx, tok);
+    }
+    bool got = qg_lexer_next(&ts->lx, tok);
+    if (c->count < CACHED_TOKENS) {
+        if (!got) {
+            c->complete = true;
+        } else {
+            c->tokens[c->count++] = *tok;
+            if (c->count == CACHED_TOKENS)
+                c->resume = ts->lx;
+        }
+    }
+    return got;
+}
+
+/* The first pass (replay false) lexes and fills `cache`; the second
+ * (replay true) reads the same tokens back. */
+static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, size_t len,
+                        token_cache *cache, bool replay)
 {
     memset(ts, 0, sizeof *ts);
     ts->ctx = ctx;
     ts->s = (const unsigned char *)sql;
     ts->len = len;
-    qg_lexer_init(&ts->lx, ctx, sql, len, QG_READ_SERVER, NULL);
-    ts->have_struct = qg_lexer_next(&ts->lx, &ts->next_struct);
+    ts->cache = cache;
+    ts->replaying = replay;
+    if (!replay) {
+        cache->count = 0;
+        cache->complete = false;
+        qg_lexer_init(&ts->lx, ctx, sql, len, QG_READ_SERVER, NULL);
+    }
+    ts->have_struct = next_struct(ts, &ts->next_struct);
 }
 
 /* An operator ends where PostgreSQL's lexer ends it: a multi-character
@@ -200,7 +253,7 @@ static void produce(tok_stream *ts, sql_tok *t)
         }
         qg_token st = ts->next_struct;
         ts->pos = st.end;
-        ts->have_struct = qg_lexer_next(&ts->lx, &ts->next_struct);
+        ts->have_struct = next_struct(ts, &ts->next_struct);
         t->start = st.start;
         t->end = st.end;
         t->form = st.form;
@@ -339,14 +392,14 @@ static bool distinct_is_operator(const tok_stream *ts, const sql_tok *prev1, con
 /* First pass: one SELECT/INSERT/UPDATE/DELETE/VALUES/WITH statement, no
  * $n of its own, balanced, and whether anything matches expressions. */
 static void scan_statement(const qg_context *ctx, const char *sql, size_t len,
-                           statement_facts *f)
+                           token_cache *cache, statement_facts *f)
 {
     tok_stream ts;
     sql_tok prev1 = {0}, prev2 = {0};
     int depth = 0;
     bool started = false, ended = false;
     memset(f, 0, sizeof *f);
-    stream_init(&ts, ctx, sql, len);
+    stream_init(&ts, ctx, sql, len, cache, false);
     for (;;) {
         sql_tok t = take(&ts);
         if (t.kind == T_END)
@@ -1078,7 +1131,8 @@ qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, cons
         return QG_REWRITE_UNCHANGED;
     }
     statement_facts facts;
-    scan_statement(ctx, sql, len, &facts);
+    token_cache cache;
+    scan_statement(ctx, sql, len, &cache, &facts);
     if (facts.why) {
         rw->why = facts.why;
         return QG_REWRITE_UNCHANGED;
@@ -1086,7 +1140,7 @@ qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, cons
 
     walker w;
     memset(&w, 0, sizeof w);
-    stream_init(&w.ts, ctx, sql, len);
+    stream_init(&w.ts, ctx, sql, len, &cache, true);
     w.facts = &facts;
     bool client_utf8 = strcmp(qg_encoding_name(ctx->encoding), "UTF8") == 0;
     w.rules.std_strings = (ctx->flags & QG_STD_STRINGS) != 0;
