@@ -202,12 +202,10 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
  * characters here (what N makes of a backslash the caller weighs).  A
  * string must end between characters, and so must the input (`valid`
  * bytes on). */
-static inline bool strings_valid(const encoding_dfa_t *dfa, const unsigned char *p,
-                                 uint64_t content, uint64_t high, size_t valid, uint64_t *chars)
+static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned char *p,
+                                    uint64_t content, uint64_t high, size_t valid, uint64_t *chars)
 {
     uint64_t state = *chars, before;
-    if (!state && !(high & content))
-        return true; /* ASCII strings only */
     if (state && !(content & 1))
         return false; /* the string closed inside a character */
     while (content) {
@@ -235,6 +233,15 @@ static inline bool strings_valid(const encoding_dfa_t *dfa, const unsigned char 
     }
     *chars = state; /* inside a character only when it goes on past the block */
     return true;
+}
+
+static inline __attribute__((always_inline)) bool
+strings_valid(const encoding_dfa_t *dfa, const unsigned char *p, uint64_t content, uint64_t high,
+              size_t valid, uint64_t *chars)
+{
+    if (!*chars && !(high & content))
+        return true; /* ASCII strings only */
+    return multibyte_strings_valid(dfa, p, content, high, valid, chars);
 }
 
 #define EVEN_BITS 0x5555555555555555ull
@@ -302,31 +309,49 @@ static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
     return s[at] == '\'' && at > start;
 }
 
+/* PG: whether, from the newline at `at` that ends a line comment, only
+ * whitespace and line comments lead to a quote: then the comment lay
+ * between two parts of one string. */
+static bool string_goes_on(const unsigned char *s, size_t len, size_t at)
+{
+    while (at < len) {
+        if (s[at] == ' ' || (s[at] >= '\t' && s[at] <= '\r'))
+            at++;
+        else if (s[at] == '-' && at + 1 < len && s[at + 1] == '-')
+            while (at < len && s[at] != '\n' && s[at] != '\r')
+                at++;
+        else
+            return s[at] == '\'';
+    }
+    return false;
+}
+
 /* The end of a comment that starts at `at` in code, when the lexer would
  * find nothing in it: a line comment (PG and MySQL "--", MySQL "#") up to
  * its newline, a block comment (nested in PG) past its end; 0 for anything
  * else — a MySQL executable comment, "--" not followed by a space in
- * MySQL, a PG line comment that may lie between two parts of one string,
- * a NUL or high byte inside, no end. */
+ * MySQL, a PG line comment between two parts of one string, a NUL or high
+ * byte inside, no end. */
 static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t start, bool pg)
 {
     size_t i;
     bool dashes = at + 1 < len && s[at] == '-' && s[at + 1] == '-';
     if (dashes || (!pg && s[at] == '#')) {
         i = at + (dashes ? 2 : 1);
-        if (dashes && (pg ? at > 0 && in_continuation_gap(s, start, at - 1)
-                          : i < len && s[i] > 0x20 && s[i] != 0x7f))
+        if (!pg && dashes && i < len && s[i] > 0x20 && s[i] != 0x7f)
             return 0;
-        for (; i < len && s[i] != '\n' && s[i] != '\r'; i++)
-            if (s[i] == 0 || s[i] >= 0x80)
-                return 0;
+        i = qg_skip_comment_text(s, i, len, false);
+        if (i < len && (s[i] == 0 || s[i] >= 0x80))
+            return 0;
+        if (pg && at > 0 && in_continuation_gap(s, start, at - 1) && string_goes_on(s, len, i))
+            return 0;
         return i; /* the newline is code */
     }
     if (!(at + 1 < len && s[at] == '/' && s[at + 1] == '*') ||
         (!pg && at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M')))
         return 0;
     size_t depth = 1;
-    for (i = at + 2; i < len; i++) {
+    for (i = at + 2; (i = qg_skip_comment_text(s, i, len, true)) < len; i++) {
         if (s[i] == 0 || s[i] >= 0x80)
             return 0;
         if (s[i] == '*' && i + 1 < len && s[i + 1] == '/') {

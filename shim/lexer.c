@@ -202,6 +202,16 @@ static inline __attribute__((always_inline)) void skip_plain(qg_lexer *lx, unsig
     lx->pos = skip_plain_scalar(lx->sql, lx->pos, lx->len, mask, stop_high);
 }
 
+size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block)
+{
+#ifdef __SSE2__
+    return block ? skip_plain_sse2(s, pos, len, STOP_BLOCK, true)
+                 : skip_plain_sse2(s, pos, len, STOP_LINE, true);
+#else
+    return skip_plain_scalar(s, pos, len, block ? STOP_BLOCK : STOP_LINE, true);
+#endif
+}
+
 /* Whether a reader that trusts the first byte's length would take the next
  * byte into the same character. */
 static bool looks_like_lead(const qg_encoding *enc, unsigned char b)

@@ -3,6 +3,7 @@
 #define QG_LEXER_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "quoteguard.h"
 
@@ -19,6 +20,11 @@ bool qg_reference_forced(void);
  * high byte — and stops in code or at the opening quote of a string the
  * lexer must read.  Nothing at all in the reference implementation. */
 void qg_lexer_skip_quiet(qg_lexer *lx);
+
+/* For the block skip: the first byte from pos on that ends the text of a
+ * line comment (a newline) or may end a block comment or nest one (star,
+ * slash), or that is NUL or a high byte; len when none does. */
+size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block);
 
 /* Its two builds (shim/block_skip.c); tests force the narrower one to
  * compare it too. */

@@ -429,6 +429,53 @@ static void test_blocks_cut_characters(void)
         check_cut_characters(cases[c].dialect, cases[c].enc, cases[c].chr, cases[c].flags);
 }
 
+/* Strings whose reading depends on something before them: a prefix (E'',
+ * b''), a PG continuation across a line comment, or a comment that only
+ * looks like one's gap.  At every offset around the block boundaries the
+ * fast checker gives the reference's verdict and findings, and the
+ * reference the expected verdict. */
+static void test_blocks_rules_from_afar(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        unsigned flags;
+        const char *tail;
+        qg_verdict expected;
+    } cases[] = {
+        /* The second part of E'' continues its rules: \' escapes, so the
+         * string never ends. */
+        {QG_DIALECT_POSTGRES, SCS_ON, "E'a' -- c\n'\\' AS b FROM t", QG_VERDICT_BLOCK},
+        {QG_DIALECT_POSTGRES, SCS_ON, "'a' -- c\n AS b FROM t -- d", QG_VERDICT_CLEAN},
+        /* Backslashes do not escape in U&'' and b'': the first quote
+         * ends them, and 'x is left open. */
+        {QG_DIALECT_POSTGRES, SCS_OFF, "U&'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\\' AS b, 'x",
+         QG_VERDICT_BLOCK},
+        {QG_DIALECT_MYSQL, 0, "b'0101010101010101010101010101010101010101010101010101\\' AS b, 'x",
+         QG_VERDICT_BLOCK},
+        {QG_DIALECT_MYSQL, 0, "'max', 'lab', 'a\\'b' # c", QG_VERDICT_CLEAN},
+    };
+    unsigned queries = 0, differ = 0, unexpected = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        qg_context ctx;
+        const char *enc = cases[c].dialect == QG_DIALECT_POSTGRES ? "UTF8" : "utf8mb4";
+        qg_context_init(&ctx, cases[c].dialect, qg_encoding_find(cases[c].dialect, enc),
+                        cases[c].flags);
+        for (int pad = 0; pad < 140; pad++) {
+            char sql[512];
+            int n = snprintf(sql, sizeof sql, "SELECT %*s%s", pad, "", cases[c].tail);
+            qg_result ref;
+            if (!fast_agrees(&ctx, sql, (size_t)n, &ref) && differ++ < 3)
+                tap_ok(false, "case %zu pad %d: fast and reference differ", c, pad);
+            if (ref.verdict != cases[c].expected && unexpected++ < 3)
+                tap_ok(false, "case %zu pad %d: verdict %d", c, pad, (int)ref.verdict);
+            queries++;
+        }
+    }
+    tap_ok(differ == 0 && unexpected == 0,
+           "rules from before a block: %u queries, %u differ, %u unexpected verdicts", queries,
+           differ, unexpected);
+}
+
 /* Inputs on which the fuzzer once found the fast checker and the reference
  * apart. */
 static void test_fuzzer_finds(void)
@@ -459,6 +506,7 @@ int main(void)
     test_fuzzer_finds();
     test_reference_agrees();
     test_blocks_cut_characters();
+    test_blocks_rules_from_afar();
     test_many_literals();
     test_rule_cases();
     test_verdicts_and_spans();
