@@ -1,5 +1,6 @@
 /* Rewrite mode: which literals become parameters, the exact rewritten text
  * and the decoded values (shim/rewriter.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,12 @@ static const rewrite_case cases[] = {
     {"SJIS", SCS_ON, 0, "SELECT * FROM t WHERE s = E'\x83\x5c\\n'",
      "SELECT * FROM t WHERE s = $1    ", {"\x83\x5c\n"},
      "SJIS in E'': the trail byte is no backslash"},
+    {"SJIS", SCS_ON, 0, "SELECT * FROM t WHERE s = 'a\x83\x5c\nb\r\n\x95\x5c' AND i = 1",
+     "SELECT * FROM t WHERE s = $1 \n \r\n   AND i = 1", {"a\x83\x5c\nb\r\n\x95\x5c"},
+     "SJIS with line ends: one space per character between them"},
+    {"SJIS", SCS_OFF, 0, "SELECT * FROM t WHERE s = '\x83\x5c''\x95\x5c' AND t = E'\x83\x5c\\\\'",
+     "SELECT * FROM t WHERE s = $1     AND t = $2    ", {"\x83\x5c'\x95\x5c", "\x83\x5c\\"},
+     "SJIS, scs off: a 0x5c trail byte is no backslash, an escaped backslash is one"},
     {"LATIN1", SCS_ON, 0, "SELECT * FROM t WHERE s = 'caf\xe9'",
      "SELECT * FROM t WHERE s = $1    ", {"caf\xe9"}, "single-byte encoding"},
     {"EUC_JP", SCS_ON, 0, "UPDATE t SET s = '\xa4\xa2' WHERE s = '\xa4\xa4'",
@@ -288,12 +295,46 @@ static void test_wide_numbers(void)
            "tenth empty literal stays, the next one becomes $10");
 }
 
+/* More lexer tokens than the first pass keeps for the second: past them
+ * the second pass lexes the rest again, to the same decisions. */
+static void test_many_tokens(void)
+{
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8"),
+                    SCS_ON);
+    char sql[1024] = "SELECT * FROM t WHERE s IN (", expect[1024] = "SELECT * FROM t WHERE s IN (";
+    for (int i = 1; i <= 40; i++) {
+        char item[32], param[32];
+        snprintf(item, sizeof item, "%s'v%d' /* c */", i > 1 ? ", " : "", i);
+        snprintf(param, sizeof param, "%s$%-*d /* c */", i > 1 ? ", " : "", i < 10 ? 3 : 4, i);
+        strcat(sql, item);
+        strcat(expect, param);
+    }
+    strcat(sql, ") AND u LIKE 'x%' AND n = 3 GROUP BY s HAVING s <> 'h'");
+    strcat(expect, ") AND u LIKE $41  AND n = 3 GROUP BY s HAVING s <> 'h'");
+    char text[1024], values[512];
+    const char *params[64];
+    qg_rewrite rw = {.text = text, .text_cap = sizeof text, .values = values,
+                     .values_cap = sizeof values, .params = params, .params_cap = 64};
+    qg_rewrite_status st = qg_rewrite_query(&ctx, 0, sql, strlen(sql), &rw);
+    bool ok = st == QG_REWRITE_DONE && rw.nparams == 41 && strcmp(text, expect) == 0 &&
+              strcmp(params[40], "x%") == 0;
+    for (int i = 0; ok && i < 40; i++) {
+        char v[16];
+        snprintf(v, sizeof v, "v%d", i + 1);
+        ok = strcmp(params[i], v) == 0;
+    }
+    if (!tap_ok(ok, "80 comments and literals: the tail is decided as the head (GROUP BY seen)"))
+        tap_diag("status %d, %zu parameters, got [%s]", st, rw.nparams, text);
+}
+
 int main(void)
 {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(&cases[i]);
     test_no_room();
     test_wide_numbers();
+    test_many_tokens();
 
     qg_context mysql;
     qg_context_init(&mysql, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
