@@ -194,6 +194,20 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
     return pos + 63 - (size_t)__builtin_clzll(bits);
 }
 
+#define EVEN_BITS 0x5555555555555555ull
+
+/* Bytes that follow a run of an odd number of backslashes: escaped, where
+ * every backslash escapes (runs that reach the block's end are left to the
+ * lexer).  Adding a run's first bit carries to the byte after it; the run
+ * was odd when that byte's position and the start's differ in parity. */
+static inline uint64_t escaped_bytes(uint64_t backslash)
+{
+    uint64_t starts = backslash & ~(backslash << 1);
+    uint64_t after_even = (backslash + (starts & EVEN_BITS)) & ~backslash;
+    uint64_t after_odd = (backslash + (starts & ~EVEN_BITS)) & ~backslash;
+    return (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS);
+}
+
 /* Whether the string bodies of a block (`content`) that hold high bytes
  * are valid characters, read by the automaton from their first high byte,
  * or from the block's start with the state `*chars` left inside a
@@ -201,9 +215,11 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
  * automaton stops at between characters is one of the string's
  * characters here (what N makes of a backslash the caller weighs).  A
  * string must end between characters, and so must the input (`valid`
- * bytes on). */
+ * bytes on).  The backslashes in `backslash` are read one by one, and
+ * those that are trail bytes are added to *trails. */
 static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned char *p,
-                                    uint64_t content, uint64_t high, size_t valid, uint64_t *chars)
+                                    uint64_t content, uint64_t high, uint64_t backslash,
+                                    size_t valid, uint64_t *chars, uint64_t *trails)
 {
     uint64_t state = *chars, before;
     if (state && !(content & 1))
@@ -217,12 +233,21 @@ static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned ch
         if (!(high & body) && !state)
             continue; /* ASCII only */
         size_t at = state ? from : (size_t)__builtin_ctzll(high & body);
+        uint64_t slashes = backslash & body & (~0ull << at);
         while (at < end) {
-            at = dfa_run(dfa->rows, p, at, end, &state, &before);
+            size_t next_slash = slashes ? (size_t)__builtin_ctzll(slashes) : end;
+            at = dfa_run(dfa->rows, p, at, next_slash, &state, &before);
             if (state == DFA_ERROR)
                 return false;
             if (state == DFA_STOP) {
                 state = before;
+                at++;
+            } else if (at < end) { /* at the backslash */
+                if (state != 0 && state != dfa->ambiguous) { /* inside a character */
+                    *trails |= 1ull << at;
+                    state = (dfa->rows['\\'] >> state) & 63;
+                }
+                slashes &= slashes - 1;
                 at++;
             }
         }
@@ -235,27 +260,26 @@ static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned ch
     return true;
 }
 
+/* Whether the string bodies in `span` of a block hold only valid
+ * characters (multibyte_strings_valid) and, where S reads backslash
+ * escapes (`escapes`), S finds the same quotes there as N (`quotes`) and
+ * escapes no high byte (the lexer reads an escaped character).  N takes
+ * every backslash for an escape, S none that is a trail byte. */
 static inline __attribute__((always_inline)) bool
-strings_valid(const encoding_dfa_t *dfa, const unsigned char *p, uint64_t content, uint64_t high,
-              size_t valid, uint64_t *chars)
+strings_valid(const encoding_dfa_t *dfa, const unsigned char *p, const block_masks *m,
+              uint64_t content, uint64_t quotes, uint64_t span, size_t valid, bool escapes,
+              uint64_t *chars)
 {
-    if (!*chars && !(high & content))
-        return true; /* ASCII strings only */
-    return multibyte_strings_valid(dfa, p, content, high, valid, chars);
-}
-
-#define EVEN_BITS 0x5555555555555555ull
-
-/* Bytes that follow a run of an odd number of backslashes: escaped, where
- * every backslash escapes (runs that reach the block's end are left to the
- * lexer).  Adding a run's first bit carries to the byte after it; the run
- * was odd when that byte's position and the start's differ in parity. */
-static inline uint64_t escaped_bytes(uint64_t backslash)
-{
-    uint64_t starts = backslash & ~(backslash << 1);
-    uint64_t after_even = (backslash + (starts & EVEN_BITS)) & ~backslash;
-    uint64_t after_odd = (backslash + (starts & ~EVEN_BITS)) & ~backslash;
-    return (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS);
+    if (!*chars && !(m->high & content))
+        return true; /* ASCII strings only: no high byte escaped either */
+    uint64_t trails = 0, backslash = m->backslash & span;
+    if (!escapes)
+        return multibyte_strings_valid(dfa, p, content, m->high & span, 0, valid, chars, &trails);
+    if (!multibyte_strings_valid(dfa, p, content, m->high & span,
+                                 dfa->ambiguous ? backslash : 0, valid, chars, &trails))
+        return false;
+    uint64_t escaped = escaped_bytes(backslash & ~trails);
+    return (m->quote & span & ~escaped) == (quotes & span) && !(escaped & m->high & span);
 }
 
 /* Quotes after a prefix that changes how backslashes read (where they
@@ -384,6 +408,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
+        uint64_t chars_before = chars;
         block_masks m = valid > BLOCK ? classify_at(p, p[BLOCK], pg, mb)
                                       : classify_last_block(s, len, p, valid, pg, mb);
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
@@ -392,10 +417,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             /* N takes every backslash as an escape; S too where `escapes`. */
             uint64_t escaped = escaped_bytes(m.backslash & live);
             if (escapes) {
-                /* Escaped quotes do not count; an escaped high byte is a
-                 * character's part the lexer reads. */
+                /* Escaped quotes do not count (as N reads them; strings_valid
+                 * compares S where a backslash may be a trail byte). */
                 quotes &= ~escaped;
-                bad |= escaped & m.high;
             } else {
                 /* S reads them literally: the readings agree while N
                  * escapes no quote. */
@@ -425,8 +449,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             unsigned at = (unsigned)__builtin_ctzll(problem);
             uint64_t ahead = (1ull << at) - 1;
             size_t after = comment_end(s, len, pos + at, start, pg);
-            if (after && (!mb || strings_valid(lx->dfa, p, inside & ~quotes & ahead,
-                                               m.high & ahead, valid, &chars))) {
+            if (after && (!mb || strings_valid(lx->dfa, p, &m, inside & ~quotes & ahead, quotes,
+                                               ahead, valid, escapes, &chars))) {
                 if (after >= len) {
                     lx->pos = len;
                     lx->quiet_from = len + 1;
@@ -439,9 +463,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         }
         /* Multibyte text is checked only in blocks that pass: else the
          * lexer goes on before its first high byte. */
-        if (mb && (problem || !strings_valid(lx->dfa, p, inside & ~quotes & live, m.high & live,
-                                             valid, &chars)))
-            problem |= (m.high & live) | (chars ? 1 : 0); /* 1: a character from the block before */
+        if (mb && (problem || !strings_valid(lx->dfa, p, &m, inside & ~quotes & live, quotes, live,
+                                             valid, escapes, &chars)))
+            problem |= (m.high & live) | (chars_before ? 1 : 0); /* 1: a character from the block before */
         if (!problem && valid > BLOCK) {
             if (anchors)
                 anchor = last_bit(pos, anchors);
@@ -483,9 +507,7 @@ void SKIP_QUIET(qg_lexer *lx)
      * followed here. */
     bool pg = lx->ctx->dialect == QG_DIALECT_POSTGRES;
     bool escapes = !(lx->ctx->flags & (pg ? QG_STD_STRINGS : QG_NO_BACKSLASH_ESCAPES));
-    /* Where S takes a backslash for an escape but a trail byte may be one,
-     * high bytes are the lexer's. */
-    bool mb = lx->dfa && !lx->dfa->quote_trail && !(escapes && lx->dfa->ambiguous);
+    bool mb = lx->dfa && !lx->dfa->quote_trail;
     if (pg && mb)
         skip_quiet_blocks(lx, true, true, escapes);
     else if (pg)
