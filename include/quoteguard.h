@@ -164,7 +164,8 @@ typedef struct qg_lexer {
     bool ambiguous;            /* S: saw a byte N may read otherwise (a trail byte
                                   that is a quote or backslash, a backslash
                                   S takes literally) */
-    bool diverges;             /* S: N ends some literal elsewhere */
+    bool diverges;             /* S: N ends some literal elsewhere (looked for only
+                                  by a lexer with findings) */
     qg_result *findings;       /* where encoding findings go, or NULL */
     const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
 } qg_lexer;

@@ -479,7 +479,9 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
  * `rules`; when S met a byte N may read otherwise, reads the same literal
  * as N does (`naive_rules`, byte by byte) and sets lx->diverges if N ends it
  * elsewhere.  Up to the first such literal both readings agree token by
- * token, so the checker compares them in full only then. */
+ * token, so the checker compares them in full only then.  A lexer without
+ * findings (the rewriter's, the checker's second pass) has no use for
+ * that. */
 static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_rules rules,
                         quote_rules naive_rules, bool check_encoding)
 {
@@ -487,7 +489,7 @@ static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     bool ambiguous_before = lx->ambiguous;
     lx->ambiguous = false;
     scan_quoted(lx, tok, quote, rules, check_encoding);
-    if (lx->ambiguous && !is_naive(lx)) {
+    if (lx->ambiguous && !is_naive(lx) && lx->findings) {
         qg_lexer naive = *lx;
         qg_token naive_tok = *tok;
         naive.reading = QG_READ_NAIVE;
