@@ -1017,14 +1017,111 @@ static bool is_glued_kind(tok_kind k)
     return k == T_WORD || k == T_NUMBER || k == T_PARAM;
 }
 
+/* Where the first byte >= 0x80 of s[p, limit) is, or limit: eight bytes
+ * at a time, since most literals are ASCII and each byte is a character. */
+static size_t ascii_end(const unsigned char *s, size_t p, size_t limit)
+{
+    for (; limit - p >= 8; p += 8) {
+        uint64_t word;
+        memcpy(&word, s + p, sizeof word);
+        if (word & 0x8080808080808080u)
+            break;
+    }
+    while (p < limit && s[p] < 0x80)
+        p++;
+    return p;
+}
+
+/* Where the first \n or \r of s[p, end) is, or end. */
+static size_t line_break(const unsigned char *s, size_t p, size_t end)
+{
+    const unsigned char *nl = memchr(s + p, '\n', end - p);
+    size_t limit = nl ? (size_t)(nl - s) : end;
+    const unsigned char *cr = memchr(s + p, '\r', limit - p);
+    return cr ? (size_t)(cr - s) : limit;
+}
+
+/* Adds the characters of s[p, limit) to *chars with the encoding's
+ * automaton, which reads characters as char_bytes() does, and returns
+ * where they end: at limit, or at the first character the automaton does
+ * not take (a quote, backslash or NUL, an invalid or cut sequence).  Eight
+ * bytes go between tests, with no branch per character; a group that
+ * stopped is read again byte by byte from the group before it. */
+static size_t count_valid_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t p,
+                                size_t limit, size_t *chars)
+{
+    const uint64_t *rows = dfa->rows;
+    /* 1 for the states that lie between characters. */
+    uint8_t between[64] = {[0] = 1};
+    between[dfa->ambiguous] = 1;
+    size_t n = *chars;
+    uint64_t state = 0;
+    size_t back = p, back_n = n;
+    uint64_t back_state = 0;
+    for (; limit - p >= 8; p += 8) {
+        uint64_t a = rows[s[p]] >> (state & 63);
+        uint64_t b = rows[s[p + 1]] >> (a & 63);
+        uint64_t c = rows[s[p + 2]] >> (b & 63);
+        uint64_t d = rows[s[p + 3]] >> (c & 63);
+        uint64_t e = rows[s[p + 4]] >> (d & 63);
+        uint64_t f = rows[s[p + 5]] >> (e & 63);
+        uint64_t g = rows[s[p + 6]] >> (f & 63);
+        uint64_t h = rows[s[p + 7]] >> (g & 63);
+        if ((h & 63) >= DFA_STOP)
+            break;
+        back = p;
+        back_n = n;
+        back_state = state;
+        n += (size_t)between[a & 63] + between[b & 63] + between[c & 63] + between[d & 63] +
+             between[e & 63] + between[f & 63] + between[g & 63] + between[h & 63];
+        state = h;
+    }
+    /* A character is at most four bytes: one still open where the reading
+     * stops began after `back`, unless `back` itself is between two. */
+    size_t end = back, counted = back_n;
+    n = back_n;
+    state = back_state;
+    for (p = back; p < limit; p++) {
+        state = rows[s[p]] >> (state & 63);
+        if ((state & 63) >= DFA_STOP)
+            break;
+        if (between[state & 63]) {
+            end = p + 1;
+            counted = ++n;
+        }
+    }
+    *chars = counted;
+    return end;
+}
+
 /* Characters of s[p, end) before the first line end that starts one,
- * whose position goes to *line_end (end when there is none). */
+ * whose position goes to *line_end (end when there is none).  ASCII runs
+ * and runs of valid characters are counted whole; what they stop at is
+ * taken one character at a time. */
 static size_t chars_in_line(const qg_encoding *enc, const unsigned char *s, size_t p, size_t end,
                             size_t *line_end)
 {
+    const encoding_dfa_t *dfa = enc->forms ? encoding_dfa(enc) : NULL;
     size_t n = 0;
-    for (; p < end && s[p] != '\n' && s[p] != '\r'; n++)
+    size_t limit = p; /* the next \n or \r, once looked for */
+    while (p < end) {
+        if (p >= limit)
+            limit = line_break(s, p, end);
+        if (!enc->forms) {
+            n += limit - p; /* every byte is a character */
+            p = limit;
+        } else {
+            size_t ascii = ascii_end(s, p, limit);
+            n += ascii - p;
+            p = ascii;
+            if (dfa && p < limit)
+                p = count_valid_chars(dfa, s, p, limit, &n);
+        }
+        if (p == end || s[p] == '\n' || s[p] == '\r')
+            break;
         p = next_char(enc, s, p, end);
+        n++;
+    }
     *line_end = p;
     return n;
 }

@@ -328,6 +328,81 @@ static void test_many_tokens(void)
         tap_diag("status %d, %zu parameters, got [%s]", st, rw.nparams, text);
 }
 
+/* What replaces a literal, as the character-by-character reading gives
+ * it: "$1", then a space per character, line ends kept.  False when a
+ * line end would be under "$1". */
+static bool expected_padding(const qg_encoding *enc, const char *literal, char *out)
+{
+    size_t len = strlen(literal);
+    for (size_t p = 0, n = 0; p < len; n++) {
+        size_t c = qg_encoding_char_len(enc, (const unsigned char *)literal + p, len - p);
+        if (literal[p] == '\n' && n < 2)
+            return false;
+        *out++ = n < 2 ? "$1"[n] : literal[p] == '\n' ? '\n' : ' ';
+        p += c ? c : 1;
+    }
+    *out = '\0';
+    return true;
+}
+
+/* Long literals are counted in runs: one character that stops a run (a
+ * quote, a backslash, a line end, a byte the encoding does not take) at
+ * every position, after runs of every length. */
+static void test_long_literals(void)
+{
+    static const struct {
+        const char *encoding, *piece, *stops[6];
+    } runs[] = {
+        {"SJIS", "\x95\x5c", {"''", "\\", "\"", "\n", "a", "\x81"}},
+        {"UTF8", "\xe6\x97\xa5", {"''", "\\", "`", "\n", "\xe3\x81", "\xff"}},
+        {"GB18030", "\x81\x30\x81\x30", {"''", "\\", "\n", "\xa1\xa2", "\x81", "9"}},
+        {"EUC_JP", "\x8f\xa1\xa1", {"''", "\n", "\x8e\xa6", "\xa4", "x", "\xff"}},
+        {"BIG5", "\xa4\x5c", {"''", "\\", "\n", "\xa4", "\xa1\x40", "z"}},
+        {"LATIN1", "\xe9", {"''", "\\", "\n", "\x80", "a", "\xff"}},
+    };
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        qg_context ctx;
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, runs[r].encoding);
+        qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, SCS_ON);
+        int failed = 0, tried = 0;
+        for (int k = 0; k < 6 && runs[r].stops[k]; k++) {
+            for (int count = 0; count <= 24; count++) {
+                for (int at = 0; at <= count && !failed; at++) {
+                    char literal[256] = "'", value[256] = "", padding[256];
+                    char sql[512], want[512], text[512], values[512];
+                    for (int i = 0; i <= count; i++) {
+                        if (i == at)
+                            strcat(literal, runs[r].stops[k]);
+                        if (i < count)
+                            strcat(literal, runs[r].piece);
+                    }
+                    for (size_t i = 1, v = 0; literal[i]; i++) /* '' is one quote */
+                        value[v++] = literal[i], i += literal[i] == '\'';
+                    strcat(literal, "'");
+                    bool fits = expected_padding(enc, literal, padding);
+                    snprintf(sql, sizeof sql, "SELECT * FROM t WHERE s = %s AND i = 1", literal);
+                    snprintf(want, sizeof want, "SELECT * FROM t WHERE s = %s AND i = 1", padding);
+                    const char *params[4];
+                    qg_rewrite rw = {.text = text, .text_cap = sizeof text, .values = values,
+                                     .values_cap = sizeof values, .params = params,
+                                     .params_cap = 4};
+                    qg_rewrite_status st = qg_rewrite_query(&ctx, 0, sql, strlen(sql), &rw);
+                    tried++;
+                    if (!fits ? st != QG_REWRITE_UNCHANGED
+                              : st != QG_REWRITE_DONE || strcmp(text, want) != 0 ||
+                                    strcmp(params[0], value) != 0) {
+                        failed++;
+                        tap_diag("%s, stop %d at %d of %d: status %d, got [%s]", runs[r].encoding,
+                                 k, at, count, st, st == QG_REWRITE_DONE ? text : "");
+                    }
+                }
+            }
+        }
+        tap_ok(!failed, "%s: %d long literals padded character by character", runs[r].encoding,
+               tried);
+    }
+}
+
 int main(void)
 {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -335,6 +410,7 @@ int main(void)
     test_no_room();
     test_wide_numbers();
     test_many_tokens();
+    test_long_literals();
 
     qg_context mysql;
     qg_context_init(&mysql, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
