@@ -6,6 +6,7 @@
  * with two 32-byte lanes as qg_skip_quiet_avx2 (with PCLMUL for the quote
  * parity and BMI2's shift for the automaton); the lexer picks one.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -208,20 +209,47 @@ static inline uint64_t escaped_bytes(uint64_t backslash)
     return (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS);
 }
 
+/* Where S reads backslash escapes, at a byte the automaton stopped at
+ * between characters: whether S and N still read alike.  N takes a trail
+ * byte 0x5c for an escape and S does not, which parts them only where a
+ * quote or backslash follows it; S escaping a character is the lexer's.
+ * *last_stop and *escaper (the last backslash that escapes) carry over
+ * from the stops before. */
+static inline bool stop_reads_alike(const unsigned char *p, size_t at, size_t end,
+                                    size_t *last_stop, size_t *escaper)
+{
+    unsigned char c = p[at];
+    bool after_trail = at > 0 && p[at - 1] == '\\' && *last_stop != at - 1;
+    if ((c == '\'' || c == '\\') && after_trail)
+        return false;
+    if (c == '\\') {
+        if (at > 0 && *escaper == at - 1) {
+            *escaper = SIZE_MAX; /* an escaped backslash */
+        } else {
+            *escaper = at;
+            if (at + 1 < end && p[at + 1] >= 0x80)
+                return false;
+        }
+    }
+    *last_stop = at;
+    return true;
+}
+
 /* Whether the string bodies of a block (`content`) that hold high bytes
  * are valid characters, read by the automaton from their first high byte,
  * or from the block's start with the state `*chars` left inside a
  * character by the block before.  A quote, backslash or backtick the
  * automaton stops at between characters is one of the string's
- * characters here (what N makes of a backslash the caller weighs).  A
- * string must end between characters, and so must the input (`valid`
- * bytes on).  The backslashes in `backslash` are read one by one, and
- * those that are trail bytes are added to *trails. */
+ * characters here.  A string must end between characters, and so must the
+ * input (`valid` bytes on).  Where S reads backslash escapes (`escapes`;
+ * `escaped`: the bytes N takes as escaped), S must read them as N does
+ * (stop_reads_alike) and escape no character. */
 static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned char *p,
-                                    uint64_t content, uint64_t high, uint64_t backslash,
-                                    size_t valid, uint64_t *chars, uint64_t *trails)
+                                    uint64_t content, uint64_t high, bool escapes,
+                                    uint64_t escaped, size_t valid, uint64_t *chars)
 {
     uint64_t state = *chars, before;
+    size_t last_stop = SIZE_MAX, escaper = SIZE_MAX;
     if (state && !(content & 1))
         return false; /* the string closed inside a character */
     while (content) {
@@ -233,21 +261,16 @@ static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned ch
         if (!(high & body) && !state)
             continue; /* ASCII only */
         size_t at = state ? from : (size_t)__builtin_ctzll(high & body);
-        uint64_t slashes = backslash & body & (~0ull << at);
+        if ((escaped >> at) & 1)
+            return false; /* an escaped character (before it, S reads as N) */
         while (at < end) {
-            size_t next_slash = slashes ? (size_t)__builtin_ctzll(slashes) : end;
-            at = dfa_run(dfa->rows, p, at, next_slash, &state, &before);
+            at = dfa_run(dfa->rows, p, at, end, &state, &before);
             if (state == DFA_ERROR)
                 return false;
             if (state == DFA_STOP) {
+                if (escapes && !stop_reads_alike(p, at, end, &last_stop, &escaper))
+                    return false;
                 state = before;
-                at++;
-            } else if (at < end) { /* at the backslash */
-                if (state != 0 && state != dfa->ambiguous) { /* inside a character */
-                    *trails |= 1ull << at;
-                    state = (dfa->rows['\\'] >> state) & 63;
-                }
-                slashes &= slashes - 1;
                 at++;
             }
         }
@@ -260,26 +283,14 @@ static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned ch
     return true;
 }
 
-/* Whether the string bodies in `span` of a block hold only valid
- * characters (multibyte_strings_valid) and, where S reads backslash
- * escapes (`escapes`), S finds the same quotes there as N (`quotes`) and
- * escapes no high byte (the lexer reads an escaped character).  N takes
- * every backslash for an escape, S none that is a trail byte. */
 static inline __attribute__((always_inline)) bool
-strings_valid(const encoding_dfa_t *dfa, const unsigned char *p, const block_masks *m,
-              uint64_t content, uint64_t quotes, uint64_t span, size_t valid, bool escapes,
-              uint64_t *chars)
+strings_valid(const encoding_dfa_t *dfa, const unsigned char *p, uint64_t content, uint64_t high,
+              bool escapes, uint64_t escaped, size_t valid, uint64_t *chars)
 {
-    if (!*chars && !(m->high & content))
-        return true; /* ASCII strings only: no high byte escaped either */
-    uint64_t trails = 0, backslash = m->backslash & span;
-    if (!escapes)
-        return multibyte_strings_valid(dfa, p, content, m->high & span, 0, valid, chars, &trails);
-    if (!multibyte_strings_valid(dfa, p, content, m->high & span,
-                                 dfa->ambiguous ? backslash : 0, valid, chars, &trails))
-        return false;
-    uint64_t escaped = escaped_bytes(backslash & ~trails);
-    return (m->quote & span & ~escaped) == (quotes & span) && !(escaped & m->high & span);
+    if (!*chars && !(high & content))
+        return true; /* ASCII strings only */
+    return multibyte_strings_valid(dfa, p, content, high, escapes, escapes ? escaped : 0, valid,
+                                   chars);
 }
 
 /* Quotes after a prefix that changes how backslashes read (where they
@@ -412,13 +423,13 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         block_masks m = valid > BLOCK ? classify_at(p, p[BLOCK], pg, mb)
                                       : classify_last_block(s, len, p, valid, pg, mb);
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
-        uint64_t quotes = m.quote, bad = m.bad;
+        uint64_t quotes = m.quote, bad = m.bad, escaped = 0;
         if (m.backslash & live) {
             /* N takes every backslash as an escape; S too where `escapes`. */
-            uint64_t escaped = escaped_bytes(m.backslash & live);
+            escaped = escaped_bytes(m.backslash & live);
             if (escapes) {
                 /* Escaped quotes do not count (as N reads them; strings_valid
-                 * compares S where a backslash may be a trail byte). */
+                 * finds where S reads a trail byte otherwise). */
                 quotes &= ~escaped;
             } else {
                 /* S reads them literally: the readings agree while N
@@ -449,8 +460,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             unsigned at = (unsigned)__builtin_ctzll(problem);
             uint64_t ahead = (1ull << at) - 1;
             size_t after = comment_end(s, len, pos + at, start, pg);
-            if (after && (!mb || strings_valid(lx->dfa, p, &m, inside & ~quotes & ahead, quotes,
-                                               ahead, valid, escapes, &chars))) {
+            if (after && (!mb || strings_valid(lx->dfa, p, inside & ~quotes & ahead,
+                                               m.high & ahead, escapes, escaped & ahead, valid,
+                                               &chars))) {
                 if (after >= len) {
                     lx->pos = len;
                     lx->quiet_from = len + 1;
@@ -463,8 +475,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         }
         /* Multibyte text is checked only in blocks that pass: else the
          * lexer goes on before its first high byte. */
-        if (mb && (problem || !strings_valid(lx->dfa, p, &m, inside & ~quotes & live, quotes, live,
-                                             valid, escapes, &chars)))
+        if (mb && (problem || !strings_valid(lx->dfa, p, inside & ~quotes & live, m.high & live,
+                                             escapes, escaped, valid, &chars)))
             problem |= (m.high & live) | (chars_before ? 1 : 0); /* 1: a character from the block before */
         if (!problem && valid > BLOCK) {
             if (anchors)

@@ -430,35 +430,40 @@ static void test_blocks_cut_characters(void)
 }
 
 /* Strings whose reading depends on something before them: a prefix (E'',
- * b''), a PG continuation across a line comment, or a comment that only
- * looks like one's gap.  At every offset around the block boundaries the
+ * b''), a PG continuation across a line comment, a comment that only looks
+ * like one's gap, a backslash before a multibyte character.  At every offset around the block boundaries the
  * fast checker gives the reference's verdict and findings, and the
  * reference the expected verdict. */
 static void test_blocks_rules_from_afar(void)
 {
     static const struct {
         qg_dialect dialect;
+        const char *enc;
         unsigned flags;
         const char *tail;
         qg_verdict expected;
     } cases[] = {
         /* The second part of E'' continues its rules: \' escapes, so the
          * string never ends. */
-        {QG_DIALECT_POSTGRES, SCS_ON, "E'a' -- c\n'\\' AS b FROM t", QG_VERDICT_BLOCK},
-        {QG_DIALECT_POSTGRES, SCS_ON, "'a' -- c\n AS b FROM t -- d", QG_VERDICT_CLEAN},
+        {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "E'a' -- c\n'\\' AS b FROM t", QG_VERDICT_BLOCK},
+        {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "'a' -- c\n AS b FROM t -- d", QG_VERDICT_CLEAN},
         /* Backslashes do not escape in U&'' and b'': the first quote
          * ends them, and 'x is left open. */
-        {QG_DIALECT_POSTGRES, SCS_OFF, "U&'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\\' AS b, 'x",
+        {QG_DIALECT_POSTGRES, "UTF8", SCS_OFF, "U&'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\\' AS b, 'x",
          QG_VERDICT_BLOCK},
-        {QG_DIALECT_MYSQL, 0, "b'0101010101010101010101010101010101010101010101010101\\' AS b, 'x",
+        {QG_DIALECT_MYSQL, "utf8mb4", 0, "b'0101010101010101010101010101010101010101010101010101\\' AS b, 'x",
          QG_VERDICT_BLOCK},
-        {QG_DIALECT_MYSQL, 0, "'max', 'lab', 'a\\'b' # c", QG_VERDICT_CLEAN},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0, "'max', 'lab', 'a\\'b' # c", QG_VERDICT_CLEAN},
+        /* MySQL's backslash escapes one byte, even a lead byte: 0x81 0x5c is
+         * then a character and the quote ends the string, where N and an
+         * automaton that escapes whole characters read on. */
+        {QG_DIALECT_MYSQL, "sjis", 0, "'ab\\\x95\x81\x5c' OR 1=1 -- '", QG_VERDICT_BLOCK},
+        {QG_DIALECT_MYSQL, "sjis", 0, "'\x83\x40\\\x95\x81\x5c' OR 1=1 -- '", QG_VERDICT_BLOCK},
     };
     unsigned queries = 0, differ = 0, unexpected = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         qg_context ctx;
-        const char *enc = cases[c].dialect == QG_DIALECT_POSTGRES ? "UTF8" : "utf8mb4";
-        qg_context_init(&ctx, cases[c].dialect, qg_encoding_find(cases[c].dialect, enc),
+        qg_context_init(&ctx, cases[c].dialect, qg_encoding_find(cases[c].dialect, cases[c].enc),
                         cases[c].flags);
         for (int pad = 0; pad < 140; pad++) {
             char sql[512];
