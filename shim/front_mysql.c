@@ -141,6 +141,30 @@ static unsigned long pending_blocks;
 /* The connection last connected or queried, for mysql_escape_string. */
 static conn_entry *last_used;
 
+/* A fork while another thread holds the lock must not leave it held in the
+ * child, whose first connect would wait for it forever.  The child makes it
+ * anew: an rwlock knows its writer by thread id, which the child's thread
+ * no longer has, so unlocking it there would break it. */
+static void lock_table(void)
+{
+    pthread_rwlock_wrlock(&table_lock);
+}
+
+static void unlock_table(void)
+{
+    pthread_rwlock_unlock(&table_lock);
+}
+
+static void renew_table_lock(void)
+{
+    pthread_rwlock_init(&table_lock, NULL);
+}
+
+__attribute__((constructor)) static void keep_table_across_fork(void)
+{
+    pthread_atfork(lock_table, unlock_table, renew_table_lock);
+}
+
 static size_t slot_of(const MYSQL *mysql, size_t capacity)
 {
     uint64_t h = (uint64_t)(uintptr_t)mysql;

@@ -99,6 +99,25 @@ typedef struct registry {
 static registry blocked_results = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
 static registry pending_conn_messages = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
 
+/* A fork while another thread holds a registry's lock must not leave it
+ * held in the child. */
+static void lock_registries(void)
+{
+    pthread_mutex_lock(&blocked_results.lock);
+    pthread_mutex_lock(&pending_conn_messages.lock);
+}
+
+static void unlock_registries(void)
+{
+    pthread_mutex_unlock(&pending_conn_messages.lock);
+    pthread_mutex_unlock(&blocked_results.lock);
+}
+
+__attribute__((constructor)) static void keep_registries_across_fork(void)
+{
+    pthread_atfork(lock_registries, unlock_registries, unlock_registries);
+}
+
 static bool registry_empty(registry *r)
 {
     return __atomic_load_n(&r->live, __ATOMIC_ACQUIRE) == 0;

@@ -177,6 +177,7 @@ static void *worker(void *arg)
 
 static void child_round(int child)
 {
+    failures = 0; /* the child's own: not an earlier child's, counted by the parent */
     alarm(20);
     int thread = 1000 + child;
     MYSQL *mysql = open_for_escaping(thread);

@@ -152,6 +152,7 @@ static void *worker(void *arg)
 /* A forked child: new connection, one round, exit status = its failures. */
 static void child_round(int child)
 {
+    failures = 0; /* the child's own: not an earlier child's, counted by the parent */
     alarm(20);
     int thread = 1000 + child;
     PGconn *conn = open_sjis(thread);
