@@ -344,23 +344,6 @@ static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
     return s[at] == '\'' && at > start;
 }
 
-/* PG: whether, from the newline at `at` that ends a line comment, only
- * whitespace and line comments lead to a quote: then the comment lay
- * between two parts of one string. */
-static bool string_goes_on(const unsigned char *s, size_t len, size_t at)
-{
-    while (at < len) {
-        if (s[at] == ' ' || (s[at] >= '\t' && s[at] <= '\r'))
-            at++;
-        else if (s[at] == '-' && at + 1 < len && s[at + 1] == '-')
-            while (at < len && s[at] != '\n' && s[at] != '\r')
-                at++;
-        else
-            return s[at] == '\'';
-    }
-    return false;
-}
-
 /* The end of a comment that starts at `at` in code, when the lexer would
  * find nothing in it: a line comment (PG and MySQL "--", MySQL "#") up to
  * its newline, a block comment (nested in PG) past its end; 0 for anything
@@ -378,7 +361,9 @@ static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t 
         i = qg_skip_comment_text(s, i, len, false);
         if (i < len && (s[i] == 0 || s[i] >= 0x80))
             return 0;
-        if (pg && at > 0 && in_continuation_gap(s, start, at - 1) && string_goes_on(s, len, i))
+        /* Between two parts of one string: a quote follows after its newline. */
+        if (pg && at > 0 && in_continuation_gap(s, start, at - 1) &&
+            qg_pg_continuation(s, len, i))
             return 0;
         return i; /* the newline is code */
     }

@@ -380,22 +380,18 @@ static inline __attribute__((always_inline)) int next_in_token(qg_lexer *lx, con
     }
 }
 
-/* After a closing quote, PG continues the literal when only whitespace with
- * at least one newline (and -- comments) separates it from another quote.
- * Returns the position of that quote, or 0. */
-static size_t pg_continuation(const qg_lexer *lx, size_t p)
+size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t p)
 {
-    const unsigned char *s = lx->sql;
     bool newline = false;
-    while (p < lx->len) {
+    while (p < len) {
         unsigned char c = s[p];
         if (c == '\n' || c == '\r') {
             newline = true;
             p++;
         } else if (c == ' ' || c == '\t' || c == '\f' || c == '\v') {
             p++;
-        } else if (c == '-' && p + 1 < lx->len && s[p + 1] == '-') {
-            while (p < lx->len && s[p] != '\n' && s[p] != '\r')
+        } else if (c == '-' && p + 1 < len && s[p + 1] == '-') {
+            while (p < len && s[p] != '\n' && s[p] != '\r')
                 p++;
         } else {
             return (c == '\'' && newline) ? p : 0;
@@ -465,7 +461,7 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
             lx->pos += 2;
         } else {
             lx->pos++;
-            size_t next = (pg && quote == '\'') ? pg_continuation(lx, lx->pos) : 0;
+            size_t next = (pg && quote == '\'') ? qg_pg_continuation(lx->sql, lx->len, lx->pos) : 0;
             if (!next)
                 break;
             check_gap(lx, next, tok->start, mb);

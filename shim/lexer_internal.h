@@ -26,6 +26,11 @@ void qg_lexer_skip_quiet(qg_lexer *lx);
  * slash), or that is NUL or a high byte; len when none does. */
 size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block);
 
+/* PG: after a closing quote at pos - 1, the literal goes on when only
+ * whitespace with at least one newline (and -- comments) separates it from
+ * another quote.  Returns the position of that quote, or 0. */
+size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
+
 /* Its two builds (shim/block_skip.c); tests force the narrower one to
  * compare it too. */
 void qg_skip_quiet_sse2(qg_lexer *lx);

@@ -431,9 +431,10 @@ static void test_blocks_cut_characters(void)
 
 /* Strings whose reading depends on something before them: a prefix (E'',
  * b''), a PG continuation across a line comment, a comment that only looks
- * like one's gap, a backslash before a multibyte character.  At every offset around the block boundaries the
- * fast checker gives the reference's verdict and findings, and the
- * reference the expected verdict. */
+ * like one's gap, a backslash before a multibyte character.  At every
+ * offset around the block boundaries the fast checker gives the
+ * reference's verdict and findings, and the reference the expected
+ * verdict. */
 static void test_blocks_rules_from_afar(void)
 {
     static const struct {
@@ -449,10 +450,10 @@ static void test_blocks_rules_from_afar(void)
         {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "'a' -- c\n AS b FROM t -- d", QG_VERDICT_CLEAN},
         /* Backslashes do not escape in U&'' and b'': the first quote
          * ends them, and 'x is left open. */
-        {QG_DIALECT_POSTGRES, "UTF8", SCS_OFF, "U&'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\\' AS b, 'x",
-         QG_VERDICT_BLOCK},
-        {QG_DIALECT_MYSQL, "utf8mb4", 0, "b'0101010101010101010101010101010101010101010101010101\\' AS b, 'x",
-         QG_VERDICT_BLOCK},
+        {QG_DIALECT_POSTGRES, "UTF8", SCS_OFF,
+         "U&'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\\' AS b, 'x", QG_VERDICT_BLOCK},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0,
+         "b'0101010101010101010101010101010101010101010101010101\\' AS b, 'x", QG_VERDICT_BLOCK},
         {QG_DIALECT_MYSQL, "utf8mb4", 0, "'max', 'lab', 'a\\'b' # c", QG_VERDICT_CLEAN},
         /* MySQL's backslash escapes one byte, even a lead byte: 0x81 0x5c is
          * then a character and the quote ends the string, where N and an
