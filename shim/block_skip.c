@@ -17,6 +17,7 @@
 #endif
 
 #include "encoding_tables.h"
+#include "hot.h"
 #include "lexer_internal.h"
 #include "quoteguard.h"
 
@@ -496,7 +497,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     }
 }
 
-void SKIP_QUIET(qg_lexer *lx)
+QG_HOT void SKIP_QUIET(qg_lexer *lx)
 {
     /* Where ' is never a trail byte, quotes can be counted and multibyte
      * text inside strings is checked here too, by the automaton.  Where the

@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "hot.h"
 #include "lexer_internal.h"
 #include "quoteguard.h"
 
@@ -29,7 +30,7 @@ const char *qg_reason_name(qg_reason reason)
     return (unsigned)reason < QG_REASON_COUNT ? reason_names[reason] : "unknown";
 }
 
-void qg_context_init(qg_context *ctx, qg_dialect dialect, const qg_encoding *enc, unsigned flags)
+QG_HOT void qg_context_init(qg_context *ctx, qg_dialect dialect, const qg_encoding *enc, unsigned flags)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->dialect = dialect;
@@ -116,7 +117,7 @@ static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len
     return found && !backslash_in_code(sql, code_from, len);
 }
 
-qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
+QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
     if (!result) {
         qg_result scratch; /* findings no one reads: not cleared */

@@ -5,6 +5,7 @@
  * malloc), and never calls back into anything the shim interposes. */
 #include "ascii.h"
 #include "config.h"
+#include "hot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -616,7 +617,7 @@ static void load(void)
     __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
 }
 
-const qg_settings *qg_settings_get(void)
+QG_HOT const qg_settings *qg_settings_get(void)
 {
     if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
         pthread_once(&load_once, load);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "encoding_tables.h"
+#include "hot.h"
 #include "quoteguard.h"
 
 /* ------------------------------------------------------------ byte tables */
@@ -283,7 +284,7 @@ static const qg_encoding *find_alias(qg_dialect dialect, const char *name)
     return NULL;
 }
 
-const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name)
+QG_HOT const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name)
 {
     if (!name || (unsigned)dialect > QG_DIALECT_MYSQL)
         return NULL;
@@ -308,7 +309,7 @@ bool qg_encoding_has_ascii_trail(const qg_encoding *enc)
     return enc->ascii_trail;
 }
 
-bool qg_encoding_is_single_byte(const qg_encoding *enc)
+QG_HOT bool qg_encoding_is_single_byte(const qg_encoding *enc)
 {
     return enc->forms == NULL;
 }
@@ -444,7 +445,7 @@ __attribute__((constructor)) static void build_dfas(void)
             __atomic_store_n(&dfa_built[i], build_dfa(&encodings[i], &dfas[i]), __ATOMIC_RELEASE);
 }
 
-const encoding_dfa_t *encoding_dfa(const qg_encoding *enc)
+QG_HOT const encoding_dfa_t *encoding_dfa(const qg_encoding *enc)
 {
     size_t i = (size_t)(enc - encodings);
     return __atomic_load_n(&dfa_built[i], __ATOMIC_ACQUIRE) ? &dfas[i] : NULL;

@@ -38,6 +38,7 @@
 
 #include "config.h"
 #include "guard.h"
+#include "hot.h"
 #include "log.h"
 #include "quoteguard.h"
 #include "real.h"
@@ -92,7 +93,7 @@ static void report_missing(const char *name)
     qg_log_write_event(qg_settings_get(), "error", "missing_symbol", name);
 }
 
-static bool tracking_enabled(void)
+QG_HOT static bool tracking_enabled(void)
 {
     const qg_settings *s = qg_settings_get();
     return s->mode != QG_MODE_OFF && s->active;
@@ -190,7 +191,7 @@ static conn_entry **table_find_slot(const MYSQL *mysql)
     return NULL;
 }
 
-static conn_entry *table_lookup(const MYSQL *mysql)
+QG_HOT static conn_entry *table_lookup(const MYSQL *mysql)
 {
     pthread_rwlock_rdlock(&table_lock);
     conn_entry **slot = table_find_slot(mysql);
@@ -674,7 +675,7 @@ static size_t read_statement(session_state *st, const char *sql, size_t len,
 }
 
 /* Cheap test for the word SET anywhere: most queries skip the SET reader. */
-static bool mentions_set(const char *sql, size_t len)
+QG_HOT static bool mentions_set(const char *sql, size_t len)
 {
     for (size_t i = 0; i + 3 <= len; i++) {
         if ((sql[i] | 0x20) != 's' || (sql[i + 1] | 0x20) != 'e' || (sql[i + 2] | 0x20) != 't')
@@ -773,7 +774,7 @@ static void refresh(conn_entry *e)
 }
 
 /* The entry to use for a query on mysql, up to date; NULL without memory. */
-static conn_entry *entry_for_query(MYSQL *mysql)
+QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
 {
     conn_entry *e = table_get_or_add(mysql);
     if (!e)
@@ -823,7 +824,7 @@ static void block_orphan(MYSQL *mysql, const char *sqlstate, const char *message
     snprintf(orphan_message, sizeof orphan_message, "%s", message);
 }
 
-static bool check_piece(MYSQL *mysql, const char *api, const session_state *st,
+QG_HOT static bool check_piece(MYSQL *mysql, const char *api, const session_state *st,
                         const char *sql, size_t len, const void *caller, qg_decision *d)
 {
     qg_query q = {
@@ -841,7 +842,7 @@ static bool check_piece(MYSQL *mysql, const char *api, const session_state *st,
 
 /* Checks the text statement by statement where a statement changes the
  * state; *after is the state once all of it ran.  True = send it. */
-static bool query_allowed(conn_entry *e, const char *api, const char *sql, size_t len,
+QG_HOT static bool query_allowed(conn_entry *e, const char *api, const char *sql, size_t len,
                           const void *caller, qg_decision *d, session_state *after,
                           bool *changed, bool *stale)
 {
@@ -914,7 +915,7 @@ static real_sender real_sender_for(query_api api)
     return r;
 }
 
-static int send_real(real_sender r, MYSQL *mysql, const char *sql, unsigned long len)
+QG_HOT static int send_real(real_sender r, MYSQL *mysql, const char *sql, unsigned long len)
 {
     return r.plain ? r.plain(mysql, sql) : r.sized(mysql, sql, len);
 }
@@ -947,7 +948,7 @@ static int guarded_query_without_entry(real_sender real, MYSQL *mysql, const cha
     return 1;
 }
 
-static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api,
+QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api,
                          const void *caller)
 {
     real_sender real = real_sender_for(api);
@@ -984,22 +985,22 @@ static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query
     return rc;
 }
 
-QG_EXPORT int mysql_query(MYSQL *mysql, const char *q)
+QG_HOT QG_EXPORT int mysql_query(MYSQL *mysql, const char *q)
 {
     return guarded_query(mysql, q, q ? strlen(q) : 0, API_QUERY, __builtin_return_address(0));
 }
 
-QG_EXPORT int mysql_real_query(MYSQL *mysql, const char *q, unsigned long length)
+QG_HOT QG_EXPORT int mysql_real_query(MYSQL *mysql, const char *q, unsigned long length)
 {
     return guarded_query(mysql, q, length, API_REAL_QUERY, __builtin_return_address(0));
 }
 
-QG_EXPORT int mysql_send_query(MYSQL *mysql, const char *q, unsigned long length)
+QG_HOT QG_EXPORT int mysql_send_query(MYSQL *mysql, const char *q, unsigned long length)
 {
     return guarded_query(mysql, q, length, API_SEND_QUERY, __builtin_return_address(0));
 }
 
-QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
+QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
 {
     mysql_read_query_result_fn fn = real_mysql_read_query_result();
     if (!fn) {

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "guard.h"
+#include "hot.h"
 #include "log.h"
 #include "real.h"
 #include "rewriter.h"
@@ -211,7 +212,7 @@ static const blocked_message *registry_find(registry *r, const void *key)
 
 /* The client encoding as the server reported it (libpq's numbering of
  * PQclientEncoding may differ from the server's, so the name comes first). */
-static const char *client_encoding(const PGconn *conn)
+QG_HOT static const char *client_encoding(const PGconn *conn)
 {
     PQparameterStatus_fn status = real_PQparameterStatus();
     const char *name = status ? status(conn, "client_encoding") : NULL;
@@ -222,7 +223,7 @@ static const char *client_encoding(const PGconn *conn)
     return id && to_name ? to_name(id(conn)) : "";
 }
 
-static unsigned quoting_flags(const PGconn *conn)
+QG_HOT static unsigned quoting_flags(const PGconn *conn)
 {
     PQparameterStatus_fn status = real_PQparameterStatus();
     const char *scs = status ? status(conn, "standard_conforming_strings") : NULL;
@@ -233,7 +234,7 @@ static unsigned quoting_flags(const PGconn *conn)
  * nothing to check, the shim is off, or we are inside another intercepted
  * call (libpq's PQexec calls PQsendQuery through its PLT).  When true, the
  * re-entrancy guard is held until close_query(). */
-static bool open_query(PGconn *conn, const char *sql)
+QG_HOT static bool open_query(PGconn *conn, const char *sql)
 {
     if (!conn || !sql)
         return false;
@@ -245,13 +246,13 @@ static bool open_query(PGconn *conn, const char *sql)
     return qg_guard_enter();
 }
 
-static void close_query(void)
+QG_HOT static void close_query(void)
 {
     qg_guard_leave();
 }
 
 /* Checks the text with the connection's state as of now; true = send it. */
-static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
+QG_HOT static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
                           qg_decision *d)
 {
     qg_query q = {
@@ -269,7 +270,7 @@ static bool query_allowed(PGconn *conn, const char *api, const char *sql, const 
 
 /* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
  * there the query goes as it is, so that libpq answers as it would. */
-static bool pipeline_off(const PGconn *conn)
+QG_HOT static bool pipeline_off(const PGconn *conn)
 {
     PQpipelineStatus_fn pipeline = real_PQpipelineStatus();
     return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
@@ -340,7 +341,7 @@ static bool server_is_utf8(const PGconn *conn)
  * rw->params are to be sent instead (free rw->block afterwards).  The
  * decision is shim/rewriter.c's; this only finds the connection's state and
  * the memory.  Nothing is allocated for a query that stays as it is. */
-static bool rewrite_query(PGconn *conn, const char *api, const char *sql, rewritten *rw)
+QG_HOT static bool rewrite_query(PGconn *conn, const char *api, const char *sql, rewritten *rw)
 {
     const qg_settings *s = qg_settings_get();
     if (s->mode != QG_MODE_REWRITE || !pipeline_off(conn))
@@ -391,7 +392,7 @@ static bool rewrite_query(PGconn *conn, const char *api, const char *sql, rewrit
     return true;
 }
 
-static PGresult *exec_allowed(PGconn *conn, const char *query, PQexec_fn real)
+QG_HOT static PGresult *exec_allowed(PGconn *conn, const char *query, PQexec_fn real)
 {
     rewritten rw;
     PQexecParams_fn with_params = real_PQexecParams();
@@ -402,7 +403,7 @@ static PGresult *exec_allowed(PGconn *conn, const char *query, PQexec_fn real)
     return res;
 }
 
-static int send_allowed(PGconn *conn, const char *query, PQsendQuery_fn real)
+QG_HOT static int send_allowed(PGconn *conn, const char *query, PQsendQuery_fn real)
 {
     rewritten rw;
     PQsendQueryParams_fn with_params = real_PQsendQueryParams();
@@ -415,7 +416,7 @@ static int send_allowed(PGconn *conn, const char *query, PQsendQuery_fn real)
 
 /* ------------------------------------------------------- query entries */
 
-QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
+QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
 {
     PQexec_fn real = real_PQexec();
     if (!real) {
@@ -432,7 +433,7 @@ QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
     return res;
 }
 
-QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
+QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
 {
     PQsendQuery_fn real = real_PQsendQuery();
     if (!real) {
@@ -628,7 +629,7 @@ QG_EXPORT char *PQresultErrorField(const PGresult *res, int fieldcode)
 
 /* ------------------------------------------------------------ lifetimes */
 
-QG_EXPORT void PQclear(PGresult *res)
+QG_HOT QG_EXPORT void PQclear(PGresult *res)
 {
     /* Dropped before the real free, so that a new result at the same
      * address can never find the old entry. */

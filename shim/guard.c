@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attach.h"
+#include "hot.h"
 #include "log.h"
 #include "shape.h"
 #include "shape_profile.h"
@@ -14,7 +15,7 @@
  * never calls __tls_get_addr (which may allocate) on the query path. */
 static __thread unsigned guard_depth __attribute__((tls_model("initial-exec")));
 
-bool qg_guard_enter(void)
+QG_HOT bool qg_guard_enter(void)
 {
     if (guard_depth > 0)
         return false;
@@ -22,7 +23,7 @@ bool qg_guard_enter(void)
     return true;
 }
 
-void qg_guard_leave(void)
+QG_HOT void qg_guard_leave(void)
 {
     if (guard_depth > 0)
         guard_depth--;
@@ -196,7 +197,7 @@ static bool block_unknown_shape(uint64_t shape, qg_decision *out)
     return false;
 }
 
-bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
+QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
 {
     out->block = false;
     out->sqlstate = NULL;
@@ -287,7 +288,7 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
     return false;
 }
 
-bool qg_guard_query(const qg_query *q, qg_decision *out)
+QG_HOT bool qg_guard_query(const qg_query *q, qg_decision *out)
 {
     /* A front is called, so its library is mapped: announce now if the
      * start-up probe found none (an interpreter dlopen()ed it later). */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "encoding_tables.h"
+#include "hot.h"
 #include "lexer_internal.h"
 #include "quoteguard.h"
 
@@ -101,7 +102,7 @@ void qg_force_reference(bool on)
     force_reference = on;
 }
 
-bool qg_reference_forced(void)
+QG_HOT bool qg_reference_forced(void)
 {
     return force_reference;
 }
@@ -676,7 +677,7 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         check_introduced(lx, tok, introduced);
 }
 
-void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
+QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
                    qg_reading reading, qg_result *findings)
 {
     memset(lx, 0, sizeof *lx);
@@ -780,7 +781,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
     }
 }
 
-void qg_lexer_skip_quiet(qg_lexer *lx)
+QG_HOT void qg_lexer_skip_quiet(qg_lexer *lx)
 {
     if (force_reference || lx->reading != QG_READ_SERVER || lx->exec_comment_depth ||
         lx->pos < lx->quiet_from || lx->pos >= lx->len)

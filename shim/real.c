@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
+#include "hot.h"
+
 /* Starts at 1 so that a zeroed slot is always stale. */
 static unsigned generation = 1;
 
@@ -13,7 +15,7 @@ void qg_real_invalidate(void)
     __atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
 }
 
-void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *sonames)
+QG_HOT void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *sonames)
 {
     unsigned now = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&slot->generation, __ATOMIC_ACQUIRE) == now) {

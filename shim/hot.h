@@ -1,0 +1,13 @@
+/* The functions every query runs through. */
+#ifndef QG_HOT_H
+#define QG_HOT_H
+
+/* In a real client the shim's cost per query is set less by instruction
+ * counts than by cold caches: between two queries the process sleeps in
+ * poll() while the kernel and other processes evict the shim's code.  GCC
+ * groups `hot` functions in .text.hot, so a query's path spans a few pages
+ * and cache lines instead of the whole library (bench/bench_paired.c
+ * measures it: docs/PERFORMANCE.md). */
+#define QG_HOT __attribute__((hot))
+
+#endif
