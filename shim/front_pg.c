@@ -322,13 +322,22 @@ static int blocked_send(PGconn *conn, const qg_decision *d)
 
 /* ----------------------------------------------------------- rewrite */
 
-/* A query to send with parameters; one allocation holds everything. */
+/* A query to send with parameters.  One block holds everything: `local`
+ * when it fits, so that most rewritten queries allocate nothing, else one
+ * malloc (rewritten_release frees it). */
 typedef struct rewritten {
     void *block;
     const char *text;
     const char *const *params;
     int nparams;
+    _Alignas(sizeof(void *)) char local[2048];
 } rewritten;
+
+static void rewritten_release(rewritten *rw)
+{
+    if (rw->block != rw->local)
+        free(rw->block);
+}
 
 static bool server_is_utf8(const PGconn *conn)
 {
@@ -338,60 +347,65 @@ static bool server_is_utf8(const PGconn *conn)
 }
 
 /* Rewrite mode, for a query that passed the check: true when rw->text and
- * rw->params are to be sent instead (free rw->block afterwards).  The
+ * rw->params are to be sent instead (rewritten_release afterwards).  The
  * decision is shim/rewriter.c's; this only finds the connection's state and
- * the memory.  Nothing is allocated for a query that stays as it is. */
+ * the memory.  A query without a quote or dollar sign is not read further. */
 QG_HOT static bool rewrite_query(PGconn *conn, const char *api, const char *sql, rewritten *rw)
 {
     const qg_settings *s = qg_settings_get();
     if (s->mode != QG_MODE_REWRITE || !pipeline_off(conn))
         return false;
-    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, client_encoding(conn));
-    if (!enc)
-        return false;
-    qg_context ctx;
-    qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, quoting_flags(conn));
-    unsigned options = server_is_utf8(conn) ? QG_REWRITE_SERVER_UTF8 : 0;
     size_t len = strlen(sql);
+    const char *why = "no string literal";
     char detail[QG_LOG_LINE_MAX / 2];
+    if (qg_rewrite_may_apply(sql, len)) {
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, client_encoding(conn));
+        if (!enc)
+            return false;
+        qg_context ctx;
+        qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, quoting_flags(conn));
+        unsigned options = server_is_utf8(conn) ? QG_REWRITE_SERVER_UTF8 : 0;
 
-    /* One pass into buffers of the largest possible size: the text keeps
-     * its length or shrinks, values are no longer than their literals, and
-     * every parameter takes a literal of at least two bytes. */
-    size_t max_params = len / 2 + 1 < QG_REWRITE_MAX_PARAMS ? len / 2 + 1 : QG_REWRITE_MAX_PARAMS;
-    size_t params_bytes = max_params * sizeof(const char *);
-    char *block = malloc(params_bytes + 2 * (len + 1));
-    if (!block)
-        return false; /* the query passed the check: it may go as it is */
-    qg_rewrite out = {
-        .params = (const char **)(void *)block,
-        .params_cap = max_params,
-        .text = block + params_bytes,
-        .text_cap = len + 1,
-        .values = block + params_bytes + len + 1,
-        .values_cap = len + 1,
-    };
-    if (qg_rewrite_query(&ctx, options, sql, len, &out) != QG_REWRITE_DONE) {
-        if (s->verbosity >= 2) {
-            snprintf(detail, sizeof detail, "%s: sent as it is: %s", api,
-                     out.why ? out.why : "more parameters than fit");
-            qg_log_write_event(s, "debug", "rewrite_skipped", detail);
+        /* One pass into buffers of the largest possible size: the text keeps
+         * its length or shrinks, values are no longer than their literals,
+         * and every parameter takes a literal of at least two bytes. */
+        size_t max_params =
+            len / 2 + 1 < QG_REWRITE_MAX_PARAMS ? len / 2 + 1 : QG_REWRITE_MAX_PARAMS;
+        size_t params_bytes = max_params * sizeof(const char *);
+        size_t need = params_bytes + 2 * (len + 1);
+        char *block = need <= sizeof rw->local ? rw->local : malloc(need);
+        if (!block)
+            return false; /* the query passed the check: it may go as it is */
+        qg_rewrite out = {
+            .params = (const char **)(void *)block,
+            .params_cap = max_params,
+            .text = block + params_bytes,
+            .text_cap = len + 1,
+            .values = block + params_bytes + len + 1,
+            .values_cap = len + 1,
+        };
+        rw->block = block;
+        if (qg_rewrite_query(&ctx, options, sql, len, &out) == QG_REWRITE_DONE) {
+            if (s->verbosity >= 2) {
+                /* The rewritten text holds no literal values, only $n. */
+                snprintf(detail, sizeof detail, "%s: %zu parameters: %s", api, out.nparams,
+                         out.text);
+                qg_log_write_event(s, "debug", "rewritten", detail);
+            }
+            rw->text = out.text;
+            rw->params = out.params;
+            rw->nparams = (int)out.nparams;
+            return true;
         }
-        free(block);
-        return false;
+        rewritten_release(rw);
+        why = out.why ? out.why : "more parameters than fit";
     }
     if (s->verbosity >= 2) {
-        /* The rewritten text holds no literal values, only $n. */
-        snprintf(detail, sizeof detail, "%s: %zu parameters: %s", api, out.nparams, out.text);
-        qg_log_write_event(s, "debug", "rewritten", detail);
+        snprintf(detail, sizeof detail, "%s: sent as it is: %s", api, why);
+        qg_log_write_event(s, "debug", "rewrite_skipped", detail);
     }
-    rw->block = block;
-    rw->text = out.text;
-    rw->params = out.params;
-    rw->nparams = (int)out.nparams;
-    return true;
+    return false;
 }
-
 QG_HOT static PGresult *exec_allowed(PGconn *conn, const char *query, PQexec_fn real)
 {
     rewritten rw;
@@ -399,7 +413,7 @@ QG_HOT static PGresult *exec_allowed(PGconn *conn, const char *query, PQexec_fn 
     if (!with_params || !rewrite_query(conn, "PQexec", query, &rw))
         return real(conn, query);
     PGresult *res = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
-    free(rw.block);
+    rewritten_release(&rw);
     return res;
 }
 
@@ -410,7 +424,7 @@ QG_HOT static int send_allowed(PGconn *conn, const char *query, PQsendQuery_fn r
     if (!with_params || !rewrite_query(conn, "PQsendQuery", query, &rw))
         return real(conn, query);
     int sent = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
-    free(rw.block);
+    rewritten_release(&rw);
     return sent;
 }
 

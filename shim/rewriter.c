@@ -1329,6 +1329,11 @@ static bool walk(walker *w)
     }
 }
 
+bool qg_rewrite_may_apply(const char *sql, size_t len)
+{
+    return memchr(sql, '\'', len) || memchr(sql, '$', len);
+}
+
 qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, const char *sql,
                                    size_t len, qg_rewrite *rw)
 {
@@ -1336,6 +1341,10 @@ qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, cons
     rw->why = NULL;
     if (ctx->dialect != QG_DIALECT_POSTGRES || !ctx->encoding || !sql) {
         rw->why = "not a PostgreSQL query";
+        return QG_REWRITE_UNCHANGED;
+    }
+    if (!qg_rewrite_may_apply(sql, len)) {
+        rw->why = "no string literal";
         return QG_REWRITE_UNCHANGED;
     }
     statement_facts facts;

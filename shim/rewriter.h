@@ -30,6 +30,7 @@
 #ifndef QG_REWRITER_H
 #define QG_REWRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "quoteguard.h"
@@ -71,5 +72,10 @@ typedef struct qg_rewrite {
  * The query must already have passed qg_check(). */
 qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, const char *sql,
                                    size_t len, qg_rewrite *rw);
+
+/* False when `sql` holds no quote and no dollar sign, so no literal that
+ * qg_rewrite_query() replaces: it answers UNCHANGED ("no string literal"),
+ * and a caller need not gather the connection's state to ask. */
+bool qg_rewrite_may_apply(const char *sql, size_t len);
 
 #endif

@@ -403,8 +403,37 @@ static void test_long_literals(void)
     }
 }
 
+/* Without a quote or a dollar sign there is no literal to replace: the
+ * answer comes before any lexing, and only then. */
+static void test_no_literal(void)
+{
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8"),
+                    SCS_ON);
+    static const char *const plain[] = {"SELECT abalance FROM pgbench_accounts WHERE aid = 7",
+                                        "UPDATE t SET n = n + 1 WHERE id = 3 -- no literal",
+                                        "BEGIN", ""};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        qg_rewrite rw = {0};
+        qg_rewrite_status st = qg_rewrite_query(&ctx, 0, plain[i], strlen(plain[i]), &rw);
+        tap_ok(!qg_rewrite_may_apply(plain[i], strlen(plain[i])) && st == QG_REWRITE_UNCHANGED &&
+                   rw.why && strcmp(rw.why, "no string literal") == 0,
+               "no quote, no dollar: unchanged, not read (%s)", plain[i]);
+    }
+    const char *own = "SELECT * FROM t WHERE id = $1";
+    qg_rewrite rw = {0};
+    qg_rewrite_status st = qg_rewrite_query(&ctx, 0, own, strlen(own), &rw);
+    tap_ok(qg_rewrite_may_apply(own, strlen(own)) && st == QG_REWRITE_UNCHANGED && rw.why &&
+               strcmp(rw.why, "the query has $n parameters of its own") == 0,
+           "a dollar sign alone: the query is read (%s)", rw.why ? rw.why : "?");
+    const char *tail = "SELECT * FROM t WHERE s = 'x'";
+    tap_ok(qg_rewrite_may_apply(tail, strlen(tail)) && !qg_rewrite_may_apply(tail, 26),
+           "a quote counts only within the length given");
+}
+
 int main(void)
 {
+    test_no_literal();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(&cases[i]);
     test_no_room();
