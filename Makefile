@@ -103,7 +103,16 @@ $(BENCH_BIN): bench/bench_checker.c $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -o $@ $< $(LOGIC_OBJ) -lpg_query -lm $(LDLIBS_SHIM)
 
-bench: all $(BENCH_BIN)
+# The shim's added latency per query on one connection, in pairs (bench_e2e.sh).
+BENCH_PAIRED_BIN = $(BUILD)/bench/bench_paired
+
+$(BENCH_PAIRED_BIN): bench/bench_paired.c
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
+	    $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -lpq \
+	    $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb) -ldl -lm
+
+bench: all $(BENCH_BIN) $(BENCH_PAIRED_BIN)
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi

@@ -15,9 +15,20 @@
 # Besides QPS it records the client's CPU time per query, which other load on
 # a shared machine barely moves, while it makes QPS swing.
 #
+# Then the paired measure (bench/bench_paired.c): one process sends the same
+# kind of query through the shim and around it (libpq's and libmariadb's own
+# functions), alternating query by query, so that the guest's drift cancels
+# in each pair; it gives the shim's added latency per query to a fraction of
+# a microsecond, where whole runs differ by tens of percent.
+#
+# With two CPUs or more, the servers are pinned to CPU 0 and the client to
+# CPU 1 (taskset), so that the scheduler does not move them between rounds;
+# BENCH_E2E_PIN=0 leaves them where the scheduler puts them.
+#
 # Environment: BUILD (build), BENCH_RUNS rounds (5), BENCH_E2E_SECONDS per run
-# (5), BENCH_E2E_JSON (build/bench/e2e.json), BENCH_E2E_ONLY (only the
-# benchmarks whose name contains it).  Statement logging of the
+# (5), BENCH_PAIRS per paired run (10000), BENCH_E2E_JSON
+# (build/bench/e2e.json), BENCH_E2E_ONLY (only the benchmarks whose name
+# contains it), BENCH_E2E_PIN (1).  Statement logging of the
 # throwaway servers is switched off: it would cost both sides the same and
 # hide the ratio.  Not a test: it reports, it does not judge.
 set -u
@@ -28,13 +39,16 @@ BUILD=${BUILD:-build}
 RUNS=${BENCH_RUNS:-5}
 SECS=${BENCH_E2E_SECONDS:-5}
 JSON=${BENCH_E2E_JSON:-$BUILD/bench/e2e.json}
+PAIRS=${BENCH_PAIRS:-10000}
 SHIM=$ROOT/$BUILD/libquoteguard.so
+PAIRED=$ROOT/$BUILD/bench/bench_paired
 # A run that takes this much longer than asked is killed.
 RUN_TIMEOUT=$((SECS + 60))
 
 die() { echo "bench_e2e: $*" >&2; exit 1; }
 
 [ -f "$SHIM" ] || die "$SHIM missing: run make"
+[ -x "$PAIRED" ] || die "$PAIRED missing: run make bench"
 for tool in sysbench python3 iconv; do
     command -v "$tool" >/dev/null || die "$tool not installed"
 done
@@ -62,6 +76,16 @@ PGBENCH=$QG_PG_BIN/pgbench
 pg_psql -d postgres -c "ALTER SYSTEM SET log_statement = 'none'" -c "SELECT pg_reload_conf()" \
     >/dev/null || die "cannot switch off log_statement"
 my_sql -e "SET GLOBAL general_log = 0; CREATE DATABASE sbtest" || die "MariaDB setup failed"
+
+# Every server process, and the backends they fork later, on CPU 0.
+CLIENT_PIN=()
+if [ "${BENCH_E2E_PIN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+    for pid in $(pgrep -u "$QG_PG_USER") $(pgrep -u "$QG_MY_USER"); do
+        taskset -a -p -c 0 "$pid" >/dev/null || die "cannot pin server process $pid"
+    done
+    CLIENT_PIN=(taskset -c 1)
+    echo "bench_e2e: servers on CPU 0, clients on CPU 1" >&2
+fi
 
 echo "bench_e2e: loading data" >&2
 "$PGBENCH" -i -q -s 1 >"$WORK/pgbench-init.log" 2>&1 || { cat "$WORK/pgbench-init.log" >&2; die "pgbench -i failed"; }
@@ -98,9 +122,9 @@ run_client() {
     shift 2
     local TIMEFORMAT='qg-bench-cpu %U %S'
     if [ "$config" = base ]; then
-        time timeout "$RUN_TIMEOUT" env -u LD_PRELOAD "$@"
+        time timeout "$RUN_TIMEOUT" "${CLIENT_PIN[@]}" env -u LD_PRELOAD "$@"
     else
-        time timeout "$RUN_TIMEOUT" env -u QUOTEGUARD_ALLOW -u QUOTEGUARD_ONLY_PROGRAMS \
+        time timeout "$RUN_TIMEOUT" "${CLIENT_PIN[@]}" env -u QUOTEGUARD_ALLOW -u QUOTEGUARD_ONLY_PROGRAMS \
             -u QUOTEGUARD_SKIP_PROGRAMS QUOTEGUARD_CONFIG=/dev/null QUOTEGUARD_MODE="$config" \
             QUOTEGUARD_LOG="$log" QUOTEGUARD_VERBOSE=1 LD_PRELOAD="$SHIM" "$@"
     fi
@@ -206,6 +230,38 @@ for spec in "${BENCHES[@]}"; do
     done
 done
 
+# ------------------------------------------------------------------ paired
+
+# name | client arguments | modes
+PAIRED_BENCHES=(
+    "paired_pg_select|pg select|enforce audit rewrite"
+    "paired_pg_string|pg string|enforce audit rewrite"
+    "paired_pg_sjis|pg sjis|enforce audit rewrite"
+    "paired_my_select|mysql select|enforce audit"
+    "paired_my_string|mysql string|enforce audit"
+)
+PAIRED_RAW=$WORK/paired.tsv
+: >"$PAIRED_RAW"
+for round in $(seq 1 "$RUNS"); do
+    for spec in "${PAIRED_BENCHES[@]}"; do
+        IFS='|' read -r name args modes <<<"$spec"
+        selected "$name" || continue
+        read -r -a how <<<"$args"
+        [ "${how[0]}" = mysql ] && how+=("$PAIRS" "$QG_MY_SOCKET") || how+=("$PAIRS")
+        for mode in $modes; do
+            out=$WORK/out-$name-$mode-$round.txt
+            if ! run_client "$mode" "$WORK/shim-$name-$mode.log" "$PAIRED" "${how[@]}" >"$out" 2>&1 ||
+                ! line=$(grep -E '^(pg|mysql) ' "$out"); then
+                echo "bench_e2e: $name/$mode round $round failed:" >&2
+                tail -n 20 "$out" >&2
+                exit 1
+            fi
+            printf '%s\t%s\t%s\t%s\n' "$name" "$mode" "$round" "$line" >>"$PAIRED_RAW"
+            printf '%s %s #%s: %s\n' "$name" "$mode" "$round" "$line" >&2
+        done
+    done
+done
+
 # What the shim logged during the timed runs, kept for reading.  Every query
 # is legitimate: apart from one "attached" line per process there should be
 # nothing.
@@ -220,11 +276,14 @@ PGVER=$("$QG_PG_BIN/postgres" --version)
 MYVER=$(my_sql -e 'SELECT VERSION()')
 mkdir -p "$(dirname "$JSON")"
 specs=$(printf '%s\n' "${BENCHES[@]}")
+PINNED=$([ ${#CLIENT_PIN[@]} -gt 0 ] && echo 1 || echo 0)
 python3 - "$RAW" "$JSON" "$CPU" "$CORES" "$RUNS" "$SECS" "$PGVER" "$MYVER" "$shim_log_lines" \
-    "$specs" <<'EOF'
+    "$specs" "$PINNED" "$PAIRED_RAW" "$PAIRS" <<'EOF'
 import json, statistics, sys
 
-raw, out, cpu, cores, runs, secs, pgver, myver, log_lines, specs = sys.argv[1:]
+(raw, out, cpu, cores, runs, secs, pgver, myver, log_lines, specs, pinned, paired_raw,
+ pairs) = sys.argv[1:]
+pinned = pinned == "1"
 rows = {}
 for line in open(raw):
     name, config, rnd, tps, qps, n, cpu_s = line.rstrip("\n").split("\t")
@@ -235,13 +294,14 @@ for line in open(raw):
 med = statistics.median
 report = {
     "machine": {"cpu": cpu, "cores": int(cores), "postgres": pgver, "mariadb": myver},
-    "settings": {"rounds": int(runs), "seconds_per_run": int(secs), "clients": 1,
+    "settings": {"rounds": int(runs), "seconds_per_run": int(secs), "clients": 1, "pinned": pinned,
                  "statistic": "median", "order": "configurations alternate, rotated each round"},
     "shim_log_lines_besides_attach": int(log_lines),
     "benchmarks": [],
 }
 print(f"\nquoteguard end-to-end benchmark: {cpu}, {cores} cores; {pgver}; MariaDB {myver}")
-print(f"median of {runs} alternating rounds of {secs} s per configuration, 1 client\n")
+print(f"median of {runs} alternating rounds of {secs} s per configuration, 1 client"
+      + (", servers on CPU 0 and client on CPU 1\n" if pinned else "\n"))
 fmt = "{:<25} {:<8} {:>8} {:>9} {:>13} {:>8} {:>10} {:>9} {:>10}"
 print(fmt.format("benchmark", "config", "QPS", "QPS ratio", "paired ratios", "added",
                  "client CPU", "added CPU", "ratio from"))
@@ -285,6 +345,41 @@ print("\nQPS ratio = median QPS with the shim / without; paired = the same per r
 print("added us/query = 1/QPS(shim) - 1/QPS(base); client CPU = user+system CPU time of the")
 print("client per query; ratio from added CPU = 1 / (1 + added CPU x base QPS): the QPS ratio if")
 print("the shim's CPU adds serially to each query, robust to load from other processes.")
+
+paired = {}
+for line in open(paired_raw):
+    name, mode, rnd, text = line.rstrip("\n").split("\t")
+    fields = {k: float(v) for k, v in (kv.split("=") for kv in text.split()[2:])}
+    fields["round"] = int(rnd)
+    paired.setdefault(name, {}).setdefault(mode, []).append(fields)
+if paired:
+    print(f"\npaired: {pairs} pairs per run, shim and direct alternating query by query in one"
+          f" process; median of {runs} runs")
+    pfmt = "{:<18} {:<8} {:>10} {:>10} {:>14} {:>9} {:>13} {:>12}"
+    print(pfmt.format("benchmark", "mode", "direct us", "added us", "added min..max",
+                      "ratio", "ratio min..max", "protocol us"))
+    report["paired"] = []
+    for name, modes in paired.items():
+        for mode, rs in modes.items():
+            added = [r["added_us"] for r in rs]
+            ratio = [r["ratio"] for r in rs]
+            e = {"name": name, "mode": mode, "runs": rs,
+                 "direct_median_us": med(r["direct_median_us"] for r in rs),
+                 "added_us_median": med(added), "ratio_median": med(ratio)}
+            protocol = ""
+            if "protocol_us" in rs[0]:
+                e["protocol_us_median"] = med(r["protocol_us"] for r in rs)
+                protocol = f"{e['protocol_us_median']:.2f}"
+            report["paired"].append(e)
+            print(pfmt.format(name, mode, f"{e['direct_median_us']:.1f}",
+                              f"{e['added_us_median']:.2f}",
+                              f"{min(added):.2f}..{max(added):.2f}", f"{e['ratio_median']:.4f}",
+                              f"{min(ratio):.4f}..{max(ratio):.4f}", protocol))
+    print("direct us = median latency of a query around the shim; added us = mean of the pair")
+    print("differences (5 % trimmed each side); ratio = one client's throughput with the shim /")
+    print("without (summed latencies of the pairs kept); protocol us = what the same query costs")
+    print("sent directly with its literal as a parameter (PQsendQueryParams), more than as text:")
+    print("the extended protocol's share of rewrite mode's cost, measured in the same rounds.")
 print(f"Shim log lines during timed runs besides one 'attached' per process: {log_lines}")
 with open(out, "w") as f:
     json.dump(report, f, indent=2)

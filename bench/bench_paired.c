@@ -1,0 +1,304 @@
+/*
+ * The shim's added latency per query on a real connection, measured in
+ * pairs (issue 6, end to end).  Run under LD_PRELOAD=libquoteguard.so.
+ *
+ * One process, one connection, one query shape.  Each pair sends the same
+ * kind of query twice, back to back: once through the entry points the shim
+ * interposes (what the application calls) and once through libpq's or
+ * libmariadb's own functions, found with dlsym on the library's handle, which
+ * the shim never sees.  The order within a pair alternates.  Two queries a
+ * few hundred microseconds apart see the same machine, so the guest's drift
+ * over seconds, which swamps a 1 % difference between whole runs, cancels in
+ * each pair's difference.
+ *
+ * The API is each benchmark client's: pgbench's (PQsendQuery, PQgetResult,
+ * PQclear) and sysbench's MariaDB driver's (mysql_real_query,
+ * mysql_store_result, mysql_free_result).  Inside libpq, PQexec calls
+ * PQsendQuery through the PLT, as mysql_real_query calls mysql_send_query
+ * and mysql_read_query_result: the direct path therefore calls those inner
+ * functions, the ones the shim would otherwise see.
+ *
+ *   bench_paired pg SHAPE PAIRS        connection from PG* variables
+ *   bench_paired mysql SHAPE PAIRS SOCKET
+ *
+ * SHAPE: select (pgbench -S: an integer literal), string (a point select
+ * with a short string literal, which rewrite mode sends as a parameter),
+ * sjis (pgbench_sjis's point select with a 4 KB Shift_JIS literal, PG,
+ * client_encoding SJIS).  Prints one line: shape, pairs, median direct and
+ * shim latency, the trimmed mean of the pair differences with its 95 %
+ * interval, and the throughput ratio of one client (direct / shim time).
+ *
+ * For PG queries with a string literal each round has a third query: the
+ * same statement with the literal as a parameter, sent directly with
+ * PQsendQueryParams.  Its difference to the direct query is what the
+ * extended protocol itself costs (protocol_us), the part of rewrite mode's
+ * cost that no work in the shim can remove.
+ */
+#include <dlfcn.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <mysql.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_paired: %s\n", what);
+    exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void *own_symbol(const char *library, const char *name, void *interposed)
+{
+    void *lib = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
+    void *sym = lib ? dlsym(lib, name) : NULL;
+    if (!sym)
+        die("cannot find the library's own entry point");
+    if (sym == interposed)
+        die("the shim is not preloaded: run under LD_PRELOAD=libquoteguard.so");
+    return sym;
+}
+
+/* ------------------------------------------------------------------ queries */
+
+/* 100 times a phrase in which several characters have the trail byte 0x5c
+ * (表 能 十 予 ソ), as Shift_JIS; as in bench_e2e.sh's pgbench_sjis. */
+static const char sjis_phrase[] = "\x95\x5c\x8e\xa6\x94\x5c\x97\xcd\x8f\x5c\x95\xaa\x97\x5c"
+                                  "\x92\xe8\x83\x5c\x83\x74\x83\x67\x93\xfa\x96\x7b\x8c\xea"
+                                  "\x82\xcc\x83\x66\x81\x5b\x83\x5e\x8c\x9f\x8d\xf5";
+
+static char sjis_literal[sizeof sjis_phrase * 100 + 2];
+
+static void format_query(char *buf, size_t cap, bool pg, const char *shape, unsigned key)
+{
+    if (!strcmp(shape, "select"))
+        snprintf(buf, cap,
+                 pg ? "SELECT abalance FROM pgbench_accounts WHERE aid = %u;"
+                    : "SELECT c FROM sbtest1 WHERE id=%u",
+                 key);
+    else if (!strcmp(shape, "string"))
+        snprintf(buf, cap,
+                 pg ? "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> 'k%u';"
+                    : "SELECT c FROM sbtest1 WHERE id=%u AND pad <> 'k%u'",
+                 key, key);
+    else
+        snprintf(buf, cap,
+                 "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> '%sx';", key,
+                 sjis_literal);
+}
+
+/* The PG statement of `shape` with its literal as parameter $1 (in *value). */
+static void format_params(char *buf, size_t cap, char *value, size_t value_cap, const char *shape,
+                          unsigned key)
+{
+    snprintf(buf, cap, "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> $1;",
+             key);
+    if (!strcmp(shape, "string"))
+        snprintf(value, value_cap, "k%u", key);
+    else
+        snprintf(value, value_cap, "%sx", sjis_literal);
+}
+
+/* ------------------------------------------------------------------- fronts */
+
+typedef int (*pq_send_fn)(PGconn *, const char *);
+typedef int (*pq_send_params_fn)(PGconn *, const char *, int, const Oid *, const char *const *,
+                                 const int *, const int *, int);
+typedef void (*pq_clear_fn)(PGresult *);
+typedef int (*my_send_fn)(MYSQL *, const char *, unsigned long);
+typedef my_bool (*my_read_fn)(MYSQL *);
+
+static PGconn *pg;
+static pq_send_fn pq_send_direct;
+static pq_send_params_fn pq_send_params_direct;
+static pq_clear_fn pq_clear_direct;
+static MYSQL *my;
+static my_send_fn my_send_direct;
+static my_read_fn my_read_direct;
+
+/* The way a query goes: through the shim, around it, or around it with its
+ * literal as a parameter. */
+typedef enum path { PATH_DIRECT, PATH_SHIM, PATH_PARAMS } path;
+
+/* One query through pgbench's calls; false when it fails. */
+static bool pg_run(const char *sql, const char *value, path via)
+{
+    bool direct = via != PATH_SHIM;
+    bool sent = via == PATH_PARAMS
+                    ? pq_send_params_direct(pg, sql, 1, NULL, &value, NULL, NULL, 0)
+                    : (direct ? pq_send_direct : PQsendQuery)(pg, sql);
+    if (!sent)
+        return false;
+    bool ok = true;
+    PGresult *res;
+    while ((res = PQgetResult(pg))) {
+        ok = ok && PQresultStatus(res) == PGRES_TUPLES_OK;
+        (direct ? pq_clear_direct : PQclear)(res);
+    }
+    return ok;
+}
+
+static bool my_run(const char *sql, path via)
+{
+    bool direct = via == PATH_DIRECT;
+    unsigned long len = (unsigned long)strlen(sql);
+    if (direct ? my_send_direct(my, sql, len) || my_read_direct(my)
+               : mysql_real_query(my, sql, len) != 0)
+        return false;
+    MYSQL_RES *res = mysql_store_result(my);
+    if (!res)
+        return false;
+    mysql_free_result(res);
+    return true;
+}
+
+static void pg_open(const char *shape)
+{
+    pg = PQconnectdb("");
+    if (PQstatus(pg) != CONNECTION_OK)
+        die(PQerrorMessage(pg));
+    if (!strcmp(shape, "sjis") && PQsetClientEncoding(pg, "SJIS") != 0)
+        die("cannot set client_encoding SJIS");
+    pq_send_direct = (pq_send_fn)own_symbol("libpq.so.5", "PQsendQuery", (void *)PQsendQuery);
+    pq_clear_direct = (pq_clear_fn)own_symbol("libpq.so.5", "PQclear", (void *)PQclear);
+    pq_send_params_direct = (pq_send_params_fn)own_symbol("libpq.so.5", "PQsendQueryParams",
+                                                          (void *)PQsendQueryParams);
+}
+
+static void my_open(const char *socket_path)
+{
+    my = mysql_init(NULL);
+    if (!my || !mysql_real_connect(my, NULL, "root", "", "sbtest", 0, socket_path, 0))
+        die(my ? mysql_error(my) : "mysql_init failed");
+    my_send_direct = (my_send_fn)own_symbol("libmariadb.so.3", "mysql_send_query",
+                                            (void *)mysql_send_query);
+    my_read_direct = (my_read_fn)own_symbol("libmariadb.so.3", "mysql_read_query_result",
+                                            (void *)mysql_read_query_result);
+}
+
+/* --------------------------------------------------------------- statistics */
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v, sorted in `scratch` so that v keeps its order. */
+static double median(const double *v, size_t n, double *scratch)
+{
+    memcpy(scratch, v, n * sizeof *v);
+    qsort(scratch, n, sizeof *scratch, by_value);
+    return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+}
+
+/* The mean of b[i] - a[i] without the 5 % largest and smallest differences
+ * (a round with a hiccup in one query, a descheduled process or a page
+ * fault, tells nothing about the shim), its 95 % interval, and the ratio of
+ * the summed latencies of the rounds kept: one client's throughput ratio. */
+typedef struct difference {
+    double mean, ci95, ratio;
+} difference;
+
+static difference compare(const double *a, const double *b, size_t n, double *scratch)
+{
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = b[i] - a[i];
+    qsort(scratch, n, sizeof *scratch, by_value);
+    size_t cut = n / 20, kept = n - 2 * cut;
+    double low = scratch[cut], high = scratch[n - cut - 1];
+    double sum = 0, sq = 0, sum_a = 0, sum_b = 0;
+    for (size_t i = cut; i < n - cut; i++)
+        sum += scratch[i];
+    double mean = sum / (double)kept;
+    for (size_t i = cut; i < n - cut; i++)
+        sq += (scratch[i] - mean) * (scratch[i] - mean);
+    for (size_t i = 0; i < n; i++) {
+        double d = b[i] - a[i];
+        if (d >= low && d <= high) {
+            sum_a += a[i];
+            sum_b += b[i];
+        }
+    }
+    return (difference){mean, 1.96 * sqrt(sq / (double)(kept - 1) / (double)kept),
+                        sum_a / sum_b};
+}
+
+int main(int argc, char **argv)
+{
+    bool is_pg = argc == 4 && !strcmp(argv[1], "pg");
+    bool is_my = argc == 5 && !strcmp(argv[1], "mysql");
+    const char *shape = argc > 2 ? argv[2] : "";
+    long rounds = argc > 3 ? atol(argv[3]) : 0;
+    bool known = !strcmp(shape, "select") || !strcmp(shape, "string") ||
+                 (is_pg && !strcmp(shape, "sjis"));
+    if ((!is_pg && !is_my) || !known || rounds < 100)
+        die("usage: bench_paired pg select|string|sjis PAIRS (>= 100)\n"
+            "       bench_paired mysql select|string PAIRS SOCKET");
+    for (int i = 0; i < 100; i++)
+        strcat(sjis_literal, sjis_phrase);
+    if (is_pg)
+        pg_open(shape);
+    else
+        my_open(argv[4]);
+
+    /* PG queries with a literal also go with it as a parameter. */
+    int ways = is_pg && strcmp(shape, "select") ? 3 : 2;
+    enum { WARMUP = 500 };
+    size_t n = (size_t)rounds;
+    double *t[3], *scratch = malloc(n * sizeof *scratch);
+    for (int w = 0; w < 3; w++)
+        t[w] = malloc(n * sizeof *t[w]);
+    if (!scratch || !t[0] || !t[1] || !t[2])
+        die("out of memory");
+    static char sql[sizeof sjis_literal + 256], value[sizeof sjis_literal + 16];
+    unsigned seed = 12345;
+    for (long i = -WARMUP; i < rounds; i++) {
+        for (int k = 0; k < ways; k++) {
+            path via = (path)((k + i % ways) % ways); /* each way takes each place in turn */
+            seed = seed * 1103515245u + 12345u;
+            unsigned key = 1 + (seed >> 8) % 10000;
+            if (via == PATH_PARAMS)
+                format_params(sql, sizeof sql, value, sizeof value, shape, key);
+            else
+                format_query(sql, sizeof sql, is_pg, shape, key);
+            uint64_t start = now_ns();
+            bool ok = is_pg ? pg_run(sql, value, via) : my_run(sql, via);
+            uint64_t end = now_ns();
+            if (!ok)
+                die(is_pg ? PQerrorMessage(pg) : mysql_error(my));
+            if (i >= 0)
+                t[via][i] = (double)(end - start);
+        }
+    }
+
+    difference shim = compare(t[PATH_DIRECT], t[PATH_SHIM], n, scratch);
+    printf("%s %s pairs=%ld direct_median_us=%.2f shim_median_us=%.2f added_us=%.3f "
+           "added_ci95_us=%.3f ratio=%.4f",
+           argv[1], shape, rounds, median(t[PATH_DIRECT], n, scratch) / 1e3,
+           median(t[PATH_SHIM], n, scratch) / 1e3, shim.mean / 1e3, shim.ci95 / 1e3, shim.ratio);
+    if (ways == 3) {
+        difference protocol = compare(t[PATH_DIRECT], t[PATH_PARAMS], n, scratch);
+        printf(" protocol_us=%.3f protocol_ci95_us=%.3f", protocol.mean / 1e3,
+               protocol.ci95 / 1e3);
+    }
+    printf("\n");
+    for (int w = 0; w < 3; w++)
+        free(t[w]);
+    free(scratch);
+    if (is_pg)
+        PQfinish(pg);
+    else
+        mysql_close(my);
+    return 0;
+}
