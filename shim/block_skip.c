@@ -199,15 +199,20 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
 #define EVEN_BITS 0x5555555555555555ull
 
 /* Bytes that follow a run of an odd number of backslashes: escaped, where
- * every backslash escapes (runs that reach the block's end are left to the
- * lexer).  Adding a run's first bit carries to the byte after it; the run
- * was odd when that byte's position and the start's differ in parity. */
-static inline uint64_t escaped_bytes(uint64_t backslash)
+ * every backslash escapes.  Adding a run's first bit carries to the byte
+ * after it; the run was odd when that byte's position and the start's
+ * differ in parity.  A run that reaches the block's end escapes the next
+ * block's first byte when it is odd (*carry: 1 into and out of the block). */
+static inline uint64_t escaped_bytes(uint64_t backslash, uint64_t *carry)
 {
+    backslash &= ~*carry; /* an escaped backslash escapes nothing */
     uint64_t starts = backslash & ~(backslash << 1);
     uint64_t after_even = (backslash + (starts & EVEN_BITS)) & ~backslash;
     uint64_t after_odd = (backslash + (starts & ~EVEN_BITS)) & ~backslash;
-    return (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS);
+    uint64_t escaped = (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS) | *carry;
+    uint64_t final_run = ~backslash ? (uint64_t)__builtin_clzll(~backslash) : BLOCK;
+    *carry = final_run & 1;
+    return escaped;
 }
 
 /* Where S reads backslash escapes, at a byte the automaton stopped at
@@ -402,6 +407,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     uint64_t in_string = 0; /* all ones while a string is open at the block start */
     uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
     size_t open_quote = 0;  /* in_string: where that string opened */
+    uint64_t escape_carry = 0; /* 1: N escapes the block's first byte */
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
@@ -410,20 +416,20 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                                       : classify_last_block(s, len, p, valid, pg, mb);
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
         uint64_t quotes = m.quote, bad = m.bad, escaped = 0;
-        if (m.backslash & live) {
+        if ((m.backslash & live) || escape_carry) {
             /* N takes every backslash as an escape; S too where `escapes`. */
-            escaped = escaped_bytes(m.backslash & live);
+            escaped = escaped_bytes(m.backslash & live, &escape_carry);
             if (escapes) {
                 /* Escaped quotes do not count (as N reads them; strings_valid
-                 * finds where S reads a trail byte otherwise). */
+                 * finds where S reads a trail byte otherwise, within a
+                 * block: a run of backslashes at its end is the lexer's). */
                 quotes &= ~escaped;
+                bad |= m.backslash & (1ull << 63);
             } else {
                 /* S reads them literally: the readings agree while N
-                 * escapes no quote. */
+                 * escapes no quote, in this block or the next. */
                 bad |= quotes & escaped;
             }
-            /* A run of backslashes at the end goes on in the next block. */
-            bad |= m.backslash & (1ull << 63);
         }
         uint64_t inside = prefix_xor(quotes) ^ in_string;
         if (m.backslash & live) {
@@ -455,7 +461,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                     return;
                 }
                 pos = anchor = after;
-                in_string = 0;
+                in_string = escape_carry = 0;
                 continue;
             }
         }

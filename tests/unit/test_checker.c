@@ -435,6 +435,11 @@ static void test_blocks_cut_characters(void)
  * offset around the block boundaries the fast checker gives the
  * reference's verdict and findings, and the reference the expected
  * verdict. */
+/* 表 (0x95 0x5c) twenty times: a trail byte 0x5c at every other byte. */
+#define SJIS_5C_TRAILS                                                                      \
+    "\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c" \
+    "\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c\x95\x5c"
+
 static void test_blocks_rules_from_afar(void)
 {
     static const struct {
@@ -460,6 +465,11 @@ static void test_blocks_rules_from_afar(void)
          * automaton that escapes whole characters read on. */
         {QG_DIALECT_MYSQL, "sjis", 0, "'ab\\\x95\x81\x5c' OR 1=1 -- '", QG_VERDICT_BLOCK},
         {QG_DIALECT_MYSQL, "sjis", 0, "'\x83\x40\\\x95\x81\x5c' OR 1=1 -- '", QG_VERDICT_BLOCK},
+        /* PG with standard strings: N takes a trail byte 0x5c for an
+         * escape, also of the next block's first byte; here of the quote
+         * that ends the string for the server. */
+        {QG_DIALECT_POSTGRES, "SJIS", SCS_ON, "'" SJIS_5C_TRAILS "x' AS b FROM t", QG_VERDICT_CLEAN},
+        {QG_DIALECT_POSTGRES, "SJIS", SCS_ON, "'" SJIS_5C_TRAILS "' OR 1=1 -- '", QG_VERDICT_BLOCK},
     };
     unsigned queries = 0, differ = 0, unexpected = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
