@@ -265,7 +265,8 @@ int main(int argc, char **argv)
     unsigned seed = 12345;
     for (long i = -WARMUP; i < rounds; i++) {
         for (int k = 0; k < ways; k++) {
-            path via = (path)((k + i % ways) % ways); /* each way takes each place in turn */
+            /* each way takes each place in turn */
+            path via = (path)((k + (unsigned long)(i + WARMUP)) % (unsigned)ways);
             seed = seed * 1103515245u + 12345u;
             unsigned key = 1 + (seed >> 8) % 10000;
             if (via == PATH_PARAMS)
