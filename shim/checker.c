@@ -30,7 +30,8 @@ const char *qg_reason_name(qg_reason reason)
     return (unsigned)reason < QG_REASON_COUNT ? reason_names[reason] : "unknown";
 }
 
-QG_HOT void qg_context_init(qg_context *ctx, qg_dialect dialect, const qg_encoding *enc, unsigned flags)
+QG_HOT void qg_context_init(qg_context *ctx, qg_dialect dialect, const qg_encoding *enc,
+                            unsigned flags)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->dialect = dialect;

@@ -825,7 +825,8 @@ static void block_orphan(MYSQL *mysql, const char *sqlstate, const char *message
 }
 
 QG_HOT static bool check_piece(MYSQL *mysql, const char *api, const session_state *st,
-                        const char *sql, size_t len, const void *caller, qg_decision *d)
+                               const char *sql, size_t len, const void *caller,
+                               qg_decision *d)
 {
     qg_query q = {
         .dialect = QG_DIALECT_MYSQL,
@@ -842,9 +843,9 @@ QG_HOT static bool check_piece(MYSQL *mysql, const char *api, const session_stat
 
 /* Checks the text statement by statement where a statement changes the
  * state; *after is the state once all of it ran.  True = send it. */
-QG_HOT static bool query_allowed(conn_entry *e, const char *api, const char *sql, size_t len,
-                          const void *caller, qg_decision *d, session_state *after,
-                          bool *changed, bool *stale)
+QG_HOT static bool query_allowed(conn_entry *e, const char *api, const char *sql,
+                                 size_t len, const void *caller, qg_decision *d,
+                                 session_state *after, bool *changed, bool *stale)
 {
     session_state st = e->state;
     bool nbe_known;
@@ -948,8 +949,8 @@ static int guarded_query_without_entry(real_sender real, MYSQL *mysql, const cha
     return 1;
 }
 
-QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api,
-                         const void *caller)
+QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len,
+                                query_api api, const void *caller)
 {
     real_sender real = real_sender_for(api);
     if (!real.plain && !real.sized) {

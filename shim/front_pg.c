@@ -252,8 +252,8 @@ QG_HOT static void close_query(void)
 }
 
 /* Checks the text with the connection's state as of now; true = send it. */
-QG_HOT static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
-                          qg_decision *d)
+QG_HOT static bool query_allowed(PGconn *conn, const char *api, const char *sql,
+                                 const void *caller, qg_decision *d)
 {
     qg_query q = {
         .dialect = QG_DIALECT_POSTGRES,
@@ -406,6 +406,7 @@ QG_HOT static bool rewrite_query(PGconn *conn, const char *api, const char *sql,
     }
     return false;
 }
+
 QG_HOT static PGresult *exec_allowed(PGconn *conn, const char *query, PQexec_fn real)
 {
     rewritten rw;

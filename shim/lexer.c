@@ -678,7 +678,7 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
 }
 
 QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
-                   qg_reading reading, qg_result *findings)
+                          qg_reading reading, qg_result *findings)
 {
     memset(lx, 0, sizeof *lx);
     lx->ctx = ctx;
