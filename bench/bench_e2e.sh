@@ -199,6 +199,20 @@ echo "bench_e2e: sanity: the shim intercepts pgbench, sysbench/pgsql and sysbenc
 
 # BENCH_E2E_ONLY: run only the benchmarks whose name contains it.
 selected() { [[ "$1" == *"${BENCH_E2E_ONLY:-}"* ]]; }
+
+# run_failed NAME CONFIG ROUND OUTPUT: shows the run's output and stops.
+run_failed() {
+    echo "bench_e2e: $1/$2 round $3 failed:" >&2
+    tail -n 20 "$4" >&2
+    exit 1
+}
+
+# record FILE NAME CONFIG ROUND RESULT: one row of FILE (RESULT's fields
+# tab-separated), and a progress line.
+record() {
+    printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "${5// /$'\t'}" >>"$1"
+    printf '%s %s #%s: %s\n' "$2" "$3" "$4" "$5" >&2
+}
 total_runs=0
 for spec in "${BENCHES[@]}"; do
     IFS='|' read -r name _ configs _ <<<"$spec"
@@ -219,13 +233,8 @@ for spec in "${BENCHES[@]}"; do
             log=$WORK/shim-$name-$config.log
             out=$WORK/out-$name-$config-$round.txt
             "bench_$name" "$config" "$log" >"$out" 2>&1
-            if ! result=$($parser <"$out"); then
-                echo "bench_e2e: $name/$config round $round failed:" >&2
-                tail -n 20 "$out" >&2
-                exit 1
-            fi
-            printf '%s\t%s\t%s\t%s\n' "$name" "$config" "$round" "${result// /$'\t'}" >>"$RAW"
-            printf '%s %s #%s: %s\n' "$name" "$config" "$round" "$result" >&2
+            result=$($parser <"$out") || run_failed "$name" "$config" "$round" "$out"
+            record "$RAW" "$name" "$config" "$round" "$result"
         done
     done
 done
@@ -250,14 +259,9 @@ for round in $(seq 1 "$RUNS"); do
         [ "${how[0]}" = mysql ] && how+=("$PAIRS" "$QG_MY_SOCKET") || how+=("$PAIRS")
         for mode in $modes; do
             out=$WORK/out-$name-$mode-$round.txt
-            if ! run_client "$mode" "$WORK/shim-$name-$mode.log" "$PAIRED" "${how[@]}" >"$out" 2>&1 ||
-                ! line=$(grep -E '^(pg|mysql) ' "$out"); then
-                echo "bench_e2e: $name/$mode round $round failed:" >&2
-                tail -n 20 "$out" >&2
-                exit 1
-            fi
-            printf '%s\t%s\t%s\t%s\n' "$name" "$mode" "$round" "$line" >>"$PAIRED_RAW"
-            printf '%s %s #%s: %s\n' "$name" "$mode" "$round" "$line" >&2
+            run_client "$mode" "$WORK/shim-$name-$mode.log" "$PAIRED" "${how[@]}" >"$out" 2>&1 &&
+                line=$(grep -E '^(pg|mysql) ' "$out") || run_failed "$name" "$mode" "$round" "$out"
+            record "$PAIRED_RAW" "$name" "$mode" "$round" "$line"
         done
     done
 done
@@ -348,8 +352,8 @@ print("the shim's CPU adds serially to each query, robust to load from other pro
 
 paired = {}
 for line in open(paired_raw):
-    name, mode, rnd, text = line.rstrip("\n").split("\t")
-    fields = {k: float(v) for k, v in (kv.split("=") for kv in text.split()[2:])}
+    name, mode, rnd, _, _, *pairs = line.rstrip("\n").split("\t")
+    fields = {k: float(v) for k, v in (kv.split("=") for kv in pairs)}
     fields["round"] = int(rnd)
     paired.setdefault(name, {}).setdefault(mode, []).append(fields)
 if paired:

@@ -251,11 +251,11 @@ QG_HOT static void close_query(void)
     qg_guard_leave();
 }
 
-/* Checks the text with the connection's state as of now; true = send it. */
-QG_HOT static bool query_allowed(PGconn *conn, const char *api, const char *sql,
-                                 const void *caller, qg_decision *d)
+/* The query with the connection's state as of now. */
+QG_HOT static qg_query describe_query(PGconn *conn, const char *api, const char *sql,
+                                      const void *caller)
 {
-    qg_query q = {
+    return (qg_query){
         .dialect = QG_DIALECT_POSTGRES,
         .encoding_name = client_encoding(conn),
         .flags = quoting_flags(conn),
@@ -265,6 +265,13 @@ QG_HOT static bool query_allowed(PGconn *conn, const char *api, const char *sql,
         .len = strlen(sql),
         .caller = caller,
     };
+}
+
+/* Checks the text with the connection's state as of now; true = send it. */
+static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
+                          qg_decision *d)
+{
+    qg_query q = describe_query(conn, api, sql, caller);
     return qg_guard_query(&q, d);
 }
 
@@ -346,24 +353,26 @@ static bool server_is_utf8(const PGconn *conn)
     return name && strcmp(name, "UTF8") == 0;
 }
 
-/* Rewrite mode, for a query that passed the check: true when rw->text and
- * rw->params are to be sent instead (rewritten_release afterwards).  The
- * decision is shim/rewriter.c's; this only finds the connection's state and
- * the memory.  A query without a quote or dollar sign is not read further. */
-QG_HOT static bool rewrite_query(PGconn *conn, const char *api, const char *sql, rewritten *rw)
+/* Rewrite mode, for a query `q` that passed the check: true when rw->text
+ * and rw->params are to be sent instead (rewritten_release afterwards).  The
+ * decision is shim/rewriter.c's, in the connection's state the check read;
+ * this only finds the memory.  A query without a quote or dollar sign is not
+ * read further. */
+QG_HOT static bool rewrite_query(PGconn *conn, const qg_query *q, rewritten *rw)
 {
     const qg_settings *s = qg_settings_get();
     if (s->mode != QG_MODE_REWRITE || !pipeline_off(conn))
         return false;
-    size_t len = strlen(sql);
+    const char *sql = q->sql, *api = q->api;
+    size_t len = q->len;
     const char *why = "no string literal";
     char detail[QG_LOG_LINE_MAX / 2];
     if (qg_rewrite_may_apply(sql, len)) {
-        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, client_encoding(conn));
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name);
         if (!enc)
             return false;
         qg_context ctx;
-        qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, quoting_flags(conn));
+        qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, q->flags);
         unsigned options = server_is_utf8(conn) ? QG_REWRITE_SERVER_UTF8 : 0;
 
         /* One pass into buffers of the largest possible size: the text keeps
@@ -407,23 +416,23 @@ QG_HOT static bool rewrite_query(PGconn *conn, const char *api, const char *sql,
     return false;
 }
 
-QG_HOT static PGresult *exec_allowed(PGconn *conn, const char *query, PQexec_fn real)
+QG_HOT static PGresult *exec_allowed(PGconn *conn, const qg_query *q, PQexec_fn real)
 {
     rewritten rw;
     PQexecParams_fn with_params = real_PQexecParams();
-    if (!with_params || !rewrite_query(conn, "PQexec", query, &rw))
-        return real(conn, query);
+    if (!with_params || !rewrite_query(conn, q, &rw))
+        return real(conn, q->sql);
     PGresult *res = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
     rewritten_release(&rw);
     return res;
 }
 
-QG_HOT static int send_allowed(PGconn *conn, const char *query, PQsendQuery_fn real)
+QG_HOT static int send_allowed(PGconn *conn, const qg_query *q, PQsendQuery_fn real)
 {
     rewritten rw;
     PQsendQueryParams_fn with_params = real_PQsendQueryParams();
-    if (!with_params || !rewrite_query(conn, "PQsendQuery", query, &rw))
-        return real(conn, query);
+    if (!with_params || !rewrite_query(conn, q, &rw))
+        return real(conn, q->sql);
     int sent = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
     rewritten_release(&rw);
     return sent;
@@ -441,9 +450,8 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
     if (!open_query(conn, query))
         return real(conn, query);
     qg_decision d;
-    PGresult *res = query_allowed(conn, "PQexec", query, __builtin_return_address(0), &d)
-                        ? exec_allowed(conn, query, real)
-                        : blocked_result(conn, &d);
+    qg_query q = describe_query(conn, "PQexec", query, __builtin_return_address(0));
+    PGresult *res = qg_guard_query(&q, &d) ? exec_allowed(conn, &q, real) : blocked_result(conn, &d);
     close_query();
     return res;
 }
@@ -458,9 +466,8 @@ QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
     if (!open_query(conn, query))
         return real(conn, query);
     qg_decision d;
-    int sent = query_allowed(conn, "PQsendQuery", query, __builtin_return_address(0), &d)
-                   ? send_allowed(conn, query, real)
-                   : blocked_send(conn, &d);
+    qg_query q = describe_query(conn, "PQsendQuery", query, __builtin_return_address(0));
+    int sent = qg_guard_query(&q, &d) ? send_allowed(conn, &q, real) : blocked_send(conn, &d);
     close_query();
     return sent;
 }
