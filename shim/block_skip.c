@@ -33,13 +33,9 @@ static inline lane_t load_lane(const unsigned char *p)
 {
     return _mm256_loadu_si256((const __m256i *)p);
 }
-static inline lane_t splat(unsigned char c)
+static inline lane_t eq(lane_t a, lane_t b)
 {
-    return _mm256_set1_epi8((char)c);
-}
-static inline lane_t eq(lane_t a, unsigned char c)
-{
-    return _mm256_cmpeq_epi8(a, splat(c));
+    return _mm256_cmpeq_epi8(a, b);
 }
 static inline lane_t or_lanes(lane_t a, lane_t b)
 {
@@ -70,13 +66,9 @@ static inline lane_t load_lane(const unsigned char *p)
 {
     return _mm_loadu_si128((const __m128i *)p);
 }
-static inline lane_t splat(unsigned char c)
+static inline lane_t eq(lane_t a, lane_t b)
 {
-    return _mm_set1_epi8((char)c);
-}
-static inline lane_t eq(lane_t a, unsigned char c)
-{
-    return _mm_cmpeq_epi8(a, splat(c));
+    return _mm_cmpeq_epi8(a, b);
 }
 static inline lane_t or_lanes(lane_t a, lane_t b)
 {
@@ -111,45 +103,71 @@ typedef struct block_masks {
     uint64_t high;      /* high bytes, when counted apart */
 } block_masks;
 
+/* The bytes the blocks are compared with, a lane of each, read from
+ * memory by the compares themselves.  Each skip hides the table's address
+ * from the optimiser (needle_table), which would otherwise build every
+ * needle again in registers, three instructions, at every compare. */
+#define NEEDLE(c) {[0 ... 31] = (c)}
+typedef struct needles {
+    unsigned char lane[10][32];
+} needles;
+static const needles needle_bytes __attribute__((aligned(32))) = {{
+    NEEDLE('\''), NEEDLE('\\'), NEEDLE(0),   NEEDLE('-'), NEEDLE('/'),
+    NEEDLE('*'),  NEEDLE('"'),  NEEDLE('$'), NEEDLE('`'), NEEDLE('#'),
+}};
+enum { QUOTE, BACKSLASH, NUL, DASH, SLASH, STAR, DQUOTE, DOLLAR, BACKTICK, HASH };
+
+static inline const needles *needle_table(void)
+{
+    const needles *table = &needle_bytes;
+    __asm__("" : "+r"(table));
+    return table;
+}
+
+static inline lane_t needle(const needles *table, int which)
+{
+    return load_lane(table->lane[which]);
+}
+
 /* Masks of the 64 bytes in v[]; `after` is the byte that follows them (a
  * space at the end of the input), which completes the pairs "--" and
  * slash-star.  The following bytes are shifted in from the registers, so
  * that no load straddles what was just stored. */
 static inline __attribute__((always_inline)) block_masks
-classify_block(const lane_t v[LANES], unsigned char after, bool pg, bool high_apart)
+classify_block(const needles *n, const lane_t v[LANES], unsigned char after, bool pg,
+               bool high_apart)
 {
     block_masks m = {0, 0, 0, 0, 0};
 #pragma GCC unroll 4
     for (int i = 0; i < LANES; i++) {
         unsigned shift = (unsigned)(LANE * i);
         lane_t next = next_bytes(v[i], i + 1 < LANES ? v[i + 1] : one_byte(after));
-        lane_t pairs = or_lanes(and_lanes(eq(v[i], '-'), eq(next, '-')),
-                                and_lanes(eq(v[i], '/'), eq(next, '*')));
-        m.quote |= bits_of(eq(v[i], '\'')) << shift;
-        m.backslash |= bits_of(eq(v[i], '\\')) << shift;
-        lane_t bad = eq(v[i], 0);
+        lane_t pairs = or_lanes(and_lanes(eq(v[i], needle(n, DASH)), eq(next, needle(n, DASH))),
+                                and_lanes(eq(v[i], needle(n, SLASH)), eq(next, needle(n, STAR))));
+        m.quote |= bits_of(eq(v[i], needle(n, QUOTE))) << shift;
+        m.backslash |= bits_of(eq(v[i], needle(n, BACKSLASH))) << shift;
+        lane_t bad = eq(v[i], needle(n, NUL));
         if (high_apart)
             m.high |= bits_of(v[i]) << shift; /* the top bit of each byte */
         else
             bad = or_lanes(bad, v[i]);
         m.bad |= bits_of(bad) << shift;
-        if (pg)
-            m.special |= bits_of(or_lanes(pairs, or_lanes(eq(v[i], '"'), eq(v[i], '$')))) << shift;
-        else
-            m.special |= bits_of(or_lanes(or_lanes(pairs, eq(v[i], '"')),
-                                          or_lanes(eq(v[i], '`'), eq(v[i], '#'))))
-                         << shift;
+        lane_t others = pg ? eq(v[i], needle(n, DOLLAR))
+                           : or_lanes(eq(v[i], needle(n, BACKTICK)), eq(v[i], needle(n, HASH)));
+        m.special |= bits_of(or_lanes(or_lanes(pairs, eq(v[i], needle(n, DQUOTE))), others))
+                     << shift;
     }
     return m;
 }
 
 static inline __attribute__((always_inline)) block_masks
-classify_at(const unsigned char *p, unsigned char after, bool pg, bool high_apart)
+classify_at(const needles *n, const unsigned char *p, unsigned char after, bool pg,
+            bool high_apart)
 {
     lane_t v[LANES];
     for (size_t i = 0; i < LANES; i++)
         v[i] = load_lane(p + LANE * i);
-    return classify_block(v, after, pg, high_apart);
+    return classify_block(n, v, after, pg, high_apart);
 }
 
 /* The masks of the `valid` (1..64) bytes from p to the end of the input
@@ -157,11 +175,11 @@ classify_at(const unsigned char *p, unsigned char after, bool pg, bool high_apar
  * a whole block, its last 64 bytes are read and the masks shifted; else
  * the bytes are copied into a block of spaces. */
 static inline __attribute__((always_inline)) block_masks
-classify_last_block(const unsigned char *s, size_t len, const unsigned char *p, size_t valid,
-                    bool pg, bool high_apart)
+classify_last_block(const needles *n, const unsigned char *s, size_t len, const unsigned char *p,
+                    size_t valid, bool pg, bool high_apart)
 {
     if (len >= BLOCK) {
-        block_masks m = classify_at(s + len - BLOCK, ' ', pg, high_apart);
+        block_masks m = classify_at(n, s + len - BLOCK, ' ', pg, high_apart);
         unsigned shift = (unsigned)(BLOCK - valid);
         return (block_masks){m.quote >> shift, m.backslash >> shift, m.bad >> shift,
                              m.special >> shift, m.high >> shift};
@@ -169,7 +187,7 @@ classify_last_block(const unsigned char *s, size_t len, const unsigned char *p, 
     unsigned char tail[BLOCK];
     memset(tail, ' ', sizeof tail);
     memcpy(tail, p, valid);
-    return classify_at(tail, ' ', pg, high_apart);
+    return classify_at(n, tail, ' ', pg, high_apart);
 }
 
 /* Bit i set when an odd number of bits at or below i are set. */
@@ -408,12 +426,13 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
     size_t open_quote = 0;  /* in_string: where that string opened */
     uint64_t escape_carry = 0; /* 1: N escapes the block's first byte */
+    const needles *n = needle_table();
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
         uint64_t chars_before = chars;
-        block_masks m = valid > BLOCK ? classify_at(p, p[BLOCK], pg, mb)
-                                      : classify_last_block(s, len, p, valid, pg, mb);
+        block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], pg, mb)
+                                      : classify_last_block(n, s, len, p, valid, pg, mb);
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
         uint64_t quotes = m.quote, bad = m.bad, escaped = 0;
         if ((m.backslash & live) || escape_carry) {

@@ -210,17 +210,21 @@ static const blocked_message *registry_find(registry *r, const void *key)
 
 /* ------------------------------------------------------------------- check */
 
-/* The client encoding as the server reported it (libpq's numbering of
- * PQclientEncoding may differ from the server's, so the name comes first). */
+/* The client encoding.  libpq keeps it as a number (PQclientEncoding),
+ * read in one step where the name the server reported is a walk down the
+ * list of every reported parameter.  But libpq takes a name it does not
+ * know for SQL_ASCII (0), so for that one the reported name is read. */
 QG_HOT static const char *client_encoding(const PGconn *conn)
 {
-    PQparameterStatus_fn status = real_PQparameterStatus();
-    const char *name = status ? status(conn, "client_encoding") : NULL;
-    if (name)
-        return name;
-    PQclientEncoding_fn id = real_PQclientEncoding();
+    PQclientEncoding_fn id_of = real_PQclientEncoding();
     pg_encoding_to_char_fn to_name = real_pg_encoding_to_char();
-    return id && to_name ? to_name(id(conn)) : "";
+    int id = id_of && to_name ? id_of(conn) : -1;
+    const char *name = id > 0 ? to_name(id) : NULL;
+    if (name && *name)
+        return name;
+    PQparameterStatus_fn status = real_PQparameterStatus();
+    name = status ? status(conn, "client_encoding") : NULL;
+    return name ? name : "";
 }
 
 QG_HOT static unsigned quoting_flags(const PGconn *conn)

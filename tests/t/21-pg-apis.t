@@ -81,12 +81,19 @@ out=$(with_shim enforce "$log" "$SESSION" "${SJIS_OLD_STYLE[@]}" \
     "setenc:LATIN1" "exec:$ATTACK" \
     "exec:SET client_encoding TO 'SJIS'" "exec:$ATTACK" \
     "exec:SET client_encoding TO 'LATIN1'" "exec:SET standard_conforming_strings TO on" "exec:$ATTACK" \
-    "exec:SET standard_conforming_strings TO off" "exec:$ATTACK")
+    "exec:SET standard_conforming_strings TO off" "exec:$ATTACK" \
+    "exec:SET client_encoding TO 'SQL_ASCII'" "exec:$ATTACK" \
+    "exec:SET client_encoding TO 'SJIS'" "exec:$ATTACK")
 has "$(step 5)" "SETENC: 0" "PQsetClientEncoding (libpq's own SET through PQexec) works under the shim"
 has "$(step 6)" "STATUS: PGRES_TUPLES_OK" "LATIN1: the same bytes are one correctly escaped literal and pass"
 has "$(step 8)" "ERROR: 42601 $BLOCKED" "SET client_encoding SJIS mid-session: now blocked"
 has "$(step 11)" "ERROR: 42601 $BLOCKED" "SET standard_conforming_strings on mid-session: the backslash no longer escapes, blocked"
 has "$(step 13)" "STATUS: PGRES_TUPLES_OK" "SET standard_conforming_strings off again: passes again"
+# libpq numbers SQL_ASCII 0, as it does a name it does not know: the shim
+# reads this one's name as the server reported it.  One byte per character:
+# the shim lets the bytes go, and the UTF8 server refuses them itself.
+has "$(step 15)" "ERROR: 22021 invalid byte sequence" "SQL_ASCII: the shim lets the bytes through, the server refuses them"
+has "$(step 17)" "ERROR: 42601 $BLOCKED" "from SQL_ASCII back to SJIS: blocked again"
 has "$(grep -a '"action"' "$log")" '"encoding":"LATIN1"' "the scs=on finding names the live encoding"
 
 # ---------------------------------------------------------------- the modes
