@@ -35,6 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "config.h"
 #include "guard.h"
@@ -674,19 +677,43 @@ static size_t read_statement(session_state *st, const char *sql, size_t len,
     return c.end;
 }
 
-/* Cheap test for the word SET anywhere: most queries skip the SET reader. */
+/* Whether the letters "set" at i (any case) are the word SET. */
+static bool set_word_at(const char *sql, size_t len, size_t i)
+{
+    /* a digit may precede: an executable comment's version */
+    unsigned char prev = i ? (unsigned char)sql[i - 1] : ' ';
+    bool before = !is_word_byte(prev) || (prev >= '0' && prev <= '9');
+    bool after = i + 3 == len || !is_word_byte((unsigned char)sql[i + 3]);
+    return before && after;
+}
+
+static bool letters_set_at(const char *sql, size_t i)
+{
+    return (sql[i] | 0x20) == 's' && (sql[i + 1] | 0x20) == 'e' && (sql[i + 2] | 0x20) == 't';
+}
+
+/* Cheap test for the word SET anywhere: most queries skip the SET reader.
+ * Sixteen places at a time where SSE2 is there: this runs on every query. */
 QG_HOT static bool mentions_set(const char *sql, size_t len)
 {
-    for (size_t i = 0; i + 3 <= len; i++) {
-        if ((sql[i] | 0x20) != 's' || (sql[i + 1] | 0x20) != 'e' || (sql[i + 2] | 0x20) != 't')
-            continue;
-        /* a digit may precede: an executable comment's version */
-        unsigned char prev = i ? (unsigned char)sql[i - 1] : ' ';
-        bool before = !is_word_byte(prev) || (prev >= '0' && prev <= '9');
-        bool after = i + 3 == len || !is_word_byte((unsigned char)sql[i + 3]);
-        if (before && after)
-            return true;
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i lower = _mm_set1_epi8(0x20);
+    for (; i + 18 <= len; i += 16) {
+        __m128i s0 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(sql + i)), lower);
+        __m128i s1 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(sql + i + 1)), lower);
+        __m128i s2 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(sql + i + 2)), lower);
+        __m128i found = _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(s0, _mm_set1_epi8('s')),
+                                                    _mm_cmpeq_epi8(s1, _mm_set1_epi8('e'))),
+                                      _mm_cmpeq_epi8(s2, _mm_set1_epi8('t')));
+        for (unsigned hits = (unsigned)_mm_movemask_epi8(found); hits; hits &= hits - 1)
+            if (set_word_at(sql, len, i + (size_t)__builtin_ctz(hits)))
+                return true;
     }
+#endif
+    for (; i + 3 <= len; i++)
+        if (letters_set_at(sql, i) && set_word_at(sql, len, i))
+            return true;
     return false;
 }
 
