@@ -26,19 +26,21 @@ enum {
     STOP_QUOTED = 4,
     STOP_DOLLAR = 8,
     STOP_BLOCK = 16,
-    STOP_LINE = 32
+    STOP_LINE = 32,
+    STOP_READABLE = 64 /* anything the checker reads, in either dialect */
 };
 static const unsigned char stop_table[256] = {
-    [0x00] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_DOLLAR | STOP_BLOCK | STOP_LINE,
+    [0x00] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_DOLLAR | STOP_BLOCK | STOP_LINE |
+             STOP_READABLE,
     ['\n'] = STOP_LINE,
     ['\r'] = STOP_LINE,
-    ['\''] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
-    ['"'] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
-    ['`'] = STOP_MY_CODE | STOP_QUOTED,
-    ['\\'] = STOP_QUOTED,
-    ['$'] = STOP_PG_CODE | STOP_DOLLAR,
+    ['\''] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_READABLE,
+    ['"'] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_READABLE,
+    ['`'] = STOP_MY_CODE | STOP_QUOTED | STOP_READABLE,
+    ['\\'] = STOP_QUOTED | STOP_READABLE,
+    ['$'] = STOP_PG_CODE | STOP_DOLLAR | STOP_READABLE,
     ['-'] = STOP_PG_CODE | STOP_MY_CODE,
-    ['/'] = STOP_PG_CODE | STOP_MY_CODE | STOP_BLOCK,
+    ['/'] = STOP_PG_CODE | STOP_MY_CODE | STOP_BLOCK | STOP_READABLE,
     ['*'] = STOP_MY_CODE | STOP_BLOCK,
     ['#'] = STOP_MY_CODE,
 };
@@ -156,6 +158,10 @@ static inline __attribute__((always_inline)) unsigned stop_bits(__m128i v, unsig
     case STOP_BLOCK:
         hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('*')), EQ('/'));
         break;
+    case STOP_READABLE:
+        hit = _mm_or_si128(_mm_or_si128(_mm_or_si128(EQ(0), EQ('\'')), _mm_or_si128(EQ('"'), EQ('`'))),
+                           _mm_or_si128(_mm_or_si128(EQ('\\'), EQ('$')), EQ('/')));
+        break;
     default: /* STOP_LINE */
         hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('\n')), EQ('\r'));
         break;
@@ -210,6 +216,16 @@ size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool
                  : skip_plain_sse2(s, pos, len, STOP_LINE, true);
 #else
     return skip_plain_scalar(s, pos, len, block ? STOP_BLOCK : STOP_LINE, true);
+#endif
+}
+
+QG_HOT bool qg_nothing_to_read(const char *sql, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)sql;
+#ifdef __SSE2__
+    return skip_plain_sse2(s, 0, len, STOP_READABLE, true) == len;
+#else
+    return skip_plain_scalar(s, 0, len, STOP_READABLE, true) == len;
 #endif
 }
 

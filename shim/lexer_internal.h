@@ -21,6 +21,12 @@ bool qg_reference_forced(void);
  * lexer must read.  Nothing at all in the reference implementation. */
 void qg_lexer_skip_quiet(qg_lexer *lx);
 
+/* For the checker: true when the text has no byte that can start or end
+ * anything but code in either dialect (a quote of any kind, backslash,
+ * dollar, slash, NUL, high byte).  Such text holds no literal, comment that
+ * can stay open, or character: it is clean in every encoding and reading. */
+bool qg_nothing_to_read(const char *sql, size_t len);
+
 /* For the block skip: the first byte from pos on that ends the text of a
  * line comment (a newline) or may end a block comment or nest one (star,
  * slash), or that is NUL or a high byte; len when none does. */

@@ -517,9 +517,58 @@ static void test_fuzzer_finds(void)
     }
 }
 
+/* The checker settles text without a byte it reads (quotes, backslash,
+ * dollar, slash, NUL, high bytes) before the lexer runs.  One such byte
+ * anywhere in that text, short or longer than a vector, must give the
+ * reference's verdict: a byte the shortcut forgot would pass an open quote,
+ * identifier or comment, or an invalid character, as clean. */
+static void test_nothing_to_read(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        const char *enc;
+        unsigned flags;
+    } ctxs[] = {
+        {QG_DIALECT_POSTGRES, "UTF8", SCS_ON},
+        {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0},
+        {QG_DIALECT_MYSQL, "gbk", QG_ANSI_QUOTES},
+    };
+    static const char *const texts[] = {"SELECT 1", "SELECT a, b FROM t WHERE c = 1 AND d < 2 -- e"};
+    static const unsigned char bytes[] = {0, '\'', '"', '`', '\\', '$', '/', 0x80, 0xc8, 0xff,
+                                          '-', '#', '*', ';'};
+    unsigned queries = 0, differ = 0, unclean = 0, plain_clean = 0;
+    for (size_t c = 0; c < sizeof ctxs / sizeof ctxs[0]; c++) {
+        qg_context ctx;
+        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
+                        ctxs[c].flags);
+        for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+            size_t n = strlen(texts[t]);
+            plain_clean += qg_check(&ctx, texts[t], n, NULL) == QG_VERDICT_CLEAN;
+            for (size_t at = 0; at < n; at++)
+                for (size_t b = 0; b < sizeof bytes; b++) {
+                    char sql[64];
+                    memcpy(sql, texts[t], n);
+                    sql[at] = (char)bytes[b];
+                    qg_result ref;
+                    if (!fast_agrees(&ctx, sql, n, &ref) && differ++ < 3)
+                        tap_ok(false, "%s: byte 0x%02x at %zu: fast and reference differ",
+                               ctxs[c].enc, bytes[b], at);
+                    unclean += ref.verdict != QG_VERDICT_CLEAN;
+                    queries++;
+                }
+        }
+    }
+    tap_ok(plain_clean == 2 * sizeof ctxs / sizeof ctxs[0], "text without a byte to read is clean");
+    tap_ok(differ == 0 && unclean > 100,
+           "one byte to read in plain text: %u queries (%u not clean), %u differ", queries,
+           unclean, differ);
+}
+
 int main(void)
 {
     test_fuzzer_finds();
+    test_nothing_to_read();
     test_reference_agrees();
     test_blocks_cut_characters();
     test_blocks_rules_from_afar();
