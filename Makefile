@@ -112,7 +112,15 @@ $(BENCH_PAIRED_BIN): bench/bench_paired.c
 	    $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -lpq \
 	    $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb) -ldl -lm
 
-bench: all $(BENCH_BIN) $(BENCH_PAIRED_BIN)
+# The checker's cost right after a round trip (bench_e2e.sh).
+BENCH_COLD_BIN = $(BUILD)/bench/bench_cold
+
+$(BENCH_COLD_BIN): bench/bench_cold.c $(LOGIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
+	    -o $@ $< $(LOGIC_OBJ) -lpq $(LDLIBS_SHIM)
+
+bench: all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN)
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi

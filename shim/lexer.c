@@ -26,21 +26,19 @@ enum {
     STOP_QUOTED = 4,
     STOP_DOLLAR = 8,
     STOP_BLOCK = 16,
-    STOP_LINE = 32,
-    STOP_READABLE = 64 /* anything the checker reads, in either dialect */
+    STOP_LINE = 32
 };
 static const unsigned char stop_table[256] = {
-    [0x00] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_DOLLAR | STOP_BLOCK | STOP_LINE |
-             STOP_READABLE,
+    [0x00] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_DOLLAR | STOP_BLOCK | STOP_LINE,
     ['\n'] = STOP_LINE,
     ['\r'] = STOP_LINE,
-    ['\''] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_READABLE,
-    ['"'] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_READABLE,
-    ['`'] = STOP_MY_CODE | STOP_QUOTED | STOP_READABLE,
-    ['\\'] = STOP_QUOTED | STOP_READABLE,
-    ['$'] = STOP_PG_CODE | STOP_DOLLAR | STOP_READABLE,
+    ['\''] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
+    ['"'] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
+    ['`'] = STOP_MY_CODE | STOP_QUOTED,
+    ['\\'] = STOP_QUOTED,
+    ['$'] = STOP_PG_CODE | STOP_DOLLAR,
     ['-'] = STOP_PG_CODE | STOP_MY_CODE,
-    ['/'] = STOP_PG_CODE | STOP_MY_CODE | STOP_BLOCK | STOP_READABLE,
+    ['/'] = STOP_PG_CODE | STOP_MY_CODE | STOP_BLOCK,
     ['*'] = STOP_MY_CODE | STOP_BLOCK,
     ['#'] = STOP_MY_CODE,
 };
@@ -158,10 +156,6 @@ static inline __attribute__((always_inline)) unsigned stop_bits(__m128i v, unsig
     case STOP_BLOCK:
         hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('*')), EQ('/'));
         break;
-    case STOP_READABLE:
-        hit = _mm_or_si128(_mm_or_si128(_mm_or_si128(EQ(0), EQ('\'')), _mm_or_si128(EQ('"'), EQ('`'))),
-                           _mm_or_si128(_mm_or_si128(EQ('\\'), EQ('$')), EQ('/')));
-        break;
     default: /* STOP_LINE */
         hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('\n')), EQ('\r'));
         break;
@@ -219,14 +213,74 @@ size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool
 #endif
 }
 
-QG_HOT bool qg_nothing_to_read(const char *sql, size_t len)
+/* The quick scan's classes of bytes: a single quote, a dash (two make a
+ * comment a quote could hide in), a hash (MySQL's comment), and what needs
+ * the lexer in any case. */
+enum { QUICK_QUOTE = 1, QUICK_DASH = 2, QUICK_HASH = 4, QUICK_OTHER = 8 };
+
+static unsigned quick_class(unsigned char c)
+{
+    switch (c) {
+    case '\'':
+        return QUICK_QUOTE;
+    case '-':
+        return QUICK_DASH;
+    case '#':
+        return QUICK_HASH;
+    case 0:
+    case '"':
+    case '`':
+    case '\\':
+    case '$':
+    case '/':
+        return QUICK_OTHER;
+    default:
+        return c >= 0x80 ? QUICK_OTHER : 0;
+    }
+}
+
+QG_HOT bool qg_only_plain_strings(const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql;
+    unsigned quotes = 0, quote_parity = 0, comment = 0, other = 0;
+    size_t i = 0;
 #ifdef __SSE2__
-    return skip_plain_sse2(s, 0, len, STOP_READABLE, true) == len;
-#else
-    return skip_plain_scalar(s, 0, len, STOP_READABLE, true) == len;
+#define EQ(c) _mm_cmpeq_epi8(v, _mm_set1_epi8((char)(c)))
+    /* Sixteen bytes at a time, the last sixteen without those read before
+     * (a dash pair may end in them: the dash before is among them too). */
+    unsigned dash_before = 0; /* the last byte read was a dash */
+    while (i < len && len >= 16) {
+        size_t at = i + 16 <= len ? i : len - 16;
+        unsigned fresh = 0xffffu << (i - at) & 0xffffu;
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + at));
+        __m128i others = _mm_or_si128(_mm_or_si128(_mm_or_si128(EQ(0), EQ('"')), _mm_or_si128(EQ('`'), EQ('\\'))),
+                                      _mm_or_si128(_mm_or_si128(EQ('$'), EQ('/')), v));
+        unsigned dash = (unsigned)_mm_movemask_epi8(EQ('-'));
+        unsigned quote = (unsigned)_mm_movemask_epi8(EQ('\'')) & fresh;
+        other |= (unsigned)_mm_movemask_epi8(others) & fresh;
+        comment |= ((unsigned)_mm_movemask_epi8(EQ('#')) & fresh) | (dash & dash >> 1) |
+                   (at == i ? dash_before & dash : 0);
+        quotes |= quote;
+        quote_parity ^= quote;
+        if (other || (comment && quotes))
+            return false;
+        dash_before = dash >> 15;
+        i = at + 16;
+    }
+#undef EQ
 #endif
+    unsigned last = 0;
+    for (; i < len; i++) {
+        unsigned c = quick_class(s[i]);
+        quotes |= c & QUICK_QUOTE;
+        quote_parity ^= c & QUICK_QUOTE;
+        comment |= (c & QUICK_HASH) | (c & last & QUICK_DASH);
+        other |= c & QUICK_OTHER;
+        last = c;
+    }
+    /* An odd count leaves the last string open; a quote in a comment would
+     * be miscounted. */
+    return !other && (!quotes || (!comment && !__builtin_parity(quote_parity)));
 }
 
 /* Whether a reader that trusts the first byte's length would take the next

@@ -21,11 +21,14 @@ bool qg_reference_forced(void);
  * lexer must read.  Nothing at all in the reference implementation. */
 void qg_lexer_skip_quiet(qg_lexer *lx);
 
-/* For the checker: true when the text has no byte that can start or end
- * anything but code in either dialect (a quote of any kind, backslash,
- * dollar, slash, NUL, high byte).  Such text holds no literal, comment that
- * can stay open, or character: it is clean in every encoding and reading. */
-bool qg_nothing_to_read(const char *sql, size_t len);
+/* For the checker: true when the text is code and closed plain strings
+ * only, in either dialect: no byte that can start or end anything else (a
+ * double quote or backtick, backslash, dollar, slash, NUL, high byte), an
+ * even number of single quotes, and no comment ("--", "#") where there are
+ * quotes (a quote in a comment is no quote).  Without a backslash or high
+ * byte both readings agree on every quote: such text is clean in every
+ * encoding and under every quoting rule. */
+bool qg_only_plain_strings(const char *sql, size_t len);
 
 /* For the block skip: the first byte from pos on that ends the text of a
  * line comment (a newline) or may end a block comment or nest one (star,
