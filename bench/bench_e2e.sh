@@ -19,7 +19,10 @@
 # kind of query through the shim and around it (libpq's and libmariadb's own
 # functions), alternating query by query, so that the guest's drift cancels
 # in each pair; it gives the shim's added latency per query to a fraction of
-# a microsecond, where whole runs differ by tens of percent.
+# a microsecond, where whole runs differ by tens of percent.  Last, the
+# checker's share of it (bench/bench_cold.c): one check right after a round
+# trip, when the caches have lost the checker's code and data, and again at
+# once.
 #
 # With two CPUs or more, the servers are pinned to CPU 0 and the client to
 # CPU 1 (taskset), so that the scheduler does not move them between rounds;
@@ -42,6 +45,7 @@ JSON=${BENCH_E2E_JSON:-$BUILD/bench/e2e.json}
 PAIRS=${BENCH_PAIRS:-10000}
 SHIM=$ROOT/$BUILD/libquoteguard.so
 PAIRED=$ROOT/$BUILD/bench/bench_paired
+COLD=$ROOT/$BUILD/bench/bench_cold
 # A run that takes this much longer than asked is killed.
 RUN_TIMEOUT=$((SECS + 60))
 
@@ -266,6 +270,18 @@ for round in $(seq 1 "$RUNS"); do
     done
 done
 
+# ------------------------------------------------------------------- cold
+
+COLD_RAW=$WORK/cold.tsv
+: >"$COLD_RAW"
+if selected cold; then
+    for round in $(seq 1 "$RUNS"); do
+        out=$WORK/out-cold-$round.txt
+        run_client base /dev/null "$COLD" "$PAIRS" >"$out" 2>&1 || run_failed cold base "$round" "$out"
+        grep '^cold ' "$out" | while read -r line; do record "$COLD_RAW" cold base "$round" "$line"; done
+    done
+fi
+
 # What the shim logged during the timed runs, kept for reading.  Every query
 # is legitimate: apart from one "attached" line per process there should be
 # nothing.
@@ -282,11 +298,11 @@ mkdir -p "$(dirname "$JSON")"
 specs=$(printf '%s\n' "${BENCHES[@]}")
 PINNED=$([ ${#CLIENT_PIN[@]} -gt 0 ] && echo 1 || echo 0)
 python3 - "$RAW" "$JSON" "$CPU" "$CORES" "$RUNS" "$SECS" "$PGVER" "$MYVER" "$shim_log_lines" \
-    "$specs" "$PINNED" "$PAIRED_RAW" "$PAIRS" <<'EOF'
+    "$specs" "$PINNED" "$PAIRED_RAW" "$PAIRS" "$COLD_RAW" <<'EOF'
 import json, statistics, sys
 
 (raw, out, cpu, cores, runs, secs, pgver, myver, log_lines, specs, pinned, paired_raw,
- pairs) = sys.argv[1:]
+ pairs, cold_raw) = sys.argv[1:]
 pinned = pinned == "1"
 rows = {}
 for line in open(raw):
@@ -384,6 +400,27 @@ if paired:
     print("without (summed latencies of the pairs kept); protocol us = what the same query costs")
     print("sent directly with its literal as a parameter (PQsendQueryParams), more than as text:")
     print("the extended protocol's share of rewrite mode's cost, measured in the same rounds.")
+cold = {}
+for line in open(cold_raw):
+    _, _, rnd, _, statement, *kvs = line.rstrip("\n").split("\t")
+    fields = {k: float(v) for k, v in (kv.split("=") for kv in kvs)}
+    fields["round"] = int(rnd)
+    cold.setdefault(statement, []).append(fields)
+if cold:
+    print(f"\ncold: one check as the guard makes it, right after a round trip and again at"
+          f" once; {pairs} rounds per run, median of {runs} runs")
+    cfmt = "{:<10} {:>6} {:>9} {:>9} {:>9} {:>9}"
+    print(cfmt.format("statement", "bytes", "cold ns", "p90 ns", "warm ns", "timer ns"))
+    report["cold_check"] = []
+    for statement, rs in cold.items():
+        e = {"statement": statement, "bytes": int(rs[0]["bytes"]), "runs": rs}
+        for key in ("cold_median_ns", "cold_p90_ns", "warm_median_ns", "timer_ns"):
+            e[key] = med(r[key] for r in rs)
+        report["cold_check"].append(e)
+        print(cfmt.format(statement, e["bytes"], f"{e['cold_median_ns']:.0f}",
+                          f"{e['cold_p90_ns']:.0f}", f"{e['warm_median_ns']:.0f}",
+                          f"{e['timer_ns']:.0f}"))
+    print("cold and warm include the timer's own cost (timer ns: two clock readings).")
 print(f"Shim log lines during timed runs besides one 'attached' per process: {log_lines}")
 with open(out, "w") as f:
     json.dump(report, f, indent=2)
