@@ -368,8 +368,8 @@ print("the shim's CPU adds serially to each query, robust to load from other pro
 
 paired = {}
 for line in open(paired_raw):
-    name, mode, rnd, _, _, *pairs = line.rstrip("\n").split("\t")
-    fields = {k: float(v) for k, v in (kv.split("=") for kv in pairs)}
+    name, mode, rnd, _, _, *kvs = line.rstrip("\n").split("\t")
+    fields = {k: float(v) for k, v in (kv.split("=") for kv in kvs)}
     fields["round"] = int(rnd)
     paired.setdefault(name, {}).setdefault(mode, []).append(fields)
 if paired:
