@@ -133,7 +133,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
     /* A short statement of code and plain strings is settled by one small
      * scan before the lexer's larger code runs: between two round trips,
      * what costs is code and data the caches have lost.  Longer texts go
-     * to the block skip, which reads them as fast. */
+     * straight to the block skip: scanning them first did not pay. */
     if (len <= QUICK_SCAN_MAX && !qg_reference_forced() && qg_only_plain_strings(sql, len))
         return QG_VERDICT_CLEAN;
 

@@ -253,7 +253,8 @@ QG_HOT bool qg_only_plain_strings(const char *sql, size_t len)
         size_t at = i + 16 <= len ? i : len - 16;
         unsigned fresh = 0xffffu << (i - at) & 0xffffu;
         __m128i v = _mm_loadu_si128((const __m128i *)(s + at));
-        __m128i others = _mm_or_si128(_mm_or_si128(_mm_or_si128(EQ(0), EQ('"')), _mm_or_si128(EQ('`'), EQ('\\'))),
+        __m128i quotes_or_nul = _mm_or_si128(_mm_or_si128(EQ(0), EQ('"')), EQ('`'));
+        __m128i others = _mm_or_si128(_mm_or_si128(quotes_or_nul, EQ('\\')),
                                       _mm_or_si128(_mm_or_si128(EQ('$'), EQ('/')), v));
         unsigned dash = (unsigned)_mm_movemask_epi8(EQ('-'));
         unsigned quote = (unsigned)_mm_movemask_epi8(EQ('\'')) & fresh;
