@@ -44,6 +44,13 @@ static const struct statement {
     {"my_select", QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT c FROM sbtest1 WHERE id=4821"},
     {"my_string", QG_DIALECT_MYSQL, "utf8mb4", 0,
      "SELECT c FROM sbtest1 WHERE id=4821 AND pad <> 'k4821'"},
+    {"pg_update", QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
+     "UPDATE pgbench_accounts SET abalance = abalance + 4821, filler = 'k4821 x' "
+     "WHERE aid = 48213 AND bid = 'b1';"},
+    /* a comment after its strings: the quick scan reads it all, then gives up */
+    {"pg_comment", QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
+     "SELECT count(*) FROM events WHERE kind = 'abcdef' AND created_at > '2024-01-01' "
+     "-- dashboard\n"},
 };
 #define STATEMENTS (sizeof statements / sizeof statements[0])
 

@@ -118,8 +118,10 @@ static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len
     return found && !backslash_in_code(sql, code_from, len);
 }
 
-/* One block of the block skip (shim/block_skip.c). */
-#define QUICK_SCAN_MAX 64
+/* Two blocks of the block skip (shim/block_skip.c): past that, texts that
+ * fail the quick scan late (a comment after the strings) cost more than
+ * those it settles save (docs/PERFORMANCE.md, fifth session). */
+#define QUICK_SCAN_MAX 128
 
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
@@ -132,8 +134,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
     res->count = 0;
     /* A short statement of code and plain strings is settled by one small
      * scan before the lexer's larger code runs: between two round trips,
-     * what costs is code and data the caches have lost.  Longer texts go
-     * straight to the block skip: scanning them first did not pay. */
+     * what costs is code and data the caches have lost. */
     if (len <= QUICK_SCAN_MAX && !qg_reference_forced() && qg_only_plain_strings(sql, len))
         return QG_VERDICT_CLEAN;
 

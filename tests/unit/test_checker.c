@@ -541,6 +541,8 @@ static void test_quick_scan(void)
         "SELECT a, b FROM t WHERE c = 1 AND d < 2 -- e",
         "SELECT c FROM sbtest1 WHERE id=4821 AND pad <> 'k4821'",
         "UPDATE t SET a = 'x', b = 'y''z' WHERE id = 12 AND c = 'abcdefgh'",
+        "INSERT INTO events (kind, created_at, note) VALUES ('login', '2024-01-01', 'a - b'), "
+        "('x', 'y', 'z')",
     };
     static const unsigned char bytes[] = {0, '\'', '"', '`', '\\', '$', '/', 0x80, 0xc8, 0xff,
                                           '-', '#', '*', ';', ' '};
@@ -569,7 +571,7 @@ static void test_quick_scan(void)
             texts_clean += qg_check(&ctx, texts[t], n, NULL) == QG_VERDICT_CLEAN;
             for (size_t at = 0; at < n; at++)
                 for (size_t b = 0; b < sizeof bytes; b++) {
-                    char sql[80];
+                    char sql[128];
                     memcpy(sql, texts[t], n);
                     sql[at] = (char)bytes[b];
                     qg_result ref;
