@@ -68,10 +68,15 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double percentile(double *v, size_t n, double p)
+/* v sorted by sort_values. */
+static double percentile(const double *v, size_t n, double p)
+{
+    return v[(size_t)(p * (double)(n - 1))];
+}
+
+static void sort_values(double *v, size_t n)
 {
     qsort(v, n, sizeof *v, by_value);
-    return v[(size_t)(p * (double)(n - 1))];
 }
 
 static void round_trip(PGconn *conn)
@@ -125,9 +130,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_cold: %u checks were not clean\n", unclean);
         return 1;
     }
+    sort_values(timer, n);
     double timer_ns = percentile(timer, n, 0.5);
     for (size_t k = 0; k < STATEMENTS; k++) {
         double *c = cold + k * n, *w = warm + k * n;
+        sort_values(c, n);
+        sort_values(w, n);
         double cold_ns = percentile(c, n, 0.5), cold_p90 = percentile(c, n, 0.9);
         printf("cold %s bytes=%zu rounds=%zu cold_median_ns=%.0f cold_p90_ns=%.0f "
                "warm_median_ns=%.0f timer_ns=%.0f\n",

@@ -366,11 +366,17 @@ print("added us/query = 1/QPS(shim) - 1/QPS(base); client CPU = user+system CPU 
 print("client per query; ratio from added CPU = 1 / (1 + added CPU x base QPS): the QPS ratio if")
 print("the shim's CPU adds serially to each query, robust to load from other processes.")
 
+def client_lines(path):
+    """Lines of a client's key=value output as recorded: name, config, the
+    line's second word (shape or statement), and its values with the round."""
+    for line in open(path):
+        name, config, rnd, _, second, *kvs = line.rstrip("\n").split("\t")
+        fields = {k: float(v) for k, v in (kv.split("=") for kv in kvs)}
+        fields["round"] = int(rnd)
+        yield name, config, second, fields
+
 paired = {}
-for line in open(paired_raw):
-    name, mode, rnd, _, _, *kvs = line.rstrip("\n").split("\t")
-    fields = {k: float(v) for k, v in (kv.split("=") for kv in kvs)}
-    fields["round"] = int(rnd)
+for name, mode, _, fields in client_lines(paired_raw):
     paired.setdefault(name, {}).setdefault(mode, []).append(fields)
 if paired:
     print(f"\npaired: {pairs} pairs per run, shim and direct alternating query by query in one"
@@ -401,10 +407,7 @@ if paired:
     print("sent directly with its literal as a parameter (PQsendQueryParams), more than as text:")
     print("the extended protocol's share of rewrite mode's cost, measured in the same rounds.")
 cold = {}
-for line in open(cold_raw):
-    _, _, rnd, _, statement, *kvs = line.rstrip("\n").split("\t")
-    fields = {k: float(v) for k, v in (kv.split("=") for kv in kvs)}
-    fields["round"] = int(rnd)
+for _, _, statement, fields in client_lines(cold_raw):
     cold.setdefault(statement, []).append(fields)
 if cold:
     print(f"\ncold: one check as the guard makes it, right after a round trip and again at"
