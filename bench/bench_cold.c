@@ -47,6 +47,10 @@ static const struct statement {
     {"pg_update", QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
      "UPDATE pgbench_accounts SET abalance = abalance + 4821, filler = 'k4821 x' "
      "WHERE aid = 48213 AND bid = 'b1';"},
+    {"pg_insert", QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
+     "INSERT INTO customer (id, name, city, note, created_at) VALUES (48213, 'Ana Lopez', "
+     "'Valparaiso', 'called twice about the invoice, wants a copy by mail', "
+     "'2024-01-01 10:00:00');"},
     /* a comment after its strings: the quick scan reads it all, then gives up */
     {"pg_comment", QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
      "SELECT count(*) FROM events WHERE kind = 'abcdef' AND created_at > '2024-01-01' "

@@ -86,8 +86,8 @@ static bool backslash_in_code(const char *sql, size_t from, size_t to)
  * N must be the escaper's own reading for that to mean anything: where it
  * leaves a quote open or finds a backslash in code, the text was escaped by
  * something that knew the encoding, and N is out of step with it. */
-static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len, size_t *offset,
-                              size_t *span_start, size_t *span_end)
+QG_COLD static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len,
+                                      size_t *offset, size_t *span_start, size_t *span_end)
 {
     qg_lexer server, naive;
     qg_token ts, tn;
@@ -118,10 +118,11 @@ static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len
     return found && !backslash_in_code(sql, code_from, len);
 }
 
-/* Two blocks of the block skip (shim/block_skip.c): past that, texts that
- * fail the quick scan late (a comment after the strings) cost more than
- * those it settles save (docs/PERFORMANCE.md, fifth session). */
-#define QUICK_SCAN_MAX 128
+/* Four blocks of the block skip (shim/block_skip.c): short statements of
+ * every shape, while a text the quick scan gives up on late (a comment
+ * after its strings) costs at most eight AVX2 lanes more (docs/PERFORMANCE.md,
+ * sixth session). */
+#define QUICK_SCAN_MAX 256
 
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {

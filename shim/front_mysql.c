@@ -91,7 +91,7 @@ QG_REAL_FN(MYSQL_RES *, mysql_store_result, (MYSQL *), mysql_sonames)
 QG_REAL_FN(MYSQL_ROW, mysql_fetch_row, (MYSQL_RES *), mysql_sonames)
 QG_REAL_FN(void, mysql_free_result, (MYSQL_RES *), mysql_sonames)
 
-static void report_missing(const char *name)
+QG_COLD static void report_missing(const char *name)
 {
     qg_log_write_event(qg_settings_get(), "error", "missing_symbol", name);
 }
@@ -781,7 +781,7 @@ static bool ask_server(MYSQL *mysql, session_state *st)
 }
 
 /* Brings the entry up to date with the server. */
-static void refresh(conn_entry *e)
+QG_COLD static void refresh(conn_entry *e)
 {
     session_state st = e->state;
     if (!ask_server(e->mysql, &st)) {
@@ -821,7 +821,7 @@ QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
 /* ------------------------------------------------------------- queries */
 
 /* await_read: mysql_send_query was blocked, mysql_read_query_result must fail. */
-static void block(conn_entry *e, const qg_decision *d, bool await_read)
+QG_COLD static void block(conn_entry *e, const qg_decision *d, bool await_read)
 {
     if (!e)
         return;
@@ -843,7 +843,8 @@ static __thread bool orphan_await_read TLS_STATIC;
 static __thread char orphan_sqlstate[6] TLS_STATIC;
 static __thread char orphan_message[512] TLS_STATIC;
 
-static void block_orphan(MYSQL *mysql, const char *sqlstate, const char *message, bool await_read)
+QG_COLD static void block_orphan(MYSQL *mysql, const char *sqlstate, const char *message,
+                                 bool await_read)
 {
     orphan_mysql = mysql;
     orphan_await_read = await_read;
@@ -868,22 +869,13 @@ QG_HOT static bool check_piece(MYSQL *mysql, const char *api, const session_stat
     return qg_guard_query(&q, d);
 }
 
-/* Checks the text statement by statement where a statement changes the
- * state; *after is the state once all of it ran.  True = send it. */
-QG_HOT static bool query_allowed(conn_entry *e, const char *api, const char *sql,
-                                 size_t len, const void *caller, qg_decision *d,
-                                 session_state *after, bool *changed, bool *stale)
+/* A text that may change the state (it mentions SET): checked statement by
+ * statement from `st` on, cut where a statement changes the state; *after
+ * is the state once all of it ran.  True = send it. */
+QG_COLD static bool pieces_allowed(conn_entry *e, const char *api, const char *sql, size_t len,
+                                   const void *caller, qg_decision *d, session_state st,
+                                   session_state *after, bool *changed, bool *stale)
 {
-    session_state st = e->state;
-    bool nbe_known;
-    unsigned nbe = server_status_flags(e->mysql, &nbe_known);
-    if (nbe_known)
-        st.flags = (st.flags & ~QG_NO_BACKSLASH_ESCAPES) | nbe;
-    *changed = *stale = false;
-    if (!mentions_set(sql, len)) {
-        *after = st;
-        return check_piece(e->mysql, api, &st, sql, len, caller, d);
-    }
     session_state piece_state = st;
     size_t piece_start = 0, pos = 0;
     unsigned statements = 0;
@@ -910,8 +902,27 @@ QG_HOT static bool query_allowed(conn_entry *e, const char *api, const char *sql
                        d);
 }
 
+/* Checks the text with the connection's state as of now; *after is the
+ * state once all of it ran.  True = send it. */
+QG_HOT static bool query_allowed(conn_entry *e, const char *api, const char *sql,
+                                 size_t len, const void *caller, qg_decision *d,
+                                 session_state *after, bool *changed, bool *stale)
+{
+    session_state st = e->state;
+    bool nbe_known;
+    unsigned nbe = server_status_flags(e->mysql, &nbe_known);
+    if (nbe_known)
+        st.flags = (st.flags & ~QG_NO_BACKSLASH_ESCAPES) | nbe;
+    *changed = *stale = false;
+    if (mentions_set(sql, len))
+        return pieces_allowed(e, api, sql, len, caller, d, st, after, changed, stale);
+    *after = st;
+    return check_piece(e->mysql, api, &st, sql, len, caller, d);
+}
+
 /* Takes on what a query that the server accepted did to the session. */
-static void apply_effects(conn_entry *e, const session_state *after, bool changed, bool stale)
+QG_COLD static void apply_effects(conn_entry *e, const session_state *after, bool changed,
+                                  bool stale)
 {
     if (stale) {
         e->stale = true;
@@ -951,7 +962,7 @@ QG_HOT static int send_real(real_sender r, MYSQL *mysql, const char *sql, unsign
 /* Out of memory for the connection's entry: the state comes from the server
  * for this one query.  When even that fails the shim cannot decide: enforce
  * blocks, audit passes; both say so.  Called inside the re-entrancy guard. */
-static int guarded_query_without_entry(real_sender real, MYSQL *mysql, const char *sql,
+QG_COLD static int guarded_query_without_entry(real_sender real, MYSQL *mysql, const char *sql,
                                        unsigned long len, query_api api, const void *caller)
 {
     const qg_settings *s = qg_settings_get();

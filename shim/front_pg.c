@@ -75,7 +75,7 @@ QG_REAL_FN(char *, pg_encoding_to_char, (int), libpq_sonames)
 QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), libpq_sonames)
 QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), libpq_sonames)
 
-static void report_missing(const char *name)
+QG_COLD static void report_missing(const char *name)
 {
     qg_log_write_event(qg_settings_get(), "error", "missing_symbol", name);
 }
@@ -308,7 +308,7 @@ static void abort_open_transaction(PGconn *conn)
  * error result, registered so that the error readers give our message.
  * PQerrorMessage(conn) carries it too, as after any failed PQexec.
  * (Rewrite mode blocks like enforce; only queries that pass are rewritten.) */
-static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
+QG_COLD static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
 {
     abort_open_transaction(conn);
     registry_put(&pending_conn_messages, conn, d);
@@ -324,7 +324,7 @@ static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
 }
 
 /* What a blocked PQsend* returns: 0, with the message in PQerrorMessage. */
-static int blocked_send(PGconn *conn, const qg_decision *d)
+QG_COLD static int blocked_send(PGconn *conn, const qg_decision *d)
 {
     abort_open_transaction(conn);
     registry_put(&pending_conn_messages, conn, d);

@@ -135,7 +135,7 @@ static uint64_t fingerprint_of(fingerprints *fp, qg_reason reason)
 }
 
 /* Without the encoding the query cannot be read as the server will. */
-static bool unknown_encoding(const qg_settings *s, const qg_query *q, const char *name,
+QG_COLD static bool unknown_encoding(const qg_settings *s, const qg_query *q, const char *name,
                              qg_decision *out)
 {
     uint64_t fingerprint = qg_guard_fingerprint(QG_REASON_NONE, name, q->sql, q->len);
@@ -186,7 +186,7 @@ static bool shape_blocks(const qg_settings *s, const qg_query *q, const qg_conte
     return block;
 }
 
-static bool block_unknown_shape(uint64_t shape, qg_decision *out)
+QG_COLD static bool block_unknown_shape(uint64_t shape, qg_decision *out)
 {
     out->block = true;
     out->sqlstate = "42601";
@@ -196,6 +196,78 @@ static bool block_unknown_shape(uint64_t shape, qg_decision *out)
              (unsigned long long)shape);
     return false;
 }
+
+/* A query with findings: logs each one and decides.  `shape`: the query's
+ * shape when that alone blocks it, else NULL. */
+QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_context *ctx,
+                                   qg_result *result, const uint64_t *shape, qg_decision *out)
+{
+    const qg_encoding *enc = ctx->encoding;
+    /* Allowed reasons stop blocking; checking again with them downgraded
+     * gives the exact verdict: it covers findings past the first
+     * QG_MAX_FINDINGS, and checks the checker skipped once it had a
+     * blocking finding. */
+    fingerprints fp = {.encoding = qg_encoding_name(enc), .q = q};
+    if (s->allow_count > 0) {
+        bool downgraded = false;
+        for (int reason = QG_REASON_NONE + 1; reason < QG_REASON_COUNT; reason++) {
+            if (ctx->action[reason] == QG_ACTION_BLOCK &&
+                allow_listed(s, fingerprint_of(&fp, (qg_reason)reason))) {
+                ctx->action[reason] = QG_ACTION_LOG;
+                downgraded = true;
+            }
+        }
+        if (downgraded)
+            qg_check(ctx, q->sql, q->len, result);
+    }
+    bool block = blocks_in(s->mode) && result->verdict == QG_VERDICT_BLOCK;
+
+    unsigned shown = result->count < QG_MAX_FINDINGS ? result->count : QG_MAX_FINDINGS;
+    const qg_finding *blocker = NULL;
+    for (unsigned i = 0; i < shown; i++) {
+        const qg_finding *f = &result->findings[i];
+        uint64_t fingerprint = fingerprint_of(&fp, f->reason);
+        qg_log_finding entry = log_entry(q, fp.encoding, fingerprint);
+        entry.reason = f->reason;
+        entry.offset = f->offset;
+        entry.span_start = f->span_start;
+        entry.span_end = f->span_end;
+        if (allow_listed(s, fingerprint)) {
+            entry.action = "allowed";
+        } else if (block && f->action == QG_ACTION_BLOCK) {
+            entry.action = "blocked";
+            if (!blocker)
+                blocker = f;
+        } else {
+            entry.action = "logged";
+        }
+        qg_log_write_finding(s, &entry);
+    }
+    if (result->count > shown) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "%s: %u more findings in one query were not logged",
+                 q->api ? q->api : "query", result->count - shown);
+        qg_log_write_event(s, "warning", "findings_not_logged", detail);
+    }
+    if (!block)
+        return shape ? block_unknown_shape(*shape, out) : true;
+
+    out->block = true;
+    if (blocker) {
+        out->sqlstate = sqlstate_for(blocker->reason);
+        snprintf(out->message, sizeof out->message, "quoteguard: blocked %s at byte %zu (%s): %s",
+                 qg_reason_name(blocker->reason), blocker->offset, fp.encoding,
+                 explanation(blocker->reason));
+    } else {
+        out->sqlstate = "42601";
+        snprintf(out->message, sizeof out->message,
+                 "quoteguard: blocked: a blocking finding past the first %d of %u in one query "
+                 "(%s)",
+                 QG_MAX_FINDINGS, result->count, fp.encoding);
+    }
+    return false;
+}
+
 
 QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
 {
@@ -222,70 +294,7 @@ QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_deci
     bool shape_blocked = s->shapes != QG_SHAPES_OFF && shape_blocks(s, q, &ctx, clean, &shape);
     if (clean)
         return shape_blocked ? block_unknown_shape(shape, out) : true;
-
-    /* Allowed reasons stop blocking; checking again with them downgraded
-     * gives the exact verdict: it covers findings past the first
-     * QG_MAX_FINDINGS, and checks the checker skipped once it had a
-     * blocking finding. */
-    fingerprints fp = {.encoding = qg_encoding_name(enc), .q = q};
-    if (s->allow_count > 0) {
-        bool downgraded = false;
-        for (int reason = QG_REASON_NONE + 1; reason < QG_REASON_COUNT; reason++) {
-            if (ctx.action[reason] == QG_ACTION_BLOCK &&
-                allow_listed(s, fingerprint_of(&fp, (qg_reason)reason))) {
-                ctx.action[reason] = QG_ACTION_LOG;
-                downgraded = true;
-            }
-        }
-        if (downgraded)
-            qg_check(&ctx, q->sql, q->len, &result);
-    }
-    bool block = blocks_in(s->mode) && result.verdict == QG_VERDICT_BLOCK;
-
-    unsigned shown = result.count < QG_MAX_FINDINGS ? result.count : QG_MAX_FINDINGS;
-    const qg_finding *blocker = NULL;
-    for (unsigned i = 0; i < shown; i++) {
-        const qg_finding *f = &result.findings[i];
-        uint64_t fingerprint = fingerprint_of(&fp, f->reason);
-        qg_log_finding entry = log_entry(q, fp.encoding, fingerprint);
-        entry.reason = f->reason;
-        entry.offset = f->offset;
-        entry.span_start = f->span_start;
-        entry.span_end = f->span_end;
-        if (allow_listed(s, fingerprint)) {
-            entry.action = "allowed";
-        } else if (block && f->action == QG_ACTION_BLOCK) {
-            entry.action = "blocked";
-            if (!blocker)
-                blocker = f;
-        } else {
-            entry.action = "logged";
-        }
-        qg_log_write_finding(s, &entry);
-    }
-    if (result.count > shown) {
-        char detail[160];
-        snprintf(detail, sizeof detail, "%s: %u more findings in one query were not logged",
-                 q->api ? q->api : "query", result.count - shown);
-        qg_log_write_event(s, "warning", "findings_not_logged", detail);
-    }
-    if (!block)
-        return shape_blocked ? block_unknown_shape(shape, out) : true;
-
-    out->block = true;
-    if (blocker) {
-        out->sqlstate = sqlstate_for(blocker->reason);
-        snprintf(out->message, sizeof out->message, "quoteguard: blocked %s at byte %zu (%s): %s",
-                 qg_reason_name(blocker->reason), blocker->offset, fp.encoding,
-                 explanation(blocker->reason));
-    } else {
-        out->sqlstate = "42601";
-        snprintf(out->message, sizeof out->message,
-                 "quoteguard: blocked: a blocking finding past the first %d of %u in one query "
-                 "(%s)",
-                 QG_MAX_FINDINGS, result.count, fp.encoding);
-    }
-    return false;
+    return judge_findings(s, q, &ctx, &result, shape_blocked ? &shape : NULL, out);
 }
 
 QG_HOT bool qg_guard_query(const qg_query *q, qg_decision *out)

@@ -10,4 +10,9 @@
  * measures it: docs/PERFORMANCE.md). */
 #define QG_HOT __attribute__((hot))
 
+/* The rare paths (findings, blocking, errors) leave the hot functions for
+ * .text.unlikely, so that what every query runs stays on few lines and
+ * pages. */
+#define QG_COLD __attribute__((cold, noinline))
+
 #endif

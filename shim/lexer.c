@@ -213,6 +213,26 @@ size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool
 #endif
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Whether the AVX2 builds of the vector scans can run here (and are not
+ * turned off for a test). */
+static inline __attribute__((always_inline)) bool wide_vectors(void)
+{
+    static int avx2 = -1; /* unknown yet; races only store the same answer */
+    int wide = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+    if (wide < 0) {
+        __builtin_cpu_init();
+        wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+                       __builtin_cpu_supports("pclmul")
+                   ? 1
+                   : 0;
+        __atomic_store_n(&avx2, wide, __ATOMIC_RELAXED);
+    }
+    return wide && !force_sse2;
+}
+#endif
+
+#ifndef __SSE2__
 /* The quick scan's classes of bytes: a single quote, a dash (two make a
  * comment a quote could hide in), a hash (MySQL's comment), and what needs
  * the lexer in any case. */
@@ -238,50 +258,29 @@ static unsigned quick_class(unsigned char c)
         return c >= 0x80 ? QUICK_OTHER : 0;
     }
 }
+#endif
 
 QG_HOT bool qg_only_plain_strings(const char *sql, size_t len)
 {
-    const unsigned char *s = (const unsigned char *)sql;
-    unsigned quotes = 0, quote_parity = 0, comment = 0, other = 0;
-    size_t i = 0;
-#ifdef __SSE2__
-#define EQ(c) _mm_cmpeq_epi8(v, _mm_set1_epi8((char)(c)))
-    /* Sixteen bytes at a time, the last sixteen without those read before
-     * (a dash pair may end in them: the dash before is among them too). */
-    unsigned dash_before = 0; /* the last byte read was a dash */
-    while (i < len && len >= 16) {
-        size_t at = i + 16 <= len ? i : len - 16;
-        unsigned fresh = 0xffffu << (i - at) & 0xffffu;
-        __m128i v = _mm_loadu_si128((const __m128i *)(s + at));
-        __m128i quotes_or_nul = _mm_or_si128(_mm_or_si128(EQ(0), EQ('"')), EQ('`'));
-        __m128i others = _mm_or_si128(_mm_or_si128(quotes_or_nul, EQ('\\')),
-                                      _mm_or_si128(_mm_or_si128(EQ('$'), EQ('/')), v));
-        unsigned dash = (unsigned)_mm_movemask_epi8(EQ('-'));
-        unsigned quote = (unsigned)_mm_movemask_epi8(EQ('\'')) & fresh;
-        other |= (unsigned)_mm_movemask_epi8(others) & fresh;
-        comment |= ((unsigned)_mm_movemask_epi8(EQ('#')) & fresh) | (dash & dash >> 1) |
-                   (at == i ? dash_before & dash : 0);
-        quotes |= quote;
-        quote_parity ^= quote;
-        if (other || (comment && quotes))
-            return false;
-        dash_before = dash >> 15;
-        i = at + 16;
-    }
-#undef EQ
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (wide_vectors())
+        return qg_quick_scan_avx2(sql, len);
 #endif
-    unsigned last = 0;
-    for (; i < len; i++) {
-        unsigned c = quick_class(s[i]);
-        quotes |= c & QUICK_QUOTE;
-        quote_parity ^= c & QUICK_QUOTE;
+#ifdef __SSE2__
+    return qg_quick_scan_sse2(sql, len);
+#else
+    unsigned quotes = 0, comment = 0, other = 0, last = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned c = quick_class((unsigned char)sql[i]);
+        quotes += c & QUICK_QUOTE;
         comment |= (c & QUICK_HASH) | (c & last & QUICK_DASH);
         other |= c & QUICK_OTHER;
         last = c;
     }
     /* An odd count leaves the last string open; a quote in a comment would
      * be miscounted. */
-    return !other && (!quotes || (!comment && !__builtin_parity(quote_parity)));
+    return !other && (!quotes || (!comment && quotes % 2 == 0));
+#endif
 }
 
 /* Whether a reader that trusts the first byte's length would take the next
@@ -858,17 +857,7 @@ QG_HOT void qg_lexer_skip_quiet(qg_lexer *lx)
         lx->pos < lx->quiet_from || lx->pos >= lx->len)
         return;
 #if defined(__x86_64__) && defined(__GNUC__)
-    static int avx2 = -1; /* unknown yet; races only store the same answer */
-    int wide = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
-    if (wide < 0) {
-        __builtin_cpu_init();
-        wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
-                       __builtin_cpu_supports("pclmul")
-                   ? 1
-                   : 0;
-        __atomic_store_n(&avx2, wide, __ATOMIC_RELAXED);
-    }
-    if (wide && !force_sse2) {
+    if (wide_vectors()) {
         qg_skip_quiet_avx2(lx);
         return;
     }

@@ -40,10 +40,12 @@ size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool
  * another quote.  Returns the position of that quote, or 0. */
 size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
 
-/* Its two builds (shim/block_skip.c); tests force the narrower one to
- * compare it too. */
+/* The two builds of each (shim/block_skip.c); tests force the narrower
+ * ones to compare them too. */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
+bool qg_quick_scan_sse2(const char *sql, size_t len);
+bool qg_quick_scan_avx2(const char *sql, size_t len);
 void qg_force_sse2(bool on);
 
 #endif
