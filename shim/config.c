@@ -511,11 +511,11 @@ void qg_settings_set_program(qg_settings *s, const char *program)
 
 /* ------------------------------------------------------------------ loader */
 
-static qg_settings loaded_settings;
+QG_FAR_BSS static qg_settings loaded_settings;
 static bool loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char file_text[CONFIG_FILE_MAX];
-static char kept_problems[LOADER_PROBLEMS_KEPT][PROBLEM_TEXT_MAX];
+QG_FAR_BSS static char file_text[CONFIG_FILE_MAX];
+QG_FAR_BSS static char kept_problems[LOADER_PROBLEMS_KEPT][PROBLEM_TEXT_MAX];
 
 /* Reads the config file into file_text and parses it; a file that should be
  * read but cannot be is reported.  A missing default file is not a problem.

@@ -34,29 +34,31 @@ typedef enum qg_shapes_mode {
 #define QG_PATH_MAX 4096
 #define QG_NAME_MAX 256
 
+/* What every query reads comes first, on one cache line; the lists and
+ * paths after it take 21 KB, five pages that a query never touches. */
 typedef struct qg_settings {
     qg_mode mode;
-    qg_log_sink log_sink;
-    char log_path[QG_PATH_MAX]; /* when log_sink == QG_LOG_FILE */
-    int syslog_facility;        /* LOG_AUTHPRIV unless configured */
-    int verbosity;              /* 0 quiet (findings only), 1 normal, 2 debug */
-    bool log_full_query;        /* operator asked for whole literals in the log */
+    /* Resolved at load time from the program lists and the program name. */
+    bool active;
+    qg_shapes_mode shapes; /* query shapes */
+    size_t allow_count;
     /* MySQL ill-formed byte policy (QG_REASON_ILLFORMED_QUOTE / _ILLFORMED). */
     qg_action mysql_illformed_quote;
     qg_action mysql_illformed;
+    int verbosity;       /* 0 quiet (findings only), 1 normal, 2 debug */
+    bool log_full_query; /* operator asked for whole literals in the log */
+    qg_log_sink log_sink;
+    int syslog_facility; /* LOG_AUTHPRIV unless configured */
+    char log_path[QG_PATH_MAX]; /* when log_sink == QG_LOG_FILE */
     /* Finding fingerprints the operator allowed (known false positives). */
     uint64_t allow[QG_MAX_ALLOW];
-    size_t allow_count;
     /* Per-program scoping: basenames; empty lists mean "every program". */
     char only_programs[QG_MAX_PROGRAMS][QG_NAME_MAX];
     size_t only_count;
     char skip_programs[QG_MAX_PROGRAMS][QG_NAME_MAX];
     size_t skip_count;
-    /* Query shapes; shapes_file may hold %p (the program name) and %% ('%'). */
-    qg_shapes_mode shapes;
+    /* shapes_file may hold %p (the program name) and %% ('%'). */
     char shapes_file[QG_PATH_MAX];
-    /* Resolved at load time from the lists above and the program name. */
-    bool active;
     char program[QG_NAME_MAX];
     char config_path[QG_PATH_MAX]; /* the file read, "" when none */
 } qg_settings;

@@ -330,7 +330,7 @@ typedef struct dfa_state {
     uint8_t form, at;
 } dfa_state;
 
-static encoding_dfa_t dfas[ENCODING_COUNT];
+QG_FAR_BSS static encoding_dfa_t dfas[ENCODING_COUNT];
 static bool dfa_built[ENCODING_COUNT];
 
 /* Two states are one when the same byte masks remain to be matched. */

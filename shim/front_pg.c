@@ -141,7 +141,7 @@ static blocked_message *registry_unlink(registry *r, const void *key)
 /* When malloc fails, entries come from here, so that a blocked caller still
  * reads our message. */
 #define FALLBACK_ENTRIES 16
-static blocked_message fallback[FALLBACK_ENTRIES];
+QG_FAR_BSS static blocked_message fallback[FALLBACK_ENTRIES];
 static bool fallback_used[FALLBACK_ENTRIES];
 
 static blocked_message *entry_alloc(void)

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hot.h"
+
 #define SYSLOG_SOCKET_PATH "/dev/log"
 /* Query bytes shown before the finding's offset, out of the 64 of an excerpt. */
 #define EXCERPT_BYTES 64
@@ -236,7 +238,7 @@ typedef struct owned_fd {
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static owned_fd log_file = {.fd = -1};
-static char log_file_path[QG_PATH_MAX];
+QG_FAR_BSS static char log_file_path[QG_PATH_MAX];
 static owned_fd syslog_socket = {.fd = -1};
 static bool log_open_failure_reported;
 

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hot.h"
 #include "log.h"
 #include "shape.h"
 
@@ -33,7 +34,7 @@ typedef struct shape_set {
     struct shape_set *retired; /* the table this one replaced, kept for readers */
 } shape_set;
 
-static uint64_t initial_slots[INITIAL_SLOTS];
+QG_FAR_BSS static uint64_t initial_slots[INITIAL_SLOTS];
 static shape_set initial_set = {.mask = INITIAL_SLOTS - 1, .slots = initial_slots};
 static shape_set *current_set = &initial_set;
 static bool loaded;
