@@ -34,8 +34,9 @@ typedef enum qg_shapes_mode {
 #define QG_PATH_MAX 4096
 #define QG_NAME_MAX 256
 
-/* What every query reads comes first, on one cache line; the lists and
- * paths after it take 21 KB, five pages that a query never touches. */
+/* The small fields first: those every query reads (mode, active, shapes,
+ * the MySQL policy) share one cache line; the lists and paths after them
+ * take 21 KB, five pages that a query never touches. */
 typedef struct qg_settings {
     qg_mode mode;
     /* Resolved at load time from the program lists and the program name. */

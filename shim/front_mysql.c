@@ -963,7 +963,8 @@ QG_HOT static int send_real(real_sender r, MYSQL *mysql, const char *sql, unsign
  * for this one query.  When even that fails the shim cannot decide: enforce
  * blocks, audit passes; both say so.  Called inside the re-entrancy guard. */
 QG_COLD static int guarded_query_without_entry(real_sender real, MYSQL *mysql, const char *sql,
-                                       unsigned long len, query_api api, const void *caller)
+                                               unsigned long len, query_api api,
+                                               const void *caller)
 {
     const qg_settings *s = qg_settings_get();
     qg_log_write_event(s, "error", "out_of_memory", api_names[api]);

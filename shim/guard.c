@@ -136,7 +136,7 @@ static uint64_t fingerprint_of(fingerprints *fp, qg_reason reason)
 
 /* Without the encoding the query cannot be read as the server will. */
 QG_COLD static bool unknown_encoding(const qg_settings *s, const qg_query *q, const char *name,
-                             qg_decision *out)
+                                     qg_decision *out)
 {
     uint64_t fingerprint = qg_guard_fingerprint(QG_REASON_NONE, name, q->sql, q->len);
     bool allowed = allow_listed(s, fingerprint);
@@ -267,7 +267,6 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
     }
     return false;
 }
-
 
 QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
 {
