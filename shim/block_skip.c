@@ -561,6 +561,8 @@ void SKIP_QUIET(qg_lexer *lx)
 QG_HOT bool QUICK_SCAN(const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql;
+    if (len == 0)
+        return true; /* nothing to read; sql may be NULL */
     unsigned char padded[LANE];
     if (len < LANE) {
         memset(padded, ' ', sizeof padded);

@@ -561,8 +561,13 @@ static void test_quick_scan(void)
             scanned_plain += qg_only_plain_strings(texts[t], strlen(texts[t]));
         qg_force_sse2(false);
     }
-    tap_ok(scanned_plain == 2 * (sizeof texts / sizeof texts[0]),
-           "the quick scan (both builds) settles texts of code and plain strings, 8-%zu bytes",
+    for (int narrow = 0; narrow < 2; narrow++) {
+        qg_force_sse2(narrow);
+        scanned_plain += qg_only_plain_strings(NULL, 0); /* the empty text */
+        qg_force_sse2(false);
+    }
+    tap_ok(scanned_plain == 2 * (sizeof texts / sizeof texts[0] + 1),
+           "the quick scan (both builds) settles texts of code and plain strings, 0-%zu bytes",
            strlen(texts[sizeof texts / sizeof texts[0] - 1]));
     for (size_t c = 0; c < sizeof ctxs / sizeof ctxs[0]; c++) {
         qg_context ctx;
