@@ -62,10 +62,6 @@ static inline lane_t one_byte(unsigned char c)
 {
     return _mm256_zextsi128_si256(_mm_cvtsi32_si128(c));
 }
-static inline lane_t every_byte(unsigned char c)
-{
-    return _mm256_set1_epi8((char)c);
-}
 #else
 #define LANE 16
 typedef __m128i lane_t;
@@ -98,10 +94,6 @@ static inline lane_t next_bytes(lane_t v, lane_t follow)
 static inline lane_t one_byte(unsigned char c)
 {
     return _mm_cvtsi32_si128(c);
-}
-static inline lane_t every_byte(unsigned char c)
-{
-    return _mm_set1_epi8((char)c);
 }
 #endif
 
@@ -561,6 +553,7 @@ void SKIP_QUIET(qg_lexer *lx)
 QG_HOT bool QUICK_SCAN(const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql;
+    const needles *n = needle_table();
     if (len == 0)
         return true; /* nothing to read; sql may be NULL */
     unsigned char padded[LANE];
@@ -576,14 +569,14 @@ QG_HOT bool QUICK_SCAN(const char *sql, size_t len)
          * were read, and their quotes counted, already. */
         size_t at = i + LANE <= len ? i : len - LANE;
         lane_t v = load_lane(s + at);
-#define IS(c) eq(v, every_byte(c))
-        lane_t other = or_lanes(or_lanes(or_lanes(v, IS(0)), or_lanes(IS('"'), IS('`'))),
-                                or_lanes(IS('\\'), or_lanes(IS('$'), IS('/'))));
+#define IS(which) eq(v, needle(n, which))
+        lane_t other = or_lanes(or_lanes(or_lanes(v, IS(NUL)), or_lanes(IS(DQUOTE), IS(BACKTICK))),
+                                or_lanes(IS(BACKSLASH), or_lanes(IS(DOLLAR), IS(SLASH))));
         if (bits_of(other)) /* the top bit of each byte: high bytes too */
             return false;
-        uint64_t quote = bits_of(IS('\'')) >> (i - at) << (i - at);
-        uint64_t dash = bits_of(IS('-'));
-        comment |= bits_of(IS('#')) | (dash & dash << 1) |
+        uint64_t quote = bits_of(IS(QUOTE)) >> (i - at) << (i - at);
+        uint64_t dash = bits_of(IS(DASH));
+        comment |= bits_of(IS(HASH)) | (dash & dash << 1) |
                    (at > 0 && s[at - 1] == '-' ? dash & 1 : 0);
 #undef IS
         quotes |= quote;
