@@ -211,12 +211,21 @@ PHP
                     kill -0 "$PHP_PID" 2>/dev/null || break
                     sleep 0.05
                 done
-                kill "$PHP_PID" 2>/dev/null
-                wait "$PHP_PID" 2>/dev/null
+                php_stop
             done
             return 1
         }
-        php_stop() { kill "$PHP_PID" 2>/dev/null; wait "$PHP_PID" 2>/dev/null; }
+        # Through shaped (a function) the server is a child of PHP_PID, whose
+        # background subshell does not exec it: stop both, or each server
+        # outlives the test, and a later one's readiness check may reach it.
+        php_stop() {
+            local child
+            for child in $(cat "/proc/$PHP_PID/task/$PHP_PID/children" 2>/dev/null); do
+                kill "$child" 2>/dev/null
+            done
+            kill "$PHP_PID" 2>/dev/null
+            wait "$PHP_PID" 2>/dev/null
+        }
         browse() { # OUT PATH…: path, status and body of each page
             local out=$1 path
             shift
@@ -253,6 +262,12 @@ PHP
             ok "PHP enforce: every page answers byte for byte as without quoteguard" \
                 cmp -s "$WORK/php-plain.out" "$WORK/php-enforce.out"
             php_stop
+            gone=false
+            for _ in $(seq 1 40); do
+                curl -s -o /dev/null "$PHP_URL/index.php" || { gone=true; break; }
+                sleep 0.05
+            done
+            ok "PHP: a server started under quoteguard is gone after php_stop" $gone
 
             if command -v sqlmap >/dev/null; then
                 # sqlmap_run LABEL: against user.php?id=1, every technique but
