@@ -522,7 +522,8 @@ static void test_fuzzer_finds(void)
  * are quotes) before the lexer runs.  One byte changed anywhere in such
  * texts, shorter and longer than a vector, must give the reference's
  * verdict: a byte the quick scan forgot would pass an open quote,
- * identifier or comment, or an invalid character, as clean. */
+ * identifier or comment, or an invalid character, as clean.  So must the
+ * same with backslash escapes, which the quick scan leaves to the lexer. */
 static void test_quick_scan(void)
 {
     static const struct {
@@ -534,6 +535,7 @@ static void test_quick_scan(void)
         {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF},
         {QG_DIALECT_MYSQL, "utf8mb4", 0},
         {QG_DIALECT_MYSQL, "gbk", QG_ANSI_QUOTES},
+        {QG_DIALECT_MYSQL, "latin1", QG_NO_BACKSLASH_ESCAPES},
     };
     static const char *const texts[] = {
         "SELECT 1",
@@ -547,29 +549,51 @@ static void test_quick_scan(void)
         "'Valparaiso', 'called twice about the invoice, wants a copy by mail', "
         "'2024-01-01 10:00:00'), (48214, 'Bo', 'Lund', 'no', '2024-01-02')",
     };
-    static const unsigned char bytes[] = {0, '\'', '"', '`', '\\', '$', '/', 0x80, 0xc8, 0xff,
-                                          '-', '#', '*', ';', ' '};
-    /* An even count with one quote in a comment: the string after it is open. */
-    static const char *const hidden[] = {"SELECT 1 -- it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
-                                         "SELECT 1 # it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx"};
+    /* Plain strings with backslash escapes: runs of one to four backslashes,
+     * escaped quotes at and across the edges of 16- and 32-byte vectors. */
+    static const char *const escaped[] = {
+        "SELECT 'it\\'s'",
+        "UPDATE t SET a = 'a\\\\', b = 'c\\'d\\\\\\'e' WHERE id = 1",
+        "INSERT INTO notes (id, body, tag) VALUES (7, 'don\\'t \\\\ stop\\'', 'a\\\\\\\\'), "
+        "(8, '\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'', 'x'), "
+        "(9, 'the end\\\\', 'of it\\\\\\'s''')",
+    };
+    static const unsigned char bytes[] = {0,    '\'', '"', '`', '\\', '$', '/', 0x80, 0xc8,
+                                          0xff, '-',  '#', '*', ';',  ' ', 'x', 'b',  '&'};
+    /* After text that shifts them over every vector edge: an even count
+     * with one quote in a comment (the string after it is open); an escape
+     * inside a string that reads backslashes otherwise (X'', B'', U&''); a
+     * run of backslashes before a quote; a backslash in code or last. */
+    static const char *const hidden[] = {
+        "SELECT 1 -- it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
+        "SELECT 1 # it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
+        "SELECT 1 + X'\\'' + 'xxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + b'\\'' + 'xxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + U&'\\'' + 'xxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + 'a\\\\\\'' + 'xxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + 'a\\\\' + 'xxxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + \\'a' + 'xxxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\",
+    };
+    size_t ntexts = sizeof texts / sizeof texts[0], nescaped = sizeof escaped / sizeof escaped[0];
     unsigned queries = 0, differ = 0, unclean = 0, texts_clean = 0, scanned_plain = 0;
     /* The quick scan itself, both builds: it settles them (else each one
      * would go to the lexer, agreeing but slow). */
     for (int narrow = 0; narrow < 2; narrow++) {
         qg_force_sse2(narrow);
-        for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+        for (size_t t = 0; t < ntexts; t++)
             scanned_plain += qg_only_plain_strings(texts[t], strlen(texts[t]));
         scanned_plain += qg_only_plain_strings(NULL, 0); /* the empty text */
         qg_force_sse2(false);
     }
-    tap_ok(scanned_plain == 2 * (sizeof texts / sizeof texts[0] + 1),
+    tap_ok(scanned_plain == 2 * (ntexts + 1),
            "the quick scan (both builds) settles texts of code and plain strings, 0-%zu bytes",
-           strlen(texts[sizeof texts / sizeof texts[0] - 1]));
+           strlen(texts[ntexts - 1]));
     for (size_t c = 0; c < sizeof ctxs / sizeof ctxs[0]; c++) {
         qg_context ctx;
         qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
                         ctxs[c].flags);
-        /* ... at every offset, the comment's dashes across every vector edge */
+        /* ... at every offset */
         for (size_t h = 0; h < sizeof hidden / sizeof hidden[0]; h++)
             for (int pad = 0; pad < 40; pad++) {
                 char sql[128];
@@ -581,13 +605,14 @@ static void test_quick_scan(void)
                 unclean += ref.verdict != QG_VERDICT_CLEAN;
                 queries++;
             }
-        for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
-            size_t n = strlen(texts[t]);
-            texts_clean += qg_check(&ctx, texts[t], n, NULL) == QG_VERDICT_CLEAN;
+        for (size_t t = 0; t < ntexts + nescaped; t++) {
+            const char *text = t < ntexts ? texts[t] : escaped[t - ntexts];
+            size_t n = strlen(text);
+            texts_clean += qg_check(&ctx, text, n, NULL) == QG_VERDICT_CLEAN;
             for (size_t at = 0; at < n; at++)
                 for (size_t b = 0; b < sizeof bytes; b++) {
                     char sql[256];
-                    memcpy(sql, texts[t], n);
+                    memcpy(sql, text, n);
                     sql[at] = (char)bytes[b];
                     qg_result ref;
                     if (!fast_agrees(&ctx, sql, n, &ref) && differ++ < 3)
@@ -598,7 +623,9 @@ static void test_quick_scan(void)
                 }
         }
     }
-    tap_ok(texts_clean == sizeof ctxs / sizeof ctxs[0] * (sizeof texts / sizeof texts[0]),
+    /* The escaped texts are clean only where backslashes escape: in three
+     * of the contexts. */
+    tap_ok(texts_clean == sizeof ctxs / sizeof ctxs[0] * ntexts + 3 * nescaped,
            "short texts of code and plain strings are clean");
     tap_ok(differ == 0 && unclean > 1000,
            "one byte changed in them: %u queries (%u not clean), %u differ", queries, unclean,
