@@ -550,10 +550,79 @@ void SKIP_QUIET(qg_lexer *lx)
         skip_quiet_blocks(lx, false, false, escapes);
 }
 
+/* A lane's bytes for the quick scan: quotes, dashes and hashes (bit i
+ * for byte i), and whether any byte stops it: NUL, a high byte, a double
+ * quote, backtick, backslash, dollar or slash. */
+typedef struct quick_bytes {
+    uint64_t quote, dash, hash;
+} quick_bytes;
+
+#ifdef __AVX2__
+/* Each byte's class is the AND of a row picked by its low nibble and one
+ * picked by its high nibble: the top three bits a quote, dash and hash,
+ * the low five one per group of stopping bytes (NUL; " $ /; \; `; high).
+ * Two shuffles instead of nine compares. */
+enum { Q_STOP_NUL = 0x01, Q_STOP_PUNCT = 0x02, Q_STOP_BACKSLASH = 0x04, Q_STOP_BACKTICK = 0x08,
+       Q_STOP_HIGH = 0x10, Q_STOPS = 0x1f, Q_HASH = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
+#define BOTH_HALVES(...) {__VA_ARGS__, __VA_ARGS__}
+typedef struct quick_tables {
+    unsigned char by_low[32], by_high[32], nibble[32], stops[32];
+} quick_tables;
+static const quick_tables quick_rows __attribute__((aligned(32))) = {
+    /* every low nibble is a high byte's */
+    .by_low = BOTH_HALVES(
+        Q_STOP_HIGH | Q_STOP_NUL | Q_STOP_BACKTICK, Q_STOP_HIGH, Q_STOP_HIGH | Q_STOP_PUNCT,
+        Q_STOP_HIGH | Q_HASH, Q_STOP_HIGH | Q_STOP_PUNCT, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH | Q_STOP_BACKSLASH, Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH,
+        Q_STOP_HIGH | Q_STOP_PUNCT),
+    .by_high = BOTH_HALVES(
+        Q_STOP_NUL, 0, Q_STOP_PUNCT | Q_HASH | Q_DASH | Q_QUOTE, 0, 0, Q_STOP_BACKSLASH,
+        Q_STOP_BACKTICK, 0, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH),
+    .nibble = {[0 ... 31] = 0x0f},
+    .stops = {[0 ... 31] = Q_STOPS},
+};
+typedef quick_tables quick_table;
+#define QUICK_TABLE (&quick_rows)
+
+static inline bool quick_classify(const quick_table *t, lane_t v, quick_bytes *b)
+{
+    lane_t nibble = load_lane(t->nibble);
+    lane_t low = and_lanes(v, nibble);
+    lane_t high = and_lanes(_mm256_srli_epi16(v, 4), nibble);
+    lane_t cls = and_lanes(_mm256_shuffle_epi8(load_lane(t->by_low), low),
+                           _mm256_shuffle_epi8(load_lane(t->by_high), high));
+    if (!_mm256_testz_si256(cls, load_lane(t->stops)))
+        return false;
+    b->quote = bits_of(cls);
+    b->dash = bits_of(_mm256_slli_epi16(cls, 1));
+    b->hash = bits_of(_mm256_slli_epi16(cls, 2));
+    return true;
+}
+#else
+typedef needles quick_table;
+#define QUICK_TABLE needle_table()
+
+static inline bool quick_classify(const quick_table *n, lane_t v, quick_bytes *b)
+{
+#define IS(which) eq(v, needle(n, which))
+    lane_t other = or_lanes(or_lanes(or_lanes(v, IS(NUL)), or_lanes(IS(DQUOTE), IS(BACKTICK))),
+                            or_lanes(IS(BACKSLASH), or_lanes(IS(DOLLAR), IS(SLASH))));
+    if (bits_of(other)) /* the top bit of each byte: high bytes too */
+        return false;
+    b->quote = bits_of(IS(QUOTE));
+    b->dash = bits_of(IS(DASH));
+    b->hash = bits_of(IS(HASH));
+#undef IS
+    return true;
+}
+#endif
+
 QG_HOT bool QUICK_SCAN(const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql;
-    const needles *n = needle_table();
+    const quick_table *table = QUICK_TABLE;
     if (len == 0)
         return true; /* nothing to read; sql may be NULL */
     unsigned char padded[LANE];
@@ -568,17 +637,11 @@ QG_HOT bool QUICK_SCAN(const char *sql, size_t len)
         /* The last lane overlaps the one before: its first i - at bytes
          * were read, and their quotes counted, already. */
         size_t at = i + LANE <= len ? i : len - LANE;
-        lane_t v = load_lane(s + at);
-#define IS(which) eq(v, needle(n, which))
-        lane_t other = or_lanes(or_lanes(or_lanes(v, IS(NUL)), or_lanes(IS(DQUOTE), IS(BACKTICK))),
-                                or_lanes(IS(BACKSLASH), or_lanes(IS(DOLLAR), IS(SLASH))));
-        if (bits_of(other)) /* the top bit of each byte: high bytes too */
+        quick_bytes b;
+        if (!quick_classify(table, load_lane(s + at), &b))
             return false;
-        uint64_t quote = bits_of(IS(QUOTE)) >> (i - at) << (i - at);
-        uint64_t dash = bits_of(IS(DASH));
-        comment |= bits_of(IS(HASH)) | (dash & dash << 1) |
-                   (at > 0 && s[at - 1] == '-' ? dash & 1 : 0);
-#undef IS
+        uint64_t quote = b.quote >> (i - at) << (i - at);
+        comment |= b.hash | (b.dash & b.dash << 1) | (at > 0 && s[at - 1] == '-' ? b.dash & 1 : 0);
         quotes |= quote;
         quote_parity ^= quote;
         if (comment && quotes) /* a quote in a comment is no quote */

@@ -632,10 +632,48 @@ static void test_quick_scan(void)
            differ);
 }
 
+/* Every byte value, at every position of texts of 13, 40 and 64 bytes
+ * (one lane, padded; lanes that overlap; whole lanes), in both builds of
+ * the quick scan: it settles the text exactly when the byte neither stops
+ * it (NUL, high byte, double quote, backtick, backslash, dollar, slash)
+ * nor is a quote (one more leaves a string open) or a hash (a comment
+ * where there are quotes).  A byte classed wrongly, as a quote or not as
+ * a stop, would change the answer. */
+static void test_quick_scan_bytes(void)
+{
+    static const size_t lengths[] = {13, 40, 64};
+    unsigned checked = 0, wrong = 0;
+    for (int narrow = 0; narrow < 2; narrow++) {
+        qg_force_sse2(narrow);
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            size_t len = lengths[l];
+            for (unsigned c = 0; c < 256; c++) {
+                bool stops = c == 0 || c >= 0x80 || strchr("\"`\\$/'#", (int)c) != NULL;
+                for (size_t at = 2; at < len; at++) {
+                    char text[64];
+                    memset(text, 'a', len);
+                    text[0] = text[1] = '\''; /* an empty string first */
+                    text[at] = (char)c;
+                    bool settled = qg_only_plain_strings(text, len);
+                    if (settled == stops && wrong++ < 3)
+                        tap_ok(false, "%s build, %zu bytes, 0x%02x at %zu: %s",
+                               narrow ? "SSE2" : "wide", len, c, at,
+                               settled ? "settled" : "not settled");
+                    checked++;
+                }
+            }
+        }
+        qg_force_sse2(false);
+    }
+    tap_ok(wrong == 0, "the quick scan classes every byte value at every position: %u texts, %u wrong",
+           checked, wrong);
+}
+
 int main(void)
 {
     test_fuzzer_finds();
     test_quick_scan();
+    test_quick_scan_bytes();
     test_reference_agrees();
     test_blocks_cut_characters();
     test_blocks_rules_from_afar();
