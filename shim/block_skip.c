@@ -2,8 +2,8 @@
  * The checker's vector scans (lexer_internal.h).  The block skip: 64 bytes
  * at a time, string literals found by the parity of their quotes, the lexer
  * called only where something other than code and plain strings begins.
- * The quick scan: a lane at a time, whether a short statement is code and
- * plain strings only.  Built twice: with SSE2 (16-byte lanes) as
+ * The quick scan: a lane at a time, whether a short statement is code,
+ * plain strings and comments only.  Built twice: with SSE2 (16-byte lanes) as
  * qg_skip_quiet_sse2 and qg_quick_scan_sse2 and, compiled with -mavx2, with
  * 32-byte lanes as qg_skip_quiet_avx2 and qg_quick_scan_avx2 (with PCLMUL
  * for the quote parity and BMI2's shift for the automaton); the lexer picks
@@ -550,20 +550,21 @@ void SKIP_QUIET(qg_lexer *lx)
         skip_quiet_blocks(lx, false, false, escapes);
 }
 
-/* A lane's bytes for the quick scan: quotes, dashes and hashes (bit i
- * for byte i), and whether any byte stops it: NUL, a high byte, a double
- * quote, backtick, backslash, dollar or slash. */
+/* A lane's bytes for the quick scan: quotes, dashes, and hashes and
+ * slashes (`opener`: either may start a comment) as bit i for byte i, and
+ * whether any byte stops it: NUL, a high byte, a double quote, backtick,
+ * backslash or dollar. */
 typedef struct quick_bytes {
-    uint64_t quote, dash, hash;
+    uint64_t quote, dash, opener;
 } quick_bytes;
 
 #ifdef __AVX2__
 /* Each byte's class is the AND of a row picked by its low nibble and one
- * picked by its high nibble: the top three bits a quote, dash and hash,
- * the low five one per group of stopping bytes (NUL; " $ /; \; `; high).
- * Two shuffles instead of nine compares. */
+ * picked by its high nibble: the top three bits a quote, dash, hash or
+ * slash, the low five one per group of stopping bytes (NUL; " $; \; `;
+ * high).  Two shuffles instead of nine compares. */
 enum { Q_STOP_NUL = 0x01, Q_STOP_PUNCT = 0x02, Q_STOP_BACKSLASH = 0x04, Q_STOP_BACKTICK = 0x08,
-       Q_STOP_HIGH = 0x10, Q_STOPS = 0x1f, Q_HASH = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
+       Q_STOP_HIGH = 0x10, Q_STOPS = 0x1f, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
 #define BOTH_HALVES(...) {__VA_ARGS__, __VA_ARGS__}
 typedef struct quick_tables {
     unsigned char by_low[32], by_high[32], nibble[32], stops[32];
@@ -572,12 +573,12 @@ static const quick_tables quick_rows __attribute__((aligned(32))) = {
     /* every low nibble is a high byte's */
     .by_low = BOTH_HALVES(
         Q_STOP_HIGH | Q_STOP_NUL | Q_STOP_BACKTICK, Q_STOP_HIGH, Q_STOP_HIGH | Q_STOP_PUNCT,
-        Q_STOP_HIGH | Q_HASH, Q_STOP_HIGH | Q_STOP_PUNCT, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH | Q_STOP_PUNCT, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_STOP_BACKSLASH, Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH,
-        Q_STOP_HIGH | Q_STOP_PUNCT),
+        Q_STOP_HIGH | Q_OPENER),
     .by_high = BOTH_HALVES(
-        Q_STOP_NUL, 0, Q_STOP_PUNCT | Q_HASH | Q_DASH | Q_QUOTE, 0, 0, Q_STOP_BACKSLASH,
+        Q_STOP_NUL, 0, Q_STOP_PUNCT | Q_OPENER | Q_DASH | Q_QUOTE, 0, 0, Q_STOP_BACKSLASH,
         Q_STOP_BACKTICK, 0, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH),
     .nibble = {[0 ... 31] = 0x0f},
@@ -597,7 +598,7 @@ static inline bool quick_classify(const quick_table *t, lane_t v, quick_bytes *b
         return false;
     b->quote = bits_of(cls);
     b->dash = bits_of(_mm256_slli_epi16(cls, 1));
-    b->hash = bits_of(_mm256_slli_epi16(cls, 2));
+    b->opener = bits_of(_mm256_slli_epi16(cls, 2));
     return true;
 }
 #else
@@ -607,19 +608,49 @@ typedef needles quick_table;
 static inline bool quick_classify(const quick_table *n, lane_t v, quick_bytes *b)
 {
 #define IS(which) eq(v, needle(n, which))
-    lane_t other = or_lanes(or_lanes(or_lanes(v, IS(NUL)), or_lanes(IS(DQUOTE), IS(BACKTICK))),
-                            or_lanes(IS(BACKSLASH), or_lanes(IS(DOLLAR), IS(SLASH))));
+    lane_t other = or_lanes(or_lanes(v, IS(NUL)), or_lanes(or_lanes(IS(DQUOTE), IS(BACKTICK)),
+                                                           or_lanes(IS(BACKSLASH), IS(DOLLAR))));
     if (bits_of(other)) /* the top bit of each byte: high bytes too */
         return false;
     b->quote = bits_of(IS(QUOTE));
     b->dash = bits_of(IS(DASH));
-    b->hash = bits_of(IS(HASH));
+    b->opener = bits_of(or_lanes(IS(HASH), IS(SLASH)));
 #undef IS
     return true;
 }
 #endif
 
-QG_HOT bool QUICK_SCAN(const char *sql, size_t len)
+/* The quick scan at a lane (at `at`) with bytes that may start a comment
+ * (`openers`: a hash, a slash, the second of two dashes): the end of the
+ * first comment in code (in code when the quotes before it are even:
+ * `open` for those before the lane, *quote for the lane's own), with
+ * *quote cut to the quotes before it.  SIZE_MAX when none starts one (a
+ * division, PG's hash operator, bytes in strings); 0 when the lexer must
+ * read it (comment_end). */
+static size_t quick_comment(const unsigned char *s, size_t len, size_t at, uint64_t openers,
+                            uint64_t *quote, bool open, bool pg)
+{
+    for (; openers; openers &= openers - 1) {
+        unsigned bit = (unsigned)__builtin_ctzll(openers);
+        uint64_t before = (1ull << bit) - 1;
+        if (open ^ __builtin_parityll(*quote & before))
+            continue; /* in a string */
+        size_t pos = at + bit, start;
+        if (s[pos] == '-')
+            start = pos - 1;
+        else if (s[pos] == '#' && !pg)
+            start = pos;
+        else if (s[pos] == '/' && pos + 1 < len && s[pos + 1] == '*')
+            start = pos;
+        else
+            continue; /* an operator */
+        *quote &= before;
+        return comment_end(s, len, start, 0, pg);
+    }
+    return SIZE_MAX;
+}
+
+QG_HOT bool QUICK_SCAN(const char *sql, size_t len, bool pg)
 {
     const unsigned char *s = (const unsigned char *)sql;
     const quick_table *table = QUICK_TABLE;
@@ -632,20 +663,31 @@ QG_HOT bool QUICK_SCAN(const char *sql, size_t len)
         s = padded;
         len = LANE;
     }
-    uint64_t quotes = 0, quote_parity = 0, comment = 0;
+    uint64_t quote_parity = 0;
     for (size_t i = 0; i < len;) {
-        /* The last lane overlaps the one before: its first i - at bytes
-         * were read, and their quotes counted, already. */
+        /* The last lane overlaps the one before, and a lane after a
+         * comment may start inside the one before: its first i - at bytes
+         * were read already. */
         size_t at = i + LANE <= len ? i : len - LANE;
         quick_bytes b;
         if (!quick_classify(table, load_lane(s + at), &b))
             return false;
-        uint64_t quote = b.quote >> (i - at) << (i - at);
-        comment |= b.hash | (b.dash & b.dash << 1) | (at > 0 && s[at - 1] == '-' ? b.dash & 1 : 0);
-        quotes |= quote;
+        uint64_t unread = ~0ull << (i - at);
+        uint64_t quote = b.quote & unread;
+        uint64_t dashes = b.dash & (b.dash << 1 | (at > 0 && s[at - 1] == '-'));
+        uint64_t openers = (b.opener | dashes) & unread;
+        if (openers) {
+            size_t end = quick_comment(s, len, at, openers, &quote,
+                                       __builtin_parityll(quote_parity), pg);
+            if (!end)
+                return false;
+            if (end != SIZE_MAX) {
+                quote_parity ^= quote;
+                i = end;
+                continue;
+            }
+        }
         quote_parity ^= quote;
-        if (comment && quotes) /* a quote in a comment is no quote */
-            return false;
         i = at + LANE;
     }
     /* An odd count leaves the last string open. */

@@ -517,9 +517,9 @@ static void test_fuzzer_finds(void)
     }
 }
 
-/* The checker settles a short text of code and plain strings (no byte
- * that starts anything else, closed single quotes, no comment where there
- * are quotes) before the lexer runs.  One byte changed anywhere in such
+/* The checker settles a short text of code, plain strings and comments
+ * (no byte that starts anything else, closed single quotes outside
+ * comments) before the lexer runs.  One byte changed anywhere in such
  * texts, shorter and longer than a vector, must give the reference's
  * verdict: a byte the quick scan forgot would pass an open quote,
  * identifier or comment, or an invalid character, as clean.  So must the
@@ -548,6 +548,13 @@ static void test_quick_scan(void)
         "INSERT INTO customer (id, name, city, note, created_at) VALUES (48213, 'Ana Lopez', "
         "'Valparaiso', 'called twice about the invoice, wants a copy by mail', "
         "'2024-01-01 10:00:00'), (48214, 'Bo', 'Lund', 'no', '2024-01-02')",
+        "/* app:checkout */ SELECT price FROM items WHERE sku = 'pk0e' AND store_id = 99",
+        "SELECT count(*) FROM events WHERE kind = 'it''s' AND day > 'x' -- dashboard\n",
+        "SELECT 'a--b', 'c/*d', 'e#f' /* it's */ FROM t -- it's\nWHERE x = 'y' / 2 -- '",
+    };
+    /* Comments that only MySQL reads as such. */
+    static const char *const mysql_texts[] = {
+        "SELECT a # it's\n FROM t WHERE b = 'c'",
     };
     /* Plain strings with backslash escapes: runs of one to four backslashes,
      * escaped quotes at and across the edges of 16- and 32-byte vectors. */
@@ -558,10 +565,11 @@ static void test_quick_scan(void)
         "(8, '\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'', 'x'), "
         "(9, 'the end\\\\', 'of it\\\\\\'s''')",
     };
-    static const unsigned char bytes[] = {0,    '\'', '"', '`', '\\', '$', '/', 0x80, 0xc8,
-                                          0xff, '-',  '#', '*', ';',  ' ', 'x', 'b',  '&'};
+    static const unsigned char bytes[] = {0,   '\'', '"', '`', '\\', '$', '/', 0x80, 0xc8, 0xff, '-',
+                                          '#', '*',  ';', ' ', 'x',  'b', '&', '\n', '!',  'M'};
     /* After text that shifts them over every vector edge: an even count
-     * with one quote in a comment (the string after it is open); an escape
+     * with one quote in a comment (the string after it is open), and
+     * comments of every kind, some not read as comments; an escape
      * inside a string that reads backslashes otherwise (X'', B'', U&''); a
      * run of backslashes before a quote; a backslash in code or last. */
     static const char *const hidden[] = {
@@ -574,21 +582,43 @@ static void test_quick_scan(void)
         "SELECT 1 + 'a\\\\' + 'xxxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + \\'a' + 'xxxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\",
+        "SELECT 1 /* it's */ + 'xxxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 /* /* it's */ + 'x' */ + 'xxxxxxxxxxxx'",
+        "SELECT 1 /*! it's */ + 'xxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 /*M! it's */ + 'xxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 --it's\n+ 'xxxxxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 'a' /* it's + 'xxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 'a'\n-- it's\n'b' + 'xxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 / 2 + 'it''s' + 'xxxxxxxxxx' -- ok",
+        "SELECT 1 - -2 + 'it''s' + 'xxxxxxxxxx' # ok",
     };
     size_t ntexts = sizeof texts / sizeof texts[0], nescaped = sizeof escaped / sizeof escaped[0];
+    size_t nmysql = sizeof mysql_texts / sizeof mysql_texts[0];
     unsigned queries = 0, differ = 0, unclean = 0, texts_clean = 0, scanned_plain = 0;
     /* The quick scan itself, both builds: it settles them (else each one
-     * would go to the lexer, agreeing but slow). */
+     * would go to the lexer, agreeing but slow); MySQL's comments in MySQL
+     * only. */
+    unsigned mysql_settled = 0;
+    size_t longest = 0;
+    for (size_t t = 0; t < ntexts; t++)
+        longest = strlen(texts[t]) > longest ? strlen(texts[t]) : longest;
     for (int narrow = 0; narrow < 2; narrow++) {
         qg_force_sse2(narrow);
-        for (size_t t = 0; t < ntexts; t++)
-            scanned_plain += qg_only_plain_strings(texts[t], strlen(texts[t]));
-        scanned_plain += qg_only_plain_strings(NULL, 0); /* the empty text */
+        for (int pg = 0; pg < 2; pg++) {
+            for (size_t t = 0; t < ntexts; t++)
+                scanned_plain += qg_only_plain_strings(texts[t], strlen(texts[t]), pg);
+            scanned_plain += qg_only_plain_strings(NULL, 0, pg); /* the empty text */
+            for (size_t t = 0; t < nmysql; t++)
+                mysql_settled += qg_only_plain_strings(mysql_texts[t], strlen(mysql_texts[t]), pg)
+                                 << pg;
+        }
         qg_force_sse2(false);
     }
-    tap_ok(scanned_plain == 2 * (ntexts + 1),
-           "the quick scan (both builds) settles texts of code and plain strings, 0-%zu bytes",
-           strlen(texts[ntexts - 1]));
+    tap_ok(scanned_plain == 4 * (ntexts + 1),
+           "the quick scan (both builds) settles texts of code, plain strings and comments, "
+           "0-%zu bytes",
+           longest);
+    tap_ok(mysql_settled == 2 * nmysql, "... and hash comments in MySQL only");
     for (size_t c = 0; c < sizeof ctxs / sizeof ctxs[0]; c++) {
         qg_context ctx;
         qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
@@ -605,8 +635,10 @@ static void test_quick_scan(void)
                 unclean += ref.verdict != QG_VERDICT_CLEAN;
                 queries++;
             }
-        for (size_t t = 0; t < ntexts + nescaped; t++) {
-            const char *text = t < ntexts ? texts[t] : escaped[t - ntexts];
+        for (size_t t = 0; t < ntexts + nescaped + nmysql; t++) {
+            const char *text = t < ntexts              ? texts[t]
+                               : t < ntexts + nescaped ? escaped[t - ntexts]
+                                                       : mysql_texts[t - ntexts - nescaped];
             size_t n = strlen(text);
             texts_clean += qg_check(&ctx, text, n, NULL) == QG_VERDICT_CLEAN;
             for (size_t at = 0; at < n; at++)
@@ -623,49 +655,62 @@ static void test_quick_scan(void)
                 }
         }
     }
-    /* The escaped texts are clean only where backslashes escape: in three
-     * of the contexts. */
-    tap_ok(texts_clean == sizeof ctxs / sizeof ctxs[0] * ntexts + 3 * nescaped,
+    /* The escaped texts are clean only where backslashes escape, in three
+     * of the contexts; the MySQL comments in MySQL's three. */
+    tap_ok(texts_clean == sizeof ctxs / sizeof ctxs[0] * ntexts + 3 * nescaped + 3 * nmysql,
            "short texts of code and plain strings are clean");
     tap_ok(differ == 0 && unclean > 1000,
            "one byte changed in them: %u queries (%u not clean), %u differ", queries, unclean,
            differ);
 }
 
-/* Every byte value, at every position of texts of 13, 40 and 64 bytes
+/* Every byte value c, at every position of texts of 13, 40 and 64 bytes
  * (one lane, padded; lanes that overlap; whole lanes), in both builds of
- * the quick scan: it settles the text exactly when the byte neither stops
- * it (NUL, high byte, double quote, backtick, backslash, dollar, slash)
- * nor is a quote (one more leaves a string open) or a hash (a comment
- * where there are quotes).  A byte classed wrongly, as a quote or not as
- * a stop, would change the answer. */
+ * the quick scan and both dialects.  After an empty string and letters:
+ *   c alone: settled unless c stops the scan (NUL, a high byte, a double
+ *     quote, backtick, backslash, dollar) or is a quote (one more leaves a
+ *     string open);
+ *   c, then "- '" and a newline: settled when c makes the dashes a comment
+ *     that hides the quote, or is a MySQL hash comment, or a quote;
+ *   c, then "*'*" and a slash: settled when c opens a comment (slash) that
+ *     hides the quote, or a MySQL hash comment to the end, or a quote.
+ * A byte classed wrongly (a quote that is none, a stop or comment opener
+ * missed) changes one of the answers. */
 static void test_quick_scan_bytes(void)
 {
     static const size_t lengths[] = {13, 40, 64};
+    static const char *const after[] = {"", "- '\n", "*'*/"};
     unsigned checked = 0, wrong = 0;
     for (int narrow = 0; narrow < 2; narrow++) {
         qg_force_sse2(narrow);
-        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
-            size_t len = lengths[l];
-            for (unsigned c = 0; c < 256; c++) {
-                bool stops = c == 0 || c >= 0x80 || strchr("\"`\\$/'#", (int)c) != NULL;
-                for (size_t at = 2; at < len; at++) {
-                    char text[64];
-                    memset(text, 'a', len);
-                    text[0] = text[1] = '\''; /* an empty string first */
-                    text[at] = (char)c;
-                    bool settled = qg_only_plain_strings(text, len);
-                    if (settled == stops && wrong++ < 3)
-                        tap_ok(false, "%s build, %zu bytes, 0x%02x at %zu: %s",
-                               narrow ? "SSE2" : "wide", len, c, at,
-                               settled ? "settled" : "not settled");
-                    checked++;
-                }
-            }
-        }
+        for (int pg = 0; pg < 2; pg++)
+            for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
+                for (size_t k = 0; k < sizeof after / sizeof after[0]; k++)
+                    for (unsigned c = 0; c < 256; c++) {
+                        size_t len = lengths[l], tail = strlen(after[k]);
+                        bool stops = c == 0 || c >= 0x80 || strchr("\"`\\$", (int)c) != NULL;
+                        bool hash_comment = c == '#' && !pg;
+                        bool settled_want =
+                            !stops && (k == 0 ? c != '\'' : c == '\'' || hash_comment ||
+                                                                (k == 1 ? c == '-' : c == '/'));
+                        for (size_t at = 2; at + tail < len; at++) {
+                            char text[64];
+                            memset(text, 'a', len);
+                            text[0] = text[1] = '\''; /* an empty string first */
+                            text[at] = (char)c;
+                            memcpy(text + at + 1, after[k], tail);
+                            bool settled = qg_only_plain_strings(text, len, pg);
+                            if (settled != settled_want && wrong++ < 3)
+                                tap_ok(false, "%s build, %s, %zu bytes, 0x%02x then \"%s\" at %zu: %s",
+                                       narrow ? "SSE2" : "wide", pg ? "PG" : "MySQL", len, c,
+                                       after[k], at, settled ? "settled" : "not settled");
+                            checked++;
+                        }
+                    }
         qg_force_sse2(false);
     }
-    tap_ok(wrong == 0, "the quick scan classes every byte value at every position: %u texts, %u wrong",
+    tap_ok(wrong == 0,
+           "the quick scan classes every byte value at every position: %u texts, %u wrong",
            checked, wrong);
 }
 
