@@ -114,13 +114,16 @@ typedef struct block_masks {
  * needle again in registers, three instructions, at every compare. */
 #define NEEDLE(c) {[0 ... 31] = (c)}
 typedef struct needles {
-    unsigned char lane[10][32];
+    unsigned char lane[14][32];
 } needles;
 static const needles needle_bytes __attribute__((aligned(32))) = {{
-    NEEDLE('\''), NEEDLE('\\'), NEEDLE(0),   NEEDLE('-'), NEEDLE('/'),
-    NEEDLE('*'),  NEEDLE('"'),  NEEDLE('$'), NEEDLE('`'), NEEDLE('#'),
+    NEEDLE('\''), NEEDLE('\\'), NEEDLE(0),   NEEDLE('-'), NEEDLE('/'), NEEDLE('*'), NEEDLE('"'),
+    NEEDLE('$'),  NEEDLE('`'),  NEEDLE('#'), NEEDLE(' '), NEEDLE('x'), NEEDLE('b'), NEEDLE('&'),
 }};
-enum { QUOTE, BACKSLASH, NUL, DASH, SLASH, STAR, DQUOTE, DOLLAR, BACKTICK, HASH };
+enum {
+    QUOTE, BACKSLASH, NUL, DASH, SLASH, STAR, DQUOTE, DOLLAR, BACKTICK, HASH,
+    SPACE, LOWER_X, LOWER_B, AMPERSAND /* prefixes, in lower case with SPACE */
+};
 
 static inline const needles *needle_table(void)
 {
@@ -222,17 +225,26 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
 #define EVEN_BITS 0x5555555555555555ull
 
 /* Bytes that follow a run of an odd number of backslashes: escaped, where
- * every backslash escapes.  Adding a run's first bit carries to the byte
- * after it; the run was odd when that byte's position and the start's
- * differ in parity.  A run that reaches the block's end escapes the next
- * block's first byte when it is odd (*carry: 1 into and out of the block). */
-static inline uint64_t escaped_bytes(uint64_t backslash, uint64_t *carry)
+ * every backslash escapes (`carry_in`: 1 when bit 0 is escaped).  Adding a
+ * run's first bit carries to the byte after it; the run was odd when that
+ * byte's position and the start's differ in parity.  Of a run that
+ * reaches bit 63, the byte after it is lost: see escaped_bytes. */
+static inline uint64_t escaped_by(uint64_t backslash, uint64_t carry_in)
 {
-    backslash &= ~*carry; /* an escaped backslash escapes nothing */
+    backslash &= ~carry_in; /* an escaped backslash escapes nothing */
     uint64_t starts = backslash & ~(backslash << 1);
     uint64_t after_even = (backslash + (starts & EVEN_BITS)) & ~backslash;
     uint64_t after_odd = (backslash + (starts & ~EVEN_BITS)) & ~backslash;
-    uint64_t escaped = (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS) | *carry;
+    return (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS) | carry_in;
+}
+
+/* escaped_by for a 64-byte block: a run that reaches the block's end
+ * escapes the next block's first byte when it is odd (*carry: 1 into and
+ * out of the block). */
+static inline uint64_t escaped_bytes(uint64_t backslash, uint64_t *carry)
+{
+    uint64_t escaped = escaped_by(backslash, *carry);
+    backslash &= ~*carry;
     uint64_t final_run = ~backslash ? (uint64_t)__builtin_clzll(~backslash) : BLOCK;
     *carry = final_run & 1;
     return escaped;
@@ -538,7 +550,7 @@ void SKIP_QUIET(qg_lexer *lx)
      * server reads backslash escapes in plain strings, so does N: they are
      * followed here. */
     bool pg = lx->ctx->dialect == QG_DIALECT_POSTGRES;
-    bool escapes = !(lx->ctx->flags & (pg ? QG_STD_STRINGS : QG_NO_BACKSLASH_ESCAPES));
+    bool escapes = qg_plain_strings_escape(lx->ctx);
     bool mb = lx->dfa && !lx->dfa->quote_trail;
     if (pg && mb)
         skip_quiet_blocks(lx, true, true, escapes);
@@ -550,13 +562,17 @@ void SKIP_QUIET(qg_lexer *lx)
         skip_quiet_blocks(lx, false, false, escapes);
 }
 
-/* A lane's bytes for the quick scan: quotes, dashes, and hashes and
- * slashes (`opener`: either may start a comment) as bit i for byte i, and
- * whether any byte stops it: NUL, a high byte, a double quote, backtick,
- * backslash or dollar. */
+/* A lane's bytes for the quick scan: quotes, dashes, hashes and slashes
+ * (`opener`: either may start a comment), and backslashes when they are
+ * followed, as bit i for byte i. */
 typedef struct quick_bytes {
-    uint64_t quote, dash, opener;
+    uint64_t quote, dash, opener, backslash;
 } quick_bytes;
+
+/* Whether a lane's bytes can be read: not when one stops the scan (NUL, a
+ * high byte, a double quote, backtick, dollar, or a backslash unless
+ * followed); LANE_BACKSLASH when only backslashes do. */
+enum { LANE_READ, LANE_BACKSLASH, LANE_STOP };
 
 #ifdef __AVX2__
 /* Each byte's class is the AND of a row picked by its low nibble and one
@@ -567,7 +583,7 @@ enum { Q_STOP_NUL = 0x01, Q_STOP_PUNCT = 0x02, Q_STOP_BACKSLASH = 0x04, Q_STOP_B
        Q_STOP_HIGH = 0x10, Q_STOPS = 0x1f, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
 #define BOTH_HALVES(...) {__VA_ARGS__, __VA_ARGS__}
 typedef struct quick_tables {
-    unsigned char by_low[32], by_high[32], nibble[32], stops[32];
+    unsigned char by_low[32], by_high[32], nibble[32], stops[32], stops_but_backslash[32];
 } quick_tables;
 static const quick_tables quick_rows __attribute__((aligned(32))) = {
     /* every low nibble is a high byte's */
@@ -583,40 +599,49 @@ static const quick_tables quick_rows __attribute__((aligned(32))) = {
         Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH),
     .nibble = {[0 ... 31] = 0x0f},
     .stops = {[0 ... 31] = Q_STOPS},
+    .stops_but_backslash = {[0 ... 31] = Q_STOPS & ~Q_STOP_BACKSLASH},
 };
 typedef quick_tables quick_table;
 #define QUICK_TABLE (&quick_rows)
 
-static inline bool quick_classify(const quick_table *t, lane_t v, quick_bytes *b)
+static inline __attribute__((always_inline)) int
+quick_classify(const quick_table *t, lane_t v, quick_bytes *b, bool escaping)
 {
     lane_t nibble = load_lane(t->nibble);
     lane_t low = and_lanes(v, nibble);
     lane_t high = and_lanes(_mm256_srli_epi16(v, 4), nibble);
     lane_t cls = and_lanes(_mm256_shuffle_epi8(load_lane(t->by_low), low),
                            _mm256_shuffle_epi8(load_lane(t->by_high), high));
-    if (!_mm256_testz_si256(cls, load_lane(t->stops)))
-        return false;
+    lane_t others = load_lane(t->stops_but_backslash);
+    if (!_mm256_testz_si256(cls, escaping ? others : load_lane(t->stops)))
+        return escaping || !_mm256_testz_si256(cls, others) ? LANE_STOP : LANE_BACKSLASH;
     b->quote = bits_of(cls);
     b->dash = bits_of(_mm256_slli_epi16(cls, 1));
     b->opener = bits_of(_mm256_slli_epi16(cls, 2));
-    return true;
+    if (escaping)
+        b->backslash = bits_of(_mm256_slli_epi16(cls, 5));
+    return LANE_READ;
 }
 #else
 typedef needles quick_table;
 #define QUICK_TABLE needle_table()
 
-static inline bool quick_classify(const quick_table *n, lane_t v, quick_bytes *b)
+static inline __attribute__((always_inline)) int
+quick_classify(const quick_table *n, lane_t v, quick_bytes *b, bool escaping)
 {
 #define IS(which) eq(v, needle(n, which))
-    lane_t other = or_lanes(or_lanes(v, IS(NUL)), or_lanes(or_lanes(IS(DQUOTE), IS(BACKTICK)),
-                                                           or_lanes(IS(BACKSLASH), IS(DOLLAR))));
-    if (bits_of(other)) /* the top bit of each byte: high bytes too */
-        return false;
+    /* the top bit of each byte: high bytes too */
+    uint64_t others = bits_of(or_lanes(or_lanes(v, IS(NUL)), or_lanes(or_lanes(IS(DQUOTE), IS(BACKTICK)),
+                                                                       IS(DOLLAR))));
+    uint64_t backslash = bits_of(IS(BACKSLASH));
+    if (others | (escaping ? 0 : backslash))
+        return escaping || others ? LANE_STOP : LANE_BACKSLASH;
     b->quote = bits_of(IS(QUOTE));
     b->dash = bits_of(IS(DASH));
     b->opener = bits_of(or_lanes(IS(HASH), IS(SLASH)));
+    b->backslash = backslash;
 #undef IS
-    return true;
+    return LANE_READ;
 }
 #endif
 
@@ -627,9 +652,11 @@ static inline bool quick_classify(const quick_table *n, lane_t v, quick_bytes *b
  * *quote cut to the quotes before it.  SIZE_MAX when none starts one (a
  * division, PG's hash operator, bytes in strings); 0 when the lexer must
  * read it (comment_end). */
-static size_t quick_comment(const unsigned char *s, size_t len, size_t at, uint64_t openers,
-                            uint64_t *quote, bool open, bool pg)
+static inline __attribute__((always_inline)) size_t
+quick_comment(const unsigned char *s, size_t len, size_t at, uint64_t openers, uint64_t *quote,
+              bool open, const qg_context *ctx)
 {
+    bool pg = ctx->dialect == QG_DIALECT_POSTGRES;
     for (; openers; openers &= openers - 1) {
         unsigned bit = (unsigned)__builtin_ctzll(openers);
         uint64_t before = (1ull << bit) - 1;
@@ -650,7 +677,89 @@ static size_t quick_comment(const unsigned char *s, size_t len, size_t at, uint6
     return SIZE_MAX;
 }
 
-QG_HOT bool QUICK_SCAN(const char *sql, size_t len, bool pg)
+/* Whether a quote follows an x, b or & (in either case): a string may
+ * open there with rules of its own for backslashes (X'', B'', PG U&'').
+ * Closing quotes count too: rare enough to leave to the lexer. */
+static bool quote_after_prefix(const needles *n, const unsigned char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        size_t at = i + LANE <= len ? i : len - LANE;
+        lane_t v = load_lane(s + at);
+        lane_t lower = or_lanes(v, needle(n, SPACE));
+        uint64_t prefix = bits_of(or_lanes(or_lanes(eq(lower, needle(n, LOWER_X)),
+                                                     eq(lower, needle(n, LOWER_B))),
+                                           eq(lower, needle(n, AMPERSAND))));
+        unsigned char before = at > 0 ? (unsigned char)(s[at - 1] | 0x20) : ' ';
+        prefix = prefix << 1 | (before == 'x' || before == 'b' || before == '&');
+        if (bits_of(eq(v, needle(n, QUOTE))) & prefix)
+            return true;
+        i = at + LANE;
+    }
+    return false;
+}
+
+/* The quick scan's lanes from i on (`quote_parity`: of the quotes before
+ * i).  Where `escaping`, a backslash must be inside a string, where it
+ * escapes the next byte; the quote it escapes does not count. */
+static inline __attribute__((always_inline)) int
+quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
+            uint64_t *quote_parity, const qg_context *ctx, bool escaping)
+{
+    uint64_t escape_carry = 0; /* 1: the next lane's first byte is escaped */
+    for (size_t i = *from; i < len;) {
+        /* The last lane overlaps the one before, and a lane after a
+         * comment may start inside the one before: its first i - at bytes
+         * were read already. */
+        size_t at = i + LANE <= len ? i : len - LANE;
+        unsigned seen = (unsigned)(i - at);
+        quick_bytes b;
+        int lane = quick_classify(table, load_lane(s + at), &b, escaping);
+        if (lane != LANE_READ) {
+            *from = i;
+            return lane;
+        }
+        uint64_t quote = b.quote >> seen;
+        uint64_t dashes = b.dash & (b.dash << 1 | (at > 0 && s[at - 1] == '-'));
+        uint64_t openers = (b.opener | dashes) >> seen;
+        bool open = __builtin_parityll(*quote_parity);
+        if (escaping && ((b.backslash >> seen) | escape_carry)) {
+            uint64_t backslash = b.backslash >> seen;
+            uint64_t escaped = escaped_by(backslash, escape_carry);
+            escape_carry = (escaped >> (LANE - seen)) & 1; /* the byte after the lane */
+            quote &= ~escaped;
+            if (backslash & ~(prefix_xor(quote) ^ (open ? ~0ull : 0)))
+                return LANE_STOP; /* in code */
+        }
+        if (openers) {
+            size_t end = quick_comment(s, len, i, openers, &quote, open, ctx);
+            if (!end)
+                return LANE_STOP;
+            if (end != SIZE_MAX) {
+                *quote_parity ^= quote;
+                i = end;
+                escape_carry = 0;
+                continue;
+            }
+        }
+        *quote_parity ^= quote;
+        i = at + LANE;
+    }
+    return LANE_READ;
+}
+
+/* On from the lane where the quick scan met a backslash, in a text where
+ * the server reads backslash escapes: out of line, so that the scan of
+ * every other text keeps its registers. */
+static __attribute__((noinline)) bool quick_scan_escaping(const quick_table *table,
+                                                          const unsigned char *s, size_t len,
+                                                          size_t from, uint64_t quote_parity,
+                                                          const qg_context *ctx)
+{
+    return quick_lanes(table, s, len, &from, &quote_parity, ctx, true) == LANE_READ &&
+           !__builtin_parityll(quote_parity) && !quote_after_prefix(needle_table(), s, len);
+}
+
+QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql;
     const quick_table *table = QUICK_TABLE;
@@ -664,33 +773,11 @@ QG_HOT bool QUICK_SCAN(const char *sql, size_t len, bool pg)
         len = LANE;
     }
     uint64_t quote_parity = 0;
-    for (size_t i = 0; i < len;) {
-        /* The last lane overlaps the one before, and a lane after a
-         * comment may start inside the one before: its first i - at bytes
-         * were read already. */
-        size_t at = i + LANE <= len ? i : len - LANE;
-        quick_bytes b;
-        if (!quick_classify(table, load_lane(s + at), &b))
-            return false;
-        uint64_t unread = ~0ull << (i - at);
-        uint64_t quote = b.quote & unread;
-        uint64_t dashes = b.dash & (b.dash << 1 | (at > 0 && s[at - 1] == '-'));
-        uint64_t openers = (b.opener | dashes) & unread;
-        if (openers) {
-            size_t end = quick_comment(s, len, at, openers, &quote,
-                                       __builtin_parityll(quote_parity), pg);
-            if (!end)
-                return false;
-            if (end != SIZE_MAX) {
-                quote_parity ^= quote;
-                i = end;
-                continue;
-            }
-        }
-        quote_parity ^= quote;
-        i = at + LANE;
-    }
+    size_t from = 0;
+    int lane = quick_lanes(table, s, len, &from, &quote_parity, ctx, false);
+    if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
+        return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
     /* An odd count leaves the last string open. */
-    return !__builtin_parityll(quote_parity);
+    return lane == LANE_READ && !__builtin_parityll(quote_parity);
 }
 #endif

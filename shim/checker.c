@@ -137,7 +137,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * small scan before the lexer's larger code runs: between two round trips,
      * what costs is code and data the caches have lost. */
     if (len <= QUICK_SCAN_MAX && !qg_reference_forced() &&
-        qg_only_plain_strings(sql, len, ctx->dialect == QG_DIALECT_POSTGRES))
+        qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
 
     qg_lexer lx;

@@ -260,16 +260,16 @@ static unsigned quick_class(unsigned char c)
 }
 #endif
 
-QG_HOT bool qg_only_plain_strings(const char *sql, size_t len, bool pg)
+QG_HOT bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (wide_vectors())
-        return qg_quick_scan_avx2(sql, len, pg);
+        return qg_quick_scan_avx2(ctx, sql, len);
 #endif
 #ifdef __SSE2__
-    return qg_quick_scan_sse2(sql, len, pg);
+    return qg_quick_scan_sse2(ctx, sql, len);
 #else
-    (void)pg;
+    (void)ctx;
     unsigned quotes = 0, comment = 0, other = 0, last = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned c = quick_class((unsigned char)sql[i]);

@@ -23,14 +23,24 @@ void qg_lexer_skip_quiet(qg_lexer *lx);
 
 /* For the checker: true when the text is code, closed plain strings and
  * comments only: no byte that can start or end anything else (a double
- * quote or backtick, backslash, dollar, NUL, high byte) and an even number
- * of single quotes outside comments.  A comment ("--", MySQL's "#", slash
- * star) counts where the quotes before it are even, and must be one the
- * block skip would pass (comment_end in shim/block_skip.c).  Without a
- * backslash or high byte both readings agree on every quote: such text is
- * clean in every encoding and under every quoting rule.  (A build without
- * SSE2 gives up on every slash, and on comments where there are quotes.) */
-bool qg_only_plain_strings(const char *sql, size_t len, bool pg);
+ * quote or backtick, dollar, NUL, high byte) and an even number of single
+ * quotes outside comments.  A comment ("--", MySQL's "#", slash star)
+ * counts where the quotes before it are even, and must be one the block
+ * skip would pass (comment_end in shim/block_skip.c).  A backslash is read
+ * only where the server reads backslash escapes in plain strings: inside a
+ * string, in a text where no quote follows x, b or & (X'', B'', U&'' read
+ * it otherwise), it escapes the next byte.  Without a high byte both
+ * readings agree on every quote: such text is clean in every encoding.  (A
+ * build without SSE2 gives up on every backslash and slash, and on
+ * comments where there are quotes.) */
+bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
+
+/* Whether the server reads backslash escapes in plain strings. */
+static inline bool qg_plain_strings_escape(const qg_context *ctx)
+{
+    bool pg = ctx->dialect == QG_DIALECT_POSTGRES;
+    return !(ctx->flags & (pg ? QG_STD_STRINGS : QG_NO_BACKSLASH_ESCAPES));
+}
 
 /* For the block skip: the first byte from pos on that ends the text of a
  * line comment (a newline) or may end a block comment or nest one (star,
@@ -46,8 +56,8 @@ size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
  * ones to compare them too. */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
-bool qg_quick_scan_sse2(const char *sql, size_t len, bool pg);
-bool qg_quick_scan_avx2(const char *sql, size_t len, bool pg);
+bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
+bool qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
 void qg_force_sse2(bool on);
 
 #endif

@@ -523,7 +523,8 @@ static void test_fuzzer_finds(void)
  * texts, shorter and longer than a vector, must give the reference's
  * verdict: a byte the quick scan forgot would pass an open quote,
  * identifier or comment, or an invalid character, as clean.  So must the
- * same with backslash escapes, which the quick scan leaves to the lexer. */
+ * same with backslash escapes, which the quick scan follows where the
+ * server reads them. */
 static void test_quick_scan(void)
 {
     static const struct {
@@ -562,7 +563,7 @@ static void test_quick_scan(void)
         "SELECT 'it\\'s'",
         "UPDATE t SET a = 'a\\\\', b = 'c\\'d\\\\\\'e' WHERE id = 1",
         "INSERT INTO notes (id, body, tag) VALUES (7, 'don\\'t \\\\ stop\\'', 'a\\\\\\\\'), "
-        "(8, '\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'', 'x'), "
+        "(8, '\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'\\'', 'y'), "
         "(9, 'the end\\\\', 'of it\\\\\\'s''')",
     };
     static const unsigned char bytes[] = {0,   '\'', '"', '`', '\\', '$', '/', 0x80, 0xc8, 0xff, '-',
@@ -571,7 +572,8 @@ static void test_quick_scan(void)
      * with one quote in a comment (the string after it is open), and
      * comments of every kind, some not read as comments; an escape
      * inside a string that reads backslashes otherwise (X'', B'', U&''); a
-     * run of backslashes before a quote; a backslash in code or last. */
+     * run of backslashes before a quote; a backslash in code or last; an
+     * escaped quote that leaves the string open. */
     static const char *const hidden[] = {
         "SELECT 1 -- it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
         "SELECT 1 # it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
@@ -582,6 +584,7 @@ static void test_quick_scan(void)
         "SELECT 1 + 'a\\\\' + 'xxxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + \\'a' + 'xxxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\",
+        "SELECT 1 + 'xxxxxxxxxxxxxxxxxxxxxxxxxxx\\' + 2",
         "SELECT 1 /* it's */ + 'xxxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 /* /* it's */ + 'x' */ + 'xxxxxxxxxxxx'",
         "SELECT 1 /*! it's */ + 'xxxxxxxxxxxxxxxxxxxxxx'",
@@ -595,31 +598,44 @@ static void test_quick_scan(void)
     size_t ntexts = sizeof texts / sizeof texts[0], nescaped = sizeof escaped / sizeof escaped[0];
     size_t nmysql = sizeof mysql_texts / sizeof mysql_texts[0];
     unsigned queries = 0, differ = 0, unclean = 0, texts_clean = 0, scanned_plain = 0;
-    /* The quick scan itself, both builds: it settles them (else each one
-     * would go to the lexer, agreeing but slow); MySQL's comments in MySQL
-     * only. */
-    unsigned mysql_settled = 0;
-    size_t longest = 0;
+    /* The quick scan itself, both builds, in every context: it settles
+     * them (else each one would go to the lexer, agreeing but slow); MySQL's
+     * comments in MySQL only, backslash escapes only where they escape. */
+    unsigned mysql_settled = 0, escaped_settled = 0, escaping = 0, mysqls = 0;
+    size_t longest = 0, nctxs = sizeof ctxs / sizeof ctxs[0];
     for (size_t t = 0; t < ntexts; t++)
         longest = strlen(texts[t]) > longest ? strlen(texts[t]) : longest;
-    for (int narrow = 0; narrow < 2; narrow++) {
-        qg_force_sse2(narrow);
-        for (int pg = 0; pg < 2; pg++) {
+    for (size_t c = 0; c < nctxs; c++) {
+        qg_context ctx;
+        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
+                        ctxs[c].flags);
+        bool mysql = ctxs[c].dialect == QG_DIALECT_MYSQL, escapes = qg_plain_strings_escape(&ctx);
+        mysqls += mysql;
+        escaping += escapes;
+        for (int narrow = 0; narrow < 2; narrow++) {
+            qg_force_sse2(narrow);
             for (size_t t = 0; t < ntexts; t++)
-                scanned_plain += qg_only_plain_strings(texts[t], strlen(texts[t]), pg);
-            scanned_plain += qg_only_plain_strings(NULL, 0, pg); /* the empty text */
+                scanned_plain += qg_only_plain_strings(&ctx, texts[t], strlen(texts[t]));
+            scanned_plain += qg_only_plain_strings(&ctx, NULL, 0); /* the empty text */
             for (size_t t = 0; t < nmysql; t++)
-                mysql_settled += qg_only_plain_strings(mysql_texts[t], strlen(mysql_texts[t]), pg)
-                                 << pg;
+                mysql_settled +=
+                    qg_only_plain_strings(&ctx, mysql_texts[t], strlen(mysql_texts[t])) == mysql;
+            for (size_t t = 0; t < nescaped; t++)
+                escaped_settled +=
+                    qg_only_plain_strings(&ctx, escaped[t], strlen(escaped[t])) == escapes;
+            qg_force_sse2(false);
         }
-        qg_force_sse2(false);
     }
-    tap_ok(scanned_plain == 4 * (ntexts + 1),
+    tap_ok(scanned_plain == 2 * nctxs * (ntexts + 1),
            "the quick scan (both builds) settles texts of code, plain strings and comments, "
            "0-%zu bytes",
            longest);
-    tap_ok(mysql_settled == 2 * nmysql, "... and hash comments in MySQL only");
-    for (size_t c = 0; c < sizeof ctxs / sizeof ctxs[0]; c++) {
+    tap_ok(mysqls == 3 && mysql_settled == 2 * nctxs * nmysql,
+           "... and hash comments in MySQL only");
+    tap_ok(escaping == 3 && escaped_settled == 2 * nctxs * nescaped,
+           "... and backslash escapes (%zu-%zu bytes) where they escape, only",
+           strlen(escaped[0]), strlen(escaped[nescaped - 1]));
+    for (size_t c = 0; c < nctxs; c++) {
         qg_context ctx;
         qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
                         ctxs[c].flags);
@@ -657,7 +673,7 @@ static void test_quick_scan(void)
     }
     /* The escaped texts are clean only where backslashes escape, in three
      * of the contexts; the MySQL comments in MySQL's three. */
-    tap_ok(texts_clean == sizeof ctxs / sizeof ctxs[0] * ntexts + 3 * nescaped + 3 * nmysql,
+    tap_ok(texts_clean == nctxs * ntexts + 3 * nescaped + 3 * nmysql,
            "short texts of code and plain strings are clean");
     tap_ok(differ == 0 && unclean > 1000,
            "one byte changed in them: %u queries (%u not clean), %u differ", queries, unclean,
@@ -666,10 +682,11 @@ static void test_quick_scan(void)
 
 /* Every byte value c, at every position of texts of 13, 40 and 64 bytes
  * (one lane, padded; lanes that overlap; whole lanes), in both builds of
- * the quick scan and both dialects.  After an empty string and letters:
+ * the quick scan, in both dialects with and without backslash escapes.
+ * After an empty string and letters:
  *   c alone: settled unless c stops the scan (NUL, a high byte, a double
- *     quote, backtick, backslash, dollar) or is a quote (one more leaves a
- *     string open);
+ *     quote, backtick, dollar; a backslash, in code) or is a quote (one
+ *     more leaves a string open);
  *   c, then "- '" and a newline: settled when c makes the dashes a comment
  *     that hides the quote, or is a MySQL hash comment, or a quote;
  *   c, then "*'*" and a slash: settled when c opens a comment (slash) that
@@ -680,10 +697,21 @@ static void test_quick_scan_bytes(void)
 {
     static const size_t lengths[] = {13, 40, 64};
     static const char *const after[] = {"", "- '\n", "*'*/"};
+    static const struct {
+        qg_dialect dialect;
+        unsigned flags;
+    } ctxs[] = {{QG_DIALECT_POSTGRES, SCS_ON},
+                {QG_DIALECT_POSTGRES, SCS_OFF},
+                {QG_DIALECT_MYSQL, 0},
+                {QG_DIALECT_MYSQL, QG_NO_BACKSLASH_ESCAPES}};
     unsigned checked = 0, wrong = 0;
     for (int narrow = 0; narrow < 2; narrow++) {
         qg_force_sse2(narrow);
-        for (int pg = 0; pg < 2; pg++)
+        for (size_t x = 0; x < sizeof ctxs / sizeof ctxs[0]; x++) {
+            qg_context ctx;
+            qg_context_init(&ctx, ctxs[x].dialect, qg_encoding_find(ctxs[x].dialect, "latin1"),
+                            ctxs[x].flags);
+            bool pg = ctxs[x].dialect == QG_DIALECT_POSTGRES;
             for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
                 for (size_t k = 0; k < sizeof after / sizeof after[0]; k++)
                     for (unsigned c = 0; c < 256; c++) {
@@ -699,14 +727,15 @@ static void test_quick_scan_bytes(void)
                             text[0] = text[1] = '\''; /* an empty string first */
                             text[at] = (char)c;
                             memcpy(text + at + 1, after[k], tail);
-                            bool settled = qg_only_plain_strings(text, len, pg);
+                            bool settled = qg_only_plain_strings(&ctx, text, len);
                             if (settled != settled_want && wrong++ < 3)
-                                tap_ok(false, "%s build, %s, %zu bytes, 0x%02x then \"%s\" at %zu: %s",
-                                       narrow ? "SSE2" : "wide", pg ? "PG" : "MySQL", len, c,
+                                tap_ok(false, "%s build, context %zu, %zu bytes, 0x%02x then \"%s\" at %zu: %s",
+                                       narrow ? "SSE2" : "wide", x, len, c,
                                        after[k], at, settled ? "settled" : "not settled");
                             checked++;
                         }
                     }
+        }
         qg_force_sse2(false);
     }
     tap_ok(wrong == 0,
