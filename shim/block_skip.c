@@ -662,17 +662,13 @@ quick_comment(const unsigned char *s, size_t len, size_t at, uint64_t openers, u
         uint64_t before = (1ull << bit) - 1;
         if (open ^ __builtin_parityll(*quote & before))
             continue; /* in a string */
-        size_t pos = at + bit, start;
-        if (s[pos] == '-')
-            start = pos - 1;
-        else if (s[pos] == '#' && !pg)
-            start = pos;
-        else if (s[pos] == '/' && pos + 1 < len && s[pos + 1] == '*')
-            start = pos;
-        else
+        size_t pos = at + bit;
+        bool dashes = s[pos] == '-', hash = s[pos] == '#' && !pg;
+        bool slash_star = s[pos] == '/' && pos + 1 < len && s[pos + 1] == '*';
+        if (!dashes && !hash && !slash_star)
             continue; /* an operator */
         *quote &= before;
-        return comment_end(s, len, start, 0, pg);
+        return comment_end(s, len, dashes ? pos - 1 : pos, 0, pg);
     }
     return SIZE_MAX;
 }
