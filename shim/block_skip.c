@@ -122,7 +122,7 @@ static const needles needle_bytes __attribute__((aligned(32))) = {{
 }};
 enum {
     QUOTE, BACKSLASH, NUL, DASH, SLASH, STAR, DQUOTE, DOLLAR, BACKTICK, HASH,
-    SPACE, LOWER_X, LOWER_B, AMPERSAND /* prefixes, in lower case with SPACE */
+    SPACE, LOWER_X, LOWER_B, AMPERSAND /* for prefix_bits */
 };
 
 static inline const needles *needle_table(void)
@@ -563,11 +563,25 @@ void SKIP_QUIET(qg_lexer *lx)
 }
 
 /* A lane's bytes for the quick scan: quotes, dashes, hashes and slashes
- * (`opener`: either may start a comment), and backslashes when they are
- * followed, as bit i for byte i. */
+ * (`opener`: either may start a comment); when backslashes are followed,
+ * they and the bytes x, b and & in either case (`prefix`: a string after
+ * them may read backslashes otherwise: X'', B'', PG U&''), as bit i for
+ * byte i. */
 typedef struct quick_bytes {
-    uint64_t quote, dash, opener, backslash;
+    uint64_t quote, dash, opener, backslash, prefix;
 } quick_bytes;
+
+static inline bool is_prefix(unsigned char c)
+{
+    unsigned char lower = c | 0x20;
+    return lower == 'x' || lower == 'b' || lower == '&';
+}
+
+static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, lane_t ampersand)
+{
+    lane_t lower = or_lanes(v, fold);
+    return bits_of(or_lanes(or_lanes(eq(lower, x), eq(lower, b)), eq(lower, ampersand)));
+}
 
 /* Whether a lane's bytes can be read: not when one stops the scan (NUL, a
  * high byte, a double quote, backtick, dollar, or a backslash unless
@@ -584,6 +598,7 @@ enum { Q_STOP_NUL = 0x01, Q_STOP_PUNCT = 0x02, Q_STOP_BACKSLASH = 0x04, Q_STOP_B
 #define BOTH_HALVES(...) {__VA_ARGS__, __VA_ARGS__}
 typedef struct quick_tables {
     unsigned char by_low[32], by_high[32], nibble[32], stops[32], stops_but_backslash[32];
+    unsigned char fold[32], x[32], b[32], ampersand[32]; /* for prefix_bits */
 } quick_tables;
 static const quick_tables quick_rows __attribute__((aligned(32))) = {
     /* every low nibble is a high byte's */
@@ -600,6 +615,10 @@ static const quick_tables quick_rows __attribute__((aligned(32))) = {
     .nibble = {[0 ... 31] = 0x0f},
     .stops = {[0 ... 31] = Q_STOPS},
     .stops_but_backslash = {[0 ... 31] = Q_STOPS & ~Q_STOP_BACKSLASH},
+    .fold = {[0 ... 31] = 0x20},
+    .x = {[0 ... 31] = 'x'},
+    .b = {[0 ... 31] = 'b'},
+    .ampersand = {[0 ... 31] = '&'},
 };
 typedef quick_tables quick_table;
 #define QUICK_TABLE (&quick_rows)
@@ -618,8 +637,11 @@ quick_classify(const quick_table *t, lane_t v, quick_bytes *b, bool escaping)
     b->quote = bits_of(cls);
     b->dash = bits_of(_mm256_slli_epi16(cls, 1));
     b->opener = bits_of(_mm256_slli_epi16(cls, 2));
-    if (escaping)
+    if (escaping) {
         b->backslash = bits_of(_mm256_slli_epi16(cls, 5));
+        b->prefix = prefix_bits(v, load_lane(t->fold), load_lane(t->x), load_lane(t->b),
+                                load_lane(t->ampersand));
+    }
     return LANE_READ;
 }
 #else
@@ -640,6 +662,9 @@ quick_classify(const quick_table *n, lane_t v, quick_bytes *b, bool escaping)
     b->dash = bits_of(IS(DASH));
     b->opener = bits_of(or_lanes(IS(HASH), IS(SLASH)));
     b->backslash = backslash;
+    if (escaping)
+        b->prefix = prefix_bits(v, needle(n, SPACE), needle(n, LOWER_X), needle(n, LOWER_B),
+                                needle(n, AMPERSAND));
 #undef IS
     return LANE_READ;
 }
@@ -673,30 +698,10 @@ quick_comment(const unsigned char *s, size_t len, size_t at, uint64_t openers, u
     return SIZE_MAX;
 }
 
-/* Whether a quote follows an x, b or & (in either case): a string may
- * open there with rules of its own for backslashes (X'', B'', PG U&'').
- * Closing quotes count too: rare enough to leave to the lexer. */
-static bool quote_after_prefix(const needles *n, const unsigned char *s, size_t len)
-{
-    for (size_t i = 0; i < len;) {
-        size_t at = i + LANE <= len ? i : len - LANE;
-        lane_t v = load_lane(s + at);
-        lane_t lower = or_lanes(v, needle(n, SPACE));
-        uint64_t prefix = bits_of(or_lanes(or_lanes(eq(lower, needle(n, LOWER_X)),
-                                                     eq(lower, needle(n, LOWER_B))),
-                                           eq(lower, needle(n, AMPERSAND))));
-        unsigned char before = at > 0 ? (unsigned char)(s[at - 1] | 0x20) : ' ';
-        prefix = prefix << 1 | (before == 'x' || before == 'b' || before == '&');
-        if (bits_of(eq(v, needle(n, QUOTE))) & prefix)
-            return true;
-        i = at + LANE;
-    }
-    return false;
-}
-
 /* The quick scan's lanes from i on (`quote_parity`: of the quotes before
  * i).  Where `escaping`, a backslash must be inside a string, where it
- * escapes the next byte; the quote it escapes does not count. */
+ * escapes the next byte; the quote it escapes does not count; and no
+ * string may open after a prefix. */
 static inline __attribute__((always_inline)) int
 quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
             uint64_t *quote_parity, const qg_context *ctx, bool escaping)
@@ -726,6 +731,11 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             if (backslash & ~(prefix_xor(quote) ^ (open ? ~0ull : 0)))
                 return LANE_STOP; /* in code */
         }
+        if (escaping && quote) {
+            uint64_t after_prefix = (b.prefix << 1 | (at > 0 && is_prefix(s[at - 1]))) >> seen;
+            if (quote & after_prefix & (prefix_xor(quote) ^ (open ? ~0ull : 0)))
+                return LANE_STOP; /* a quote that opens a string there */
+        }
         if (openers) {
             size_t end = quick_comment(s, len, i, openers, &quote, open, ctx);
             if (!end)
@@ -743,16 +753,38 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
     return LANE_READ;
 }
 
+/* Whether a quote in s[0, upto) follows a prefix byte (len: the text's,
+ * at least a lane). */
+static bool quote_after_prefix(const needles *n, const unsigned char *s, size_t len, size_t upto)
+{
+    for (size_t i = 0; i < upto; i += LANE) {
+        size_t at = i + LANE <= len ? i : len - LANE;
+        lane_t v = load_lane(s + at);
+        uint64_t prefix = prefix_bits(v, needle(n, SPACE), needle(n, LOWER_X), needle(n, LOWER_B),
+                                      needle(n, AMPERSAND));
+        uint64_t quote = bits_of(eq(v, needle(n, QUOTE)));
+        if (upto - at < LANE)
+            quote &= (1ull << (upto - at)) - 1;
+        if (quote & (prefix << 1 | (at > 0 && is_prefix(s[at - 1]))))
+            return true;
+    }
+    return false;
+}
+
 /* On from the lane where the quick scan met a backslash, in a text where
  * the server reads backslash escapes: out of line, so that the scan of
- * every other text keeps its registers. */
+ * every other text keeps its registers.  A string there may have begun
+ * anywhere before (a doubled quote goes on with PG's U&''): no quote
+ * before may follow a prefix. */
 static __attribute__((noinline)) bool quick_scan_escaping(const quick_table *table,
                                                           const unsigned char *s, size_t len,
                                                           size_t from, uint64_t quote_parity,
                                                           const qg_context *ctx)
 {
+    if (quote_after_prefix(needle_table(), s, len, from))
+        return false;
     return quick_lanes(table, s, len, &from, &quote_parity, ctx, true) == LANE_READ &&
-           !__builtin_parityll(quote_parity) && !quote_after_prefix(needle_table(), s, len);
+           !__builtin_parityll(quote_parity);
 }
 
 QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)

@@ -118,12 +118,6 @@ QG_COLD static bool data_becomes_code(const qg_context *ctx, const char *sql, si
     return found && !backslash_in_code(sql, code_from, len);
 }
 
-/* Four blocks of the block skip (shim/block_skip.c): short statements of
- * every shape, while a text the quick scan gives up on late (a backslash
- * after its strings) costs at most eight AVX2 lanes more (docs/PERFORMANCE.md,
- * sixth session). */
-#define QUICK_SCAN_MAX 256
-
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
     if (!result) {
@@ -133,11 +127,12 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
     qg_result *res = result;
     res->verdict = QG_VERDICT_CLEAN;
     res->count = 0;
-    /* A short statement of code, plain strings and comments is settled by one
-     * small scan before the lexer's larger code runs: between two round trips,
-     * what costs is code and data the caches have lost. */
-    if (len <= QUICK_SCAN_MAX && !qg_reference_forced() &&
-        qg_only_plain_strings(ctx, sql, len))
+    /* A text of code, plain strings and comments is settled by one small
+     * scan before the lexer's larger code runs: between two round trips,
+     * what costs is code and data the caches have lost; in a long text, the
+     * lexer's work per byte.  One that stops late (a dollar quote, a
+     * double-quoted name) is read twice: measured in docs/PERFORMANCE.md. */
+    if (!qg_reference_forced() && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
 
     qg_lexer lx;

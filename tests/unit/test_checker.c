@@ -573,7 +573,8 @@ static void test_quick_scan(void)
      * comments of every kind, some not read as comments; an escape
      * inside a string that reads backslashes otherwise (X'', B'', U&''); a
      * run of backslashes before a quote; a backslash in code or last; an
-     * escaped quote that leaves the string open. */
+     * escaped quote that leaves the string open; U&'' doubling a quote
+     * before an escape, X'' after one, X'' not doubling. */
     static const char *const hidden[] = {
         "SELECT 1 -- it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
         "SELECT 1 # it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
@@ -585,6 +586,9 @@ static void test_quick_scan(void)
         "SELECT 1 + \\'a' + 'xxxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\",
         "SELECT 1 + 'xxxxxxxxxxxxxxxxxxxxxxxxxxx\\' + 2",
+        "SELECT 1 + U&'a''b\\'' + 'xxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + 'a\\'b' + X'\\'' + 'xxxxxxxxxxxxxxxx'",
+        "SELECT 1 + X'4''b\\'' + 'xxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 /* it's */ + 'xxxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 /* /* it's */ + 'x' */ + 'xxxxxxxxxxxx'",
         "SELECT 1 /*! it's */ + 'xxxxxxxxxxxxxxxxxxxxxx'",
@@ -743,11 +747,52 @@ static void test_quick_scan_bytes(void)
            checked, wrong);
 }
 
+/* Texts of any length go to the quick scan first: a 5 KB batch of rows with
+ * comments and escapes is settled there in both builds; a byte that stops
+ * the scan in a string near its start, middle or end leaves it to the
+ * lexer, with the reference's verdict. */
+static void test_quick_scan_long(void)
+{
+    static const char row[] = "(1, 'it''s', 'a\\'b', 'x--y') /* r */, -- row\n";
+    static const unsigned char stops[] = {'$', '"', '`', 0x80, 0};
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
+    char text[5000];
+    size_t len = 0;
+    while (len + sizeof row < sizeof text) {
+        memcpy(text + len, row, sizeof row - 1);
+        len += sizeof row - 1;
+    }
+    unsigned settled = 0, differ = 0, checks = 0, left = 0;
+    for (int narrow = 0; narrow < 2; narrow++) {
+        qg_force_sse2(narrow);
+        settled += qg_only_plain_strings(&ctx, text, len);
+        qg_force_sse2(false);
+    }
+    static const size_t places[] = {5, 2480, 4955}; /* in the first, middle and last rows' strings */
+    for (size_t p = 0; p < sizeof places / sizeof places[0]; p++)
+        for (size_t b = 0; b < sizeof stops; b++) {
+            char copy[sizeof text];
+            memcpy(copy, text, len);
+            copy[places[p]] = (char)stops[b];
+            qg_result ref;
+            differ += !fast_agrees(&ctx, copy, len, &ref);
+            left += !qg_only_plain_strings(&ctx, copy, len);
+            checks++;
+        }
+    tap_ok(settled == 2 && left == checks && differ == 0,
+           "a %zu-byte batch is settled by the quick scan (both builds); with a stopping byte "
+           "near its start, middle or end, it is not, and fast and reference agree (%u texts, "
+           "%u left to the lexer, %u differ)",
+           len, checks, left, differ);
+}
+
 int main(void)
 {
     test_fuzzer_finds();
     test_quick_scan();
     test_quick_scan_bytes();
+    test_quick_scan_long();
     test_reference_agrees();
     test_blocks_cut_characters();
     test_blocks_rules_from_afar();
