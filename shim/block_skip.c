@@ -2,8 +2,8 @@
  * The checker's vector scans (lexer_internal.h).  The block skip: 64 bytes
  * at a time, string literals found by the parity of their quotes, the lexer
  * called only where something other than code and plain strings begins.
- * The quick scan: a lane at a time, whether a short statement is code,
- * plain strings and comments only.  Built twice: with SSE2 (16-byte lanes) as
+ * The quick scan: a lane at a time, whether a text is code, plain strings
+ * and comments only.  Built twice: with SSE2 (16-byte lanes) as
  * qg_skip_quiet_sse2 and qg_quick_scan_sse2 and, compiled with -mavx2, with
  * 32-byte lanes as qg_skip_quiet_avx2 and qg_quick_scan_avx2 (with PCLMUL
  * for the quote parity and BMI2's shift for the automaton); the lexer picks
@@ -653,8 +653,8 @@ quick_classify(const quick_table *n, lane_t v, quick_bytes *b, bool escaping)
 {
 #define IS(which) eq(v, needle(n, which))
     /* the top bit of each byte: high bytes too */
-    uint64_t others = bits_of(or_lanes(or_lanes(v, IS(NUL)), or_lanes(or_lanes(IS(DQUOTE), IS(BACKTICK)),
-                                                                       IS(DOLLAR))));
+    lane_t punct = or_lanes(or_lanes(IS(DQUOTE), IS(BACKTICK)), IS(DOLLAR));
+    uint64_t others = bits_of(or_lanes(or_lanes(v, IS(NUL)), punct));
     uint64_t backslash = bits_of(IS(BACKSLASH));
     if (others | (escaping ? 0 : backslash))
         return escaping || others ? LANE_STOP : LANE_BACKSLASH;
