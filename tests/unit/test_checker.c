@@ -517,7 +517,7 @@ static void test_fuzzer_finds(void)
     }
 }
 
-/* The checker settles a short text of code, plain strings and comments
+/* The checker settles a text of code, plain strings and comments
  * (no byte that starts anything else, closed single quotes outside
  * comments) before the lexer runs.  One byte changed anywhere in such
  * texts, shorter and longer than a vector, must give the reference's
