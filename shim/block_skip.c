@@ -336,7 +336,9 @@ strings_valid(const encoding_dfa_t *dfa, const unsigned char *p, uint64_t conten
 
 /* Quotes after a prefix that changes how backslashes read (where they
  * escape: X'', B'', PG U&''; where they do not: PG E''), in a block at
- * `pos` of the input s; only looked for in blocks with a backslash. */
+ * `pos` of the input s; only looked for in blocks with a backslash.  Where
+ * backslashes escape, a quote after a quote too: it may go on with a U&''
+ * string that began blocks before. */
 static uint64_t quotes_after_prefix(const unsigned char *s, size_t pos, uint64_t quotes,
                                     bool escapes)
 {
@@ -344,7 +346,8 @@ static uint64_t quotes_after_prefix(const unsigned char *s, size_t pos, uint64_t
     for (; quotes; quotes &= quotes - 1) {
         size_t at = pos + (size_t)__builtin_ctzll(quotes);
         unsigned char before = at > 0 ? (unsigned char)(s[at - 1] | 0x20) : ' ';
-        if (escapes ? before == 'x' || before == 'b' || before == '&' : before == 'e')
+        if (escapes ? before == 'x' || before == 'b' || before == '&' || before == '\''
+                    : before == 'e')
             found |= quotes & -quotes;
     }
     return found;

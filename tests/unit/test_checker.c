@@ -506,6 +506,14 @@ static void test_fuzzer_finds(void)
         {QG_DIALECT_MYSQL, "gb18030", QG_NO_BACKSLASH_ESCAPES,
          ".KAT('a', _utf8 '\xec\xec\xec\xec\xec\xec\xec\xec\xec\xec\xec\xbf\x0f\xec\xec\xec\x8e\xa1\xbf')",
          "a string after an introducer is checked in its own character set"},
+        {QG_DIALECT_POSTGRES, "LATIN3", 0,
+         "SELECT 1 + U&'a'';;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;b\\'' + "
+         "'xxxxxxxxxxxxxxxxxxxx'",
+         "a U&'' string doubling a quote in a block before its backslash reads it as U&''"},
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
+         "SELECT 1 + E'a'';;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;b\\' + "
+         "'xxxxxxxxxxxxxxxxxxxxx'",
+         "an E'' string doubling a quote in a block before its backslash reads it as E''"},
     };
     for (size_t i = 0; i < sizeof finds / sizeof finds[0]; i++) {
         qg_context ctx;
