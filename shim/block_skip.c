@@ -334,6 +334,14 @@ strings_valid(const encoding_dfa_t *dfa, const unsigned char *p, uint64_t conten
                                    chars);
 }
 
+/* Whether a quote after c may open a string that reads backslashes
+ * otherwise than a plain one, where they escape: X'', B'', PG U&''. */
+static inline bool is_prefix(unsigned char c)
+{
+    unsigned char lower = c | 0x20;
+    return lower == 'x' || lower == 'b' || lower == '&';
+}
+
 /* Quotes after a prefix that changes how backslashes read (where they
  * escape: X'', B'', PG U&''; where they do not: PG E''), in a block at
  * `pos` of the input s; only looked for in blocks with a backslash.  Where
@@ -345,9 +353,8 @@ static uint64_t quotes_after_prefix(const unsigned char *s, size_t pos, uint64_t
     uint64_t found = 0;
     for (; quotes; quotes &= quotes - 1) {
         size_t at = pos + (size_t)__builtin_ctzll(quotes);
-        unsigned char before = at > 0 ? (unsigned char)(s[at - 1] | 0x20) : ' ';
-        if (escapes ? before == 'x' || before == 'b' || before == '&' || before == '\''
-                    : before == 'e')
+        unsigned char before = at > 0 ? s[at - 1] : ' ';
+        if (escapes ? is_prefix(before) || before == '\'' : (before | 0x20) == 'e')
             found |= quotes & -quotes;
     }
     return found;
@@ -573,12 +580,6 @@ void SKIP_QUIET(qg_lexer *lx)
 typedef struct quick_bytes {
     uint64_t quote, dash, opener, backslash, prefix;
 } quick_bytes;
-
-static inline bool is_prefix(unsigned char c)
-{
-    unsigned char lower = c | 0x20;
-    return lower == 'x' || lower == 'b' || lower == '&';
-}
 
 static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, lane_t ampersand)
 {
