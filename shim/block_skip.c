@@ -452,6 +452,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     uint64_t in_string = 0; /* all ones while a string is open at the block start */
     uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
     size_t open_quote = 0;  /* in_string: where that string opened */
+    /* MySQL mb: introduced_quotes has passed open_quote already, so the
+     * blocks the string goes on into need not ask again. */
+    bool open_introduced_asked = false;
     uint64_t escape_carry = 0; /* 1: N escapes the block's first byte */
     const needles *n = needle_table();
     for (;;) {
@@ -485,9 +488,10 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             if (in_string && quotes_after_prefix(s, open_quote, 1, escapes))
                 bad |= 1; /* the string open since a block before */
         }
-        if (!pg && mb && (m.high & inside & live)) {
+        bool introducers_asked = !pg && mb && (m.high & inside & live);
+        if (introducers_asked) {
             bad |= introduced_quotes(s, pos, quotes & inside & live);
-            if (in_string && introduced_quotes(s, open_quote, 1))
+            if (in_string && !open_introduced_asked && introduced_quotes(s, open_quote, 1))
                 bad |= 1;
         }
         uint64_t problem = (bad | ((m.special | m.high | m.backslash) & ~inside)) & live;
@@ -522,6 +526,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             in_string = (inside >> 63) ? ~0ull : 0;
             if (in_string && quotes) /* its quote is the block's last */
                 open_quote = last_bit(pos, quotes);
+            open_introduced_asked = introducers_asked || (open_introduced_asked && !quotes);
             pos += BLOCK;
             continue;
         }

@@ -460,6 +460,15 @@ static void test_blocks_rules_from_afar(void)
         {QG_DIALECT_MYSQL, "utf8mb4", 0,
          "b'0101010101010101010101010101010101010101010101010101\\' AS b, 'x", QG_VERDICT_BLOCK},
         {QG_DIALECT_MYSQL, "utf8mb4", 0, "'max', 'lab', 'a\\'b' # c", QG_VERDICT_CLEAN},
+        /* An introducer names the set a string is checked in, also where
+         * its first high byte comes blocks later (utf8: up to 3 bytes; an
+         * ill-formed introduced string is logged). */
+        {QG_DIALECT_MYSQL, "utf8mb4", 0,
+         "_utf8 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmn\xf0\x9f\x98\x80'",
+         QG_VERDICT_LOG},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0,
+         "'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmn\xf0\x9f\x98\x80'",
+         QG_VERDICT_CLEAN},
         /* MySQL's backslash escapes one byte, even a lead byte: 0x81 0x5c is
          * then a character and the quote ends the string, where N and an
          * automaton that escapes whole characters read on. */
