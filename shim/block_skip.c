@@ -578,12 +578,12 @@ void SKIP_QUIET(qg_lexer *lx)
 }
 
 /* A lane's bytes for the quick scan: quotes, dashes, hashes and slashes
- * (`opener`: either may start a comment); when backslashes are followed,
- * they and the bytes x, b and & in either case (`prefix`: a string after
- * them may read backslashes otherwise: X'', B'', PG U&''), as bit i for
- * byte i. */
+ * (`opener`: either may start a comment); where PG's quoted names are read,
+ * double quotes; when backslashes are followed, they and the bytes x, b
+ * and & in either case (`prefix`: a string after them may read
+ * backslashes otherwise: X'', B'', PG U&''), as bit i for byte i. */
 typedef struct quick_bytes {
-    uint64_t quote, dash, opener, backslash, prefix;
+    uint64_t quote, dquote, dash, opener, backslash, prefix;
 } quick_bytes;
 
 static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, lane_t ampersand)
@@ -593,37 +593,41 @@ static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, la
 }
 
 /* Whether a lane's bytes can be read: not when one stops the scan (NUL, a
- * high byte, a double quote, backtick, dollar, or a backslash unless
- * followed); LANE_BACKSLASH when only backslashes do. */
-enum { LANE_READ, LANE_BACKSLASH, LANE_STOP };
+ * high byte, a backtick, dollar, a double quote unless `names`, a
+ * backslash unless followed); LANE_BACKSLASH when only backslashes do,
+ * LANE_NAME when only double quotes do. */
+enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP };
 
 #ifdef __AVX2__
 /* Each byte's class is the AND of a row picked by its low nibble and one
  * picked by its high nibble: the top three bits a quote, dash, hash or
- * slash, the low five one per group of stopping bytes (NUL; " $; \; `;
- * high).  Two shuffles instead of nine compares. */
-enum { Q_STOP_NUL = 0x01, Q_STOP_PUNCT = 0x02, Q_STOP_BACKSLASH = 0x04, Q_STOP_BACKTICK = 0x08,
-       Q_STOP_HIGH = 0x10, Q_STOPS = 0x1f, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
+ * slash, the low five a double quote or one per group of stopping bytes
+ * (NUL and `; $; \; high).  Two shuffles instead of nine compares. */
+enum { Q_STOP_NUL = 0x01, Q_STOP_DOLLAR = 0x02, Q_STOP_BACKSLASH = 0x04, Q_DQUOTE = 0x08,
+       Q_STOP_HIGH = 0x10, Q_STOPS = 0x17, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
 #define BOTH_HALVES(...) {__VA_ARGS__, __VA_ARGS__}
 typedef struct quick_tables {
-    unsigned char by_low[32], by_high[32], nibble[32], stops[32], stops_but_backslash[32];
+    unsigned char by_low[32], by_high[32], nibble[32];
+    unsigned char stops[32], but_backslash[32], but_dquote[32], but_both[32];
     unsigned char fold[32], x[32], b[32], ampersand[32]; /* for prefix_bits */
 } quick_tables;
 static const quick_tables quick_rows __attribute__((aligned(32))) = {
     /* every low nibble is a high byte's */
     .by_low = BOTH_HALVES(
-        Q_STOP_HIGH | Q_STOP_NUL | Q_STOP_BACKTICK, Q_STOP_HIGH, Q_STOP_HIGH | Q_STOP_PUNCT,
-        Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH | Q_STOP_PUNCT, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH | Q_STOP_NUL, Q_STOP_HIGH, Q_STOP_HIGH | Q_DQUOTE,
+        Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH | Q_STOP_DOLLAR, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_STOP_BACKSLASH, Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_OPENER),
     .by_high = BOTH_HALVES(
-        Q_STOP_NUL, 0, Q_STOP_PUNCT | Q_OPENER | Q_DASH | Q_QUOTE, 0, 0, Q_STOP_BACKSLASH,
-        Q_STOP_BACKTICK, 0, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_NUL, 0, Q_STOP_DOLLAR | Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0, 0,
+        Q_STOP_BACKSLASH, Q_STOP_NUL, 0, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH),
     .nibble = {[0 ... 31] = 0x0f},
-    .stops = {[0 ... 31] = Q_STOPS},
-    .stops_but_backslash = {[0 ... 31] = Q_STOPS & ~Q_STOP_BACKSLASH},
+    .stops = {[0 ... 31] = Q_STOPS | Q_DQUOTE},
+    .but_backslash = {[0 ... 31] = (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH},
+    .but_dquote = {[0 ... 31] = Q_STOPS},
+    .but_both = {[0 ... 31] = Q_STOPS & ~Q_STOP_BACKSLASH},
     .fold = {[0 ... 31] = 0x20},
     .x = {[0 ... 31] = 'x'},
     .b = {[0 ... 31] = 'b'},
@@ -633,17 +637,24 @@ typedef quick_tables quick_table;
 #define QUICK_TABLE (&quick_rows)
 
 static inline __attribute__((always_inline)) int
-quick_classify(const quick_table *t, lane_t v, quick_bytes *b, bool escaping)
+quick_classify(const quick_table *t, lane_t v, quick_bytes *b, bool names, bool escaping)
 {
     lane_t nibble = load_lane(t->nibble);
     lane_t low = and_lanes(v, nibble);
     lane_t high = and_lanes(_mm256_srli_epi16(v, 4), nibble);
     lane_t cls = and_lanes(_mm256_shuffle_epi8(load_lane(t->by_low), low),
                            _mm256_shuffle_epi8(load_lane(t->by_high), high));
-    lane_t others = load_lane(t->stops_but_backslash);
-    if (!_mm256_testz_si256(cls, escaping ? others : load_lane(t->stops)))
-        return escaping || !_mm256_testz_si256(cls, others) ? LANE_STOP : LANE_BACKSLASH;
+    const unsigned char *stopping = names ? t->but_dquote : escaping ? t->but_backslash : t->stops;
+    if (!_mm256_testz_si256(cls, load_lane(stopping))) {
+        if (escaping)
+            return LANE_STOP;
+        if (_mm256_testz_si256(cls, load_lane(names ? t->but_both : t->but_backslash)))
+            return LANE_BACKSLASH;
+        return !names && _mm256_testz_si256(cls, load_lane(t->but_dquote)) ? LANE_NAME : LANE_STOP;
+    }
     b->quote = bits_of(cls);
+    if (names)
+        b->dquote = bits_of(_mm256_slli_epi16(cls, 4));
     b->dash = bits_of(_mm256_slli_epi16(cls, 1));
     b->opener = bits_of(_mm256_slli_epi16(cls, 2));
     if (escaping) {
@@ -658,16 +669,22 @@ typedef needles quick_table;
 #define QUICK_TABLE needle_table()
 
 static inline __attribute__((always_inline)) int
-quick_classify(const quick_table *n, lane_t v, quick_bytes *b, bool escaping)
+quick_classify(const quick_table *n, lane_t v, quick_bytes *b, bool names, bool escaping)
 {
 #define IS(which) eq(v, needle(n, which))
     /* the top bit of each byte: high bytes too */
-    lane_t punct = or_lanes(or_lanes(IS(DQUOTE), IS(BACKTICK)), IS(DOLLAR));
-    uint64_t others = bits_of(or_lanes(or_lanes(v, IS(NUL)), punct));
+    uint64_t dquote = bits_of(IS(DQUOTE));
+    uint64_t others = bits_of(or_lanes(or_lanes(v, IS(NUL)), or_lanes(IS(BACKTICK), IS(DOLLAR))));
     uint64_t backslash = bits_of(IS(BACKSLASH));
-    if (others | (escaping ? 0 : backslash))
-        return escaping || others ? LANE_STOP : LANE_BACKSLASH;
+    if (others | (names ? 0 : dquote) | (escaping ? 0 : backslash)) {
+        if (escaping || others)
+            return LANE_STOP;
+        if (!(names ? 0 : dquote))
+            return LANE_BACKSLASH;
+        return backslash ? LANE_STOP : LANE_NAME;
+    }
     b->quote = bits_of(IS(QUOTE));
+    b->dquote = dquote;
     b->dash = bits_of(IS(DASH));
     b->opener = bits_of(or_lanes(IS(HASH), IS(SLASH)));
     b->backslash = backslash;
@@ -707,14 +724,42 @@ quick_comment(const unsigned char *s, size_t len, size_t at, uint64_t openers, u
     return SIZE_MAX;
 }
 
-/* The quick scan's lanes from i on (`quote_parity`: of the quotes before
- * i).  Where `escaping`, a backslash must be inside a string, where it
- * escapes the next byte; the quote it escapes does not count; and no
- * string may open after a prefix. */
+/* Of a lane's quotes and double quotes, those that open or close a string
+ * or a PG quoted name (`bits`), read from the state before the lane
+ * (`open`; `in_name`: what is open is a name): the other kind is text
+ * inside either.  `in_name` after them. */
+typedef struct delimiters {
+    uint64_t bits;
+    bool in_name;
+} delimiters;
+
+static delimiters lane_delimiters(uint64_t quote, uint64_t dquote, bool open, bool in_name)
+{
+    uint64_t found = 0;
+    for (uint64_t all = quote | dquote; all; all &= all - 1) {
+        uint64_t bit = all & -all;
+        bool is_dquote = (dquote & bit) != 0;
+        if (open && is_dquote != in_name)
+            continue;
+        found |= bit;
+        in_name = !open && is_dquote;
+        open = !open;
+    }
+    return (delimiters){found, in_name};
+}
+
+/* The quick scan's lanes from i on (`quote_parity`: of the delimiters
+ * before i).  Where `names`, PG's quoted names are read (*name_open: one
+ * is open where the scan stops); else double quotes stop the scan.  Where
+ * `escaping`, a backslash must be inside a string, where it escapes the
+ * next byte; the quote it escapes does not count; and no string may open
+ * after a prefix. */
 static inline __attribute__((always_inline)) int
 quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
-            uint64_t *quote_parity, const qg_context *ctx, bool escaping)
+            uint64_t *quote_parity, bool *name_open, const qg_context *ctx, bool names,
+            bool escaping)
 {
+    bool in_name = names && *name_open;
     uint64_t escape_carry = 0; /* 1: the next lane's first byte is escaped */
     for (size_t i = *from; i < len;) {
         /* The last lane overlaps the one before, and a lane after a
@@ -723,15 +768,22 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
         size_t at = i + LANE <= len ? i : len - LANE;
         unsigned seen = (unsigned)(i - at);
         quick_bytes b;
-        int lane = quick_classify(table, load_lane(s + at), &b, escaping);
+        int lane = quick_classify(table, load_lane(s + at), &b, names, escaping);
         if (lane != LANE_READ) {
             *from = i;
+            if (names)
+                *name_open = in_name;
             return lane;
         }
         uint64_t quote = b.quote >> seen;
         uint64_t dashes = b.dash & (b.dash << 1 | (at > 0 && s[at - 1] == '-'));
         uint64_t openers = (b.opener | dashes) >> seen;
         bool open = __builtin_parityll(*quote_parity);
+        if (names && ((b.dquote >> seen) | in_name)) {
+            delimiters d = lane_delimiters(quote, b.dquote >> seen, open, in_name);
+            quote = d.bits;
+            in_name = d.in_name;
+        }
         if (escaping && ((b.backslash >> seen) | escape_carry)) {
             uint64_t backslash = b.backslash >> seen;
             uint64_t escaped = escaped_by(backslash, escape_carry);
@@ -751,6 +803,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 return LANE_STOP;
             if (end != SIZE_MAX) {
                 *quote_parity ^= quote;
+                in_name = false; /* the comment is in code */
                 i = end;
                 escape_carry = 0;
                 continue;
@@ -792,8 +845,22 @@ static __attribute__((noinline)) bool quick_scan_escaping(const quick_table *tab
 {
     if (quote_after_prefix(needle_table(), s, len, from))
         return false;
-    return quick_lanes(table, s, len, &from, &quote_parity, ctx, true) == LANE_READ &&
+    return quick_lanes(table, s, len, &from, &quote_parity, NULL, ctx, false, true) == LANE_READ &&
            !__builtin_parityll(quote_parity);
+}
+
+/* On from the lane where the quick scan met a PG quoted name (a double
+ * quote): out of line, as above. */
+static __attribute__((noinline)) bool quick_scan_names(const quick_table *table,
+                                                       const unsigned char *s, size_t len,
+                                                       size_t from, uint64_t quote_parity,
+                                                       const qg_context *ctx)
+{
+    bool in_name = false;
+    int lane = quick_lanes(table, s, len, &from, &quote_parity, &in_name, ctx, true, false);
+    if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
+        return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
+    return lane == LANE_READ && !__builtin_parityll(quote_parity);
 }
 
 QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
@@ -811,7 +878,9 @@ QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
     }
     uint64_t quote_parity = 0;
     size_t from = 0;
-    int lane = quick_lanes(table, s, len, &from, &quote_parity, ctx, false);
+    int lane = quick_lanes(table, s, len, &from, &quote_parity, NULL, ctx, false, false);
+    if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
+        return quick_scan_names(table, s, len, from, quote_parity, ctx);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
         return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
     /* An odd count leaves the last string open. */

@@ -130,8 +130,8 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
     /* A text of code, plain strings and comments is settled by one small
      * scan before the lexer's larger code runs: between two round trips,
      * what costs is code and data the caches have lost; in a long text, the
-     * lexer's work per byte.  One that stops late (a dollar quote, a
-     * double-quoted name) is read twice: measured in docs/PERFORMANCE.md. */
+     * lexer's work per byte.  One that stops late (a dollar quote deep in
+     * a script) is read twice: measured in docs/PERFORMANCE.md. */
     if (!qg_reference_forced() && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
 

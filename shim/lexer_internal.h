@@ -21,10 +21,11 @@ bool qg_reference_forced(void);
  * lexer must read.  Nothing at all in the reference implementation. */
 void qg_lexer_skip_quiet(qg_lexer *lx);
 
-/* For the checker: true when the text is code, closed plain strings and
- * comments only: no byte that can start or end anything else (a double
- * quote or backtick, dollar, NUL, high byte) and an even number of single
- * quotes outside comments.  A comment ("--", MySQL's "#", slash star)
+/* For the checker: true when the text is code, closed plain strings,
+ * comments and, in PG, closed quoted names only: no byte that can start or
+ * end anything else (a backtick, dollar, NUL, high byte; a double quote in
+ * MySQL), and every single quote outside comments and names closing a
+ * string it opened.  A comment ("--", MySQL's "#", slash star)
  * counts where the quotes before it are even, and must be one the block
  * skip would pass (comment_end in shim/block_skip.c).  A backslash is read
  * only where the server reads backslash escapes in plain strings: inside a

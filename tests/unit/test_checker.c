@@ -541,7 +541,7 @@ static void test_fuzzer_finds(void)
  * verdict: a byte the quick scan forgot would pass an open quote,
  * identifier or comment, or an invalid character, as clean.  So must the
  * same with backslash escapes, which the quick scan follows where the
- * server reads them. */
+ * server reads them, and with PG's quoted names. */
 static void test_quick_scan(void)
 {
     static const struct {
@@ -573,6 +573,14 @@ static void test_quick_scan(void)
     /* Comments that only MySQL reads as such. */
     static const char *const mysql_texts[] = {
         "SELECT a # it's\n FROM t WHERE b = 'c'",
+    };
+    /* Quoted names, which the quick scan reads in PG only, holding quotes
+     * and comment openers, and strings holding double quotes. */
+    static const char *const pg_texts[] = {
+        "SELECT \"it's\", \"a--b\", \"c/*d\" FROM \"my t\" WHERE \"x\"\"y\" = 'say \"hi\"' -- \"\n",
+        "UPDATE \"Orders\" SET \"note\" = 'it''s \"fine\"' /* \"x */ WHERE \"id\" = 1",
+        "INSERT INTO \"customer\" (\"id\", \"name\", \"city's\") VALUES (1, 'Ana \"A\" Lopez', "
+        "'x'), (2, '\"', '\"\"'), (3, '''', \"\"\"\")",
     };
     /* Plain strings with backslash escapes: runs of one to four backslashes,
      * escaped quotes at and across the edges of 16- and 32-byte vectors. */
@@ -615,14 +623,25 @@ static void test_quick_scan(void)
         "SELECT 'a'\n-- it's\n'b' + 'xxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 / 2 + 'it''s' + 'xxxxxxxxxx' -- ok",
         "SELECT 1 - -2 + 'it''s' + 'xxxxxxxxxx' # ok",
+        "SELECT 1 + \"it's\" + 'xxxxxxxxxxxxxxxxxxxx",
+        "SELECT 1 + 'a\"b' + \"xxxxxxxxxxxxxxxxxxxxx",
+        "SELECT 1 + \"a\"\"b\" + 'xxxxxxxxxxxxxxxxxxxx",
+        "SELECT 1 -- \"\n + 'xxxxxxxxxxxxxxxxxxxxxxxx",
+        "SELECT 1 + \"/*\" + 'x' + \"*/\" + 'xxxxxxxxx",
+        "SELECT 1 + \"--\" + 'it''s' + 'xxxxxxxxxxxx'",
+        "SELECT 1 + \"a\\\" + 'b\\'' + 'xxxxxxxxxxx'",
+        "SELECT 1 + U&\"a\\0061\" + 'xxxxxxxxxxxxxxx'",
+        "SELECT 1 + \"x\" + X'\\'' + 'xxxxxxxxxxxxxx'",
     };
     size_t ntexts = sizeof texts / sizeof texts[0], nescaped = sizeof escaped / sizeof escaped[0];
     size_t nmysql = sizeof mysql_texts / sizeof mysql_texts[0];
+    size_t npg = sizeof pg_texts / sizeof pg_texts[0];
     unsigned queries = 0, differ = 0, unclean = 0, texts_clean = 0, scanned_plain = 0;
     /* The quick scan itself, both builds, in every context: it settles
      * them (else each one would go to the lexer, agreeing but slow); MySQL's
-     * comments in MySQL only, backslash escapes only where they escape. */
-    unsigned mysql_settled = 0, escaped_settled = 0, escaping = 0, mysqls = 0;
+     * comments in MySQL only, backslash escapes only where they escape,
+     * quoted names in PG only. */
+    unsigned mysql_settled = 0, escaped_settled = 0, escaping = 0, mysqls = 0, pg_settled = 0;
     size_t longest = 0, nctxs = sizeof ctxs / sizeof ctxs[0];
     for (size_t t = 0; t < ntexts; t++)
         longest = strlen(texts[t]) > longest ? strlen(texts[t]) : longest;
@@ -644,6 +663,8 @@ static void test_quick_scan(void)
             for (size_t t = 0; t < nescaped; t++)
                 escaped_settled +=
                     qg_only_plain_strings(&ctx, escaped[t], strlen(escaped[t])) == escapes;
+            for (size_t t = 0; t < npg; t++)
+                pg_settled += qg_only_plain_strings(&ctx, pg_texts[t], strlen(pg_texts[t])) == !mysql;
             qg_force_sse2(false);
         }
     }
@@ -656,6 +677,8 @@ static void test_quick_scan(void)
     tap_ok(escaping == 3 && escaped_settled == 2 * nctxs * nescaped,
            "... and backslash escapes (%zu-%zu bytes) where they escape, only",
            strlen(escaped[0]), strlen(escaped[nescaped - 1]));
+    tap_ok(pg_settled == 2 * nctxs * npg, "... and quoted names in PG only (%zu-%zu bytes)",
+           strlen(pg_texts[1]), strlen(pg_texts[2]));
     for (size_t c = 0; c < nctxs; c++) {
         qg_context ctx;
         qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
@@ -672,10 +695,12 @@ static void test_quick_scan(void)
                 unclean += ref.verdict != QG_VERDICT_CLEAN;
                 queries++;
             }
-        for (size_t t = 0; t < ntexts + nescaped + nmysql; t++) {
-            const char *text = t < ntexts              ? texts[t]
-                               : t < ntexts + nescaped ? escaped[t - ntexts]
-                                                       : mysql_texts[t - ntexts - nescaped];
+        for (size_t t = 0; t < ntexts + nescaped + nmysql + npg; t++) {
+            size_t mysql_at = ntexts + nescaped, pg_at = mysql_at + nmysql;
+            const char *text = t < ntexts     ? texts[t]
+                               : t < mysql_at ? escaped[t - ntexts]
+                               : t < pg_at    ? mysql_texts[t - mysql_at]
+                                              : pg_texts[t - pg_at];
             size_t n = strlen(text);
             texts_clean += qg_check(&ctx, text, n, NULL) == QG_VERDICT_CLEAN;
             for (size_t at = 0; at < n; at++)
@@ -693,8 +718,9 @@ static void test_quick_scan(void)
         }
     }
     /* The escaped texts are clean only where backslashes escape, in three
-     * of the contexts; the MySQL comments in MySQL's three. */
-    tap_ok(texts_clean == nctxs * ntexts + 3 * nescaped + 3 * nmysql,
+     * of the contexts; the MySQL comments in MySQL's three; the quoted
+     * names everywhere (in MySQL, strings or names). */
+    tap_ok(texts_clean == nctxs * (ntexts + npg) + 3 * nescaped + 3 * nmysql,
            "short texts of code and plain strings are clean");
     tap_ok(differ == 0 && unclean > 1000,
            "one byte changed in them: %u queries (%u not clean), %u differ", queries, unclean,
@@ -705,9 +731,10 @@ static void test_quick_scan(void)
  * (one lane, padded; lanes that overlap; whole lanes), in both builds of
  * the quick scan, in both dialects with and without backslash escapes.
  * After an empty string and letters:
- *   c alone: settled unless c stops the scan (NUL, a high byte, a double
- *     quote, backtick, dollar; a backslash, in code) or is a quote (one
- *     more leaves a string open);
+ *   c alone: settled unless c stops the scan (NUL, a high byte, a
+ *     backtick, dollar; a backslash, in code; a double quote in MySQL) or
+ *     opens what stays open (a quote: one more; in PG a double quote, a
+ *     name);
  *   c, then "- '" and a newline: settled when c makes the dashes a comment
  *     that hides the quote, or is a MySQL hash comment, or a quote;
  *   c, then "*'*" and a slash: settled when c opens a comment (slash) that
