@@ -118,23 +118,11 @@ QG_COLD static bool data_becomes_code(const qg_context *ctx, const char *sql, si
     return found && !backslash_in_code(sql, code_from, len);
 }
 
-QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
+/* The lexer's reading of a text the quick scan did not settle: out of
+ * line, so that a settled query does not set up its frame. */
+static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context *ctx, const char *sql,
+                                                        size_t len, qg_result *res)
 {
-    if (!result) {
-        qg_result scratch; /* findings no one reads: not cleared */
-        return qg_check(ctx, sql, len, &scratch);
-    }
-    qg_result *res = result;
-    res->verdict = QG_VERDICT_CLEAN;
-    res->count = 0;
-    /* A text of code, plain strings and comments is settled by one small
-     * scan before the lexer's larger code runs: between two round trips,
-     * what costs is code and data the caches have lost; in a long text, the
-     * lexer's work per byte.  One that stops late (a dollar quote deep in
-     * a script) is read twice: measured in docs/PERFORMANCE.md. */
-    if (!qg_reference_forced() && qg_only_plain_strings(ctx, sql, len))
-        return QG_VERDICT_CLEAN;
-
     qg_lexer lx;
     qg_token tok;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
@@ -155,4 +143,26 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
             record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, offset, span_start, span_end);
     }
     return res->verdict;
+}
+
+QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
+{
+    if (result) {
+        result->verdict = QG_VERDICT_CLEAN;
+        result->count = 0;
+    }
+    /* A text of code, plain strings and comments is settled by one small
+     * scan before the lexer's larger code runs: between two round trips,
+     * what costs is code and data the caches have lost; in a long text, the
+     * lexer's work per byte.  One that stops late (a dollar quote deep in
+     * a script) is read twice: measured in docs/PERFORMANCE.md. */
+    if (!qg_reference_forced() && qg_only_plain_strings(ctx, sql, len))
+        return QG_VERDICT_CLEAN;
+    if (!result) {
+        qg_result scratch; /* findings no one reads: not cleared */
+        scratch.verdict = QG_VERDICT_CLEAN;
+        scratch.count = 0;
+        return check_lexed(ctx, sql, len, &scratch);
+    }
+    return check_lexed(ctx, sql, len, result);
 }

@@ -95,16 +95,11 @@ static void add_finding(qg_lexer *lx, qg_reason reason, size_t offset, size_t sp
         res->verdict = QG_VERDICT_LOG;
 }
 
-static bool force_reference;
+bool qg_reference_on;
 
 void qg_force_reference(bool on)
 {
-    force_reference = on;
-}
-
-QG_HOT bool qg_reference_forced(void)
-{
-    return force_reference;
+    qg_reference_on = on;
 }
 
 static bool force_sse2;
@@ -195,7 +190,7 @@ static inline __attribute__((always_inline)) void skip_plain(qg_lexer *lx, unsig
                                                              bool stop_high)
 {
 #ifdef __SSE2__
-    if (!force_reference) {
+    if (!qg_reference_on) {
         lx->pos = skip_plain_sse2(lx->sql, lx->pos, lx->len, mask, stop_high);
         return;
     }
@@ -757,7 +752,7 @@ QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, 
     lx->len = len;
     lx->reading = reading;
     lx->multibyte = !qg_encoding_is_single_byte(ctx->encoding);
-    lx->dfa = force_reference ? NULL : encoding_dfa(ctx->encoding);
+    lx->dfa = qg_reference_on ? NULL : encoding_dfa(ctx->encoding);
     lx->findings = findings;
 }
 
@@ -854,7 +849,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
 
 QG_HOT void qg_lexer_skip_quiet(qg_lexer *lx)
 {
-    if (force_reference || lx->reading != QG_READ_SERVER || lx->exec_comment_depth ||
+    if (qg_reference_on || lx->reading != QG_READ_SERVER || lx->exec_comment_depth ||
         lx->pos < lx->quiet_from || lx->pos >= lx->len)
         return;
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -12,7 +12,11 @@
  * instead of the vector one, no block skipping, and the checker's second
  * pass over the whole query whenever S saw an ambiguous byte. */
 void qg_force_reference(bool on);
-bool qg_reference_forced(void);
+extern bool qg_reference_on __attribute__((visibility("hidden")));
+static inline bool qg_reference_forced(void)
+{
+    return qg_reference_on;
+}
 
 /* For the checker, between tokens of the S reading: advances over 64-byte
  * blocks in which S can find nothing — code without comments, identifiers
