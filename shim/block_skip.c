@@ -324,12 +324,97 @@ static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned ch
     return true;
 }
 
+#ifdef __AVX2__
+/* Bit i set when byte i of the 64 at p is in `set`. */
+static inline uint64_t set_bits(const nibble_set *set, const unsigned char *p)
+{
+    lane_t low_rows = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)set->low));
+    lane_t high_rows = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)set->high));
+    lane_t nibble = _mm256_set1_epi8(0x0f), none = _mm256_setzero_si256();
+    uint64_t bits = 0;
+    for (int i = 0; i < LANES; i++) {
+        lane_t v = load_lane(p + LANE * i);
+        lane_t hit = and_lanes(_mm256_shuffle_epi8(low_rows, and_lanes(v, nibble)),
+                               _mm256_shuffle_epi8(high_rows,
+                                                   and_lanes(_mm256_srli_epi16(v, 4), nibble)));
+        bits |= (uint64_t)(uint32_t)~_mm256_movemask_epi8(eq(hit, none)) << (LANE * i);
+    }
+    return bits;
+}
+
+/* The trail bytes among and after runs of bytes that may lead a character
+ * (`leads`; carry_in: 1 when bit 0 is the trail of a lead before): each
+ * run starts a character, so its every second byte is a trail, and so is
+ * the byte after a run of odd length. */
+static inline uint64_t pair_trails(uint64_t leads, uint64_t carry_in)
+{
+    uint64_t after = escaped_by(leads, carry_in);
+    leads &= ~carry_in;
+    uint64_t starts = leads & ~(leads << 1);
+    uint64_t even_runs = leads & ~(leads + (starts & EVEN_BITS)); /* runs from even bits */
+    return after | (even_runs & ~EVEN_BITS) | (leads & ~even_runs & EVEN_BITS);
+}
+
+/* Where the automaton's characters are pairs (encoding_dfa.pairs): whether
+ * the string bodies of the block at `pos` (`content`, of `valid` bytes on)
+ * are valid characters, read 64 bytes at once.  The bytes of a run of
+ * those that may lead a character alternate lead and trail (pair_trails);
+ * a lead must be followed by a trail, and a high byte that starts no pair
+ * must be a character alone.  *chars as in multibyte_strings_valid: inside
+ * a character is after its lead.  Where S reads backslash escapes, S and
+ * N must read alike: no trail byte 0x5c before a quote or backslash, no
+ * escape of a high byte.  False also where it cannot tell: the automaton
+ * then reads them. */
+static bool pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_t pos,
+                        uint64_t content, uint64_t high, uint64_t quote, uint64_t backslash,
+                        bool escapes, uint64_t *chars)
+{
+    /* The last block's bytes are copied into a block of spaces. */
+    unsigned char tail[BLOCK];
+    const unsigned char *p = s + pos;
+    if (len - pos < BLOCK) {
+        memset(tail, ' ', sizeof tail);
+        memcpy(tail, p, len - pos);
+        p = tail;
+    }
+    uint64_t leads = set_bits(&dfa->lead, p) & content;
+    uint64_t trail = pair_trails(leads, *chars ? 1 : 0);
+    uint64_t lead = leads & ~trail;
+    if ((trail & ~(set_bits(&dfa->trail, p) & content)) ||
+        (high & content & ~leads & ~trail & ~set_bits(&dfa->single, p)))
+        return false;
+    if (escapes && ((((trail & backslash) << 1) & (quote | backslash)) ||
+                    (escaped_by(backslash & content & ~trail, 0) & high)))
+        return false;
+    *chars = lead >> 63 ? dfa->rows[s[pos + BLOCK - 1]] & 63 : 0; /* into the next block */
+    return true;
+}
+#else
+/* SSE2 has no byte shuffle for the lookups: the automaton reads them. */
+static inline bool pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
+                               size_t pos, uint64_t content, uint64_t high, uint64_t quote,
+                               uint64_t backslash, bool escapes, uint64_t *chars)
+{
+    (void)dfa, (void)s, (void)len, (void)pos, (void)content, (void)high, (void)quote;
+    (void)backslash, (void)escapes, (void)chars;
+    return false;
+}
+#endif
+
+/* The string bodies of the block at p (`valid` bytes on, in the text at
+ * s), as multibyte_strings_valid reads them (`quote`, `backslash`: the
+ * block's). */
 static inline __attribute__((always_inline)) bool
-strings_valid(const encoding_dfa_t *dfa, const unsigned char *p, uint64_t content, uint64_t high,
-              bool escapes, uint64_t escaped, size_t valid, uint64_t *chars)
+strings_valid(const encoding_dfa_t *dfa, const unsigned char *s, const unsigned char *p,
+              size_t valid, uint64_t content, uint64_t high, uint64_t quote, uint64_t backslash,
+              bool escapes, uint64_t escaped, uint64_t *chars)
 {
     if (!*chars && !(high & content))
         return true; /* ASCII strings only */
+    size_t pos = (size_t)(p - s);
+    if (dfa->pairs &&
+        pairs_valid(dfa, s, pos + valid, pos, content, high, quote, backslash, escapes, chars))
+        return true;
     return multibyte_strings_valid(dfa, p, content, high, escapes, escapes ? escaped : 0, valid,
                                    chars);
 }
@@ -502,9 +587,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             unsigned at = (unsigned)__builtin_ctzll(problem);
             uint64_t ahead = (1ull << at) - 1;
             size_t after = comment_end(s, len, pos + at, start, pg);
-            if (after && (!mb || strings_valid(lx->dfa, p, inside & ~quotes & ahead,
-                                               m.high & ahead, escapes, escaped & ahead, valid,
-                                               &chars))) {
+            if (after && (!mb || strings_valid(lx->dfa, s, p, valid, inside & ~quotes & ahead,
+                                               m.high & ahead, m.quote, m.backslash, escapes,
+                                               escaped & ahead, &chars))) {
                 if (after >= len) {
                     lx->pos = len;
                     lx->quiet_from = len + 1;
@@ -517,8 +602,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         }
         /* Multibyte text is checked only in blocks that pass: else the
          * lexer goes on before its first high byte. */
-        if (mb && (problem || !strings_valid(lx->dfa, p, inside & ~quotes & live, m.high & live,
-                                             escapes, escaped, valid, &chars)))
+        if (mb && (problem || !strings_valid(lx->dfa, s, p, valid, inside & ~quotes & live,
+                                             m.high & live, m.quote, m.backslash, escapes, escaped,
+                                             &chars)))
             problem |= (m.high & live) | (chars_before ? 1 : 0); /* 1: a character from the block before */
         if (!problem && valid > BLOCK) {
             if (anchors)
@@ -561,9 +647,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
 void SKIP_QUIET(qg_lexer *lx)
 {
     /* Where ' is never a trail byte, quotes can be counted and multibyte
-     * text inside strings is checked here too, by the automaton.  Where the
-     * server reads backslash escapes in plain strings, so does N: they are
-     * followed here. */
+     * text inside strings is checked here too: as pairs where it can be,
+     * else by the automaton.  Where the server reads backslash escapes in
+     * plain strings, so does N: they are followed here. */
     bool pg = lx->ctx->dialect == QG_DIALECT_POSTGRES;
     bool escapes = qg_plain_strings_escape(lx->ctx);
     bool mb = lx->dfa && !lx->dfa->quote_trail;

@@ -62,10 +62,22 @@ static inline size_t encoding_char_len(const qg_encoding *enc, const unsigned ch
  * trail byte looked like a quote or backslash (0: no ASCII trail bytes). */
 enum { DFA_BITS = 6, DFA_STOP = 8 * DFA_BITS, DFA_ERROR = 9 * DFA_BITS };
 
+/* A set of bytes for a vector lookup: b is in it when low[b & 15] and
+ * high[b >> 4] share a bit. */
+typedef struct nibble_set {
+    unsigned char low[16], high[16];
+} nibble_set;
+
 struct encoding_dfa {
     uint64_t rows[256];
     unsigned ambiguous;
     bool quote_trail; /* some trail byte may be ' (then quotes cannot be counted) */
+    /* Where every character of more than one byte is a pair, a lead byte
+     * and a trail byte (the double-byte encodings, not GB18030): the bytes
+     * that start one, the bytes that end one after every such lead, and
+     * the high bytes that are characters alone. */
+    bool pairs;
+    nibble_set lead, trail, single;
 };
 
 /* Runs the automaton over s[pos, end) from *state (only its low 6 bits

@@ -438,11 +438,72 @@ static bool build_dfa(const qg_encoding *enc, encoding_dfa_t *dfa)
     return true;
 }
 
+/* The nibble rows of a byte set: one bit per distinct set of low nibbles
+ * that a high nibble takes.  False when that needs more than 8 bits. */
+static bool nibble_rows(const bool in[256], nibble_set *set)
+{
+    uint16_t lows_of[8];
+    unsigned count = 0;
+    memset(set, 0, sizeof *set);
+    for (unsigned hi = 0; hi < 16; hi++) {
+        uint16_t lows = 0;
+        for (unsigned lo = 0; lo < 16; lo++)
+            lows |= (uint16_t)(in[hi << 4 | lo] << lo);
+        if (!lows)
+            continue;
+        unsigned k = 0;
+        while (k < count && lows_of[k] != lows)
+            k++;
+        if (k == count) {
+            if (count == 8)
+                return false;
+            lows_of[count++] = lows;
+        }
+        set->high[hi] |= (unsigned char)(1u << k);
+        for (unsigned lo = 0; lo < 16; lo++)
+            if ((lows >> lo) & 1)
+                set->low[lo] |= (unsigned char)(1u << k);
+    }
+    return true;
+}
+
+/* The pair reading of an automaton (encoding_dfa.pairs), from its rows:
+ * a lead leads from between characters to inside one, a trail from there
+ * back (0, or `ambiguous` after a trail that looks like quoting).  Not
+ * where a byte after a lead leads further inside (GB18030's four bytes):
+ * the pair reading would fail on every such character, and the rows read
+ * the block again. */
+static void build_pairs(encoding_dfa_t *dfa)
+{
+    bool lead[256], trail[256], single[256];
+    bool leads = false, trails = false, longer = false;
+    for (unsigned b = 0; b < 256; b++) {
+        unsigned to = dfa->rows[b] & 63;
+        lead[b] = to > 0 && to < DFA_STOP;
+        single[b] = b >= 0x80 && to == 0;
+        leads |= lead[b];
+    }
+    for (unsigned t = 0; t < 256; t++) {
+        trail[t] = true;
+        for (unsigned b = 0; b < 256 && trail[t]; b++)
+            if (lead[b]) {
+                unsigned to = (dfa->rows[t] >> (dfa->rows[b] & 63)) & 63;
+                trail[t] = to == 0 || to == dfa->ambiguous;
+                longer |= to != 0 && to < DFA_STOP && to != dfa->ambiguous;
+            }
+        trails |= trail[t];
+    }
+    dfa->pairs = leads && trails && !longer && nibble_rows(lead, &dfa->lead) &&
+                 nibble_rows(trail, &dfa->trail) && nibble_rows(single, &dfa->single);
+}
+
 __attribute__((constructor)) static void build_dfas(void)
 {
     for (size_t i = 0; i < ENCODING_COUNT; i++)
-        if (encodings[i].forms)
-            __atomic_store_n(&dfa_built[i], build_dfa(&encodings[i], &dfas[i]), __ATOMIC_RELEASE);
+        if (encodings[i].forms && build_dfa(&encodings[i], &dfas[i])) {
+            build_pairs(&dfas[i]);
+            __atomic_store_n(&dfa_built[i], true, __ATOMIC_RELEASE);
+        }
 }
 
 QG_HOT const encoding_dfa_t *encoding_dfa(const qg_encoding *enc)

@@ -429,6 +429,91 @@ static void test_blocks_cut_characters(void)
         check_cut_characters(cases[c].dialect, cases[c].enc, cases[c].chr, cases[c].flags);
 }
 
+/* Double-byte text, which the fast checker reads as pairs 64 bytes at a
+ * time: runs of bytes that can lead a character (and trail bytes that
+ * could too), characters alone, trail bytes 0x5c, escapes where the server
+ * reads them.  Cut by the blocks at every offset, valid or with one byte
+ * replaced by each of a few, it gives the reference's verdict and
+ * findings. */
+static void test_blocks_pairs(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        const char *enc;
+        unsigned flags;
+        const char *body; /* valid, about a block long */
+    } cases[] = {
+        {QG_DIALECT_POSTGRES, "SJIS", SCS_ON,
+         "\x81\x81\x81\x81\x95\x5c" "a\xb1\xe0\x40\x9f\xfc\x88\x9f\x88\x9f \x81\x81\x95\x5c\x95\x5c"
+         "\xdf\x81\x81\x81\x81\x81\x81\x81\x81\x81\x81\xb1\xb1 z\x95\x5c\x95\x5c\x88\x9f"},
+        {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,
+         "\x81\x81\x95\x5c" "a\\'\xb1\xe0\x40\\\\\x9f\xfc\x88\x9f\x88\x9f \x81\x81\x95\x5c" "b"
+         "\xdf\x81\x81\x81\x81\x81\x81\x81\x81\x81\x81\xb1\\'\xb1 z\x95\x5c" "c\x88\x9f"},
+        {QG_DIALECT_POSTGRES, "BIG5", SCS_ON,
+         "\xa4\xa4\xa4\xa4\xa4\x5c" "a\xf9\xfe\xa1\x40\xa4\xa4\xa4\xa4 \xa4\x5c\xa4\x5c"
+         "\xa4\xa4\xa4\xa4\xa4\xa4\xa4\xa4\xa4\xa4\xa4\xa4 z\xa4\x5c\xf9\xa1\xa4\xa4"},
+        {QG_DIALECT_POSTGRES, "GBK", SCS_ON,
+         "\x81\x81\x81\x81\xbf\x5c" "a\xfe\xfe\x81\x40\x81\x81\x81\x81 \xbf\x5c\xbf\x5c"
+         "\x81\x81\x81\x81\x81\x81\x81\x81\x81\x81\xfe\x80 z\xbf\x5c\xfe\xfe\x81\x81"},
+        {QG_DIALECT_POSTGRES, "UHC", SCS_ON,
+         "\xb0\xa1\xb0\xa1\x81\x5a" "a\xc8\xfe\xb0\xa1\xb0\xa1\xb0\xa1 \x81\x41\x81\x61"
+         "\xb0\xa1\xb0\xa1\xb0\xa1\xb0\xa1\xb0\xa1\xb0\xa1 z\xb0\xa1\xc8\xfe\xb0\xa1"},
+        {QG_DIALECT_MYSQL, "sjis", 0,
+         "\x81\x81\x95\x5c" "a\\'\xb1\xe0\x40\\\\\x9f\xfc\x88\x9f\x88\x9f \x81\x81\x95\x5c" "b"
+         "\xdf\x81\x81\x81\x81\x81\x81\x81\x81\x81\x81\xb1\\'\xb1 z\x95\x5c" "c\x88\x9f"},
+        {QG_DIALECT_MYSQL, "cp932", QG_NO_BACKSLASH_ESCAPES,
+         "\x81\x81\x81\x81\x95\x5c" "a\xb1\xe0\x40\x9f\xfc\x88\x9f\x88\x9f \x81\x81\x95\x5c\x95\x5c"
+         "\xdf\x81\x81\x81\x81\x81\x81\x81\x81\x81\x81\xb1\xb1 z\x95\x5c\x95\x5c\x88\x9f"},
+        {QG_DIALECT_MYSQL, "gbk", 0,
+         "\x81\x81\xbf\x5c" "a\\'\xfe\xfe\\\\\x81\x40\x81\x81\x81\x81 \xbf\x5c" "b\x81\x81\x81\x81"
+         "\x81\x81\x81\x81\x81\x81\xfe\x80\\' z\xbf\x5c" "c\xfe\xfe\x81\x81"},
+        {QG_DIALECT_MYSQL, "big5", 0,
+         "\xa4\xa4\xa4\x5c" "a\\'\xf9\xfe\\\\\xa1\x40\xa4\xa4\xa4\xa4 \xa4\x5c" "b\xa4\xa4\xa4\xa4"
+         "\xa4\xa4\xa4\xa4\xa4\xa4\xa4\xa4\\' z\xa4\x5c" "c\xf9\xa1\xa4\xa4"},
+        {QG_DIALECT_MYSQL, "euckr", 0,
+         "\xb0\xa1\xb0\xa1" "a\\'\xc8\xfe\\\\\xb0\xa1\xb0\xa1\xb0\xa1 \xb0\xa1" "b\xb0\xa1\xb0\xa1"
+         "\xb0\xa1\xb0\xa1\xb0\xa1\xb0\xa1\\' z\xb0\xa1" "c\xc8\xfe\xb0\xa1"},
+    };
+    static const unsigned char replacements[] = {0xff, '\'', '\\', 0x81, 0x5c, 0xa1, '0', 0x80};
+    unsigned queries = 0, differ = 0, unclean = 0, bodies_clean = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        qg_context ctx;
+        qg_context_init(&ctx, cases[c].dialect,
+                        qg_encoding_find(cases[c].dialect, cases[c].enc), cases[c].flags);
+        size_t body_len = strlen(cases[c].body);
+        for (size_t pad = 0; pad < 70; pad++)
+            for (size_t at = 0; at <= body_len; at++)
+                for (size_t r = 0; r < (at < body_len ? sizeof replacements : 1); r++) {
+                    char sql[256];
+                    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT %.*s'", (int)pad,
+                                                "1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7+8+9+1+2+3+4+5+"
+                                                "6+7+8+9+1+2+3+4+5+6+7+8+9");
+                    size_t body = n;
+                    memcpy(sql + n, cases[c].body, body_len);
+                    n += body_len;
+                    if (at < body_len)
+                        sql[body + at] = (char)replacements[r];
+                    n += (size_t)snprintf(sql + n, sizeof sql - n, "' FROM t");
+                    qg_result ref;
+                    if (!fast_agrees(&ctx, sql, n, &ref) && differ++ < 3)
+                        tap_ok(false, "%s/%u pad %zu: byte %zu made 0x%02x: fast and reference differ",
+                               cases[c].enc, cases[c].flags, pad, at,
+                               at < body_len ? replacements[r] : 0);
+                    if (at == body_len)
+                        bodies_clean += ref.verdict == QG_VERDICT_CLEAN;
+                    unclean += ref.verdict != QG_VERDICT_CLEAN;
+                    queries++;
+                }
+    }
+    size_t ncases = sizeof cases / sizeof cases[0];
+    tap_ok(bodies_clean == 70 * ncases,
+           "double-byte bodies of %zu encodings and settings are clean at every offset",
+           ncases);
+    tap_ok(differ == 0 && unclean > queries / 4,
+           "... and with one byte replaced: %u queries (%u not clean), %u differ", queries,
+           unclean, differ);
+}
+
 /* Strings whose reading depends on something before them: a prefix (E'',
  * b''), a PG continuation across a line comment, a comment that only looks
  * like one's gap, a backslash before a multibyte character.  At every
@@ -839,6 +924,7 @@ int main(void)
     test_quick_scan_long();
     test_reference_agrees();
     test_blocks_cut_characters();
+    test_blocks_pairs();
     test_blocks_rules_from_afar();
     test_many_literals();
     test_rule_cases();

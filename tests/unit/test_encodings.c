@@ -245,11 +245,68 @@ static void test_dfa_matches_char_len(void)
     }
 }
 
+static bool in_set(const nibble_set *set, unsigned b)
+{
+    return (set->low[b & 15] & set->high[b >> 4]) != 0;
+}
+
+/* The pair reading's byte sets (encoding_dfa.pairs), against the
+ * character-by-character reading: every character of more than one byte
+ * has two (else no pair reading); a lead starts one, a trail ends one after
+ * every lead, a high single byte is one. */
+static void test_pair_sets(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        const char *name;
+        bool pairs;
+    } cases[] = {
+        {PG, "SJIS", true},    {PG, "BIG5", true},     {PG, "GBK", true},      {PG, "UHC", true},
+        {PG, "EUC_KR", true},  {PG, "EUC_CN", true},   {PG, "UTF8", false},    {PG, "GB18030", false},
+        {PG, "EUC_JP", false}, {MY, "sjis", true},     {MY, "cp932", true},    {MY, "big5", true},
+        {MY, "gbk", true},     {MY, "euckr", true},    {MY, "gb18030", false}, {MY, "utf8mb4", false},
+    };
+    for (size_t e = 0; e < sizeof cases / sizeof cases[0]; e++) {
+        const qg_encoding *enc = qg_encoding_find(cases[e].dialect, cases[e].name);
+        const encoding_dfa_t *dfa = encoding_dfa(enc);
+        if (!tap_ok(dfa && dfa->pairs == cases[e].pairs, "%s %s read as pairs", cases[e].name,
+                    cases[e].pairs ? "is" : "is not") ||
+            !cases[e].pairs)
+            continue;
+        size_t wrong = 0, leads = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            unsigned char pair[2] = {(unsigned char)b, 0};
+            bool lead = false, every = true;
+            for (unsigned t = 0; t < 256; t++) {
+                pair[1] = (unsigned char)t;
+                lead |= encoding_char_len(enc, pair, 2) == 2;
+            }
+            bool single = b >= 0x80 && encoding_char_len(enc, pair, 1) == 1;
+            leads += lead;
+            wrong += lead != in_set(&dfa->lead, b) || single != in_set(&dfa->single, b);
+            for (unsigned l = 0; l < 256; l++) {
+                unsigned char bytes[2] = {(unsigned char)l, (unsigned char)b};
+                bool is_lead = false;
+                for (unsigned t = 0; t < 256 && !is_lead; t++) {
+                    unsigned char probe[2] = {(unsigned char)l, (unsigned char)t};
+                    is_lead = encoding_char_len(enc, probe, 2) == 2;
+                }
+                if (is_lead)
+                    every &= encoding_char_len(enc, bytes, 2) == 2;
+            }
+            wrong += every != in_set(&dfa->trail, b);
+        }
+        tap_ok(wrong == 0 && leads > 50, "%s: lead (%zu), trail and single bytes as read", cases[e].name,
+               leads);
+    }
+}
+
 int main(void)
 {
     test_dfa_matches_char_len();
     test_sequences();
     test_names();
     test_exhaustive_pairs();
+    test_pair_sets();
     return tap_done();
 }
