@@ -931,7 +931,9 @@ static __attribute__((noinline)) bool quick_scan_escaping(const quick_table *tab
 {
     if (quote_after_prefix(needle_table(), s, len, from))
         return false;
-    return quick_lanes(table, s, len, &from, &quote_parity, NULL, ctx, false, true) == LANE_READ &&
+    bool no_name = false; /* names are not read here */
+    return quick_lanes(table, s, len, &from, &quote_parity, &no_name, ctx, false, true) ==
+               LANE_READ &&
            !__builtin_parityll(quote_parity);
 }
 
@@ -964,7 +966,8 @@ QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
     }
     uint64_t quote_parity = 0;
     size_t from = 0;
-    int lane = quick_lanes(table, s, len, &from, &quote_parity, NULL, ctx, false, false);
+    bool no_name = false; /* names are read in quick_scan_names */
+    int lane = quick_lanes(table, s, len, &from, &quote_parity, &no_name, ctx, false, false);
     if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
         return quick_scan_names(table, s, len, from, quote_parity, ctx);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))

@@ -442,7 +442,7 @@ static bool build_dfa(const qg_encoding *enc, encoding_dfa_t *dfa)
  * that a high nibble takes.  False when that needs more than 8 bits. */
 static bool nibble_rows(const bool in[256], nibble_set *set)
 {
-    uint16_t lows_of[8];
+    uint16_t lows_of[8] = {0};
     unsigned count = 0;
     memset(set, 0, sizeof *set);
     for (unsigned hi = 0; hi < 16; hi++) {
