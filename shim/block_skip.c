@@ -355,20 +355,50 @@ static inline uint64_t pair_trails(uint64_t leads, uint64_t carry_in)
     return after | (even_runs & ~EVEN_BITS) | (leads & ~even_runs & EVEN_BITS);
 }
 
+/* The second digits of GB18030's four-byte characters in a block
+ * (encoding_dfa.quads), from `digits`, the digits in trail places: in a
+ * chain of them two bytes apart, the first, third … are the second bytes
+ * of characters, the others the fourth.  Returns the second bytes; the
+ * fourth ones are those two bytes after them. */
+static inline uint64_t second_digits(uint64_t digits)
+{
+    const uint64_t every_fourth = 0x1111111111111111ull;
+    uint64_t chains = digits | ((digits << 1) & (digits >> 1)); /* made contiguous */
+    uint64_t starts = chains & ~(chains << 1), seconds = 0;
+    for (unsigned r = 0; r < 4; r++) {
+        uint64_t phase = every_fourth << r;
+        seconds |= chains & ~(chains + (starts & phase)) & phase;
+    }
+    return seconds;
+}
+
 /* Where the automaton's characters are pairs (encoding_dfa.pairs): whether
  * the string bodies of the block at `pos` (`content`, of `valid` bytes on)
  * are valid characters, read 64 bytes at once.  The bytes of a run of
  * those that may lead a character alternate lead and trail (pair_trails);
  * a lead must be followed by a trail, and a high byte that starts no pair
- * must be a character alone.  *chars as in multibyte_strings_valid: inside
- * a character is after its lead.  Where S reads backslash escapes, S and
- * N must read alike: no trail byte 0x5c before a quote or backslash, no
- * escape of a high byte.  False also where it cannot tell: the automaton
- * then reads them. */
+ * must be a character alone.  In GB18030 a trail may also be a digit, the
+ * second or fourth byte of a character: each second one must have a fourth
+ * two bytes on.  *chars as in multibyte_strings_valid: the state after a
+ * lead, or inside a four-byte character.  Where S reads backslash escapes,
+ * S and N must read alike: no trail byte 0x5c before a quote or backslash,
+ * no escape of a high byte.  False also where it cannot tell: the
+ * automaton then reads them. */
 static bool pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_t pos,
                         uint64_t content, uint64_t high, uint64_t quote, uint64_t backslash,
                         bool escapes, uint64_t *chars)
 {
+    uint64_t state = *chars;
+    if (dfa->ambiguous && state >= dfa->ambiguous)
+        state -= dfa->ambiguous; /* the twin of a state reads on as it */
+    uint64_t carry_in = state == dfa->after_lead || (dfa->quads && state == dfa->after_digit_lead);
+    uint64_t fourth_first = 0; /* a fourth byte owed by the block before */
+    if (dfa->quads && state == dfa->after_digit_lead)
+        fourth_first = 1;
+    else if (dfa->quads && state == dfa->after_digit)
+        fourth_first = 2;
+    else if (state && !carry_in)
+        return false;
     /* The last block's bytes are copied into a block of spaces. */
     unsigned char tail[BLOCK];
     const unsigned char *p = s + pos;
@@ -378,15 +408,30 @@ static bool pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_
         p = tail;
     }
     uint64_t leads = set_bits(&dfa->lead, p) & content;
-    uint64_t trail = pair_trails(leads, *chars ? 1 : 0);
-    uint64_t lead = leads & ~trail;
-    if ((trail & ~(set_bits(&dfa->trail, p) & content)) ||
+    uint64_t trail = pair_trails(leads, carry_in);
+    uint64_t lead = leads & ~trail, digits = 0, seconds = 0;
+    uint64_t trails = set_bits(&dfa->trail, p);
+    if (dfa->quads) {
+        digits = trail & set_bits(&dfa->digit, p) & content;
+        seconds = second_digits(digits & ~fourth_first);
+        uint64_t owed = (seconds << 2) | fourth_first; /* fourth bytes */
+        if ((owed & ~digits) || (seconds >> 62 == 1 && !(lead >> 63)))
+            return false;
+        trails |= digits;
+    }
+    if ((trail & ~(trails & content)) ||
         (high & content & ~leads & ~trail & ~set_bits(&dfa->single, p)))
         return false;
     if (escapes && ((((trail & backslash) << 1) & (quote | backslash)) ||
                     (escaped_by(backslash & content & ~trail, 0) & high)))
         return false;
-    *chars = lead >> 63 ? dfa->rows[s[pos + BLOCK - 1]] & 63 : 0; /* into the next block */
+    /* into the next block */
+    if (seconds >> 63)
+        *chars = dfa->after_digit;
+    else if (seconds >> 62)
+        *chars = dfa->after_digit_lead;
+    else
+        *chars = lead >> 63 ? dfa->after_lead : 0;
     return true;
 }
 #else

@@ -72,12 +72,15 @@ struct encoding_dfa {
     uint64_t rows[256];
     unsigned ambiguous;
     bool quote_trail; /* some trail byte may be ' (then quotes cannot be counted) */
-    /* Where every character of more than one byte is a pair, a lead byte
-     * and a trail byte (the double-byte encodings, not GB18030): the bytes
-     * that start one, the bytes that end one after every such lead, and
-     * the high bytes that are characters alone. */
-    bool pairs;
-    nibble_set lead, trail, single;
+    /* Where characters of more than one byte are pairs, a lead byte and a
+     * trail byte (the double-byte encodings), or two such pairs whose
+     * second bytes are digits (`quads`: GB18030's four bytes): the bytes
+     * that start a pair, those that end one after every lead, the digits,
+     * the high bytes that are characters alone, and the states after a
+     * lead, a lead and digit, and a lead, digit and lead. */
+    bool pairs, quads;
+    nibble_set lead, trail, digit, single;
+    unsigned after_lead, after_digit, after_digit_lead;
 };
 
 /* Runs the automaton over s[pos, end) from *state (only its low 6 bits

@@ -467,34 +467,79 @@ static bool nibble_rows(const bool in[256], nibble_set *set)
     return true;
 }
 
+/* The state a byte leads to from `from`, twins (ambiguous) read as the
+ * state they are twins of. */
+static unsigned plain_next(const encoding_dfa_t *dfa, unsigned from, unsigned b)
+{
+    unsigned to = (dfa->rows[b] >> from) & 63;
+    return dfa->ambiguous && to >= dfa->ambiguous && to < DFA_STOP ? to - dfa->ambiguous : to;
+}
+
+/* Whether the bytes that lead on from `from` (to neither DFA_STOP nor
+ * DFA_ERROR) are exactly `set`, all to one state, *to. */
+static bool set_leads_to(const encoding_dfa_t *dfa, unsigned from, const bool set[256],
+                         unsigned *to)
+{
+    bool first = true;
+    for (unsigned b = 0; b < 256; b++) {
+        unsigned next = plain_next(dfa, from, b);
+        bool on = next < DFA_STOP;
+        if (on != set[b] || (on && !first && next != *to))
+            return false;
+        if (on) {
+            *to = next;
+            first = false;
+        }
+    }
+    return !first;
+}
+
 /* The pair reading of an automaton (encoding_dfa.pairs), from its rows:
- * a lead leads from between characters to inside one, a trail from there
- * back (0, or `ambiguous` after a trail that looks like quoting).  Not
- * where a byte after a lead leads further inside (GB18030's four bytes):
- * the pair reading would fail on every such character, and the rows read
- * the block again. */
+ * a lead leads from between characters to inside one, the same state for
+ * every lead (after_lead), and a trail from there back (0, or `ambiguous`
+ * after a trail that looks like quoting).  GB18030's four bytes are two
+ * pairs, the second byte of each a digit: the digits lead on from
+ * after_lead (to after_digit), a lead from there (to after_digit_lead),
+ * and a digit from there back between characters. */
 static void build_pairs(encoding_dfa_t *dfa)
 {
-    bool lead[256], trail[256], single[256];
-    bool leads = false, trails = false, longer = false;
+    bool lead[256], trail[256], single[256], digit[256];
+    bool trails = false, digits = false, one_state = true;
+    unsigned after_lead = 0;
     for (unsigned b = 0; b < 256; b++) {
         unsigned to = dfa->rows[b] & 63;
         lead[b] = to > 0 && to < DFA_STOP;
         single[b] = b >= 0x80 && to == 0;
-        leads |= lead[b];
+        if (lead[b]) {
+            one_state &= !after_lead || to == after_lead;
+            after_lead = to;
+        }
     }
     for (unsigned t = 0; t < 256; t++) {
-        trail[t] = true;
-        for (unsigned b = 0; b < 256 && trail[t]; b++)
-            if (lead[b]) {
-                unsigned to = (dfa->rows[t] >> (dfa->rows[b] & 63)) & 63;
-                trail[t] = to == 0 || to == dfa->ambiguous;
-                longer |= to != 0 && to < DFA_STOP && to != dfa->ambiguous;
-            }
+        unsigned to = plain_next(dfa, after_lead, t);
+        trail[t] = after_lead && to == 0;
+        digit[t] = after_lead && to > 0 && to < DFA_STOP;
         trails |= trail[t];
+        digits |= digit[t];
     }
-    dfa->pairs = leads && trails && !longer && nibble_rows(lead, &dfa->lead) &&
+    dfa->after_lead = after_lead;
+    dfa->pairs = trails && one_state && nibble_rows(lead, &dfa->lead) &&
                  nibble_rows(trail, &dfa->trail) && nibble_rows(single, &dfa->single);
+    if (digits && dfa->pairs) {
+        /* after_digit must take exactly the leads on, to after_digit_lead,
+         * and that exactly the digits back between characters */
+        unsigned after_digit = 0, back = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            unsigned to = plain_next(dfa, after_lead, b);
+            one_state &= !digit[b] || !after_digit || to == after_digit;
+            after_digit = digit[b] ? to : after_digit;
+        }
+        dfa->after_digit = after_digit;
+        dfa->pairs = one_state && set_leads_to(dfa, after_digit, lead, &dfa->after_digit_lead) &&
+                     dfa->after_digit_lead && set_leads_to(dfa, dfa->after_digit_lead, digit, &back) &&
+                     back == 0 && nibble_rows(digit, &dfa->digit);
+    }
+    dfa->quads = dfa->pairs && digits;
 }
 
 __attribute__((constructor)) static void build_dfas(void)
