@@ -435,6 +435,69 @@ static void test_blocks_cut_characters(void)
  * reads them.  Cut by the blocks at every offset, valid or with one byte
  * replaced by each of a few, it gives the reference's verdict and
  * findings. */
+/* GB18030 bodies of many blocks, thick with four-byte characters (the
+ * pairs read them as chains of digits) and lone digits, one byte replaced
+ * in half of them: the fast checker gives the reference's verdict. */
+static void test_gb18030_chains(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        const char *enc;
+        unsigned flags;
+    } ctxs[] = {
+        {QG_DIALECT_POSTGRES, "GB18030", SCS_OFF},
+        {QG_DIALECT_POSTGRES, "GB18030", SCS_ON},
+        {QG_DIALECT_MYSQL, "gb18030", 0},
+        {QG_DIALECT_MYSQL, "gb18030", QG_NO_BACKSLASH_ESCAPES},
+    };
+    static const unsigned char replacements[] = {'0', '9', 0x81, 0xfe, 0x80, 0xff, 0x5c, '\'', 'a'};
+    unsigned queries = 0, clean = 0, differ = 0;
+    for (unsigned i = 0; i < 40000; i++) {
+        unsigned c = rng() % 4;
+        qg_context ctx;
+        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
+                        ctxs[c].flags);
+        char sql[640];
+        size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT %.*s'", (int)(rng() % 64),
+                                    "1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7");
+        size_t body = n, target = body + 20 + rng() % 500;
+        while (n < target) {
+            unsigned r = rng() % 20;
+            if (r < 6) { /* four bytes */
+                sql[n++] = (char)(0x81 + rng() % 4);
+                sql[n++] = (char)('0' + rng() % 10);
+                sql[n++] = (char)(0x81 + rng() % 126);
+                sql[n++] = (char)('0' + rng() % 10);
+            } else if (r < 13) { /* two bytes, trail 0x5c in one of 20 */
+                unsigned t = rng() % 20;
+                sql[n++] = (char)(0x81 + rng() % 126);
+                sql[n++] = (char)(t == 0 ? 0x5c : t < 8 ? 0x40 + rng() % 63 : 0x80 + rng() % 127);
+            } else if (r < 15) {
+                sql[n++] = (char)('0' + rng() % 10);
+            } else if (r < 16) {
+                memcpy(sql + n, "\\\\", 2);
+                n += 2;
+            } else if (r < 17) {
+                memcpy(sql + n, "''", 2);
+                n += 2;
+            } else {
+                sql[n++] = (char)('a' + rng() % 26);
+            }
+        }
+        if (rng() % 2)
+            sql[body + rng() % (n - body)] = (char)replacements[rng() % sizeof replacements];
+        n += (size_t)snprintf(sql + n, sizeof sql - n, "' FROM t");
+        qg_result ref;
+        if (!fast_agrees(&ctx, sql, n, &ref) && differ++ < 3)
+            tap_ok(false, "%s/%u query %u: fast and reference differ", ctxs[c].enc, ctxs[c].flags, i);
+        clean += ref.verdict == QG_VERDICT_CLEAN;
+        queries++;
+    }
+    tap_ok(differ == 0 && clean > queries / 4 && clean < queries * 3 / 4,
+           "GB18030 bodies with four-byte characters over blocks: %u queries (%u clean), %u differ",
+           queries, clean, differ);
+}
+
 static void test_blocks_pairs(void)
 {
     static const struct {
@@ -935,6 +998,7 @@ int main(void)
     test_reference_agrees();
     test_blocks_cut_characters();
     test_blocks_pairs();
+    test_gb18030_chains();
     test_blocks_rules_from_afar();
     test_many_literals();
     test_rule_cases();
