@@ -325,18 +325,27 @@ static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned ch
 }
 
 #ifdef __AVX2__
+/* The 16 bytes of a nibble lookup table, in both halves of a lane. */
+static inline lane_t lookup_rows(const unsigned char row[16])
+{
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)row));
+}
+
+static inline lane_t high_nibbles(lane_t v)
+{
+    return and_lanes(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0f));
+}
+
 /* Bit i set when byte i of the 64 at p is in `set`. */
 static inline uint64_t set_bits(const nibble_set *set, const unsigned char *p)
 {
-    lane_t low_rows = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)set->low));
-    lane_t high_rows = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)set->high));
+    lane_t low_rows = lookup_rows(set->low), high_rows = lookup_rows(set->high);
     lane_t nibble = _mm256_set1_epi8(0x0f), none = _mm256_setzero_si256();
     uint64_t bits = 0;
     for (int i = 0; i < LANES; i++) {
         lane_t v = load_lane(p + LANE * i);
         lane_t hit = and_lanes(_mm256_shuffle_epi8(low_rows, and_lanes(v, nibble)),
-                               _mm256_shuffle_epi8(high_rows,
-                                                   and_lanes(_mm256_srli_epi16(v, 4), nibble)));
+                               _mm256_shuffle_epi8(high_rows, high_nibbles(v)));
         bits |= (uint64_t)(uint32_t)~_mm256_movemask_epi8(eq(hit, none)) << (LANE * i);
     }
     return bits;
@@ -434,6 +443,71 @@ static bool pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_
         *chars = lead >> 63 ? dfa->after_lead : 0;
     return true;
 }
+
+/* Bit i set when byte i of the 64 at p is wrong in UTF-8 after the three
+ * bytes before it (p[-3..-1] must be readable): the pair it makes with
+ * the byte before is wrong (the tables), or it is or is not a
+ * continuation where a lead two or three bytes before asks otherwise. */
+static inline uint64_t utf8_wrong(const encoding_dfa_t *dfa, const unsigned char *p)
+{
+    lane_t before_high = lookup_rows(dfa->utf8_before_high);
+    lane_t before_low = lookup_rows(dfa->utf8_before_low), high_rows = lookup_rows(dfa->utf8_high);
+    lane_t nibble = _mm256_set1_epi8(0x0f), none = _mm256_setzero_si256();
+    lane_t conts = _mm256_set1_epi8((char)UTF8_CONTS);
+    lane_t three = _mm256_set1_epi8((char)0xe0), four = _mm256_set1_epi8((char)0xf0);
+    uint64_t wrong = 0;
+    for (int i = 0; i < LANES; i++) {
+        lane_t v = load_lane(p + LANE * i), before = load_lane(p + LANE * i - 1);
+        lane_t before2 = load_lane(p + LANE * i - 2), before3 = load_lane(p + LANE * i - 3);
+        lane_t by_before = and_lanes(_mm256_shuffle_epi8(before_high, high_nibbles(before)),
+                                     _mm256_shuffle_epi8(before_low, and_lanes(before, nibble)));
+        lane_t pair = and_lanes(by_before, _mm256_shuffle_epi8(high_rows, high_nibbles(v)));
+        lane_t asks = or_lanes(eq(_mm256_max_epu8(before2, three), before2),
+                               eq(_mm256_max_epu8(before3, four), before3));
+        lane_t bad = _mm256_xor_si256(pair, and_lanes(asks, conts));
+        wrong |= (uint64_t)(uint32_t)~_mm256_movemask_epi8(eq(bad, none)) << (LANE * i);
+    }
+    return wrong;
+}
+
+/* Where the encoding is a UTF-8 (encoding_dfa.utf8): whether the block at
+ * `pos` is valid UTF-8 after the bytes before it, and so the string bodies
+ * in it (`content`); where S reads backslash escapes, no high byte may be
+ * escaped.  *chars as in multibyte_strings_valid: what the bytes before
+ * left open is read from them; what a body at the block's end leaves open
+ * is the automaton's state after its last lead.  False also where bytes
+ * outside the bodies are not UTF-8: the automaton then reads the bodies. */
+static bool utf8_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_t pos,
+                       uint64_t content, uint64_t high, uint64_t backslash, bool escapes,
+                       uint64_t *chars)
+{
+    if (escapes && (escaped_by(backslash & content, 0) & high))
+        return false;
+    /* The three bytes before and the block; before the text and after its
+     * end, spaces. */
+    unsigned char copy[3 + BLOCK];
+    const unsigned char *p = s + pos;
+    if (pos < 3 || len - pos < BLOCK) {
+        size_t from = pos < 3 ? 3 - pos : 0, end = len - pos < BLOCK ? 3 + len - pos : sizeof copy;
+        memset(copy, ' ', sizeof copy);
+        memcpy(copy + from, s + pos + from - 3, end - from);
+        p = copy + 3;
+    }
+    if (utf8_wrong(dfa, p))
+        return false;
+    uint64_t state = 0;
+    if ((content >> 63) && p[BLOCK - 1] >= 0x80) {
+        size_t lead = BLOCK - 1; /* a character from 60 on ends with the block */
+        while (lead > BLOCK - 3 && p[lead] < 0xc0)
+            lead--;
+        for (size_t at = lead; at < BLOCK && p[lead] >= 0xc0; at++)
+            state = (dfa->rows[p[at]] >> state) & 63;
+        if (state >= DFA_STOP)
+            return false;
+    }
+    *chars = state; /* 0 also after a character that ends with the block */
+    return true;
+}
 #else
 /* SSE2 has no byte shuffle for the lookups: the automaton reads them. */
 static inline bool pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
@@ -442,6 +516,14 @@ static inline bool pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s
 {
     (void)dfa, (void)s, (void)len, (void)pos, (void)content, (void)high, (void)quote;
     (void)backslash, (void)escapes, (void)chars;
+    return false;
+}
+static inline bool utf8_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
+                              size_t pos, uint64_t content, uint64_t high, uint64_t backslash,
+                              bool escapes, uint64_t *chars)
+{
+    (void)dfa, (void)s, (void)len, (void)pos, (void)content, (void)high, (void)backslash;
+    (void)escapes, (void)chars;
     return false;
 }
 #endif
@@ -459,6 +541,8 @@ strings_valid(const encoding_dfa_t *dfa, const unsigned char *s, const unsigned 
     size_t pos = (size_t)(p - s);
     if (dfa->pairs &&
         pairs_valid(dfa, s, pos + valid, pos, content, high, quote, backslash, escapes, chars))
+        return true;
+    if (dfa->utf8 && utf8_valid(dfa, s, pos + valid, pos, content, high, backslash, escapes, chars))
         return true;
     return multibyte_strings_valid(dfa, p, content, high, escapes, escapes ? escaped : 0, valid,
                                    chars);

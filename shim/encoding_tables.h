@@ -61,6 +61,7 @@ static inline size_t encoding_char_len(const qg_encoding *enc, const unsigned ch
  * invalid sequence; `ambiguous` is the state between characters once a
  * trail byte looked like a quote or backslash (0: no ASCII trail bytes). */
 enum { DFA_BITS = 6, DFA_STOP = 8 * DFA_BITS, DFA_ERROR = 9 * DFA_BITS };
+enum { UTF8_CONTS = 0x80 };
 
 /* A set of bytes for a vector lookup: b is in it when low[b & 15] and
  * high[b >> 4] share a bit. */
@@ -81,6 +82,13 @@ struct encoding_dfa {
     bool pairs, quads;
     nibble_set lead, trail, digit, single;
     unsigned after_lead, after_digit, after_digit_lead;
+    /* UTF-8: what is wrong with a byte after another, as bits in the AND
+     * of three lookups (the byte before by its high and its low nibble,
+     * the byte by its high nibble); UTF8_CONTS marks a continuation after
+     * a continuation, right only where a lead two or three bytes before
+     * asks for it. */
+    bool utf8;
+    unsigned char utf8_before_high[16], utf8_before_low[16], utf8_high[16];
 };
 
 /* Runs the automaton over s[pos, end) from *state (only its low 6 bits

@@ -542,11 +542,44 @@ static void build_pairs(encoding_dfa_t *dfa)
     dfa->quads = dfa->pairs && digits;
 }
 
+/* The byte pairs that are wrong in a UTF-8 (encoding_dfa.utf8), one bit
+ * each, every one a product of nibble sets: the byte before (its high and
+ * low nibble) and the byte (its high nibble).  Which surrogates and how
+ * long a character may be come from the encoding's tables. */
+enum { ANY_NIBBLE = 0xffff, ASCII_NIBBLES = 0x00ff, CONT_NIBBLES = 0x0f00, LEAD_NIBBLES = 0xf000 };
+static void build_utf8(const qg_encoding *enc, encoding_dfa_t *dfa)
+{
+    bool surrogates = encoding_char_len(enc, (const unsigned char *)"\xed\xa0\x80", 3) == 3;
+    bool four = encoding_char_len(enc, (const unsigned char *)"\xf0\x90\x80\x80", 4) == 4;
+    const struct {
+        uint16_t before_high, before_low, high;
+    } wrong[8] = {
+        {LEAD_NIBBLES, ANY_NIBBLE, ASCII_NIBBLES | LEAD_NIBBLES}, /* a lead cut short */
+        {ASCII_NIBBLES, ANY_NIBBLE, CONT_NIBBLES},                /* a continuation alone */
+        {1u << 0xc, 0x0003, CONT_NIBBLES},                        /* C0, C1: overlong */
+        {1u << 0xe, 0x0001, 0x0300},                              /* E0 80-9F: overlong */
+        {surrogates ? 0 : 1u << 0xe, 0x2000, 0x0c00},             /* ED A0-BF: surrogate */
+        {1u << 0xf, four ? 0xffe1 : ANY_NIBBLE, four ? 0x0100 : CONT_NIBBLES}, /* F0 80-8F, F5-FF */
+        {1u << 0xf, 0xfff0, 0x0e00},                              /* F4-FF 90-BF: too large */
+        {CONT_NIBBLES, ANY_NIBBLE, CONT_NIBBLES}, /* continuation after continuation: UTF8_CONTS */
+    };
+    for (unsigned bit = 0; bit < 8; bit++)
+        for (unsigned n = 0; n < 16; n++) {
+            unsigned char mask = (unsigned char)(1u << bit);
+            dfa->utf8_before_high[n] |= (wrong[bit].before_high >> n) & 1 ? mask : 0;
+            dfa->utf8_before_low[n] |= (wrong[bit].before_low >> n) & 1 ? mask : 0;
+            dfa->utf8_high[n] |= (wrong[bit].high >> n) & 1 ? mask : 0;
+        }
+    dfa->utf8 = true;
+}
+
 __attribute__((constructor)) static void build_dfas(void)
 {
     for (size_t i = 0; i < ENCODING_COUNT; i++)
         if (encodings[i].forms && build_dfa(&encodings[i], &dfas[i])) {
             build_pairs(&dfas[i]);
+            if (encodings[i].utf8)
+                build_utf8(&encodings[i], &dfas[i]);
             __atomic_store_n(&dfa_built[i], true, __ATOMIC_RELEASE);
         }
 }
