@@ -448,7 +448,8 @@ static bool pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_
  * bytes before it (p[-3..-1] must be readable): the pair it makes with
  * the byte before is wrong (the tables), or it is or is not a
  * continuation where a lead two or three bytes before asks otherwise. */
-static inline uint64_t utf8_wrong(const encoding_dfa_t *dfa, const unsigned char *p)
+static inline __attribute__((always_inline)) uint64_t utf8_wrong(const encoding_dfa_t *dfa,
+                                                                 const unsigned char *p)
 {
     lane_t before_high = lookup_rows(dfa->utf8_before_high);
     lane_t before_low = lookup_rows(dfa->utf8_before_low), high_rows = lookup_rows(dfa->utf8_high);
@@ -483,18 +484,30 @@ static bool utf8_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t
 {
     if (escapes && (escaped_by(backslash & content, 0) & high))
         return false;
-    /* The three bytes before and the block; before the text and after its
-     * end, spaces. */
-    unsigned char copy[3 + BLOCK];
     const unsigned char *p = s + pos;
-    if (pos < 3 || len - pos < BLOCK) {
-        size_t from = pos < 3 ? 3 - pos : 0, end = len - pos < BLOCK ? 3 + len - pos : sizeof copy;
+    if (pos >= 3 && len - pos >= BLOCK) {
+        if (utf8_wrong(dfa, p))
+            return false;
+    } else if (len >= BLOCK + 3 && (pos >= 3 || (s[0] | s[1] | s[2]) < 0x80)) {
+        /* 64 bytes of the text, moved to the block: its first three bytes,
+         * ASCII, cannot be wrong; at its end the last character must be
+         * whole. */
+        size_t at = pos < 3 ? 3 : len - BLOCK;
+        uint64_t wrong = utf8_wrong(dfa, s + at);
+        if ((pos < 3 ? wrong << (at - pos) : wrong >> (pos - at)) ||
+            (pos >= 3 && (s[len - 1] >= 0xc0 || s[len - 2] >= 0xe0 || s[len - 3] >= 0xf0)))
+            return false;
+    } else {
+        /* The block and three bytes before, spaces before the text and
+         * after its end. */
+        unsigned char copy[3 + BLOCK];
+        size_t start = pos < 3 ? 3 - pos : 0;
+        size_t end = len - pos < BLOCK ? 3 + len - pos : sizeof copy;
         memset(copy, ' ', sizeof copy);
-        memcpy(copy + from, s + pos + from - 3, end - from);
-        p = copy + 3;
+        memcpy(copy + start, s + pos + start - 3, end - start);
+        if (utf8_wrong(dfa, copy + 3))
+            return false;
     }
-    if (utf8_wrong(dfa, p))
-        return false;
     uint64_t state = 0;
     if ((content >> 63) && p[BLOCK - 1] >= 0x80) {
         size_t lead = BLOCK - 1; /* a character from 60 on ends with the block */

@@ -1,6 +1,8 @@
 /* The detection rule, case by case (docs/DETECTION.md). */
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "lexer_internal.h"
 #include "quoteguard.h"
@@ -479,6 +481,13 @@ static size_t gb18030_piece(char *out)
     return ascii_piece(out);
 }
 
+/* SJIS: characters with the trail byte 0x5c and without. */
+static size_t sjis_piece(char *out)
+{
+    memcpy(out, rng() % 2 ? "\x95\x5c" : "\x88\x9f", 2);
+    return 2;
+}
+
 /* UTF-8: characters of four, three and two bytes, ASCII. */
 static size_t utf8_piece(char *out)
 {
@@ -600,6 +609,60 @@ static void test_utf8_blocks(void)
     }
     tap_ok(differ == 0 && clean > queries / 20 && clean < queries / 2,
            "UTF-8 sequences in long bodies: %u queries (%u clean), %u differ", queries, clean,
+           differ);
+}
+
+/* The vector scans read no byte outside the text: every prefix of up to
+ * 320 bytes of mixed texts, placed right after and right before a page no
+ * one may read, in six settings (a byte read outside would crash here),
+ * gives the reference's verdict. */
+static void test_reads_stay_inside(void)
+{
+    static const struct {
+        body_ctx ctx;
+        size_t (*piece)(char *);
+    } settings[] = {
+        {{QG_DIALECT_POSTGRES, "UTF8", SCS_OFF}, utf8_piece},
+        {{QG_DIALECT_POSTGRES, "UTF8", SCS_ON}, utf8_piece},
+        {{QG_DIALECT_MYSQL, "utf8mb4", 0}, utf8_piece},
+        {{QG_DIALECT_MYSQL, "gb18030", 0}, gb18030_piece},
+        {{QG_DIALECT_POSTGRES, "SJIS", SCS_ON}, sjis_piece},
+        {{QG_DIALECT_POSTGRES, "LATIN1", SCS_ON}, ascii_piece},
+    };
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *map =
+        mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!tap_ok(map != MAP_FAILED && mprotect(map, page, PROT_NONE) == 0 &&
+                    mprotect(map + 2 * page, page, PROT_NONE) == 0,
+                "guard pages around a page of text"))
+        return;
+    unsigned char *inside = map + page;
+    unsigned checks = 0, differ = 0;
+    for (size_t c = 0; c < sizeof settings / sizeof settings[0]; c++) {
+        const body_ctx *b = &settings[c].ctx;
+        qg_context ctx;
+        qg_context_init(&ctx, b->dialect, qg_encoding_find(b->dialect, b->enc), b->flags);
+        char text[400];
+        size_t n = 0;
+        for (unsigned part = 0; part < 3; part++) {
+            static const char *const opens[] = {"SELECT '", "' /* note */, '", "' -- x\n, '"};
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s", opens[part]);
+            while (n < 100 * (part + 1))
+                n += settings[c].piece(text + n);
+        }
+        n += (size_t)snprintf(text + n, sizeof text - n, "' FROM t");
+        for (size_t len = 1; len <= n; len++)
+            for (int at_end = 0; at_end < 2; at_end++) {
+                unsigned char *sql = at_end ? inside + page - len : inside;
+                memcpy(sql, text, len);
+                qg_result ref;
+                differ += !fast_agrees(&ctx, (const char *)sql, len, &ref);
+                checks++;
+            }
+    }
+    munmap(map, 3 * page);
+    tap_ok(differ == 0 && checks > 3000,
+           "texts against unreadable pages: %u checks, no read outside, %u differ", checks,
            differ);
 }
 
@@ -1105,6 +1168,7 @@ int main(void)
     test_blocks_pairs();
     test_long_bodies();
     test_utf8_blocks();
+    test_reads_stay_inside();
     test_blocks_rules_from_afar();
     test_many_literals();
     test_rule_cases();
