@@ -536,8 +536,9 @@ static void build_pairs(encoding_dfa_t *dfa)
         }
         dfa->after_digit = after_digit;
         dfa->pairs = one_state && set_leads_to(dfa, after_digit, lead, &dfa->after_digit_lead) &&
-                     dfa->after_digit_lead && set_leads_to(dfa, dfa->after_digit_lead, digit, &back) &&
-                     back == 0 && nibble_rows(digit, &dfa->digit);
+                     dfa->after_digit_lead &&
+                     set_leads_to(dfa, dfa->after_digit_lead, digit, &back) && back == 0 &&
+                     nibble_rows(digit, &dfa->digit);
     }
     dfa->quads = dfa->pairs && digits;
 }

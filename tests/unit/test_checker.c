@@ -516,7 +516,8 @@ static void long_bodies_agree(const char *what, const body_ctx ctxs[4], size_t (
         qg_context_init(&ctx, c->dialect, qg_encoding_find(c->dialect, c->enc), c->flags);
         char sql[640];
         size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT %.*s'", (int)(rng() % 64),
-                                    "1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7");
+                                    "1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7+8+9+1+2+3+4+5+"
+                                    "6+7+8+9+1+2+3+4+5+6+7");
         size_t body = n, target = body + 20 + rng() % 500;
         while (n < target)
             n += piece(sql + n);
