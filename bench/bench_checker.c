@@ -919,7 +919,9 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_checker [--runs N (>= 1, default 5)] [--min-time SECONDS]\n"
                     "                     [--regress DIR] [--json PATH] [--seed N]\n"
-                    "                     [--only SHAPE/DIALECT/ENCODING/LITERALS substring]\n");
+                    "                     [--only SHAPE/DIALECT/ENCODING/LITERALS substring]\n"
+                    "       bench_checker --verify [--regress DIR] [--seed N]: fast checker against\n"
+                    "                     the reference on every query of every corpus (TAP)\n");
     exit(64);
 }
 
@@ -933,13 +935,85 @@ static size_t corpora_bytes(const corpus *c, size_t n)
     return total;
 }
 
+static bool same_result(const qg_result *a, const qg_result *b)
+{
+    size_t kept = a->count < QG_MAX_FINDINGS ? a->count : QG_MAX_FINDINGS;
+    return a->verdict == b->verdict && a->count == b->count &&
+           memcmp(a->findings, b->findings, kept * sizeof a->findings[0]) == 0;
+}
+
+/* Whether the fast checker (this CPU's build and SSE2) gives the
+ * reference's verdict and findings on q. */
+static bool fast_agrees(const qg_context *ctx, const char *q, size_t len)
+{
+    qg_result fast, sse2, ref;
+    qg_check(ctx, q, len, &fast);
+    qg_force_sse2(true);
+    qg_check(ctx, q, len, &sse2);
+    qg_force_sse2(false);
+    qg_force_reference(true);
+    qg_check(ctx, q, len, &ref);
+    qg_force_reference(false);
+    return same_result(&fast, &ref) && same_result(&sse2, &ref);
+}
+
+/* --verify: every query of every corpus as it is, and again with one byte
+ * replaced (a quote, backslash, lead, trail or digit byte, at a position
+ * that moves from query to query), through the fast checker and the
+ * reference, as TAP; false when any differ. */
+static bool verify_corpora(corpus *corpora, size_t n)
+{
+    static const unsigned char replacements[] = {'\'', '\\', 0x5c, 0x81, 0xe3, 0x80, '0', 0xff};
+    size_t failed = 0, longest = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t q = 0; q < corpora[i].count; q++)
+            longest = corpora[i].len[q] > longest ? corpora[i].len[q] : longest;
+    char *copy = malloc(longest + 1);
+    if (!copy)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        pass_env env;
+        env_init(&env, &corpora[i]);
+        const corpus *c = &corpora[i];
+        size_t differ = 0, first = 0;
+        for (size_t q = 0; q < c->count; q++) {
+            const char *query = corpus_query(c, q);
+            size_t len = c->len[q];
+            bool same = fast_agrees(&env.ctx, query, len);
+            if (len) {
+                memcpy(copy, query, len);
+                copy[q * 7919 % len] = (char)replacements[q % sizeof replacements];
+                same &= fast_agrees(&env.ctx, copy, len);
+            }
+            if (!same)
+                first = differ++ ? first : q;
+        }
+        failed += differ > 0;
+        printf("%s %zu - %s/%s/%s/%s: %zu queries, as they are and with a byte replaced, %zu "
+               "differ from the reference",
+               differ ? "not ok" : "ok", i + 1, c->shape, dialect_name(c->dialect), c->encoding,
+               c->literals, c->count, differ);
+        if (differ)
+            printf(" (first: query %zu)", first);
+        printf("\n");
+    }
+    free(copy);
+    printf("1..%zu\n", n);
+    return failed == 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *json_path = NULL;
     const char *regress_dir = "../shared/corpus/pg-regress";
     uint64_t seed = 20260601;
     const char *only = NULL; /* substring of "shape/dialect/encoding/literals" */
+    bool verify = false;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--verify") == 0) {
+            verify = true;
+            continue;
+        }
         if (i + 1 >= argc)
             usage();
         if (strcmp(argv[i], "--runs") == 0)
@@ -1010,6 +1084,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_checker: no .sql files in %s: regression corpus skipped\n",
                 regress_dir);
     }
+    if (verify)
+        return verify_corpora(corpora, n) ? 0 : 1;
     long rss_corpora = peak_rss_kib();
     size_t total_bytes = corpora_bytes(corpora, n);
 

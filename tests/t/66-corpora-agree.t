@@ -1,0 +1,10 @@
+#!/bin/bash
+# The fast checker (this CPU's build and SSE2) and the scalar reference give
+# the same verdict and findings on every query of the benchmark's corpora:
+# OLTP statements and 1 MiB batches, ASCII and multibyte (UTF-8, SJIS, GBK,
+# BIG5, GB18030), both dialects, and PostgreSQL's regression statements and
+# files.  bench_checker --verify prints one TAP line per corpus.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/tap.sh
+out=$(make -s build/bench/bench_checker 2>&1) || tap_bail "cannot build bench_checker: $(printf '%s' "$out" | tail -n 5)"
+build/bench/bench_checker --verify
