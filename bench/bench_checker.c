@@ -963,7 +963,7 @@ static bool fast_agrees(const qg_context *ctx, const char *q, size_t len)
  * reference, as TAP; false when any differ. */
 static bool verify_corpora(corpus *corpora, size_t n)
 {
-    static const unsigned char replacements[] = {'\'', '\\', 0x5c, 0x81, 0xe3, 0x80, '0', 0xff};
+    static const unsigned char replacements[] = {'\'', '\\', '"', 0x81, 0xe3, 0x80, '0', 0xff};
     size_t failed = 0, longest = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t q = 0; q < corpora[i].count; q++)
