@@ -51,7 +51,7 @@ $(BUILD)/libquoteguard-check.a: $(CORE_OBJ)
 $(BUILD)/libquoteguard-check.so: $(CORE_OBJ)
 	$(CC) -shared $(QG_CFLAGS) -Wl,-soname,libquoteguard-check.so.0 -o $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(LOGIC_OBJ) tests/tap.h tests/test_files.h
+$(BUILD)/tests/%: tests/unit/%.c $(LOGIC_OBJ) tests/tap.h tests/test_files.h tests/agree.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -fvisibility=default -Itests -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
 
@@ -99,7 +99,7 @@ BENCH_E2E  ?= 1
 BENCH_RUNS ?= 5
 BENCH_BIN   = $(BUILD)/bench/bench_checker
 
-$(BENCH_BIN): bench/bench_checker.c $(LOGIC_OBJ)
+$(BENCH_BIN): bench/bench_checker.c tests/agree.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -o $@ $< $(LOGIC_OBJ) -lpg_query -lm $(LDLIBS_SHIM)
 

@@ -40,6 +40,8 @@
 #include "lexer_internal.h"
 #include "quoteguard.h"
 
+#include "../tests/agree.h"
+
 /* ------------------------------------------------------ allocation counting */
 
 /* glibc's own entry points: forwarding to them needs no dlsym (which would
@@ -935,28 +937,6 @@ static size_t corpora_bytes(const corpus *c, size_t n)
     return total;
 }
 
-static bool same_result(const qg_result *a, const qg_result *b)
-{
-    size_t kept = a->count < QG_MAX_FINDINGS ? a->count : QG_MAX_FINDINGS;
-    return a->verdict == b->verdict && a->count == b->count &&
-           memcmp(a->findings, b->findings, kept * sizeof a->findings[0]) == 0;
-}
-
-/* Whether the fast checker (this CPU's build and SSE2) gives the
- * reference's verdict and findings on q. */
-static bool fast_agrees(const qg_context *ctx, const char *q, size_t len)
-{
-    qg_result fast, sse2, ref;
-    qg_check(ctx, q, len, &fast);
-    qg_force_sse2(true);
-    qg_check(ctx, q, len, &sse2);
-    qg_force_sse2(false);
-    qg_force_reference(true);
-    qg_check(ctx, q, len, &ref);
-    qg_force_reference(false);
-    return same_result(&fast, &ref) && same_result(&sse2, &ref);
-}
-
 /* --verify: every query of every corpus as it is, and again with one byte
  * replaced (a quote, backslash, lead, trail or digit byte, at a position
  * that moves from query to query), through the fast checker and the
@@ -979,11 +959,12 @@ static bool verify_corpora(corpus *corpora, size_t n)
         for (size_t q = 0; q < c->count; q++) {
             const char *query = corpus_query(c, q);
             size_t len = c->len[q];
-            bool same = fast_agrees(&env.ctx, query, len);
+            qg_result ref;
+            bool same = fast_agrees(&env.ctx, query, len, &ref);
             if (len) {
                 memcpy(copy, query, len);
                 copy[q * 7919 % len] = (char)replacements[q % sizeof replacements];
-                same &= fast_agrees(&env.ctx, copy, len);
+                same &= fast_agrees(&env.ctx, copy, len, &ref);
             }
             if (!same)
                 first = differ++ ? first : q;

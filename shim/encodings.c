@@ -505,7 +505,7 @@ static void build_pairs(encoding_dfa_t *dfa)
 {
     bool lead[256], trail[256], single[256], digit[256];
     bool trails = false, digits = false, one_state = true;
-    unsigned after_lead = 0;
+    unsigned after_lead = 0, after_digit = 0;
     for (unsigned b = 0; b < 256; b++) {
         unsigned to = dfa->rows[b] & 63;
         lead[b] = to > 0 && to < DFA_STOP;
@@ -520,22 +520,21 @@ static void build_pairs(encoding_dfa_t *dfa)
         trail[t] = after_lead && to == 0;
         digit[t] = after_lead && to > 0 && to < DFA_STOP;
         trails |= trail[t];
-        digits |= digit[t];
+        if (digit[t]) {
+            one_state &= !digits || to == after_digit;
+            after_digit = to;
+            digits = true;
+        }
     }
     dfa->after_lead = after_lead;
+    dfa->after_digit = after_digit;
     dfa->pairs = trails && one_state && nibble_rows(lead, &dfa->lead) &&
                  nibble_rows(trail, &dfa->trail) && nibble_rows(single, &dfa->single);
     if (digits && dfa->pairs) {
         /* after_digit must take exactly the leads on, to after_digit_lead,
          * and that exactly the digits back between characters */
-        unsigned after_digit = 0, back = 0;
-        for (unsigned b = 0; b < 256; b++) {
-            unsigned to = plain_next(dfa, after_lead, b);
-            one_state &= !digit[b] || !after_digit || to == after_digit;
-            after_digit = digit[b] ? to : after_digit;
-        }
-        dfa->after_digit = after_digit;
-        dfa->pairs = one_state && set_leads_to(dfa, after_digit, lead, &dfa->after_digit_lead) &&
+        unsigned back = 0;
+        dfa->pairs = set_leads_to(dfa, after_digit, lead, &dfa->after_digit_lead) &&
                      dfa->after_digit_lead &&
                      set_leads_to(dfa, dfa->after_digit_lead, digit, &back) && back == 0 &&
                      nibble_rows(digit, &dfa->digit);
