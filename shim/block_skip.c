@@ -864,31 +864,48 @@ static const quick_tables quick_rows __attribute__((aligned(32))) = {
 typedef quick_tables quick_table;
 #define QUICK_TABLE (&quick_rows)
 
-static inline __attribute__((always_inline)) int
-quick_classify(const quick_table *t, lane_t v, quick_bytes *b, bool names, bool escaping)
+static inline __attribute__((always_inline)) lane_t quick_class(const quick_table *t, lane_t v)
 {
     lane_t nibble = load_lane(t->nibble);
     lane_t low = and_lanes(v, nibble);
     lane_t high = and_lanes(_mm256_srli_epi16(v, 4), nibble);
-    lane_t cls = and_lanes(_mm256_shuffle_epi8(load_lane(t->by_low), low),
-                           _mm256_shuffle_epi8(load_lane(t->by_high), high));
+    return and_lanes(_mm256_shuffle_epi8(load_lane(t->by_low), low),
+                     _mm256_shuffle_epi8(load_lane(t->by_high), high));
+}
+
+/* The bytes at p, `lanes` lanes of them. */
+static inline __attribute__((always_inline)) int
+quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_bytes *b,
+               bool names, bool escaping)
+{
+    lane_t v[2], cls[2];
+    for (int k = 0; k < lanes; k++) {
+        v[k] = load_lane(p + LANE * k);
+        cls[k] = quick_class(t, v[k]);
+    }
+    lane_t any = lanes > 1 ? or_lanes(cls[0], cls[1]) : cls[0];
     const unsigned char *stopping = names ? t->but_dquote : escaping ? t->but_backslash : t->stops;
-    if (!_mm256_testz_si256(cls, load_lane(stopping))) {
+    if (!_mm256_testz_si256(any, load_lane(stopping))) {
         if (escaping)
             return LANE_STOP;
-        if (_mm256_testz_si256(cls, load_lane(names ? t->but_both : t->but_backslash)))
+        if (_mm256_testz_si256(any, load_lane(names ? t->but_both : t->but_backslash)))
             return LANE_BACKSLASH;
-        return !names && _mm256_testz_si256(cls, load_lane(t->but_dquote)) ? LANE_NAME : LANE_STOP;
+        return !names && _mm256_testz_si256(any, load_lane(t->but_dquote)) ? LANE_NAME : LANE_STOP;
     }
-    b->quote = bits_of(cls);
-    if (names)
-        b->dquote = bits_of(_mm256_slli_epi16(cls, 4));
-    b->dash = bits_of(_mm256_slli_epi16(cls, 1));
-    b->opener = bits_of(_mm256_slli_epi16(cls, 2));
-    if (escaping) {
-        b->backslash = bits_of(_mm256_slli_epi16(cls, 5));
-        b->prefix = prefix_bits(v, load_lane(t->fold), load_lane(t->x), load_lane(t->b),
-                                load_lane(t->ampersand));
+    *b = (quick_bytes){0};
+    for (int k = 0; k < lanes; k++) {
+        unsigned shift = (unsigned)(LANE * k);
+        b->quote |= bits_of(cls[k]) << shift;
+        if (names)
+            b->dquote |= bits_of(_mm256_slli_epi16(cls[k], 4)) << shift;
+        b->dash |= bits_of(_mm256_slli_epi16(cls[k], 1)) << shift;
+        b->opener |= bits_of(_mm256_slli_epi16(cls[k], 2)) << shift;
+        if (escaping) {
+            b->backslash |= bits_of(_mm256_slli_epi16(cls[k], 5)) << shift;
+            b->prefix |= prefix_bits(v[k], load_lane(t->fold), load_lane(t->x), load_lane(t->b),
+                                     load_lane(t->ampersand))
+                         << shift;
+        }
     }
     return LANE_READ;
 }
@@ -897,29 +914,36 @@ typedef needles quick_table;
 #define QUICK_TABLE needle_table()
 
 static inline __attribute__((always_inline)) int
-quick_classify(const quick_table *n, lane_t v, quick_bytes *b, bool names, bool escaping)
+quick_classify(const quick_table *n, const unsigned char *p, int lanes, quick_bytes *b,
+               bool names, bool escaping)
 {
+    quick_bytes found = {0};
+    uint64_t others = 0;
+    for (int k = 0; k < lanes; k++) {
+        lane_t v = load_lane(p + LANE * k);
+        unsigned shift = (unsigned)(LANE * k);
 #define IS(which) eq(v, needle(n, which))
-    /* the top bit of each byte: high bytes too */
-    uint64_t dquote = bits_of(IS(DQUOTE));
-    uint64_t others = bits_of(or_lanes(or_lanes(v, IS(NUL)), or_lanes(IS(BACKTICK), IS(DOLLAR))));
-    uint64_t backslash = bits_of(IS(BACKSLASH));
-    if (others | (names ? 0 : dquote) | (escaping ? 0 : backslash)) {
+        /* the top bit of each byte: high bytes too */
+        others |= bits_of(or_lanes(or_lanes(v, IS(NUL)), or_lanes(IS(BACKTICK), IS(DOLLAR))));
+        found.dquote |= bits_of(IS(DQUOTE)) << shift;
+        found.backslash |= bits_of(IS(BACKSLASH)) << shift;
+        found.quote |= bits_of(IS(QUOTE)) << shift;
+        found.dash |= bits_of(IS(DASH)) << shift;
+        found.opener |= bits_of(or_lanes(IS(HASH), IS(SLASH))) << shift;
+        if (escaping)
+            found.prefix |= prefix_bits(v, needle(n, SPACE), needle(n, LOWER_X),
+                                        needle(n, LOWER_B), needle(n, AMPERSAND))
+                            << shift;
+#undef IS
+    }
+    if (others | (names ? 0 : found.dquote) | (escaping ? 0 : found.backslash)) {
         if (escaping || others)
             return LANE_STOP;
-        if (!(names ? 0 : dquote))
+        if (!(names ? 0 : found.dquote))
             return LANE_BACKSLASH;
-        return backslash ? LANE_STOP : LANE_NAME;
+        return found.backslash ? LANE_STOP : LANE_NAME;
     }
-    b->quote = bits_of(IS(QUOTE));
-    b->dquote = dquote;
-    b->dash = bits_of(IS(DASH));
-    b->opener = bits_of(or_lanes(IS(HASH), IS(SLASH)));
-    b->backslash = backslash;
-    if (escaping)
-        b->prefix = prefix_bits(v, needle(n, SPACE), needle(n, LOWER_X), needle(n, LOWER_B),
-                                needle(n, AMPERSAND));
-#undef IS
+    *b = found;
     return LANE_READ;
 }
 #endif
@@ -976,27 +1000,28 @@ static delimiters lane_delimiters(uint64_t quote, uint64_t dquote, bool open, bo
     return (delimiters){found, in_name};
 }
 
-/* The quick scan's lanes from i on (`quote_parity`: of the delimiters
- * before i).  Where `names`, PG's quoted names are read (*name_open: one
+/* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
+ * the delimiters before i; the text holds at least a span).  Where `names`, PG's quoted names are read (*name_open: one
  * is open where the scan stops); else double quotes stop the scan.  Where
  * `escaping`, a backslash must be inside a string, where it escapes the
  * next byte; the quote it escapes does not count; and no string may open
  * after a prefix. */
 static inline __attribute__((always_inline)) int
 quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
-            uint64_t *quote_parity, bool *name_open, const qg_context *ctx, bool names,
+            uint64_t *quote_parity, bool *name_open, const qg_context *ctx, int lanes, bool names,
             bool escaping)
 {
+    const size_t span = (size_t)LANE * (size_t)lanes;
     bool in_name = names && *name_open;
-    uint64_t escape_carry = 0; /* 1: the next lane's first byte is escaped */
+    uint64_t escape_carry = 0; /* 1: the next span's first byte is escaped */
     for (size_t i = *from; i < len;) {
-        /* The last lane overlaps the one before, and a lane after a
+        /* The last span overlaps the one before, and a span after a
          * comment may start inside the one before: its first i - at bytes
          * were read already. */
-        size_t at = i + LANE <= len ? i : len - LANE;
+        size_t at = i + span <= len ? i : len - span;
         unsigned seen = (unsigned)(i - at);
         quick_bytes b;
-        int lane = quick_classify(table, load_lane(s + at), &b, names, escaping);
+        int lane = quick_classify(table, s + at, lanes, &b, names, escaping);
         if (lane != LANE_READ) {
             *from = i;
             if (names)
@@ -1014,8 +1039,13 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
         }
         if (escaping && ((b.backslash >> seen) | escape_carry)) {
             uint64_t backslash = b.backslash >> seen;
-            uint64_t escaped = escaped_by(backslash, escape_carry);
-            escape_carry = (escaped >> (LANE - seen)) & 1; /* the byte after the lane */
+            uint64_t escaped;
+            if (span - seen == 64) {
+                escaped = escaped_bytes(backslash, &escape_carry);
+            } else {
+                escaped = escaped_by(backslash, escape_carry);
+                escape_carry = (escaped >> (span - seen)) & 1; /* the byte after the span */
+            }
             quote &= ~escaped;
             if (backslash & ~(prefix_xor(quote) ^ (open ? ~0ull : 0)))
                 return LANE_STOP; /* in code */
@@ -1038,9 +1068,20 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             }
         }
         *quote_parity ^= quote;
-        i = at + LANE;
+        i = at + span;
     }
     return LANE_READ;
+}
+
+/* quick_lanes two lanes at a time where the text holds two. */
+static inline __attribute__((always_inline)) int
+quick_spans(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
+            uint64_t *quote_parity, bool *name_open, const qg_context *ctx, bool names,
+            bool escaping)
+{
+    if (len >= 2 * LANE)
+        return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 2, names, escaping);
+    return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 1, names, escaping);
 }
 
 /* Whether a quote in s[0, upto) follows a prefix byte (len: the text's,
@@ -1074,7 +1115,7 @@ static __attribute__((noinline)) bool quick_scan_escaping(const quick_table *tab
     if (quote_after_prefix(needle_table(), s, len, from))
         return false;
     bool no_name = false; /* names are not read here */
-    return quick_lanes(table, s, len, &from, &quote_parity, &no_name, ctx, false, true) ==
+    return quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, true) ==
                LANE_READ &&
            !__builtin_parityll(quote_parity);
 }
@@ -1087,7 +1128,7 @@ static __attribute__((noinline)) bool quick_scan_names(const quick_table *table,
                                                        const qg_context *ctx)
 {
     bool in_name = false;
-    int lane = quick_lanes(table, s, len, &from, &quote_parity, &in_name, ctx, true, false);
+    int lane = quick_spans(table, s, len, &from, &quote_parity, &in_name, ctx, true, false);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
         return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
     return lane == LANE_READ && !__builtin_parityll(quote_parity);
@@ -1109,7 +1150,7 @@ QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
     uint64_t quote_parity = 0;
     size_t from = 0;
     bool no_name = false; /* names are read in quick_scan_names */
-    int lane = quick_lanes(table, s, len, &from, &quote_parity, &no_name, ctx, false, false);
+    int lane = quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, false);
     if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
         return quick_scan_names(table, s, len, from, quote_parity, ctx);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))

@@ -1033,8 +1033,9 @@ static void test_quick_scan(void)
            differ);
 }
 
-/* Every byte value c, at every position of texts of 13, 40 and 64 bytes
- * (one lane, padded; lanes that overlap; whole lanes), in both builds of
+/* Every byte value c, at every position of texts of 13, 40, 64 and 100
+ * bytes (one lane, padded; lanes that overlap; whole lanes; spans of two
+ * lanes that overlap), in both builds of
  * the quick scan, in both dialects with and without backslash escapes.
  * After an empty string and letters:
  *   c alone: settled unless c stops the scan (NUL, a high byte, a
@@ -1049,7 +1050,7 @@ static void test_quick_scan(void)
  * missed) changes one of the answers. */
 static void test_quick_scan_bytes(void)
 {
-    static const size_t lengths[] = {13, 40, 64};
+    static const size_t lengths[] = {13, 40, 64, 100};
     static const char *const after[] = {"", "- '\n", "*'*/"};
     static const struct {
         qg_dialect dialect;
@@ -1076,7 +1077,7 @@ static void test_quick_scan_bytes(void)
                             !stops && (k == 0 ? c != '\'' : c == '\'' || hash_comment ||
                                                                 (k == 1 ? c == '-' : c == '/'));
                         for (size_t at = 2; at + tail < len; at++) {
-                            char text[64];
+                            char text[100];
                             memset(text, 'a', len);
                             text[0] = text[1] = '\''; /* an empty string first */
                             text[at] = (char)c;
