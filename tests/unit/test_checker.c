@@ -905,7 +905,8 @@ static void test_quick_scan(void)
      * inside a string that reads backslashes otherwise (X'', B'', U&''); a
      * run of backslashes before a quote; a backslash in code or last; an
      * escaped quote that leaves the string open; U&'' doubling a quote
-     * before an escape, X'' after one, X'' not doubling. */
+     * before an escape, X'' after one, X'' not doubling; X'' after a comment
+     * or name that holds a quote, its backslash a 64-byte span on. */
     static const char *const hidden[] = {
         "SELECT 1 -- it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
         "SELECT 1 # it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
@@ -938,6 +939,10 @@ static void test_quick_scan(void)
         "SELECT 1 + \"a\\\" + 'b\\'' + 'xxxxxxxxxxx'",
         "SELECT 1 + U&\"a\\0061\" + 'xxxxxxxxxxxxxxx'",
         "SELECT 1 + \"x\" + X'\\'' + 'xxxxxxxxxxxxxx'",
+        "SELECT 1 -- it's\n+ X'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\'' + 'x'",
+        "SELECT 1 # it's\n+ X'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\'' + 'x'",
+        "SELECT 1 /* it's */ + X'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\'' + 'x'",
+        "SELECT \"it's\" + X'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\'' + 'x'",
     };
     size_t ntexts = sizeof texts / sizeof texts[0], nescaped = sizeof escaped / sizeof escaped[0];
     size_t nmysql = sizeof mysql_texts / sizeof mysql_texts[0];
