@@ -1037,7 +1037,9 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             quote = d.bits;
             in_name = d.in_name;
         }
-        if (escaping && ((b.backslash >> seen) | escape_carry)) {
+        if (escaping) {
+            /* Without branches: half the spans of a text with escapes hold
+             * a backslash, which a branch would guess wrong. */
             uint64_t backslash = b.backslash >> seen;
             uint64_t escaped;
             if (span - seen == 64) {
@@ -1047,13 +1049,11 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 escape_carry = (escaped >> (span - seen)) & 1; /* the byte after the span */
             }
             quote &= ~escaped;
-            if (backslash & ~(prefix_xor(quote) ^ (open ? ~0ull : 0)))
-                return LANE_STOP; /* in code */
-        }
-        if (escaping && quote) {
+            uint64_t in_string = prefix_xor(quote) ^ (open ? ~0ull : 0);
             uint64_t after_prefix = (b.prefix << 1 | (at > 0 && is_prefix(s[at - 1]))) >> seen;
-            if (quote & after_prefix & (prefix_xor(quote) ^ (open ? ~0ull : 0)))
-                return LANE_STOP; /* a quote that opens a string there */
+            /* a backslash in code; a quote that opens a string after a prefix */
+            if ((backslash & ~in_string) | (quote & after_prefix & in_string))
+                return LANE_STOP;
         }
         if (openers) {
             size_t end = quick_comment(s, len, i, openers, &quote, open, ctx);
