@@ -879,7 +879,7 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
                bool names, bool escaping)
 {
     lane_t v[2], cls[2];
-    for (int k = 0; k < lanes; k++) {
+    _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++) {
         v[k] = load_lane(p + LANE * k);
         cls[k] = quick_class(t, v[k]);
     }
@@ -893,7 +893,7 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
         return !names && _mm256_testz_si256(any, load_lane(t->but_dquote)) ? LANE_NAME : LANE_STOP;
     }
     *b = (quick_bytes){0};
-    for (int k = 0; k < lanes; k++) {
+    _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++) {
         unsigned shift = (unsigned)(LANE * k);
         b->quote |= bits_of(cls[k]) << shift;
         if (names)
@@ -919,7 +919,7 @@ quick_classify(const quick_table *n, const unsigned char *p, int lanes, quick_by
 {
     quick_bytes found = {0};
     uint64_t others = 0;
-    for (int k = 0; k < lanes; k++) {
+    _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++) {
         lane_t v = load_lane(p + LANE * k);
         unsigned shift = (unsigned)(LANE * k);
 #define IS(which) eq(v, needle(n, which))
