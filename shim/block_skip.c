@@ -878,11 +878,9 @@ static inline __attribute__((always_inline)) int
 quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_bytes *b,
                bool names, bool escaping)
 {
-    lane_t v[2], cls[2];
-    _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++) {
-        v[k] = load_lane(p + LANE * k);
-        cls[k] = quick_class(t, v[k]);
-    }
+    /* where one lane is read, the second is the first again */
+    lane_t v[2] = {load_lane(p), load_lane(p + (size_t)LANE * (size_t)(lanes - 1))};
+    lane_t cls[2] = {quick_class(t, v[0]), quick_class(t, v[1])};
     lane_t any = lanes > 1 ? or_lanes(cls[0], cls[1]) : cls[0];
     const unsigned char *stopping = names ? t->but_dquote : escaping ? t->but_backslash : t->stops;
     if (!_mm256_testz_si256(any, load_lane(stopping))) {
@@ -920,7 +918,7 @@ quick_classify(const quick_table *n, const unsigned char *p, int lanes, quick_by
     quick_bytes found = {0};
     uint64_t others = 0;
     _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++) {
-        lane_t v = load_lane(p + LANE * k);
+        lane_t v = load_lane(p + (size_t)LANE * (size_t)k);
         unsigned shift = (unsigned)(LANE * k);
 #define IS(which) eq(v, needle(n, which))
         /* the top bit of each byte: high bytes too */
@@ -1079,7 +1077,7 @@ quick_spans(const quick_table *table, const unsigned char *s, size_t len, size_t
             uint64_t *quote_parity, bool *name_open, const qg_context *ctx, bool names,
             bool escaping)
 {
-    if (len >= 2 * LANE)
+    if (len >= 2 * (size_t)LANE)
         return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 2, names, escaping);
     return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 1, names, escaping);
 }
