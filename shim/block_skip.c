@@ -2,12 +2,12 @@
  * The checker's vector scans (lexer_internal.h).  The block skip: 64 bytes
  * at a time, string literals found by the parity of their quotes, the lexer
  * called only where something other than code and plain strings begins.
- * The quick scan: a lane at a time, whether a text is code, plain strings
- * and comments only.  Built twice: with SSE2 (16-byte lanes) as
- * qg_skip_quiet_sse2 and qg_quick_scan_sse2 and, compiled with -mavx2, with
- * 32-byte lanes as qg_skip_quiet_avx2 and qg_quick_scan_avx2 (with PCLMUL
- * for the quote parity and BMI2's shift for the automaton); the lexer picks
- * one.
+ * The quick scan: two lanes at a time (one in a text shorter than two),
+ * whether a text is code, plain strings and comments only.  Built twice:
+ * with SSE2 (16-byte lanes) as qg_skip_quiet_sse2 and qg_quick_scan_sse2
+ * and, compiled with -mavx2, with 32-byte lanes as qg_skip_quiet_avx2 and
+ * qg_quick_scan_avx2 (with PCLMUL for the quote parity and BMI2's shift for
+ * the automaton); the lexer picks one.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -820,7 +820,7 @@ static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, la
     return bits_of(or_lanes(or_lanes(eq(lower, x), eq(lower, b)), eq(lower, ampersand)));
 }
 
-/* Whether a lane's bytes can be read: not when one stops the scan (NUL, a
+/* Whether a span's bytes can be read: not when one stops the scan (NUL, a
  * high byte, a backtick, dollar, a double quote unless `names`, a
  * backslash unless followed); LANE_BACKSLASH when only backslashes do,
  * LANE_NAME when only double quotes do. */
@@ -999,8 +999,9 @@ static delimiters lane_delimiters(uint64_t quote, uint64_t dquote, bool open, bo
 }
 
 /* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
- * the delimiters before i; the text holds at least a span).  Where `names`, PG's quoted names are read (*name_open: one
- * is open where the scan stops); else double quotes stop the scan.  Where
+ * the delimiters before i; the text holds at least a span).  Where
+ * `names`, PG's quoted names are read (*name_open: one is open where the
+ * scan stops); else double quotes stop the scan.  Where
  * `escaping`, a backslash must be inside a string, where it escapes the
  * next byte; the quote it escapes does not count; and no string may open
  * after a prefix. */
@@ -1036,8 +1037,8 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             in_name = d.in_name;
         }
         if (escaping) {
-            /* Without branches: half the spans of a text with escapes hold
-             * a backslash, which a branch would guess wrong. */
+            /* Without branches: in a text with escapes, about half the
+             * spans hold a backslash, and a branch on it guesses wrong. */
             uint64_t backslash = b.backslash >> seen;
             uint64_t escaped;
             if (span - seen == 64) {
