@@ -194,8 +194,16 @@ n_executed=$(cat "$WORK/corpus-rewrite.executed")
 # Each differing stretch of output is one changed statement; when the only
 # change is a lost " at character N" on an ERROR line, it is the documented
 # bind-time input error.
-read -r n_changed n_position n_oids < <(diff "$WORK/corpus-off.out" "$WORK/corpus-rewrite.out" |
+read -r n_changed n_position n_oids n_moved < <(diff "$WORK/corpus-off.out" "$WORK/corpus-rewrite.out" |
     awk -v changes="$WORK/corpus-changed.txt" '
+    function catalog_free(line) {
+        gsub(/(^|[^0-9])[0-9][0-9][0-9][0-9][0-9]+/, "&#", line); gsub(/[0-9]+#/, "OID", line)
+        return line
+    }
+    function settle() {
+        if (pending != "") { changed++; print pending_text > changes }
+        pending = ""
+    }
     function flush() {
         if (!hunk) return
         same = (nl == nr)
@@ -211,10 +219,7 @@ read -r n_changed n_position n_oids < <(diff "$WORK/corpus-off.out" "$WORK/corpu
         drift = (nl == nr)
         split("", count)
         for (i = 1; drift && i <= nl; i++) {
-            a = l[i]; b = r[i]
-            gsub(/(^|[^0-9])[0-9][0-9][0-9][0-9][0-9]+/, "&#", a); gsub(/[0-9]+#/, "OID", a)
-            gsub(/(^|[^0-9])[0-9][0-9][0-9][0-9][0-9]+/, "&#", b); gsub(/[0-9]+#/, "OID", b)
-            count[a]++; count[b]--
+            count[catalog_free(l[i])]++; count[catalog_free(r[i])]--
         }
         for (k in count)
             if (count[k]) drift = 0
@@ -222,7 +227,19 @@ read -r n_changed n_position n_oids < <(diff "$WORK/corpus-off.out" "$WORK/corpu
             position++
         } else if (drift) {
             oids++
+        } else if (nl == 0 || nr == 0) {
+            # Rows of an unordered result that come in another order: diff
+            # shows lines taken out in one hunk and the same put back in
+            # the next.
+            kind = nl ? "out" : "in"; key = ""
+            for (i = 1; i <= nl + nr; i++) key = key catalog_free(nl ? l[i] : r[i]) "\n"
+            if (pending != "" && pending != kind && pending_key == key) {
+                moved++; pending = ""
+            } else {
+                settle(); pending = kind; pending_key = key; pending_text = text
+            }
         } else {
+            settle()
             changed++
             print text > changes
         }
@@ -232,11 +249,11 @@ read -r n_changed n_position n_oids < <(diff "$WORK/corpus-off.out" "$WORK/corpu
     { text = text $0 "\n" }
     /^< / { l[++nl] = substr($0, 3); next }
     /^> / { r[++nr] = substr($0, 3); next }
-    END { flush(); print changed + 0, position + 0, oids + 0 }')
+    END { flush(); settle(); print changed + 0, position + 0, oids + 0, moved + 0 }')
 tap_diag "corpus: $n_files plain-SQL files of pg-regress, statements rewritten: $n_rewritten" \
     "corpus: left alone: $n_left, parameterized executions in the server log: $n_executed" \
     "corpus: changed results: $n_changed; error position lost (bind-time input error): $n_position;" \
-    "corpus: outputs differing only in catalog numbers (OIDs): $n_oids"
+    "corpus: outputs differing only in catalog numbers (OIDs): $n_oids; rows in another order: $n_moved"
 ok "corpus: statements were rewritten ($n_rewritten) and left alone ($n_left)" \
     test "$n_rewritten" -gt 0 -a "$n_left" -gt 0
 ok "corpus: no result changed" [ "$n_changed" -eq 0 ]
