@@ -1040,8 +1040,8 @@ static void test_quick_scan(void)
 
 /* Every byte value c, at every position of texts of 13, 40, 64 and 100
  * bytes (one lane, padded; lanes that overlap; whole lanes; spans of two
- * lanes that overlap), in both builds of
- * the quick scan, in both dialects with and without backslash escapes.
+ * lanes that overlap), in both builds of the quick scan, in both dialects
+ * with and without backslash escapes.
  * After an empty string and letters:
  *   c alone: settled unless c stops the scan (NUL, a high byte, a
  *     backtick, dollar; a backslash, in code; a double quote in MySQL) or
