@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *name = qg_encoding_name(enc);
     qg_context ctx;
     qg_context_init(&ctx, dialect, enc, data[1] & QG_STD_STRINGS);
-    unsigned options = data[2] & QG_REWRITE_SERVER_UTF8;
+    unsigned options = data[2] & (QG_REWRITE_SERVER_UTF8 | QG_REWRITE_PLAIN_AS_IS);
     size_t len = size - 3;
     char *sql = (char *)fuzz_exact_copy(data + 3, len);
     /* libpq sends C strings, so no NUL reaches the rewriter (fuzz_checker

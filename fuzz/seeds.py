@@ -96,7 +96,7 @@ CONFIG = [
     b"allow = 0123456789abcdef, fedcba9876543210\nallow = 00000000000000ff\n",
     b"only_programs = php-fpm, psql\nskip_programs = pg_dump\n",
     b"mysql_illformed_quote = log\nmysql_illformed = ignore\n# comment\n\n",
-    b"mode=rewrite\nMODE = off\nunknown = 1\nno equals sign\n",
+    b"mode=rewrite\nMODE = off\nrewrite = all\nunknown = 1\nno equals sign\n",
 ]
 
 
@@ -128,7 +128,7 @@ def main():
             write(os.path.join(out, "fuzz_lexer"), bytes([enc, flags]) + stmt)
             write(os.path.join(out, "fuzz_checker"), bytes([enc, flags, 0, 0]) + stmt)
             if indexes is pg:
-                write(os.path.join(out, "fuzz_rewriter"), bytes([enc, flags, k & 1]) + stmt)
+                write(os.path.join(out, "fuzz_rewriter"), bytes([enc, flags, k & 3]) + stmt)
     for enc in range(len(table)):
         for stmt in ATTACKS + unit[:20]:
             write(os.path.join(out, "fuzz_encoding"), bytes([enc]) + stmt)

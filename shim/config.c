@@ -278,6 +278,7 @@ typedef enum key_id {
     KEY_MYSQL_ILLFORMED,
     KEY_SHAPES,
     KEY_SHAPES_FILE,
+    KEY_REWRITE,
     KEY_COUNT
 } key_id;
 
@@ -297,6 +298,7 @@ static const struct {
     [KEY_MYSQL_ILLFORMED] = {"mysql_illformed", "QUOTEGUARD_MYSQL_ILLFORMED"},
     [KEY_SHAPES] = {"shapes", "QUOTEGUARD_SHAPES"},
     [KEY_SHAPES_FILE] = {"shapes_file", "QUOTEGUARD_SHAPES_FILE"},
+    [KEY_REWRITE] = {"rewrite", "QUOTEGUARD_REWRITE"},
 };
 
 /* Applies one value; a bad value leaves the setting as it was (except mode,
@@ -378,6 +380,12 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
             report_value(p, o, value, "shapes file path too long");
         else
             memcpy(s->shapes_file, value, strlen(value) + 1);
+        break;
+    case KEY_REWRITE:
+        if (strcasecmp(value, "needed") == 0 || strcasecmp(value, "all") == 0)
+            s->rewrite_all = strcasecmp(value, "all") == 0;
+        else
+            report_value(p, o, value, "expected needed or all");
         break;
     case KEY_COUNT:
         break;

@@ -48,6 +48,9 @@ typedef struct qg_settings {
     qg_action mysql_illformed;
     int verbosity;       /* 0 quiet (findings only), 1 normal, 2 debug */
     bool log_full_query; /* operator asked for whole literals in the log */
+    /* Rewrite mode: every literal it can replace, not only those that are
+     * not plain text (QG_REWRITE_PLAIN_AS_IS). */
+    bool rewrite_all;
     qg_log_sink log_sink;
     int syslog_facility; /* LOG_AUTHPRIV unless configured */
     char log_path[QG_PATH_MAX]; /* when log_sink == QG_LOG_FILE */

@@ -360,8 +360,8 @@ static bool server_is_utf8(const PGconn *conn)
 /* Rewrite mode, for a query `q` that passed the check: true when rw->text
  * and rw->params are to be sent instead (rewritten_release afterwards).  The
  * decision is shim/rewriter.c's, in the connection's state the check read;
- * this only finds the memory.  A query without a quote or dollar sign is not
- * read further. */
+ * this only finds the memory.  A query qg_rewrite_skip_reason() rules out
+ * is not read further. */
 QG_HOT static bool rewrite_query(PGconn *conn, const qg_query *q, rewritten *rw)
 {
     const qg_settings *s = qg_settings_get();
@@ -369,15 +369,17 @@ QG_HOT static bool rewrite_query(PGconn *conn, const qg_query *q, rewritten *rw)
         return false;
     const char *sql = q->sql, *api = q->api;
     size_t len = q->len;
-    const char *why = "no string literal";
     char detail[QG_LOG_LINE_MAX / 2];
-    if (qg_rewrite_may_apply(sql, len)) {
+    unsigned options = s->rewrite_all ? 0 : QG_REWRITE_PLAIN_AS_IS;
+    const char *why = qg_rewrite_skip_reason(sql, len, options);
+    if (!why) {
         const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name);
         if (!enc)
             return false;
         qg_context ctx;
         qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, q->flags);
-        unsigned options = server_is_utf8(conn) ? QG_REWRITE_SERVER_UTF8 : 0;
+        if (server_is_utf8(conn))
+            options |= QG_REWRITE_SERVER_UTF8;
 
         /* One pass into buffers of the largest possible size: the text keeps
          * its length or shrinks, values are no longer than their literals,

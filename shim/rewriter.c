@@ -959,6 +959,7 @@ typedef struct walker {
     writer text, values;
     size_t copied;  /* query bytes before this are in text */
     size_t nparams;
+    bool needs_params; /* a replaced literal is not plain_text() */
     const char *why;
 } walker;
 
@@ -1033,6 +1034,17 @@ static size_t ascii_end(const unsigned char *s, size_t p, size_t limit)
     while (p < limit && s[p] < 0x80)
         p++;
     return p;
+}
+
+/* True when s[p, end) holds no byte >= 0x80, no backslash and no quote
+ * written twice: text that reads the same in every client encoding and
+ * under every quoting rule, where no escaping can go wrong. */
+#define PLAIN_LITERALS "its literals are plain text"
+
+static bool plain_text(const unsigned char *s, size_t p, size_t end)
+{
+    return ascii_end(s, p, end) == end && !memchr(s + p, '\\', end - p) &&
+           !memmem(s + p, end - p, "''", 2);
 }
 
 /* Where the first \n or \r of s[p, end) is, or end. */
@@ -1240,6 +1252,10 @@ static void consider_literal(walker *w, const sql_tok *lit)
     }
     put_byte(&w->values, 0);
     w->nparams++;
+    /* Between the first quote and the last (UESCAPE's included). */
+    const unsigned char *quote = memchr(ts->s + lit->start, '\'', lit->end - lit->start);
+    size_t body = quote ? (size_t)(quote - ts->s) + 1 : lit->start;
+    w->needs_params |= !plain_text(ts->s, body, span_end > body ? span_end - 1 : body);
     for (unsigned i = 0; i < next; i++)
         take(ts); /* UESCAPE '…' went with the literal */
 }
@@ -1348,9 +1364,14 @@ static bool walk(walker *w)
     }
 }
 
-bool qg_rewrite_may_apply(const char *sql, size_t len)
+const char *qg_rewrite_skip_reason(const char *sql, size_t len, unsigned options)
 {
-    return memchr(sql, '\'', len) || memchr(sql, '$', len);
+    if (!memchr(sql, '\'', len))
+        return (options & QG_REWRITE_PLAIN_AS_IS) || !memchr(sql, '$', len) ? "no string literal"
+                                                                            : NULL;
+    if ((options & QG_REWRITE_PLAIN_AS_IS) && plain_text((const unsigned char *)sql, 0, len))
+        return PLAIN_LITERALS;
+    return NULL;
 }
 
 qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, const char *sql,
@@ -1362,10 +1383,9 @@ qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, cons
         rw->why = "not a PostgreSQL query";
         return QG_REWRITE_UNCHANGED;
     }
-    if (!qg_rewrite_may_apply(sql, len)) {
-        rw->why = "no string literal";
+    rw->why = qg_rewrite_skip_reason(sql, len, options);
+    if (rw->why)
         return QG_REWRITE_UNCHANGED;
-    }
     statement_facts facts;
     token_cache cache;
     scan_statement(ctx, sql, len, &cache, &facts);
@@ -1391,6 +1411,10 @@ qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, cons
     }
     if (w.nparams == 0) {
         rw->why = "no literal in a value position";
+        return QG_REWRITE_UNCHANGED;
+    }
+    if ((options & QG_REWRITE_PLAIN_AS_IS) && !w.needs_params) {
+        rw->why = PLAIN_LITERALS;
         return QG_REWRITE_UNCHANGED;
     }
     put(&w.text, w.ts.s + w.copied, len - w.copied);

@@ -9,7 +9,8 @@
  * A literal is replaced only where a parameter of unknown type is provably
  * resolved like the literal; anything else stays in place, and a query that
  * is not a single SELECT/INSERT/UPDATE/DELETE/VALUES/WITH statement is not
- * rewritten at all.  The rules and the reasons behind them are in
+ * rewritten at all.  With QG_REWRITE_PLAIN_AS_IS (the shim's default) a
+ * query is rewritten only when a literal to replace is not plain text.  The rules and the reasons behind them are in
  * shim/rewriter.c.
  *
  * Each replacement keeps the literal's length in characters ("$1" padded
@@ -39,7 +40,12 @@
 enum {
     /* The server encoding is UTF8: Unicode escapes (E'\u…', U&'…') in a UTF8
      * client encoding decode to the same characters the server would make. */
-    QG_REWRITE_SERVER_UTF8 = 1u << 0
+    QG_REWRITE_SERVER_UTF8 = 1u << 0,
+    /* Send the query as it is when every literal to replace is plain text:
+     * ASCII without a backslash or a doubled quote.  Such a literal reads
+     * the same in every encoding and under every quoting rule, so a
+     * parameter would only add the extended protocol's cost. */
+    QG_REWRITE_PLAIN_AS_IS = 1u << 1
 };
 
 typedef enum qg_rewrite_status {
@@ -73,9 +79,10 @@ typedef struct qg_rewrite {
 qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, const char *sql,
                                    size_t len, qg_rewrite *rw);
 
-/* False when `sql` holds no quote and no dollar sign, so no literal that
- * qg_rewrite_query() replaces: it answers UNCHANGED ("no string literal"),
- * and a caller need not gather the connection's state to ask. */
-bool qg_rewrite_may_apply(const char *sql, size_t len);
+/* Why qg_rewrite_query() with these options answers UNCHANGED without
+ * reading `sql` further (no quote, or with QG_REWRITE_PLAIN_AS_IS nothing
+ * but plain text), or NULL when it has to read on.  A caller need not
+ * gather the connection's state to ask. */
+const char *qg_rewrite_skip_reason(const char *sql, size_t len, unsigned options);
 
 #endif

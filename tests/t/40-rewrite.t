@@ -3,15 +3,17 @@
 #  1. tests/clients/pg_rewrite_compare runs a table of queries (multibyte
 #     text in UTF8, SJIS, LATIN1 and EUC_JP, E'' and U&'' escapes, IN lists,
 #     NULL comparisons, ORDER BY with literal arguments, CTEs, RETURNING,
-#     ON CONFLICT, transactions, PQsendQuery loops, errors, notices) once
-#     with QUOTEGUARD_MODE=off and once with rewrite, each on a fresh
+#     ON CONFLICT, transactions, PQsendQuery loops, errors, notices) with
+#     QUOTEGUARD_MODE=off, with rewrite (QUOTEGUARD_REWRITE=all: every
+#     literal that can be replaced) and with rewrite's default (only queries
+#     with a literal that is not plain ASCII text), each on a fresh
 #     database: everything the application sees must be the same.  The
 #     server log shows which queries ran as parameterized statements and the
 #     shim's debug log why the others were left alone.
 #  2. The plain-SQL files of ../shared/corpus/pg-regress run through psql in
-#     off mode and in rewrite mode, each on a fresh server of its own (OIDs
-#     show in the output and are cluster-wide): the counts of rewritten /
-#     left-alone statements and of changed results are printed.
+#     off mode and in rewrite mode (all), each on a fresh server of its own
+#     (OIDs show in the output and are cluster-wide): the counts of
+#     rewritten / left-alone statements and of changed results are printed.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
@@ -58,7 +60,7 @@ run_corpus() { # MODE OUT SHIMLOG
         >/dev/null || return 1
     while IFS= read -r f; do
         printf '=== %s\n' "${f##*/}"
-        QUOTEGUARD_VERBOSE=2 with_shim "$mode" "$shimlog" timeout 120 \
+        QUOTEGUARD_VERBOSE=2 QUOTEGUARD_REWRITE=all with_shim "$mode" "$shimlog" timeout 120 \
             "$QG_PG_BIN/psql" -X -a -q -v VERBOSITY=terse -d corpus -f "$f" 2>&1
     done <"$PLAIN" >"$out"
 }
@@ -81,7 +83,7 @@ fi
 
 # -------------------------------------------------- the comparison table
 pg_start || tap_bail "cannot start PostgreSQL"
-for db in rw_off rw_on; do
+for db in rw_off rw_on rw_needed; do
     pg_psql -d postgres -c "CREATE DATABASE $db TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'" \
         >/dev/null || tap_bail "cannot create database $db"
 done
@@ -89,41 +91,49 @@ done
 with_shim off "$WORK/off.shim" env PGDATABASE=rw_off "$COMPARE" >"$WORK/off.out" 2>"$WORK/off.err"
 ok "off mode: the client ran the whole table" [ $? -eq 0 ]
 log_from=$(($(wc -c <"$QG_PG_LOG") + 1))
-QUOTEGUARD_VERBOSE=2 with_shim rewrite "$WORK/on.shim" env PGDATABASE=rw_on "$COMPARE" \
-    >"$WORK/on.out" 2>"$WORK/on.err"
+QUOTEGUARD_VERBOSE=2 QUOTEGUARD_REWRITE=all with_shim rewrite "$WORK/on.shim" \
+    env PGDATABASE=rw_on "$COMPARE" >"$WORK/on.out" 2>"$WORK/on.err"
 ok "rewrite mode: the client ran the whole table" [ $? -eq 0 ]
 tail -c +"$log_from" "$QG_PG_LOG" >"$WORK/on.server.log"
+log_from=$(($(wc -c <"$QG_PG_LOG") + 1))
+QUOTEGUARD_VERBOSE=2 with_shim rewrite "$WORK/needed.shim" env PGDATABASE=rw_needed "$COMPARE" \
+    >"$WORK/needed.out" 2>"$WORK/needed.err"
+ok "rewrite mode, default (needed): the client ran the whole table" [ $? -eq 0 ]
+tail -c +"$log_from" "$QG_PG_LOG" >"$WORK/needed.server.log"
 
 # The table: id and expectation, in order.
 mapfile -t ENTRIES < <(awk '$2 ~ /^expect=/ { sub("expect=", "", $2); print $1, $2 }' "$WORK/off.out")
 ok "the table has at least 40 queries" [ "$(printf '%s\n' "${ENTRIES[@]}" | grep -c '^q')" -ge 40 ]
 
 block() { grep -a "^$1 " "$2"; }
-n_same=0
-for entry in "${ENTRIES[@]}"; do
-    id=${entry% *}
-    expect=${entry#* }
-    off=$(block "$id" "$WORK/off.out")
-    on=$(block "$id" "$WORK/on.out")
-    if [ "$expect" = K ]; then
-        # A data error in a parameter's own value is raised at bind time:
-        # same SQLSTATE and message, but no cursor position and a CONTEXT
-        # line naming the parameter (docs in shim/rewriter.c).
-        strip() { printf '%s\n' "$1" | grep -av -e " position " -e " context "; }
-        ok "$id: same result, SQLSTATE and message" [ "$(strip "$off")" = "$(strip "$on")" ]
-        todo "$id: same error position and context" "bind-time input errors carry no position" \
-            [ "$off" = "$on" ]
-        continue
-    fi
-    if [ "$off" = "$on" ]; then
-        n_same=$((n_same + 1))
-    else
-        ok "$id: same result in off and rewrite mode" false
-        tap_diag "$(diff <(printf '%s\n' "$off") <(printf '%s\n' "$on"))"
-    fi
-done
-ok "every other query: identical status, cmdStatus, cmdTuples, oid, fields, types, rows, errors, notices, transaction state ($n_same)" \
-    [ "$n_same" -eq "$(printf '%s\n' "${ENTRIES[@]}" | grep -vc ' K$')" ]
+# Compares each query's block in off.out with RUN.out, as tests.
+same_results() { # RUN LABEL
+    local run=$1 label=$2 entry id expect off on n_same=0
+    for entry in "${ENTRIES[@]}"; do
+        id=${entry% *}
+        expect=${entry#* }
+        off=$(block "$id" "$WORK/off.out")
+        on=$(block "$id" "$WORK/$run.out")
+        if [ "$expect" = K ]; then
+            # A data error in a parameter's own value is raised at bind time:
+            # same SQLSTATE and message, but no cursor position and a CONTEXT
+            # line naming the parameter (docs in shim/rewriter.c).
+            strip() { printf '%s\n' "$1" | grep -av -e " position " -e " context "; }
+            ok "$id: same result, SQLSTATE and message ($label)" [ "$(strip "$off")" = "$(strip "$on")" ]
+            todo "$id: same error position and context ($label)" \
+                "bind-time input errors carry no position" [ "$off" = "$on" ]
+        elif [ "$off" = "$on" ]; then
+            n_same=$((n_same + 1))
+        else
+            ok "$id: same result in off and $label" false
+            tap_diag "$(diff <(printf '%s\n' "$off") <(printf '%s\n' "$on"))"
+        fi
+    done
+    ok "$label: every other query: identical status, cmdStatus, cmdTuples, oid, fields, types, rows, errors, notices, transaction state ($n_same)" \
+        [ "$n_same" -eq "$(printf '%s\n' "${ENTRIES[@]}" | grep -vc ' K$')" ]
+}
+same_results on "rewrite mode (all)"
+same_results needed "rewrite mode (needed)"
 has "$(cat "$WORK/off.out")" "q34 notice severity=NOTICE sqlstate=00000 message=say alpha" \
     "the table covers notices"
 has "$(cat "$WORK/off.out")" "q40 error sqlstate=23505" "the table covers an error inside a transaction"
@@ -133,8 +143,10 @@ has "$(cat "$WORK/off.out")" "q61 results=2" "the table covers a PQsendQuery loo
 # ------------------------------------------------ what the server received
 # Rewritten: "execute <unnamed>: /*id*/ … $1" (or, when the statement failed
 # before it ran, "STATEMENT: /*id*/ … $1"); left alone: the original text.
-ran_with_params() { grep -aE "(execute <unnamed>|STATEMENT): +/\*$1\*/" "$WORK/on.server.log" | grep -q '\$1'; }
-ran_as_text() { grep -aqE "(statement|STATEMENT): +/\*$1\*/" "$WORK/on.server.log"; }
+ran_with_params() { # ID [RUN]
+    grep -aE "(execute <unnamed>|STATEMENT): +/\*$1\*/" "$WORK/${2:-on}.server.log" | grep -q '\$1'
+}
+ran_as_text() { grep -aqE "(statement|STATEMENT): +/\*$1\*/" "$WORK/${2:-on}.server.log"; }
 wrong=()
 n_params=0
 n_text=0
@@ -157,8 +169,11 @@ lacks "$(grep -a 'execute <unnamed>' "$WORK/on.server.log")" "/*q60*/" \
     "server log: a multi-statement string ran as one simple query"
 
 # Why the others were left alone: the shim's debug events come in query order.
-mapfile -t EVENTS < <(grep -aoE '"event":"(rewritten|rewrite_skipped)","detail":"[^"]*' "$WORK/on.shim" |
-    sed -E 's/"event":"([a-z_]+)","detail":"/\1 /' | tail -n "${#ENTRIES[@]}")
+events() { # RUN
+    grep -aoE '"event":"(rewritten|rewrite_skipped)","detail":"[^"]*' "$WORK/$1.shim" |
+        sed -E 's/"event":"([a-z_]+)","detail":"/\1 /' | tail -n "${#ENTRIES[@]}"
+}
+mapfile -t EVENTS < <(events on)
 mismatch=0
 for i in "${!ENTRIES[@]}"; do
     id=${ENTRIES[$i]% *}
@@ -172,6 +187,38 @@ for i in "${!ENTRIES[@]}"; do
 done
 ok "shim debug log: one rewritten/rewrite_skipped event per query, matching the server log" \
     test "$mismatch" -eq 0 -a "${#EVENTS[@]}" -eq "${#ENTRIES[@]}"
+
+# Rewrite's default: of the queries rewritten above, those whose literals
+# are all plain ASCII text (no byte >= 0x80, backslash or doubled quote)
+# go as they are; the others still go with parameters.
+mapfile -t NEEDED < <(events needed)
+wrong=()
+n_params=0
+n_plain=0
+n_avoided=0
+for i in "${!ENTRIES[@]}"; do
+    id=${ENTRIES[$i]% *}
+    case ${NEEDED[$i]} in
+    rewritten*)
+        [[ ${EVENTS[$i]} == rewritten* ]] || wrong+=("$id rewritten only in needed mode")
+        if ran_with_params "$id" needed; then n_params=$((n_params + 1)); else wrong+=("$id should have run with parameters"); fi
+        ;;
+    *"sent as it is: its literals are plain text")
+        [[ ${EVENTS[$i]} != rewritten* ]] || n_avoided=$((n_avoided + 1))
+        if ! ran_with_params "$id" needed && ran_as_text "$id" needed; then n_plain=$((n_plain + 1)); else wrong+=("$id should have run as sent"); fi
+        ;;
+    rewrite_skipped*) [[ ${EVENTS[$i]} == rewrite_skipped* ]] || wrong+=("$id left alone for another reason: ${NEEDED[$i]}") ;;
+    *) wrong+=("$id: no event") ;;
+    esac
+done
+ok "needed mode: $n_params queries ran with parameters, $n_plain with plain literals as sent ($n_avoided of them rewritten in all mode)" \
+    test ${#wrong[@]} -eq 0 -a "$n_params" -gt 0 -a "$n_avoided" -gt 0 -a "${#NEEDED[@]}" -eq "${#ENTRIES[@]}"
+[ ${#wrong[@]} -eq 0 ] || tap_diag "${wrong[@]}"
+has "$(cat "$WORK/needed.server.log")" "/*q45*/ SELECT id, s FROM rw.t WHERE s = \$1  " \
+    "needed mode: the SJIS literal with 0x5c trail bytes became \$1"
+has "$(cat "$WORK/needed.server.log")" "DETAIL:  parameters: \$1 = '日本語'" \
+    "needed mode: the UTF8 value arrived as a parameter"
+
 lacks "$(cat "$WORK/off.shim" 2>/dev/null)" "\"event\":\"rewrit" "off mode: nothing is rewritten"
 QUOTEGUARD_VERBOSE=1 with_shim rewrite "$WORK/quiet.shim" env PGDATABASE=rw_on "$COMPARE" >/dev/null 2>&1
 lacks "$(cat "$WORK/quiet.shim")" "\"event\":\"rewrit" "rewrites are logged only at debug verbosity"

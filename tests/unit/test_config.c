@@ -17,7 +17,7 @@ static const char *const env_keys[] = {
     "QUOTEGUARD_LOG_FULL_QUERY", "QUOTEGUARD_SYSLOG_FACILITY",
     "QUOTEGUARD_ALLOW",         "QUOTEGUARD_ONLY_PROGRAMS",
     "QUOTEGUARD_SKIP_PROGRAMS", "QUOTEGUARD_MYSQL_ILLFORMED_QUOTE",
-    "QUOTEGUARD_MYSQL_ILLFORMED",
+    "QUOTEGUARD_MYSQL_ILLFORMED", "QUOTEGUARD_REWRITE",
 };
 
 static void clear_env(void)
@@ -68,6 +68,7 @@ static void test_defaults(void)
     tap_ok(s.syslog_facility == LOG_AUTHPRIV, "default facility is authpriv");
     tap_ok(s.verbosity == 1, "default verbosity 1");
     tap_ok(!s.log_full_query, "full queries are not logged by default");
+    tap_ok(!s.rewrite_all, "rewrite mode replaces only the literals that need it by default");
     tap_ok(s.mysql_illformed_quote == QG_ACTION_BLOCK && s.mysql_illformed == QG_ACTION_LOG,
            "MySQL: ill-formed before a quote blocks, other ill-formed logs");
     tap_ok(s.allow_count == 0 && s.only_count == 0 && s.skip_count == 0, "empty lists");
@@ -113,6 +114,7 @@ static void test_file_full(void)
                          "skip_programs = pg_dump\n"
                          "mysql_illformed_quote = log\n"
                          "mysql_illformed = ignore\n"
+                         "rewrite = ALL\n"
                          "\t# indented comment\n"
                          "MODE = rewrite",
                          err, sizeof err);
@@ -132,7 +134,11 @@ static void test_file_full(void)
     tap_ok(s.skip_count == 1 && strcmp(s.skip_programs[0], "pg_dump") == 0, "skip_programs");
     tap_ok(s.mysql_illformed_quote == QG_ACTION_LOG && s.mysql_illformed == QG_ACTION_IGNORE,
            "MySQL ill-formed actions");
+    tap_ok(s.rewrite_all, "rewrite all, any case");
 
+    qg_settings_defaults(&s);
+    tap_ok(parse(&s, "rewrite = all\nrewrite = needed\n", err, sizeof err) == 0 && !s.rewrite_all,
+           "rewrite = needed");
     qg_settings_defaults(&s);
     tap_ok(parse(&s, "log = syslog\n", err, sizeof err) == 0 && s.log_sink == QG_LOG_SYSLOG,
            "log = syslog");
@@ -176,6 +182,8 @@ static void test_file_problems(void)
                    "unknown facility");
     expect_problem("mode = off\nmysql_illformed = drop\n", "drop", "block, log or ignore",
                    "unknown MySQL action");
+    expect_problem("mode = off\nrewrite = some\n", "rewrite=\"some\"", "needed or all",
+                   "unknown rewrite choice");
     expect_problem("mode = off\nlog_full_query = maybe\n", "maybe", "log_full_query",
                    "bad boolean");
     expect_problem("mode = off\nonly_programs = /usr/bin/psql\n", "/usr/bin/psql", "basename",
@@ -225,6 +233,7 @@ static void test_env(void)
     setenv("QUOTEGUARD_SKIP_PROGRAMS", "", 1);
     setenv("QUOTEGUARD_MYSQL_ILLFORMED_QUOTE", "ignore", 1);
     setenv("QUOTEGUARD_MYSQL_ILLFORMED", "block", 1);
+    setenv("QUOTEGUARD_REWRITE", "all", 1);
     qg_settings_defaults(&s);
     /* The file's list of fingerprints is replaced by the environment's. */
     parse(&s, "allow = 0123456789abcdef\nskip_programs = pg_dump\nmode = off\n", err, sizeof err);
@@ -240,6 +249,7 @@ static void test_env(void)
     tap_ok(s.skip_count == 1, "an empty variable counts as unset");
     tap_ok(s.mysql_illformed_quote == QG_ACTION_IGNORE && s.mysql_illformed == QG_ACTION_BLOCK,
            "env MySQL actions");
+    tap_ok(s.rewrite_all, "env rewrite");
 
     clear_env();
     setenv("QUOTEGUARD_MODE", "disabled", 1);

@@ -416,24 +416,79 @@ static void test_no_literal(void)
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         qg_rewrite rw = {0};
         qg_rewrite_status st = qg_rewrite_query(&ctx, 0, plain[i], strlen(plain[i]), &rw);
-        tap_ok(!qg_rewrite_may_apply(plain[i], strlen(plain[i])) && st == QG_REWRITE_UNCHANGED &&
-                   rw.why && strcmp(rw.why, "no string literal") == 0,
+        const char *why = qg_rewrite_skip_reason(plain[i], strlen(plain[i]), 0);
+        tap_ok(why && st == QG_REWRITE_UNCHANGED && rw.why &&
+                   strcmp(rw.why, "no string literal") == 0 && strcmp(why, rw.why) == 0,
                "no quote, no dollar: unchanged, not read (%s)", plain[i]);
     }
     const char *own = "SELECT * FROM t WHERE id = $1";
     qg_rewrite rw = {0};
     qg_rewrite_status st = qg_rewrite_query(&ctx, 0, own, strlen(own), &rw);
-    tap_ok(qg_rewrite_may_apply(own, strlen(own)) && st == QG_REWRITE_UNCHANGED && rw.why &&
+    tap_ok(!qg_rewrite_skip_reason(own, strlen(own), 0) && st == QG_REWRITE_UNCHANGED && rw.why &&
                strcmp(rw.why, "the query has $n parameters of its own") == 0,
            "a dollar sign alone: the query is read (%s)", rw.why ? rw.why : "?");
     const char *tail = "SELECT * FROM t WHERE s = 'x'";
-    tap_ok(qg_rewrite_may_apply(tail, strlen(tail)) && !qg_rewrite_may_apply(tail, 26),
+    tap_ok(!qg_rewrite_skip_reason(tail, strlen(tail), 0) && qg_rewrite_skip_reason(tail, 26, 0),
            "a quote counts only within the length given");
+}
+
+/* QG_REWRITE_PLAIN_AS_IS: a statement is rewritten only when a literal it
+ * replaces holds a byte >= 0x80, a backslash or a doubled quote; then all
+ * of its replaceable literals go as parameters. */
+static void test_plain_as_is(void)
+{
+    static const struct {
+        const char *sql;
+        size_t nparams;  /* 0: unchanged, "its literals are plain text" */
+        bool read;       /* qg_rewrite_skip_reason() lets the rewriter read it */
+    } plain_cases[] = {
+        {"SELECT * FROM t WHERE s = 'abc'", 0, false},
+        {"SELECT * FROM t WHERE s = 'foo'\n'bar' AND n = 1", 0, false},
+        {"SELECT * FROM t WHERE s = ''", 0, true},
+        {"SELECT * FROM \"t\xc3\xa9\" WHERE s = 'abc' -- \\", 0, true},
+        {"SELECT 'x''y', * FROM t WHERE s = 'abc'", 0, true},
+        {"SELECT * FROM t WHERE s = 'O''Brien'", 1, true},
+        {"SELECT * FROM t WHERE s = E'a\\tb'", 1, true},
+        {"SELECT * FROM t WHERE s = 'h\xc3\xa9'", 1, true},
+        {"SELECT * FROM t WHERE a = 'abc' AND b = 'd\xc3\xa9' AND c = ''", 3, true},
+        {"UPDATE t SET s = 'it''s' WHERE k = 'abc'", 2, true},
+    };
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8"),
+                    SCS_ON);
+    for (size_t i = 0; i < sizeof plain_cases / sizeof plain_cases[0]; i++) {
+        const char *sql = plain_cases[i].sql;
+        size_t len = strlen(sql);
+        char text[256], values[256];
+        const char *params[8];
+        qg_rewrite rw = {.text = text, .text_cap = sizeof text, .values = values,
+                         .values_cap = sizeof values, .params = params, .params_cap = 8};
+        qg_rewrite_status st = qg_rewrite_query(&ctx, QG_REWRITE_PLAIN_AS_IS, sql, len, &rw);
+        bool read = !qg_rewrite_skip_reason(sql, len, QG_REWRITE_PLAIN_AS_IS);
+        bool ok = plain_cases[i].nparams
+                      ? st == QG_REWRITE_DONE && rw.nparams == plain_cases[i].nparams
+                      : st == QG_REWRITE_UNCHANGED && rw.why &&
+                            strcmp(rw.why, "its literals are plain text") == 0;
+        char shown[128];
+        snprintf(shown, sizeof shown, "%s", sql);
+        for (char *nl = strchr(shown, '\n'); nl; nl = strchr(nl, '\n'))
+            *nl = ' ';
+        tap_ok(ok && read == plain_cases[i].read, "plain as is: %s -> %zu parameters (%s)", shown,
+               plain_cases[i].nparams, st == QG_REWRITE_DONE ? text : rw.why ? rw.why : "?");
+        /* Without the option every one of them is rewritten. */
+        st = qg_rewrite_query(&ctx, 0, sql, len, &rw);
+        tap_ok(st == QG_REWRITE_DONE, "without plain as is: %s is rewritten", shown);
+    }
+    const char *own = "SELECT * FROM t WHERE id = $1";
+    const char *why = qg_rewrite_skip_reason(own, strlen(own), QG_REWRITE_PLAIN_AS_IS);
+    tap_ok(why && strcmp(why, "no string literal") == 0,
+           "plain as is: a dollar sign alone is not read");
 }
 
 int main(void)
 {
     test_no_literal();
+    test_plain_as_is();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(&cases[i]);
     test_no_room();
