@@ -249,6 +249,7 @@ done
 PAIRED_BENCHES=(
     "paired_pg_select|pg select|enforce audit rewrite"
     "paired_pg_string|pg string|enforce audit rewrite"
+    "paired_pg_quoted|pg quoted|enforce audit rewrite"
     "paired_pg_sjis|pg sjis|enforce audit rewrite"
     "paired_my_select|mysql select|enforce audit"
     "paired_my_string|mysql string|enforce audit"

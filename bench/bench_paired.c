@@ -22,8 +22,9 @@
  *   bench_paired mysql SHAPE PAIRS SOCKET
  *
  * SHAPE: select (pgbench -S: an integer literal), string (a point select
- * with a short string literal, which rewrite mode sends as a parameter),
- * sjis (pgbench_sjis's point select with a 4 KB Shift_JIS literal, PG,
+ * with a short string literal of plain ASCII text, which rewrite mode sends
+ * as it is unless QUOTEGUARD_REWRITE=all), quoted (the same literal with a
+ * doubled quote, which rewrite mode sends as a parameter, PG), sjis (pgbench_sjis's point select with a 4 KB Shift_JIS literal, PG,
  * client_encoding SJIS).  Prints one line: shape, pairs, median direct and
  * shim latency, the trimmed mean of the pair differences with its 95 %
  * interval, and the throughput ratio of one client (direct / shim time).
@@ -91,6 +92,10 @@ static void format_query(char *buf, size_t cap, bool pg, const char *shape, unsi
                  pg ? "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> 'k%u';"
                     : "SELECT c FROM sbtest1 WHERE id=%u AND pad <> 'k%u'",
                  key, key);
+    else if (!strcmp(shape, "quoted"))
+        snprintf(buf, cap,
+                 "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> 'k''%u';", key,
+                 key);
     else
         snprintf(buf, cap,
                  "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> '%sx';", key,
@@ -105,6 +110,8 @@ static void format_params(char *buf, size_t cap, char *value, size_t value_cap, 
              key);
     if (!strcmp(shape, "string"))
         snprintf(value, value_cap, "k%u", key);
+    else if (!strcmp(shape, "quoted"))
+        snprintf(value, value_cap, "k'%u", key);
     else
         snprintf(value, value_cap, "%sx", sjis_literal);
 }
@@ -241,9 +248,9 @@ int main(int argc, char **argv)
     const char *shape = argc > 2 ? argv[2] : "";
     long rounds = argc > 3 ? atol(argv[3]) : 0;
     bool known = !strcmp(shape, "select") || !strcmp(shape, "string") ||
-                 (is_pg && !strcmp(shape, "sjis"));
+                 (is_pg && (!strcmp(shape, "quoted") || !strcmp(shape, "sjis")));
     if ((!is_pg && !is_my) || !known || rounds < 100)
-        die("usage: bench_paired pg select|string|sjis PAIRS (>= 100)\n"
+        die("usage: bench_paired pg select|string|quoted|sjis PAIRS (>= 100)\n"
             "       bench_paired mysql select|string PAIRS SOCKET");
     for (int i = 0; i < 100; i++)
         strcat(sjis_literal, sjis_phrase);

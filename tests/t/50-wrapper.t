@@ -193,7 +193,7 @@ matches "$out" '^QUOTEGUARD_LOG=syslog$' "--log syslog is exported (case folded)
 run env QUOTEGUARD_MODE=off "$QG" --force -q -- env
 matches "$out" '^QUOTEGUARD_MODE=off$' "without --mode the environment's value stays"
 
-printf 'mode = rewrite   # from the file\nlog = %s/file.log\nverbose = 2\n' "$TMP" > "$TMP/qg.conf"
+printf 'mode = rewrite   # from the file\nlog = %s/file.log\nverbose = 2\nrewrite = all\n' "$TMP" > "$TMP/qg.conf"
 run env QUOTEGUARD_MODE=audit "$QG" check --config "$TMP/qg.conf" "$TMP/pgclient"
 matches "$out" '^mode: +audit \(QUOTEGUARD_MODE in the environment\)$' "check: the environment overrides the file"
 matches "$out" "^log: +$TMP/file.log \\($TMP/qg.conf line 2\\)\$" "check: a file value shows its line"
@@ -203,6 +203,9 @@ matches "$out" '^mode: +off \(option, exported as QUOTEGUARD_MODE\)$' "check: an
 run "$QG" check -q --config "$TMP/qg.conf" "$TMP/pgclient"
 matches "$out" '^mode: +rewrite \(.*qg.conf line 1\)$' "check: the file's mode, with its inline comment stripped"
 matches "$out" '^verbose: +0 \(option' "check: -q overrides the file's verbose"
+matches "$out" '^rewrite: +all \(.*qg.conf line 4\)$' "check: which literals rewrite mode replaces, from the file"
+run "$QG" check --mode rewrite "$TMP/pgclient"
+matches "$out" '^rewrite: +needed \(default\)$' "check: rewrite mode replaces only the literals that need it by default"
 
 # What the library itself reads agrees with check: its start-up line.
 run env QUOTEGUARD_MODE=audit "$QG" --config "$TMP/qg.conf" --log "$TMP/startup.log" "$TMP/pgclient"
@@ -212,11 +215,12 @@ run "$QG" --config "$TMP/qg.conf" --log "$TMP/startup2.log" "$TMP/pgclient"
 matches "$(cat "$TMP/startup2.log" 2>/dev/null)" '"event":"attached".*"mode":"rewrite"' \
     "without the environment the library uses the file's mode"
 
-printf 'mode = audit\nbogus_key = 1\nallow = 12345\n' > "$TMP/bad.conf"
+printf 'mode = audit\nbogus_key = 1\nallow = 12345\nrewrite = most\n' > "$TMP/bad.conf"
 run "$QG" check --config "$TMP/bad.conf" "$TMP/pgclient"
 matches "$out" '^mode: +enforce \(forced: the settings have problems\)$' "check: problems force mode enforce"
 matches "$out" '^problem: +bogus_key="1" .*unknown key' "check: names an unknown key"
 matches "$out" '^problem: +allow="12345" .*not a fingerprint' "check: names a bad fingerprint"
+matches "$out" '^problem: +rewrite="most" .*expected needed or all' "check: names a bad rewrite choice"
 run "$QG" --config "$TMP/bad.conf" --log "$TMP/bad.log" "$TMP/pgclient"
 has "$err" "the shim will use mode enforce" "running with a bad config warns on stderr"
 matches "$(cat "$TMP/bad.log" 2>/dev/null)" '"event":"config_error".*bogus_key' "the library agrees: config_error logged"
