@@ -31,6 +31,7 @@
  * after it must bind less tightly than that operator (ends_operand()).
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -63,7 +64,13 @@ static bool is_ident_cont(unsigned char c)
 
 static bool is_op_char(unsigned char c)
 {
-    return c != 0 && strchr("~!@#^&|`?+-*/%<>=", c) != NULL;
+    switch (c) {
+    case '~': case '!': case '@': case '#': case '^': case '&': case '|': case '`': case '?':
+    case '+': case '-': case '*': case '/': case '%': case '<': case '>': case '=':
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* Bytes of the character at p (a bad sequence counts as one byte). */
@@ -114,7 +121,12 @@ typedef struct sql_tok {
     size_t start, end;
 } sql_tok;
 
+/* Tokens are read in place in a ring (copying one would load what was
+ * just stored field by field, as one wider load that cannot take it from
+ * the store buffer).  A token taken stays valid while the walker looks at
+ * most LOOKAHEAD tokens further; the ring holds the two before it too. */
 #define LOOKAHEAD 8
+#define RING 16
 
 /* The lexer's tokens as the first pass met them, replayed by the second
  * pass so that a long literal is lexed once.  A query with more tokens than
@@ -142,8 +154,11 @@ typedef struct tok_stream {
     unsigned replayed;
     qg_token next_struct;
     bool have_struct;
-    sql_tok queue[LOOKAHEAD];
-    unsigned head, count;
+    /* ring[head % RING] is the next token, ring[tail % RING] the next to
+     * produce.  (Each call moves only one of them: a head and a count
+     * moved together became one wide load of two separate stores.) */
+    unsigned head, tail;
+    sql_tok ring[RING];   /* not cleared first */
 } tok_stream;
 
 /* The next lexer token: recorded into the cache by the first pass, taken
@@ -180,7 +195,7 @@ static bool next_struct(tok_stream *ts, qg_token *tok)
 static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, size_t len,
                         token_cache *cache, bool replay)
 {
-    memset(ts, 0, sizeof *ts);
+    memset(ts, 0, offsetof(tok_stream, ring));
     ts->ctx = ctx;
     ts->s = (const unsigned char *)sql;
     ts->len = len;
@@ -299,20 +314,22 @@ static void produce(tok_stream *ts, sql_tok *t)
 /* The k-th token from now (k < LOOKAHEAD); T_END past the end. */
 static const sql_tok *peek(tok_stream *ts, unsigned k)
 {
-    while (ts->count <= k) {
-        produce(ts, &ts->queue[(ts->head + ts->count) % LOOKAHEAD]);
-        ts->count++;
+    while (ts->tail - ts->head <= k) {
+        produce(ts, &ts->ring[ts->tail % RING]);
+        ts->tail++;
     }
-    return &ts->queue[(ts->head + k) % LOOKAHEAD];
+    return &ts->ring[(ts->head + k) % RING];
 }
 
-static sql_tok take(tok_stream *ts)
+/* The next token, valid until RING - LOOKAHEAD more are taken. */
+static const sql_tok *take(tok_stream *ts)
 {
-    sql_tok t = *peek(ts, 0);
-    ts->head = (ts->head + 1) % LOOKAHEAD;
-    ts->count--;
+    const sql_tok *t = peek(ts, 0);
+    ts->head++;
     return t;
 }
+
+static const sql_tok no_token = {.kind = T_END};
 
 /* `word` is lower case.  The first letter decides most calls (a query asks
  * dozens of them), before the length and the whole word. */
@@ -416,16 +433,16 @@ static void scan_statement(const qg_context *ctx, const char *sql, size_t len,
                            token_cache *cache, statement_facts *f)
 {
     tok_stream ts;
-    sql_tok prev1 = {0}, prev2 = {0};
+    const sql_tok *prev1 = &no_token, *prev2 = &no_token;
     int depth = 0;
     bool started = false, ended = false;
     memset(f, 0, sizeof *f);
     stream_init(&ts, ctx, sql, len, cache, false);
     for (;;) {
-        sql_tok t = take(&ts);
-        if (t.kind == T_END)
+        const sql_tok *t = take(&ts);
+        if (t->kind == T_END)
             break;
-        if (t.kind == T_BROKEN) {
+        if (t->kind == T_BROKEN) {
             f->why = "unterminated token";
             return;
         }
@@ -433,44 +450,44 @@ static void scan_statement(const qg_context *ctx, const char *sql, size_t len,
             f->why = "more than one statement";
             return;
         }
-        if (!started && !is_punct(&ts, &t, "(")) {
-            if (!is_word_in(&ts, &t, statement_words)) {
+        if (!started && !is_punct(&ts, t, "(")) {
+            if (!is_word_in(&ts, t, statement_words)) {
                 f->why = "not a SELECT, INSERT, UPDATE, DELETE, VALUES or WITH statement";
                 return;
             }
             started = true;
         }
-        if (is_punct(&ts, &t, "(") || is_punct(&ts, &t, "[")) {
+        if (is_punct(&ts, t, "(") || is_punct(&ts, t, "[")) {
             if (++depth > MAX_DEPTH) {
                 f->why = "nested too deeply";
                 return;
             }
-        } else if (is_punct(&ts, &t, ")") || is_punct(&ts, &t, "]")) {
+        } else if (is_punct(&ts, t, ")") || is_punct(&ts, t, "]")) {
             if (--depth < 0) {
                 f->why = "unbalanced parentheses";
                 return;
             }
-        } else if (is_punct(&ts, &t, ";")) {
+        } else if (is_punct(&ts, t, ";")) {
             if (depth != 0) {
                 f->why = "unbalanced parentheses";
                 return;
             }
             ended = true;
-        } else if (t.kind == T_PARAM) {
+        } else if (t->kind == T_PARAM) {
             f->why = "the query has $n parameters of its own";
             return;
-        } else if (is_word(&ts, &t, "current_query")) {
+        } else if (is_word(&ts, t, "current_query")) {
             f->why = "the query reads its own text";
             return;
-        } else if (is_word(&ts, &t, "group")) {
+        } else if (is_word(&ts, t, "group")) {
             if (is_word(&ts, peek(&ts, 0), "by"))
                 f->grouped = true;
-        } else if (is_word(&ts, &t, "having")) {
+        } else if (is_word(&ts, t, "having")) {
             f->grouped = true;
-        } else if (is_word(&ts, &t, "distinct")) {
-            if (!distinct_is_operator(&ts, &prev1, &prev2))
+        } else if (is_word(&ts, t, "distinct")) {
+            if (!distinct_is_operator(&ts, prev1, prev2))
                 f->grouped = true;
-        } else if (is_word(&ts, &t, "insert")) {
+        } else if (is_word(&ts, t, "insert")) {
             f->has_insert = true;
         }
         prev2 = prev1;
@@ -950,17 +967,18 @@ typedef enum rule {
 } rule;
 
 typedef struct walker {
-    tok_stream ts;
     const statement_facts *facts;
     decode_rules rules;
-    level stack[MAX_DEPTH + 1];
     int depth;
-    sql_tok prev1, prev2;
+    const sql_tok *prev1, *prev2;
     writer text, values;
     size_t copied;  /* query bytes before this are in text */
     size_t nparams;
     bool needs_params; /* a replaced literal is not plain_text() */
     const char *why;
+    /* Set up by stream_init and open_level, not cleared first. */
+    tok_stream ts;
+    level stack[MAX_DEPTH + 1];
 } walker;
 
 static level *top(walker *w)
@@ -979,7 +997,7 @@ static rule decide_rule(walker *w)
 {
     const tok_stream *ts = &w->ts;
     const level *lv = top(w);
-    const sql_tok *p1 = &w->prev1, *p2 = &w->prev2;
+    const sql_tok *p1 = w->prev1, *p2 = w->prev2;
     if (lv->restricted || !clause_safe(lv->clause, w->facts->grouped))
         return RULE_NONE;
     if (is_op_in(ts, p1, comparison_ops))
@@ -1043,8 +1061,12 @@ static size_t ascii_end(const unsigned char *s, size_t p, size_t limit)
 
 static bool plain_text(const unsigned char *s, size_t p, size_t end)
 {
-    return ascii_end(s, p, end) == end && !memchr(s + p, '\\', end - p) &&
-           !memmem(s + p, end - p, "''", 2);
+    if (ascii_end(s, p, end) != end || memchr(s + p, '\\', end - p))
+        return false;
+    for (const unsigned char *q = s + p; (q = memchr(q, '\'', (size_t)(s + end - q))); q++)
+        if (q + 1 < s + end && q[1] == '\'')
+            return false;
+    return true;
 }
 
 /* Where the first \n or \r of s[p, end) is, or end. */
@@ -1227,7 +1249,7 @@ static void consider_literal(walker *w, const sql_tok *lit)
     }
     /* "$n" must not run into a word or number it touches. */
     const sql_tok *touching = peek(ts, next);
-    bool lead = w->prev1.end == lit->start && is_glued_kind(w->prev1.kind);
+    bool lead = w->prev1->end == lit->start && is_glued_kind(w->prev1->kind);
     bool trail = touching->start == span_end && is_glued_kind(touching->kind);
     rule r = decide_rule(w);
     if (r == RULE_NONE || !right_side_ends(w, r, after) || w->nparams >= QG_REWRITE_MAX_PARAMS)
@@ -1267,13 +1289,13 @@ static void set_clause(walker *w, const sql_tok *t)
     if (is_word(ts, t, "select") || is_word(ts, t, "returning"))
         lv->clause = CL_TARGET;
     else if (is_word(ts, t, "from"))
-        lv->clause = is_word(ts, &w->prev1, "distinct") ? lv->clause : CL_FROM; /* IS DISTINCT FROM */
+        lv->clause = is_word(ts, w->prev1, "distinct") ? lv->clause : CL_FROM; /* IS DISTINCT FROM */
     else if (is_word(ts, t, "join"))
         lv->clause = CL_FROM;
     else if (is_word(ts, t, "where"))
         lv->clause = lv->clause == CL_CONFLICT ? CL_CONFLICT : CL_WHERE;
     else if (is_word(ts, t, "group"))
-        lv->clause = is_word(ts, &w->prev1, "within") ? lv->clause : CL_GROUP;
+        lv->clause = is_word(ts, w->prev1, "within") ? lv->clause : CL_GROUP;
     else if (is_word(ts, t, "having"))
         lv->clause = CL_HAVING;
     else if (is_word(ts, t, "order"))
@@ -1292,7 +1314,7 @@ static void set_clause(walker *w, const sql_tok *t)
              is_word(ts, t, "insert") || is_word(ts, t, "update") || is_word(ts, t, "delete") ||
              is_word(ts, t, "for") || is_word(ts, t, "window"))
         lv->clause = CL_OTHER;
-    else if (is_word(ts, t, "with") && (w->prev1.kind == T_END || is_punct(ts, &w->prev1, "(")))
+    else if (is_word(ts, t, "with") && (w->prev1->kind == T_END || is_punct(ts, w->prev1, "(")))
         lv->clause = CL_WITH; /* not WITH ORDINALITY, timestamp with time zone … */
 }
 
@@ -1316,13 +1338,13 @@ static level_kind paren_kind(walker *w)
 {
     tok_stream *ts = &w->ts;
     const level *lv = top(w);
-    if (is_word(ts, &w->prev1, "in"))
+    if (is_word(ts, w->prev1, "in"))
         return LV_IN;
-    if (is_word_in(ts, &w->prev1, func_names) && !is_punct(ts, &w->prev2, "."))
+    if (is_word_in(ts, w->prev1, func_names) && !is_punct(ts, w->prev2, "."))
         return LV_FUNC;
     if (lv->clause == CL_VALUES &&
-        (is_word(ts, &w->prev1, "values") ||
-         (is_punct(ts, &w->prev1, ",") && is_punct(ts, &w->prev2, ")"))))
+        (is_word(ts, w->prev1, "values") ||
+         (is_punct(ts, w->prev1, ",") && is_punct(ts, w->prev2, ")"))))
         return LV_ROW;
     return LV_PAREN;
 }
@@ -1333,31 +1355,31 @@ static bool walk(walker *w)
 {
     tok_stream *ts = &w->ts;
     for (;;) {
-        sql_tok t = take(ts);
-        if (t.kind == T_END)
+        const sql_tok *t = take(ts);
+        if (t->kind == T_END)
             return true;
         level *lv = top(w);
         if (lv->fresh) {
             lv->fresh = false;
-            if (is_word_in(ts, &t, statement_words) || is_word(ts, &t, "table"))
+            if (is_word_in(ts, t, statement_words) || is_word(ts, t, "table"))
                 lv->kind = LV_PAREN; /* a subquery, not a list */
         }
-        if (is_punct(ts, &t, "(") || is_punct(ts, &t, "[")) {
-            if (!open_level(w, is_punct(ts, &t, "[") ? LV_BRACKET : paren_kind(w))) {
+        if (is_punct(ts, t, "(") || is_punct(ts, t, "[")) {
+            if (!open_level(w, is_punct(ts, t, "[") ? LV_BRACKET : paren_kind(w))) {
                 w->why = "nested too deeply";
                 return false;
             }
-        } else if (is_punct(ts, &t, ")") || is_punct(ts, &t, "]")) {
-            bool bracket = is_punct(ts, &t, "]");
+        } else if (is_punct(ts, t, ")") || is_punct(ts, t, "]")) {
+            bool bracket = is_punct(ts, t, "]");
             if (w->depth == 0 || (lv->kind == LV_BRACKET) != bracket) {
                 w->why = "unbalanced parentheses";
                 return false;
             }
             w->depth--;
-        } else if (t.kind == T_WORD) {
-            set_clause(w, &t);
-        } else if (t.kind == T_STRING) {
-            consider_literal(w, &t);
+        } else if (t->kind == T_WORD) {
+            set_clause(w, t);
+        } else if (t->kind == T_STRING) {
+            consider_literal(w, t);
         }
         w->prev2 = w->prev1;
         w->prev1 = t;
@@ -1395,14 +1417,15 @@ qg_rewrite_status qg_rewrite_query(const qg_context *ctx, unsigned options, cons
     }
 
     walker w;
-    memset(&w, 0, sizeof w);
+    memset(&w, 0, offsetof(walker, ts));
     stream_init(&w.ts, ctx, sql, len, &cache, true);
+    w.prev1 = w.prev2 = &no_token;
+    w.stack[0] = (level){.clause = CL_NONE};
     w.facts = &facts;
     bool client_utf8 = strcmp(qg_encoding_name(ctx->encoding), "UTF8") == 0;
     w.rules.std_strings = (ctx->flags & QG_STD_STRINGS) != 0;
     w.rules.client_utf8 = client_utf8;
     w.rules.unicode_ok = client_utf8 && (options & QG_REWRITE_SERVER_UTF8);
-    w.stack[0].clause = CL_NONE;
     w.text = (writer){.buf = rw->text, .cap = rw->text_cap};
     w.values = (writer){.buf = rw->values, .cap = rw->values_cap};
     if (!walk(&w)) {
