@@ -121,10 +121,11 @@ typedef struct sql_tok {
     size_t start, end;
 } sql_tok;
 
-/* Tokens are read in place in a ring (copying one would load what was
- * just stored field by field, as one wider load that cannot take it from
- * the store buffer).  A token taken stays valid while the walker looks at
- * most LOOKAHEAD tokens further; the ring holds the two before it too. */
+/* Tokens are read in place in a ring: copying one out loaded what was just
+ * stored field by field as one wider load, which the store buffer cannot
+ * forward.  The walker looks up to LOOKAHEAD tokens ahead and keeps
+ * pointers to the two before the current one, which the ring's other
+ * slots leave in place. */
 #define LOOKAHEAD 8
 #define RING 16
 
@@ -1054,11 +1055,11 @@ static size_t ascii_end(const unsigned char *s, size_t p, size_t limit)
     return p;
 }
 
+#define PLAIN_LITERALS "its literals are plain text"
+
 /* True when s[p, end) holds no byte >= 0x80, no backslash and no quote
  * written twice: text that reads the same in every client encoding and
  * under every quoting rule, where no escaping can go wrong. */
-#define PLAIN_LITERALS "its literals are plain text"
-
 static bool plain_text(const unsigned char *s, size_t p, size_t end)
 {
     if (ascii_end(s, p, end) != end || memchr(s + p, '\\', end - p))
