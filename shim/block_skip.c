@@ -1055,11 +1055,27 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 return LANE_STOP;
         }
         if (openers) {
+            uint64_t all_quotes = quote;
             size_t end = quick_comment(s, len, i, openers, &quote, open, ctx);
             if (!end)
                 return LANE_STOP;
             if (end != SIZE_MAX) {
                 *quote_parity ^= quote;
+                /* A comment that ends inside the span, with nothing after it
+                 * that opens another: the span's later quotes count and the
+                 * next span follows as usual, so the next load need not
+                 * wait for the comment's end.  (Where names or escapes are
+                 * read, the span's other bits took the comment's quotes
+                 * for delimiters.) */
+                size_t span_end = at + span;
+                if (!names && !escaping && end < span_end) {
+                    uint64_t after = ~0ull << (end - i);
+                    if (!(openers & after)) {
+                        *quote_parity ^= all_quotes & after;
+                        i = span_end;
+                        continue;
+                    }
+                }
                 in_name = false; /* the comment is in code */
                 i = end;
                 escape_carry = 0;
