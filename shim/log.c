@@ -481,6 +481,8 @@ void qg_log_write_startup(const qg_settings *s, const char *libraries)
     field_uint(&l, "pid", (unsigned long long)getpid());
     field_string(&l, "program", s->program);
     field_string(&l, "mode", qg_mode_name(s->mode));
+    if (s->mode == QG_MODE_REWRITE)
+        field_string(&l, "rewrite", s->rewrite_all ? "all" : "needed");
     field_string(&l, "libraries", libraries);
     emit(s, LOG_INFO, &l);
 }

@@ -212,8 +212,8 @@ run env QUOTEGUARD_MODE=audit "$QG" --config "$TMP/qg.conf" --log "$TMP/startup.
 matches "$(cat "$TMP/startup.log" 2>/dev/null)" '"event":"attached".*"mode":"audit"' \
     "the library's start-up line shows the mode check reported (environment over file)"
 run "$QG" --config "$TMP/qg.conf" --log "$TMP/startup2.log" "$TMP/pgclient"
-matches "$(cat "$TMP/startup2.log" 2>/dev/null)" '"event":"attached".*"mode":"rewrite"' \
-    "without the environment the library uses the file's mode"
+matches "$(cat "$TMP/startup2.log" 2>/dev/null)" '"event":"attached".*"mode":"rewrite","rewrite":"all"' \
+    "without the environment the library uses the file's mode, and says which literals rewrite replaces"
 
 printf 'mode = audit\nbogus_key = 1\nallow = 12345\nrewrite = most\n' > "$TMP/bad.conf"
 run "$QG" check --config "$TMP/bad.conf" "$TMP/pgclient"

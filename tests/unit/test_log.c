@@ -557,6 +557,14 @@ static void test_events_and_verbosity(void)
                field_is(line, "mode", "audit") &&
                field_is(line, "libraries", "libpq.so.5,libmariadb.so.3"),
            "startup line: attached, pid, program, mode, libraries");
+    tap_ok(!strstr(line, "\"rewrite\""), "startup line: no rewrite choice outside rewrite mode");
+    file_settings(&s, "startup_rewrite.log");
+    s.mode = QG_MODE_REWRITE;
+    qg_log_write_startup(&s, "libpq.so.5");
+    line = only_line(&s);
+    tap_ok(line_well_formed(line, strlen(line)) && field_is(line, "mode", "rewrite") &&
+               field_is(line, "rewrite", "needed"),
+           "startup line in rewrite mode: which literals it replaces (needed)");
     file_settings(&s, "startup0.log");
     s.verbosity = 0;
     qg_log_write_startup(&s, "libpq.so.5");
