@@ -8,7 +8,8 @@
 #   sysbench oltp_point_select / oltp_read_only MariaDB, --db-ps-mode=disable
 #
 # Configurations: without the shim ("base"), then QUOTEGUARD_MODE enforce,
-# audit and (PG only) rewrite.  One client, one thread: the shim's cost is
+# audit and (PG only) rewrite; the paired plain-literal query also under
+# rewrite with QUOTEGUARD_REWRITE=all ("rewrite-all").  One client, one thread: the shim's cost is
 # client CPU on the path of every query, which one client shows undiluted.
 # Before timing, a sanity run proves the shim intercepts each client (a bad
 # query must show up in its log); during timing its log must stay empty.
@@ -125,12 +126,16 @@ run_client() {
     local config=$1 log=$2
     shift 2
     local TIMEFORMAT='qg-bench-cpu %U %S'
+    # rewrite-all: mode rewrite with every literal a parameter (QUOTEGUARD_REWRITE=all)
+    local mode=${config%-all} rewrite=needed
+    [ "$mode" = "$config" ] || rewrite=all
     if [ "$config" = base ]; then
         time timeout "$RUN_TIMEOUT" "${CLIENT_PIN[@]}" env -u LD_PRELOAD "$@"
     else
         time timeout "$RUN_TIMEOUT" "${CLIENT_PIN[@]}" env -u QUOTEGUARD_ALLOW -u QUOTEGUARD_ONLY_PROGRAMS \
-            -u QUOTEGUARD_SKIP_PROGRAMS QUOTEGUARD_CONFIG=/dev/null QUOTEGUARD_MODE="$config" \
-            QUOTEGUARD_LOG="$log" QUOTEGUARD_VERBOSE=1 LD_PRELOAD="$SHIM" "$@"
+            -u QUOTEGUARD_SKIP_PROGRAMS QUOTEGUARD_CONFIG=/dev/null QUOTEGUARD_MODE="$mode" \
+            QUOTEGUARD_REWRITE="$rewrite" QUOTEGUARD_LOG="$log" QUOTEGUARD_VERBOSE=1 \
+            LD_PRELOAD="$SHIM" "$@"
     fi
 }
 
@@ -248,7 +253,7 @@ done
 # name | client arguments | modes
 PAIRED_BENCHES=(
     "paired_pg_select|pg select|enforce audit rewrite"
-    "paired_pg_string|pg string|enforce audit rewrite"
+    "paired_pg_string|pg string|enforce audit rewrite rewrite-all"
     "paired_pg_quoted|pg quoted|enforce audit rewrite"
     "paired_pg_sjis|pg sjis|enforce audit rewrite"
     "paired_my_select|mysql select|enforce audit"
@@ -382,7 +387,7 @@ for name, mode, _, fields in client_lines(paired_raw):
 if paired:
     print(f"\npaired: {pairs} pairs per run, shim and direct alternating query by query in one"
           f" process; median of {runs} runs")
-    pfmt = "{:<18} {:<8} {:>10} {:>10} {:>14} {:>9} {:>13} {:>12}"
+    pfmt = "{:<18} {:<11} {:>10} {:>10} {:>14} {:>9} {:>13} {:>12}"
     print(pfmt.format("benchmark", "mode", "direct us", "added us", "added min..max",
                       "ratio", "ratio min..max", "protocol us"))
     report["paired"] = []
