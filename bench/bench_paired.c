@@ -24,7 +24,8 @@
  * SHAPE: select (pgbench -S: an integer literal), string (a point select
  * with a short string literal of plain ASCII text, which rewrite mode sends
  * as it is unless QUOTEGUARD_REWRITE=all), quoted (the same literal with a
- * doubled quote, which rewrite mode sends as a parameter, PG), sjis (pgbench_sjis's point select with a 4 KB Shift_JIS literal, PG,
+ * doubled quote, which rewrite mode sends as a parameter, PG), sjis
+ * (pgbench_sjis's point select with a 4 KB Shift_JIS literal, PG,
  * client_encoding SJIS).  Prints one line: shape, pairs, median direct and
  * shim latency, the trimmed mean of the pair differences with its 95 %
  * interval, and the throughput ratio of one client (direct / shim time).
