@@ -636,7 +636,7 @@ static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t 
         i = at + (dashes ? 2 : 1);
         if (!pg && dashes && i < len && s[i] > 0x20 && s[i] != 0x7f)
             return 0;
-        i = qg_skip_comment_text(s, i, len, false);
+        i = qg_skip_comment_text(s, i, len, false, pg);
         if (i < len && (s[i] == 0 || s[i] >= 0x80))
             return 0;
         /* Between two parts of one string: a quote follows after its newline. */
@@ -649,7 +649,7 @@ static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t 
         (!pg && at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M')))
         return 0;
     size_t depth = 1;
-    for (i = at + 2; (i = qg_skip_comment_text(s, i, len, true)) < len; i++) {
+    for (i = at + 2; (i = qg_skip_comment_text(s, i, len, true, pg)) < len; i++) {
         if (s[i] == 0 || s[i] >= 0x80)
             return 0;
         if (s[i] == '*' && i + 1 < len && s[i + 1] == '/') {

@@ -26,11 +26,13 @@ enum {
     STOP_QUOTED = 4,
     STOP_DOLLAR = 8,
     STOP_BLOCK = 16,
-    STOP_LINE = 32
+    STOP_LINE = 32,   /* PG's line comment: either newline byte ends it */
+    STOP_MY_LINE = 64 /* MySQL's: only \n does */
 };
 static const unsigned char stop_table[256] = {
-    [0x00] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_DOLLAR | STOP_BLOCK | STOP_LINE,
-    ['\n'] = STOP_LINE,
+    [0x00] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_DOLLAR | STOP_BLOCK | STOP_LINE |
+             STOP_MY_LINE,
+    ['\n'] = STOP_LINE | STOP_MY_LINE,
     ['\r'] = STOP_LINE,
     ['\''] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
     ['"'] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
@@ -151,8 +153,11 @@ static inline __attribute__((always_inline)) unsigned stop_bits(__m128i v, unsig
     case STOP_BLOCK:
         hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('*')), EQ('/'));
         break;
-    default: /* STOP_LINE */
+    case STOP_LINE:
         hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('\n')), EQ('\r'));
+        break;
+    default: /* STOP_MY_LINE */
+        hit = _mm_or_si128(EQ(0), EQ('\n'));
         break;
     }
 #undef EQ
@@ -198,13 +203,15 @@ static inline __attribute__((always_inline)) void skip_plain(qg_lexer *lx, unsig
     lx->pos = skip_plain_scalar(lx->sql, lx->pos, lx->len, mask, stop_high);
 }
 
-size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block)
+size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block, bool pg)
 {
 #ifdef __SSE2__
-    return block ? skip_plain_sse2(s, pos, len, STOP_BLOCK, true)
-                 : skip_plain_sse2(s, pos, len, STOP_LINE, true);
+    if (block)
+        return skip_plain_sse2(s, pos, len, STOP_BLOCK, true);
+    return pg ? skip_plain_sse2(s, pos, len, STOP_LINE, true)
+              : skip_plain_sse2(s, pos, len, STOP_MY_LINE, true);
 #else
-    return skip_plain_scalar(s, pos, len, block ? STOP_BLOCK : STOP_LINE, true);
+    return skip_plain_scalar(s, pos, len, block ? STOP_BLOCK : pg ? STOP_LINE : STOP_MY_LINE, true);
 #endif
 }
 
@@ -599,7 +606,8 @@ static void scan_comment(qg_lexer *lx, qg_token *tok, bool block)
     lx->pos += block ? 2 : 1;
     for (;;) {
         int c = block ? next_in_token(lx, tok, STOP_BLOCK, mb, true)
-                      : next_in_token(lx, tok, STOP_LINE, mb, true);
+                : pg  ? next_in_token(lx, tok, STOP_LINE, mb, true)
+                      : next_in_token(lx, tok, STOP_MY_LINE, mb, true);
         if (c < 0) {
             tok->unterminated = block;
             break;

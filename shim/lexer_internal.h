@@ -48,9 +48,10 @@ static inline bool qg_plain_strings_escape(const qg_context *ctx)
 }
 
 /* For the block skip: the first byte from pos on that ends the text of a
- * line comment (a newline) or may end a block comment or nest one (star,
- * slash), or that is NUL or a high byte; len when none does. */
-size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block);
+ * line comment (PG: \n or \r; MySQL: \n only) or may end a block comment
+ * or nest one (star, slash), or that is NUL or a high byte; len when none
+ * does. */
+size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block, bool pg);
 
 /* PG: after a closing quote at pos - 1, the literal goes on when only
  * whitespace with at least one newline (and -- comments) separates it from

@@ -200,4 +200,12 @@ lacks "$out" "ERROR:" "NO_BACKSLASH_ESCAPES: quote doubling passes the checker"
 has "$(cat "$log")" "\"event\":\"mysql_escape_string_upgraded\",\"detail\":\"escaping for charset utf8mb4 with NO_BACKSLASH_ESCAPES" \
     "NO_BACKSLASH_ESCAPES: the mysql_escape_string upgrade is logged"
 
+# A carriage return does not end MariaDB's line comments, only a newline
+# does: the quote after it is comment text, and the query runs as sent.
+hex=$(printf "SELECT 'kept' # it\r's\n, 'lost'" | od -An -tx1 | tr -d ' \n')
+out=$(with_shim enforce "$QG_MY_DIR/cr.log" "$LEGACY" "$QG_MY_SOCKET" db=qg sqlhex="$hex")
+has "$out" "ROW: kept|lost" \
+    "a quote after a carriage return in a # comment: the query runs, the next line is code"
+lacks "$(cat "$QG_MY_DIR/cr.log")" '"action"' "the carriage return in a comment: no finding"
+
 tap_done
