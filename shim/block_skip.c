@@ -595,12 +595,18 @@ static bool is_word_byte(unsigned char c)
 
 /* MySQL: quotes after an introducer (_latin1'...', _utf8 '...'): the
  * lexer checks such a string in the character set it names.  Any word
- * that starts with an underscore counts here. */
+ * that starts with an underscore counts here, and so does a quote after a
+ * quote: the string goes on after a doubled quote, and began before it,
+ * maybe blocks before. */
 static uint64_t introduced_quotes(const unsigned char *s, size_t pos, uint64_t quotes)
 {
     uint64_t found = 0;
     for (; quotes; quotes &= quotes - 1) {
         size_t at = pos + (size_t)__builtin_ctzll(quotes);
+        if (at > 0 && s[at - 1] == '\'') {
+            found |= quotes & -quotes;
+            continue;
+        }
         while (at > 0 && (s[at - 1] == ' ' || s[at - 1] == '\t' || s[at - 1] == '\n'))
             at--;
         size_t word = at;

@@ -188,6 +188,10 @@ static const rule_case cases[] = {
      "an introduced literal is checked in its own set (mysql-test ctype_utf8mb4)"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT _utf8 '\xc3'", QG_REASON_ILLFORMED_QUOTE,
      "a lead byte before the closing quote, in the introduced set"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0,
+     "SELECT _utf8 'a doubled '' quote, then a 4-byte character one block on:                  "
+     "\xf0\x9f\x98\x80'",
+     QG_REASON_ILLFORMED, "the introducer holds across a doubled quote (fuzz_checker)"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xc0\x5c''", QG_REASON_ILLFORMED_QUOTE,
      "0xc0 looks like a lead byte to a reader that trusts it"},
     {QG_DIALECT_MYSQL, "latin1", 0, "SELECT _gbk'\xbf\x5c'", QG_REASON_UNTERMINATED,
