@@ -1123,17 +1123,33 @@ static bool quote_after_prefix(const needles *n, const unsigned char *s, size_t 
     return false;
 }
 
+/* MySQL: whether the string open at `from` (where the quotes before it
+ * are odd) follows a prefix.  The text before `from` holds no backslash:
+ * strings that closed there read alike either way, and MySQL's strings do
+ * not go on across whitespace as PG's do.  Everything after the text's
+ * last quote before `from` is the open string's, and that quote opened it
+ * or doubled one: X'' and B'' end at their first quote, so after a doubled
+ * quote the string is a plain one. */
+static bool open_string_after_prefix(const unsigned char *s, size_t from, uint64_t quote_parity)
+{
+    if (!__builtin_parityll(quote_parity))
+        return false;
+    const unsigned char *quote = memrchr(s, '\'', from);
+    return !quote || (quote > s && is_prefix(quote[-1]));
+}
+
 /* On from the lane where the quick scan met a backslash, in a text where
  * the server reads backslash escapes: out of line, so that the scan of
- * every other text keeps its registers.  A string there may have begun
- * anywhere before (a doubled quote goes on with PG's U&''): no quote
- * before may follow a prefix. */
+ * every other text keeps its registers.  In PG a string there may have
+ * begun anywhere before (a doubled quote goes on with U&'', a newline
+ * with B''): no quote before may follow a prefix. */
 static __attribute__((noinline)) bool quick_scan_escaping(const quick_table *table,
                                                           const unsigned char *s, size_t len,
                                                           size_t from, uint64_t quote_parity,
                                                           const qg_context *ctx)
 {
-    if (quote_after_prefix(needle_table(), s, len, from))
+    if (ctx->dialect == QG_DIALECT_POSTGRES ? quote_after_prefix(needle_table(), s, len, from)
+                                            : open_string_after_prefix(s, from, quote_parity))
         return false;
     bool no_name = false; /* names are not read here */
     return quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, true) ==

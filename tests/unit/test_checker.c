@@ -894,6 +894,13 @@ static void test_quick_scan(void)
     static const char *const mysql_texts[] = {
         "SELECT a # it's\n FROM t WHERE b = 'c'",
     };
+    /* Strings that end after a prefix's letter, then a backslash escape:
+     * MySQL's quick scan knows that they closed (PG's strings may go on
+     * across a newline: its scan is not asked), where backslashes escape. */
+    static const char *const mysql_escaped[] = {
+        "SELECT 'web', 'tax', 'Bob', 'Rob''b', 'a&' FROM t WHERE note = 'it\\'s' AND id = 1",
+        "SELECT 'it''s', 'Bob''', 'c' FROM t WHERE note = 'it\\'s' AND id = 1",
+    };
     /* Quoted names, which the quick scan reads in PG only, holding quotes
      * and comment openers, and strings holding double quotes. */
     static const char *const pg_texts[] = {
@@ -967,6 +974,8 @@ static void test_quick_scan(void)
      * comments in MySQL only, backslash escapes only where they escape,
      * quoted names in PG only. */
     unsigned mysql_settled = 0, escaped_settled = 0, escaping = 0, mysqls = 0, pg_settled = 0;
+    unsigned mysql_escaped_settled = 0, mysql_escaping = 0;
+    size_t nmysql_escaped = sizeof mysql_escaped / sizeof mysql_escaped[0];
     size_t longest = 0, nctxs = sizeof ctxs / sizeof ctxs[0];
     for (size_t t = 0; t < ntexts; t++)
         longest = strlen(texts[t]) > longest ? strlen(texts[t]) : longest;
@@ -977,6 +986,7 @@ static void test_quick_scan(void)
         bool mysql = ctxs[c].dialect == QG_DIALECT_MYSQL, escapes = qg_plain_strings_escape(&ctx);
         mysqls += mysql;
         escaping += escapes;
+        mysql_escaping += mysql && escapes;
         for (int narrow = 0; narrow < 2; narrow++) {
             qg_force_sse2(narrow);
             for (size_t t = 0; t < ntexts; t++)
@@ -990,6 +1000,10 @@ static void test_quick_scan(void)
                     qg_only_plain_strings(&ctx, escaped[t], strlen(escaped[t])) == escapes;
             for (size_t t = 0; t < npg; t++)
                 pg_settled += qg_only_plain_strings(&ctx, pg_texts[t], strlen(pg_texts[t])) == !mysql;
+            for (size_t t = 0; t < nmysql_escaped && mysql; t++)
+                mysql_escaped_settled +=
+                    qg_only_plain_strings(&ctx, mysql_escaped[t], strlen(mysql_escaped[t])) ==
+                    escapes;
             qg_force_sse2(false);
         }
     }
@@ -1002,6 +1016,9 @@ static void test_quick_scan(void)
     tap_ok(escaping == 3 && escaped_settled == 2 * nctxs * nescaped,
            "... and backslash escapes (%zu-%zu bytes) where they escape, only",
            strlen(escaped[0]), strlen(escaped[nescaped - 1]));
+    tap_ok(mysql_escaping == 2 && mysql_escaped_settled == 2 * mysqls * nmysql_escaped,
+           "... and, where MySQL's backslashes escape, strings closed after x, b or & before "
+           "an escape");
     tap_ok(pg_settled == 2 * nctxs * npg, "... and quoted names in PG only (%zu-%zu bytes)",
            strlen(pg_texts[1]), strlen(pg_texts[2]));
     for (size_t c = 0; c < nctxs; c++) {
