@@ -114,15 +114,17 @@ typedef struct block_masks {
  * needle again in registers, three instructions, at every compare. */
 #define NEEDLE(c) {[0 ... 31] = (c)}
 typedef struct needles {
-    unsigned char lane[14][32];
+    unsigned char lane[16][32];
 } needles;
 static const needles needle_bytes __attribute__((aligned(32))) = {{
-    NEEDLE('\''), NEEDLE('\\'), NEEDLE(0),   NEEDLE('-'), NEEDLE('/'), NEEDLE('*'), NEEDLE('"'),
-    NEEDLE('$'),  NEEDLE('`'),  NEEDLE('#'), NEEDLE(' '), NEEDLE('x'), NEEDLE('b'), NEEDLE('&'),
+    NEEDLE('\''), NEEDLE('\\'), NEEDLE(0),   NEEDLE('-'),  NEEDLE('/'),  NEEDLE('*'),
+    NEEDLE('"'),  NEEDLE('$'),  NEEDLE('`'), NEEDLE('#'),  NEEDLE(' '),  NEEDLE('x'),
+    NEEDLE('b'),  NEEDLE('&'),  NEEDLE('\n'), NEEDLE('\r'),
 }};
 enum {
     QUOTE, BACKSLASH, NUL, DASH, SLASH, STAR, DQUOTE, DOLLAR, BACKTICK, HASH,
-    SPACE, LOWER_X, LOWER_B, AMPERSAND /* for prefix_bits */
+    SPACE, LOWER_X, LOWER_B, AMPERSAND, /* for prefix_bits */
+    NEWLINE, RETURN /* for comment_end_in_span */
 };
 
 static inline const needles *needle_table(void)
@@ -628,32 +630,18 @@ static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
     return s[at] == '\'' && at > start;
 }
 
-/* The end of a comment that starts at `at` in code, when the lexer would
- * find nothing in it: a line comment (PG and MySQL "--", MySQL "#") up to
- * its newline, a block comment (nested in PG) past its end; 0 for anything
- * else — a MySQL executable comment, "--" not followed by a space in
- * MySQL, a PG line comment between two parts of one string, a NUL or high
- * byte inside, no end. */
-static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t start, bool pg)
+/* Where the text of the comment that starts at `at` ends: after a line
+ * comment (PG and MySQL "--", MySQL "#"), at its newline (PG: or carriage
+ * return; the newline is code) or the text's end; after a block comment
+ * (nested in PG), past its end.  0 for a NUL or high byte inside, or no
+ * end. */
+static size_t comment_text_end(const unsigned char *s, size_t len, size_t at, bool pg)
 {
     size_t i;
-    bool dashes = at + 1 < len && s[at] == '-' && s[at + 1] == '-';
-    if (dashes || (!pg && s[at] == '#')) {
-        i = at + (dashes ? 2 : 1);
-        if (!pg && dashes && i < len && s[i] > 0x20 && s[i] != 0x7f)
-            return 0;
-        i = qg_skip_comment_text(s, i, len, false, pg);
-        if (i < len && (s[i] == 0 || s[i] >= 0x80))
-            return 0;
-        /* Between two parts of one string: a quote follows after its newline. */
-        if (pg && at > 0 && in_continuation_gap(s, start, at - 1) &&
-            qg_pg_continuation(s, len, i))
-            return 0;
-        return i; /* the newline is code */
+    if (s[at] != '/') {
+        i = qg_skip_comment_text(s, at + (s[at] == '#' ? 1 : 2), len, false, pg);
+        return i < len && (s[i] == 0 || s[i] >= 0x80) ? 0 : i;
     }
-    if (!(at + 1 < len && s[at] == '/' && s[at + 1] == '*') ||
-        (!pg && at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M')))
-        return 0;
     size_t depth = 1;
     for (i = at + 2; (i = qg_skip_comment_text(s, i, len, true, pg)) < len; i++) {
         if (s[i] == 0 || s[i] >= 0x80)
@@ -668,6 +656,32 @@ static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t 
         }
     }
     return 0;
+}
+
+/* Whether the lexer would find nothing in the comment from `at` to `end`
+ * (a comment_text_end): not so for a MySQL executable comment, for "--" not
+ * followed by a space in MySQL, for a PG line comment between two parts of
+ * one string (from `start`, where the skip began). */
+static inline __attribute__((always_inline)) bool comment_is_quiet(const unsigned char *s, size_t len, size_t at, size_t start,
+                             size_t end, bool pg)
+{
+    if (s[at] == '/')
+        return pg || !(at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M'));
+    if (!pg)
+        return s[at] == '#' || !(at + 2 < len && s[at + 2] > 0x20 && s[at + 2] != 0x7f);
+    return !(at > 0 && in_continuation_gap(s, start, at - 1) && qg_pg_continuation(s, len, end));
+}
+
+/* The end of a comment that starts at `at` in code, when the lexer would
+ * find nothing in it; 0 for anything else (no comment starts there). */
+static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t start, bool pg)
+{
+    bool opens = at + 1 < len && ((s[at] == '-' && s[at + 1] == '-') ||
+                                  (s[at] == '/' && s[at + 1] == '*'));
+    if (!opens && !(s[at] == '#' && !pg))
+        return 0;
+    size_t end = comment_text_end(s, len, at, pg);
+    return end && comment_is_quiet(s, len, at, start, end, pg) ? end : 0;
 }
 
 /* Advances from lx->pos (in code) block by block while nothing in the
@@ -952,16 +966,57 @@ quick_classify(const quick_table *n, const unsigned char *p, int lanes, quick_by
 }
 #endif
 
-/* The quick scan at a lane (at `at`) with bytes that may start a comment
- * (`openers`: a hash, a slash, the second of two dashes): the end of the
- * first comment in code (in code when the quotes before it are even:
- * `open` for those before the lane, *quote for the lane's own), with
- * *quote cut to the quotes before it.  SIZE_MAX when none starts one (a
- * division, PG's hash operator, bytes in strings); 0 when the lexer must
- * read it (comment_end). */
+/* The bytes equal to needle `which` among the `lanes` lanes at p. */
+static inline __attribute__((always_inline)) uint64_t span_bits(const needles *n,
+                                                               const unsigned char *p, int lanes,
+                                                               int which)
+{
+    uint64_t bits = 0;
+    _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++)
+        bits |= bits_of(eq(load_lane(p + (size_t)LANE * (size_t)k), needle(n, which)))
+                << (LANE * k);
+    return bits;
+}
+
+/* comment_text_end for a comment at `at` whose text ends in the span of
+ * `lanes` lanes at span_at (where the quick scan found no NUL or high
+ * byte), from the span's bytes: no scan, no call.  0 when it ends later. */
 static inline __attribute__((always_inline)) size_t
-quick_comment(const unsigned char *s, size_t len, size_t at, uint64_t openers, uint64_t *quote,
-              bool open, const qg_context *ctx)
+comment_end_in_span(const unsigned char *s, size_t len, size_t at, size_t span_at, int lanes,
+                    bool pg)
+{
+    const needles *n = needle_table();
+    const unsigned char *p = s + span_at;
+    size_t span = (size_t)LANE * (size_t)lanes;
+    bool block = s[at] == '/';
+    size_t text = at + (s[at] == '#' ? 1 : 2) - span_at;
+    if (text >= span)
+        return 0;
+    uint64_t from = ~0ull << text;
+    if (block) {
+        uint64_t star = span_bits(n, p, lanes, STAR), slash = span_bits(n, p, lanes, SLASH);
+        uint64_t closes = star & slash >> 1 & from;
+        uint64_t nests = pg ? slash & star >> 1 & from : 0;
+        if (!closes || (nests & ((closes & -closes) - 1)))
+            return 0;
+        return span_at + (size_t)__builtin_ctzll(closes) + 2;
+    }
+    uint64_t newline = span_bits(n, p, lanes, NEWLINE) | (pg ? span_bits(n, p, lanes, RETURN) : 0);
+    if (newline & from)
+        return span_at + (size_t)__builtin_ctzll(newline & from);
+    return span_at + span == len ? len : 0;
+}
+
+/* The quick scan at `at`, in the span of `lanes` lanes at span_at, with
+ * bytes that may start a comment (`openers`: a hash, a slash, the second
+ * of two dashes): the end of the first comment in code (in code when the
+ * quotes before it are even: `open` for those before the lane, *quote for
+ * the lane's own), with *quote cut to the quotes before it.  SIZE_MAX when
+ * none starts one (a division, PG's hash operator, bytes in strings); 0
+ * when the lexer must read it (comment_end). */
+static inline __attribute__((always_inline)) size_t
+quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int lanes,
+              uint64_t openers, uint64_t *quote, bool open, const qg_context *ctx)
 {
     bool pg = ctx->dialect == QG_DIALECT_POSTGRES;
     for (; openers; openers &= openers - 1) {
@@ -975,7 +1030,11 @@ quick_comment(const unsigned char *s, size_t len, size_t at, uint64_t openers, u
         if (!dashes && !hash && !slash_star)
             continue; /* an operator */
         *quote &= before;
-        return comment_end(s, len, dashes ? pos - 1 : pos, 0, pg);
+        size_t start = dashes ? pos - 1 : pos;
+        size_t end = comment_end_in_span(s, len, start, span_at, lanes, pg);
+        if (!end)
+            return comment_end(s, len, start, 0, pg);
+        return comment_is_quiet(s, len, start, 0, end, pg) ? end : 0;
     }
     return SIZE_MAX;
 }
@@ -1062,7 +1121,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
         }
         if (openers) {
             uint64_t all_quotes = quote;
-            size_t end = quick_comment(s, len, i, openers, &quote, open, ctx);
+            size_t end = quick_comment(s, len, i, at, lanes, openers, &quote, open, ctx);
             if (!end)
                 return LANE_STOP;
             if (end != SIZE_MAX) {
