@@ -927,7 +927,8 @@ static void test_quick_scan(void)
      * run of backslashes before a quote; a backslash in code or last; an
      * escaped quote that leaves the string open; U&'' doubling a quote
      * before an escape, X'' after one, X'' not doubling; X'' after a comment
-     * or name that holds a quote, its backslash a 64-byte span on. */
+     * or name that holds a quote, its backslash a 64-byte span on; a
+     * comment's end that a star follows. */
     static const char *const hidden[] = {
         "SELECT 1 -- it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
         "SELECT 1 # it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
@@ -944,6 +945,7 @@ static void test_quick_scan(void)
         "SELECT 1 + X'4''b\\'' + 'xxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 /* it's */ + 'xxxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 /* /* it's */ + 'x' */ + 'xxxxxxxxxxxx'",
+        "SELECT 1 /* a */* 'x */ 'xxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 /*! it's */ + 'xxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 /*M! it's */ + 'xxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 --it's\n+ 'xxxxxxxxxxxxxxxxxxxxxxxxx'",
