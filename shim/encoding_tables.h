@@ -33,6 +33,10 @@ struct qg_encoding {
     bool utf8; /* lengths also follow the lead byte's high bits (0xc0, 0xf5 …) */
 };
 
+/* MySQL: whether "--" before the high byte c starts a comment, as before a
+ * space or control character. */
+bool qg_encoding_dash_space(const qg_encoding *enc, unsigned char c);
+
 /* Length of the valid character at p, 0 when invalid or truncated. */
 static inline size_t encoding_char_len(const qg_encoding *enc, const unsigned char *p, size_t avail)
 {

@@ -15,6 +15,10 @@
  *       (for servers and iconv, which take NUL as a character): bad is the
  *       offset of the first byte that starts no valid character (the length
  *       when valid), qg_nul_as_space the verdict.
+ *   encoding_verdicts dash ENCODING
+ *       prints the high bytes (hex, on one line) that the checker reads as
+ *       starting a comment after "--" in the MySQL ENCODING: those for which
+ *       SELECT 1 --<byte>', 2 is clean.
  */
 #include <errno.h>
 #include <iconv.h>
@@ -168,13 +172,37 @@ static int check(const char *dialect_name, const char *encoding, const char *cha
     return 0;
 }
 
+static int dash(const char *encoding)
+{
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_MYSQL, encoding);
+    if (!enc) {
+        fprintf(stderr, "encoding_verdicts: %s unknown to quoteguard\n", encoding);
+        return 1;
+    }
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_MYSQL, enc, 0);
+    const char *sep = "";
+    for (unsigned b = 0x80; b <= 0xff; b++) {
+        char sql[] = "SELECT 1 --?', 2";
+        sql[11] = (char)b;
+        if (qg_check(&ctx, sql, strlen(sql), NULL) == QG_VERDICT_CLEAN) {
+            printf("%s%02x", sep, b);
+            sep = " ";
+        }
+    }
+    printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "generate") == 0)
         return generate(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10));
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "check") == 0)
         return check(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+    if (argc == 3 && strcmp(argv[1], "dash") == 0)
+        return dash(argv[2]);
     fprintf(stderr, "usage: encoding_verdicts generate SEED COUNT | "
-                    "check pg|mysql ENCODING [ICONV_CHARSET]\n");
+                    "check pg|mysql ENCODING [ICONV_CHARSET] | dash ENCODING\n");
     return 2;
 }

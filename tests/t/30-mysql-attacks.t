@@ -208,4 +208,12 @@ has "$out" "ROW: kept|lost" \
     "a quote after a carriage return in a # comment: the query runs, the next line is code"
 lacks "$(cat "$QG_MY_DIR/cr.log")" '"action"' "the carriage return in a comment: no finding"
 
+# In latin1 a no-break space after -- starts a comment, as a space does
+# (MariaDB's ctype table calls it one): the quote in "l'été" is comment text.
+hex=$(printf "SELECT 'kept' --\xa0l'\xe9t\xe9\n, 'next'" | od -An -tx1 | tr -d ' \n')
+out=$(with_shim enforce "$QG_MY_DIR/nbsp.log" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=latin1 \
+    sqlhex="$hex")
+has "$out" "ROW: kept|next" "latin1: a quote after --, then a no-break space: the query runs"
+lacks "$(cat "$QG_MY_DIR/nbsp.log")" '"action"' "latin1: the no-break space comment: no finding"
+
 tap_done
