@@ -609,7 +609,7 @@ static uint64_t introduced_quotes(const unsigned char *s, size_t pos, uint64_t q
             found |= quotes & -quotes;
             continue;
         }
-        while (at > 0 && (s[at - 1] == ' ' || s[at - 1] == '\t' || s[at - 1] == '\n'))
+        while (at > 0 && qg_is_space(s[at - 1]))
             at--;
         size_t word = at;
         while (word > 0 && at - word < 64 && is_word_byte(s[word - 1]))
@@ -625,7 +625,7 @@ static uint64_t introduced_quotes(const unsigned char *s, size_t pos, uint64_t q
  * `start`, where the skip began. */
 static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
 {
-    while (at > start && (s[at] == ' ' || (s[at] >= '\t' && s[at] <= '\r')))
+    while (at > start && qg_is_space(s[at]))
         at--;
     return s[at] == '\'' && at > start;
 }

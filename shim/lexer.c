@@ -668,7 +668,7 @@ static bool lower_is(unsigned char c, char want)
 static const qg_encoding *mysql_introducer(const qg_lexer *lx, size_t q)
 {
     const unsigned char *s = lx->sql;
-    while (q > 0 && (s[q - 1] == ' ' || s[q - 1] == '\t' || s[q - 1] == '\n'))
+    while (q > 0 && qg_is_space(s[q - 1]))
         q--;
     size_t start = q;
     while (start > 0 && start != lx->last_mb_end && is_ident_cont(s[start - 1]) && q - start < 32)

@@ -40,6 +40,12 @@ void qg_lexer_skip_quiet(qg_lexer *lx);
  * comments where there are quotes.) */
 bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
 
+/* Whitespace to both servers' lexers: space, \t, \n, \v, \f, \r. */
+static inline bool qg_is_space(unsigned char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
 /* Whether the server reads backslash escapes in plain strings. */
 static inline bool qg_plain_strings_escape(const qg_context *ctx)
 {

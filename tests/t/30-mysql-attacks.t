@@ -216,4 +216,10 @@ out=$(with_shim enforce "$QG_MY_DIR/nbsp.log" "$LEGACY" "$QG_MY_SOCKET" db=qg ch
 has "$out" "ROW: kept|next" "latin1: a quote after --, then a no-break space: the query runs"
 lacks "$(cat "$QG_MY_DIR/nbsp.log")" '"action"' "latin1: the no-break space comment: no finding"
 
+# An introducer before a carriage return still names the literal's set: the
+# latin1 byte e9 is no ill-formed UTF-8 before a quote.
+out=$(with_shim enforce "$QG_MY_DIR/intro.log" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=utf8mb4 \
+    sqlhex="$(printf "SELECT _latin1\r'\xe9'" | od -An -tx1 | tr -d ' \n')")
+has "$out" 'ROW: \xc3\xa9' "utf8mb4: _latin1, a carriage return, then a latin1 literal: the query runs"
+
 tap_done
