@@ -669,7 +669,9 @@ static inline __attribute__((always_inline)) bool comment_is_quiet(const unsigne
         return pg || !(at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M'));
     if (!pg)
         return s[at] == '#' || !(at + 2 < len && s[at + 2] > 0x20 && s[at + 2] != 0x7f);
-    return !(at > 0 && in_continuation_gap(s, start, at - 1) && qg_pg_continuation(s, len, end));
+    /* (Nothing after its newline, as at the end of a statement: no part.) */
+    return end + 1 >= len ||
+           !(at > 0 && in_continuation_gap(s, start, at - 1) && qg_pg_continuation(s, len, end));
 }
 
 /* The end of a comment that starts at `at` in code, when the lexer would
