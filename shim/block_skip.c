@@ -662,8 +662,8 @@ static size_t comment_text_end(const unsigned char *s, size_t len, size_t at, bo
  * (a comment_text_end): not so for a MySQL executable comment, for "--" not
  * followed by a space in MySQL, for a PG line comment between two parts of
  * one string (from `start`, where the skip began). */
-static inline __attribute__((always_inline)) bool comment_is_quiet(const unsigned char *s, size_t len, size_t at, size_t start,
-                             size_t end, bool pg)
+static inline __attribute__((always_inline)) bool
+comment_is_quiet(const unsigned char *s, size_t len, size_t at, size_t start, size_t end, bool pg)
 {
     if (s[at] == '/')
         return pg || !(at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M'));
