@@ -5,9 +5,12 @@
  * never empty, have the delimiters their kind promises; the token stream does
  * not depend on whether findings are collected; in both readings an
  * ASCII-safe encoding lexes valid text like a single-byte one (except where
- * the server rejects the text, see number_junk_before_dollar).
+ * the server rejects the text, see number_junk_before_dollar, and where
+ * MySQL's sets differ on what a space is, see dash_space_differs).
  */
 #include "fuzz_common.h"
+
+#include "encoding_tables.h"
 
 #define MAX_TOKENS 4096
 
@@ -169,6 +172,18 @@ static bool number_junk_before_dollar(const unsigned char *s, size_t len)
     return false;
 }
 
+/* MySQL: "--" before a high byte that one of the sets calls a space (its
+ * ctype table) and the other does not: a comment in that set only. */
+static bool dash_space_differs(const qg_encoding *a, const qg_encoding *b, const unsigned char *s,
+                               size_t len)
+{
+    for (size_t i = 0; i + 2 < len; i++)
+        if (s[i] == '-' && s[i + 1] == '-' &&
+            qg_encoding_dash_space(a, s[i + 2]) != qg_encoding_dash_space(b, s[i + 2]))
+            return true;
+    return false;
+}
+
 static token_list lists[4];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -200,12 +215,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          * characters are all high bytes must lex N like a single-byte one. */
         if (reading == QG_READ_NAIVE) {
             if (!qg_encoding_has_ascii_trail(enc) && !has_encoding_finding(&with->result) &&
-                !number_junk_before_dollar(sql, len))
+                !number_junk_before_dollar(sql, len) && !dash_space_differs(enc, single, sql, len))
                 FUZZ_CHECK(same_tokens(with, base),
                            "%s: N lexes differently from a single-byte encoding",
                            qg_encoding_name(enc));
         } else if (!qg_encoding_has_ascii_trail(enc) && !has_encoding_finding(&with->result) &&
-                 !number_junk_before_dollar(sql, len))
+                   !number_junk_before_dollar(sql, len) && !dash_space_differs(enc, single, sql, len))
             FUZZ_CHECK(same_tokens(with, base),
                        "%s flags %u: valid text lexes differently from a single-byte encoding",
                        qg_encoding_name(enc), flags);
