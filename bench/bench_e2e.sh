@@ -9,8 +9,9 @@
 #
 # Configurations: without the shim ("base"), then QUOTEGUARD_MODE enforce,
 # audit and (PG only) rewrite; the paired plain-literal query also under
-# rewrite with QUOTEGUARD_REWRITE=all ("rewrite-all").  One client, one thread: the shim's cost is
-# client CPU on the path of every query, which one client shows undiluted.
+# rewrite with QUOTEGUARD_REWRITE=all ("rewrite-all").  One client, one
+# thread: the shim's cost is client CPU on the path of every query, which
+# one client shows undiluted.
 # Before timing, a sanity run proves the shim intercepts each client (a bad
 # query must show up in its log); during timing its log must stay empty.
 # Besides QPS it records the client's CPU time per query, which other load on

@@ -382,8 +382,10 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
             memcpy(s->shapes_file, value, strlen(value) + 1);
         break;
     case KEY_REWRITE:
-        if (strcasecmp(value, "needed") == 0 || strcasecmp(value, "all") == 0)
-            s->rewrite_all = strcasecmp(value, "all") == 0;
+        if (strcasecmp(value, "all") == 0)
+            s->rewrite_all = true;
+        else if (strcasecmp(value, "needed") == 0)
+            s->rewrite_all = false;
         else
             report_value(p, o, value, "expected needed or all");
         break;
