@@ -567,8 +567,8 @@ strings_valid(const encoding_dfa_t *dfa, const unsigned char *s, const unsigned 
  * otherwise than a plain one, where they escape: X'', B'', PG U&''. */
 static inline bool is_prefix(unsigned char c)
 {
-    unsigned char lower = c | 0x20;
-    return lower == 'x' || lower == 'b' || lower == '&';
+    static const bool prefix_byte[256] = {['x'] = 1, ['X'] = 1, ['b'] = 1, ['B'] = 1, ['&'] = 1};
+    return prefix_byte[c];
 }
 
 /* Quotes after a prefix that changes how backslashes read (where they
@@ -1095,7 +1095,8 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             return lane;
         }
         uint64_t quote = b.quote >> seen;
-        uint64_t dashes = b.dash & (b.dash << 1 | (at > 0 && s[at - 1] == '-'));
+        unsigned char before = at > 0 ? s[at - 1] : ' ';
+        uint64_t dashes = b.dash & (b.dash << 1 | (before == '-'));
         uint64_t openers = (b.opener | dashes) >> seen;
         bool open = __builtin_parityll(*quote_parity);
         if (names && ((b.dquote >> seen) | in_name)) {
@@ -1104,11 +1105,17 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             in_name = d.in_name;
         }
         if (escaping) {
-            /* Without branches: in a text with escapes, about half the
-             * spans hold a backslash, and a branch on it guesses wrong. */
+            /* No branch on whether the span holds a backslash: in a text
+             * with escapes, about half the spans do, and it would guess
+             * wrong.  A backslash escaped by one is rare. */
             uint64_t backslash = b.backslash >> seen;
             uint64_t escaped;
-            if (span - seen == 64) {
+            if (!(backslash & (backslash << 1 | escape_carry))) {
+                /* no backslash escaped: each escapes the byte after it */
+                escaped = backslash << 1 | escape_carry;
+                escape_carry = span - seen == 64 ? backslash >> 63
+                                                 : (escaped >> (span - seen)) & 1;
+            } else if (span - seen == 64) {
                 escaped = escaped_bytes(backslash, &escape_carry);
             } else {
                 escaped = escaped_by(backslash, escape_carry);
@@ -1116,7 +1123,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             }
             quote &= ~escaped;
             uint64_t in_string = prefix_xor(quote) ^ (open ? ~0ull : 0);
-            uint64_t after_prefix = (b.prefix << 1 | (at > 0 && is_prefix(s[at - 1]))) >> seen;
+            uint64_t after_prefix = (b.prefix << 1 | is_prefix(before)) >> seen;
             /* a backslash in code; a quote that opens a string after a prefix */
             if ((backslash & ~in_string) | (quote & after_prefix & in_string))
                 return LANE_STOP;

@@ -944,6 +944,8 @@ static void test_quick_scan(void)
         "SELECT 1 # it's\n+ 'xxxxxxxxxxxxxxxxxxxxxx",
         "SELECT 1 + X'\\'' + 'xxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + b'\\'' + 'xxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + x'\\'' + 'xxxxxxxxxxxxxxxxxxxxxx'",
+        "SELECT 1 + B'\\'' + 'xxxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + U&'\\'' + 'xxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + 'a\\\\\\'' + 'xxxxxxxxxxxxxxxxxxxxx'",
         "SELECT 1 + 'a\\\\' + 'xxxxxxxxxxxxxxxxxxxxxxx'",
