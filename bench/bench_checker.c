@@ -17,8 +17,9 @@
  *                      UTF8 (the server lexes after converting to its encoding).
  * Corpora are generated with a fixed seed (short OLTP statements of 60-200
  * bytes, 1 MiB INSERT ... VALUES batches; ASCII-only or multibyte-heavy
- * literals; both dialects) plus the PostgreSQL regression SQL, split into
- * statements and as whole files.  Each figure is the median of --runs runs.
+ * literals; both dialects; PG's with parameters, $1, for literals) plus the
+ * PostgreSQL regression SQL, split into statements and as whole files.
+ * Each figure is the median of --runs runs.
  * malloc & co. are interposed to count heap allocations per query.
  */
 #include <ctype.h>
@@ -160,6 +161,7 @@ typedef struct corpus {
     const char *encoding; /* client encoding name as the server reports it */
     unsigned flags;
     literal_kind kind;
+    bool params; /* each literal of a template sent as a parameter: $1, $2, ... */
     char *buf; /* the queries, each followed by a NUL (pg_query_scan wants C strings) */
     size_t used, cap;
     size_t *off, *len;
@@ -336,12 +338,17 @@ static void emit_literal_body(corpus *c, size_t target)
     corpus_byte(c, (unsigned char)rng_range('a', 'z'));
 }
 
-/* Expands a template: '?' becomes a quoted literal of `lit_bytes`, '#' a number. */
+/* Expands a template: '?' becomes a quoted literal of `lit_bytes` (or a
+ * parameter), '#' a number. */
 static void emit_template(corpus *c, const char *tpl, size_t lit_bytes)
 {
     char num[24];
+    unsigned param = 0;
     for (const char *p = tpl; *p; p++) {
-        if (*p == '?') {
+        if (*p == '?' && c->params) {
+            snprintf(num, sizeof num, "$%u", ++param);
+            corpus_str(c, num);
+        } else if (*p == '?') {
             corpus_byte(c, '\'');
             emit_literal_body(c, lit_bytes);
             corpus_byte(c, '\'');
@@ -391,6 +398,18 @@ static void fill_oltp(corpus *c)
             corpus_drop_query(c);
         else
             corpus_end_query(c);
+    }
+}
+
+/* The same templates as a client sends them with parameters (PQexecParams,
+ * PQprepare). */
+static void fill_params(corpus *c)
+{
+    size_t ntpl = sizeof oltp_templates / sizeof oltp_templates[0];
+    while (c->count < OLTP_QUERIES) {
+        corpus_begin_query(c);
+        emit_template(c, oltp_templates[rng_range(0, (unsigned)ntpl - 1)], 0);
+        corpus_end_query(c);
     }
 }
 
@@ -1082,6 +1101,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_checker: no .sql files in %s: regression corpus skipped\n",
                 regress_dir);
     }
+    corpus *params = &corpora[n++];
+    snprintf(params->shape, sizeof params->shape, "oltp");
+    snprintf(params->literals, sizeof params->literals, "params");
+    params->dialect = QG_DIALECT_POSTGRES;
+    params->encoding = "UTF8";
+    params->flags = QG_STD_STRINGS;
+    params->params = true;
+    fill_params(params);
     if (verify)
         return verify_corpora(corpora, n) ? 0 : 1;
     long rss_corpora = peak_rss_kib();

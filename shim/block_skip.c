@@ -827,11 +827,12 @@ void SKIP_QUIET(qg_lexer *lx)
         skip_quiet_blocks(lx, false, false, escapes);
 }
 
-/* A lane's bytes for the quick scan: quotes, dashes, hashes and slashes
- * (`opener`: either may start a comment); where PG's quoted names are read,
- * double quotes; when backslashes are followed, they and the bytes x, b
- * and & in either case (`prefix`: a string after them may read
- * backslashes otherwise: X'', B'', PG U&''), as bit i for byte i. */
+/* A lane's bytes for the quick scan: quotes, dashes, hashes, slashes and
+ * dollars (`opener`: each may start a comment or a dollar quote); where
+ * PG's quoted names are read, double quotes; when backslashes are
+ * followed, they and the bytes x, b and & in either case (`prefix`: a
+ * string after them may read backslashes otherwise: X'', B'', PG U&''), as
+ * bit i for byte i. */
 typedef struct quick_bytes {
     uint64_t quote, dquote, dash, opener, backslash, prefix;
 } quick_bytes;
@@ -843,18 +844,19 @@ static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, la
 }
 
 /* Whether a span's bytes can be read: not when one stops the scan (NUL, a
- * high byte, a backtick, dollar, a double quote unless `names`, a
- * backslash unless followed); LANE_BACKSLASH when only backslashes do,
- * LANE_NAME when only double quotes do. */
+ * high byte, a backtick, a double quote unless `names`, a backslash unless
+ * followed); LANE_BACKSLASH when only backslashes do, LANE_NAME when only
+ * double quotes do. */
 enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP };
 
 #ifdef __AVX2__
 /* Each byte's class is the AND of a row picked by its low nibble and one
- * picked by its high nibble: the top three bits a quote, dash, hash or
- * slash, the low five a double quote or one per group of stopping bytes
- * (NUL and `; $; \; high).  Two shuffles instead of nine compares. */
-enum { Q_STOP_NUL = 0x01, Q_STOP_DOLLAR = 0x02, Q_STOP_BACKSLASH = 0x04, Q_DQUOTE = 0x08,
-       Q_STOP_HIGH = 0x10, Q_STOPS = 0x17, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
+ * picked by its high nibble: the top three bits a quote, dash, or hash,
+ * slash or dollar, the low ones a double quote or one per group of
+ * stopping bytes (NUL and `; \; high).  Two shuffles instead of nine
+ * compares. */
+enum { Q_STOP_NUL = 0x01, Q_STOP_BACKSLASH = 0x04, Q_DQUOTE = 0x08, Q_STOP_HIGH = 0x10,
+       Q_STOPS = 0x15, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
 #define BOTH_HALVES(...) {__VA_ARGS__, __VA_ARGS__}
 typedef struct quick_tables {
     unsigned char by_low[32], by_high[32], nibble[32];
@@ -865,12 +867,12 @@ static const quick_tables quick_rows __attribute__((aligned(32))) = {
     /* every low nibble is a high byte's */
     .by_low = BOTH_HALVES(
         Q_STOP_HIGH | Q_STOP_NUL, Q_STOP_HIGH, Q_STOP_HIGH | Q_DQUOTE,
-        Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH | Q_STOP_DOLLAR, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_STOP_BACKSLASH, Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_OPENER),
     .by_high = BOTH_HALVES(
-        Q_STOP_NUL, 0, Q_STOP_DOLLAR | Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0, 0,
+        Q_STOP_NUL, 0, Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0, 0,
         Q_STOP_BACKSLASH, Q_STOP_NUL, 0, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH),
     .nibble = {[0 ... 31] = 0x0f},
@@ -944,12 +946,12 @@ quick_classify(const quick_table *n, const unsigned char *p, int lanes, quick_by
         unsigned shift = (unsigned)(LANE * k);
 #define IS(which) eq(v, needle(n, which))
         /* the top bit of each byte: high bytes too */
-        others |= bits_of(or_lanes(or_lanes(v, IS(NUL)), or_lanes(IS(BACKTICK), IS(DOLLAR))));
+        others |= bits_of(or_lanes(or_lanes(v, IS(NUL)), IS(BACKTICK)));
         found.dquote |= bits_of(IS(DQUOTE)) << shift;
         found.backslash |= bits_of(IS(BACKSLASH)) << shift;
         found.quote |= bits_of(IS(QUOTE)) << shift;
         found.dash |= bits_of(IS(DASH)) << shift;
-        found.opener |= bits_of(or_lanes(IS(HASH), IS(SLASH))) << shift;
+        found.opener |= bits_of(or_lanes(or_lanes(IS(HASH), IS(SLASH)), IS(DOLLAR))) << shift;
         if (escaping)
             found.prefix |= prefix_bits(v, needle(n, SPACE), needle(n, LOWER_X),
                                         needle(n, LOWER_B), needle(n, AMPERSAND))
@@ -1011,11 +1013,14 @@ comment_end_in_span(const unsigned char *s, size_t len, size_t at, size_t span_a
 
 /* The quick scan at `at`, in the span of `lanes` lanes at span_at, with
  * bytes that may start a comment (`openers`: a hash, a slash, the second
- * of two dashes): the end of the first comment in code (in code when the
- * quotes before it are even: `open` for those before the lane, *quote for
- * the lane's own), with *quote cut to the quotes before it.  SIZE_MAX when
- * none starts one (a division, PG's hash operator, bytes in strings); 0
- * when the lexer must read it (comment_end). */
+ * of two dashes) or a PG dollar quote (a dollar): the end of the first
+ * comment in code (in code when the quotes before it are even: `open` for
+ * those before the lane, *quote for the lane's own), with *quote cut to
+ * the quotes before it.  SIZE_MAX when none starts one (a division, PG's
+ * hash operator, a PG parameter $1 or a MySQL dollar, bytes in strings); 0
+ * when the lexer must read it (comment_end; a dollar that may open a
+ * dollar quote, as any other than one before a digit may: a tag never
+ * starts with one). */
 static inline __attribute__((always_inline)) size_t
 quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int lanes,
               uint64_t openers, uint64_t *quote, bool open, const qg_context *ctx)
@@ -1027,6 +1032,11 @@ quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int
         if (open ^ __builtin_parityll(*quote & before))
             continue; /* in a string */
         size_t pos = at + bit;
+        if (s[pos] == '$') {
+            if (pg && !(pos + 1 < len && s[pos + 1] >= '0' && s[pos + 1] <= '9'))
+                return 0;
+            continue;
+        }
         bool dashes = s[pos] == '-', hash = s[pos] == '#' && !pg;
         bool slash_star = s[pos] == '/' && pos + 1 < len && s[pos + 1] == '*';
         if (!dashes && !hash && !slash_star)

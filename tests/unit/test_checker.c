@@ -1089,7 +1089,8 @@ static void test_quick_scan(void)
  * with and without backslash escapes.
  * After an empty string and letters:
  *   c alone: settled unless c stops the scan (NUL, a high byte, a
- *     backtick, dollar; a backslash, in code; a double quote in MySQL) or
+ *     backtick; in PG a dollar without a digit after it; a backslash, in
+ *     code; a double quote in MySQL) or
  *     opens what stays open (a quote: one more; in PG a double quote, a
  *     name);
  *   c, then "- '" and a newline: settled when c makes the dashes a comment
@@ -1121,7 +1122,8 @@ static void test_quick_scan_bytes(void)
                 for (size_t k = 0; k < sizeof after / sizeof after[0]; k++)
                     for (unsigned c = 0; c < 256; c++) {
                         size_t len = lengths[l], tail = strlen(after[k]);
-                        bool stops = c == 0 || c >= 0x80 || strchr("\"`\\$", (int)c) != NULL;
+                        bool stops = c == 0 || c >= 0x80 || strchr("\"`\\", (int)c) != NULL ||
+                                     (c == '$' && pg);
                         bool hash_comment = c == '#' && !pg;
                         bool settled_want =
                             !stops && (k == 0 ? c != '\'' : c == '\'' || hash_comment ||
@@ -1148,6 +1150,66 @@ static void test_quick_scan_bytes(void)
            checked, wrong);
 }
 
+/* Dollar signs: PG's parameters ($1) are settled by the quick scan across
+ * the edges of vectors, and so is any dollar in a string or comment; a
+ * dollar in code that may open a dollar quote is the lexer's.  In MySQL a
+ * dollar is a word byte. */
+static void test_quick_scan_dollars(void)
+{
+    static const char *const params[] = {
+        "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+        "UPDATE t SET a = $1, b = '$2', c = 'it''s' WHERE id = $12 -- $3\n",
+        "SELECT 1 FROM t WHERE a = $1 AND b = 'US$ 100' /* $$ */ AND c = 2",
+        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, "
+        "CURRENT_TIMESTAMP) /* $5 */",
+    };
+    /* each is the lexer's in PG, and settled in MySQL */
+    static const char *const openers[] = {
+        "SELECT $$it''s$$ FROM t WHERE id = 1 AND name = 'x'",
+        "SELECT $a$ it''s $a$ FROM t WHERE id = $1 AND name = 'x'",
+        "SELECT a$b FROM t WHERE id = $1 AND name = 'x' AND c = $",
+        "SELECT 1 FROM t WHERE a = $_$ x $_$ AND b = 2 AND c = 3 AND $1",
+    };
+    /* cut after its dollar: the digit that follows is not the text's */
+    static const char cut[] = "SELECT abalance FROM pgbench_accounts WHERE aid = $1";
+    unsigned settled = 0, left = 0, mysql_settled = 0, checks = 0, differ = 0, cut_left = 0;
+    for (int mysql = 0; mysql < 2; mysql++) {
+        qg_context ctx;
+        qg_dialect d = mysql ? QG_DIALECT_MYSQL : QG_DIALECT_POSTGRES;
+        qg_context_init(&ctx, d, qg_encoding_find(d, mysql ? "utf8mb4" : "UTF8"),
+                        mysql ? 0 : SCS_ON);
+        for (int narrow = 0; narrow < 2; narrow++) {
+            qg_force_sse2(narrow);
+            for (size_t t = 0; t < sizeof params / sizeof params[0]; t++)
+                for (int pad = 0; pad < 40; pad++) {
+                    char sql[256];
+                    int n = snprintf(sql, sizeof sql, "SELECT %.*s%s", pad,
+                                     "1+2+3+4+5+6+7+8+9+1+2+3+4+5+6+7+8+9+1+2+", params[t] + 7);
+                    settled += qg_only_plain_strings(&ctx, sql, (size_t)n);
+                    qg_result ref;
+                    differ += !fast_agrees(&ctx, sql, (size_t)n, &ref);
+                    checks++;
+                }
+            for (size_t t = 0; t < sizeof openers / sizeof openers[0]; t++) {
+                bool quick = qg_only_plain_strings(&ctx, openers[t], strlen(openers[t]));
+                left += !mysql && !quick;
+                mysql_settled += mysql && quick;
+                qg_result ref;
+                differ += !fast_agrees(&ctx, openers[t], strlen(openers[t]), &ref);
+            }
+            cut_left += !mysql && !qg_only_plain_strings(&ctx, cut, sizeof cut - 2);
+            qg_force_sse2(false);
+        }
+    }
+    size_t nopeners = sizeof openers / sizeof openers[0];
+    tap_ok(settled == checks && left == 2 * nopeners && mysql_settled == 2 * nopeners &&
+               cut_left == 2 && differ == 0,
+           "the quick scan (both builds) settles PG's parameters at every offset (%u texts), and "
+           "leaves a dollar that may open a dollar quote to the lexer in PG only, or one that "
+           "ends the text; fast and reference agree (%u differ)",
+           checks, differ);
+}
+
 /* Texts of any length go to the quick scan first: a 5 KB batch of rows with
  * comments and escapes is settled there in both builds; a byte that stops
  * the scan in a string near its start, middle or end leaves it to the
@@ -1155,7 +1217,7 @@ static void test_quick_scan_bytes(void)
 static void test_quick_scan_long(void)
 {
     static const char row[] = "(1, 'it''s', 'a\\'b', 'x--y') /* r */, -- row\n";
-    static const unsigned char stops[] = {'$', '"', '`', 0x80, 0};
+    static const unsigned char stops[] = {'"', '`', 0x80, 0};
     qg_context ctx;
     qg_context_init(&ctx, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
     char text[5000];
@@ -1193,6 +1255,7 @@ int main(void)
     test_fuzzer_finds();
     test_quick_scan();
     test_quick_scan_bytes();
+    test_quick_scan_dollars();
     test_quick_scan_long();
     test_reference_agrees();
     test_blocks_cut_characters();
