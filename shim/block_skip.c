@@ -668,7 +668,7 @@ comment_is_quiet(const unsigned char *s, size_t len, size_t at, size_t start, si
     if (s[at] == '/')
         return pg || !(at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M'));
     if (!pg)
-        return s[at] == '#' || !(at + 2 < len && s[at + 2] > 0x20 && s[at + 2] != 0x7f);
+        return s[at] == '#' || at + 2 >= len || qg_is_space_or_control(s[at + 2]);
     /* (Nothing after its newline, as at the end of a statement: no part.) */
     return end + 1 >= len ||
            !(at > 0 && in_continuation_gap(s, start, at - 1) && qg_pg_continuation(s, len, end));

@@ -654,7 +654,7 @@ static bool is_mysql_dash_comment(const qg_lexer *lx)
     if (p >= lx->len)
         return true;
     unsigned char c = lx->sql[p];
-    return c <= 0x20 || c == 0x7f || qg_encoding_dash_space(lx->ctx->encoding, c);
+    return qg_is_space_or_control(c) || qg_encoding_dash_space(lx->ctx->encoding, c);
 }
 
 static bool lower_is(unsigned char c, char want)

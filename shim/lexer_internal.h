@@ -46,6 +46,13 @@ static inline bool qg_is_space(unsigned char c)
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
+/* MySQL: an ASCII byte after "--" that makes it a comment (the set's
+ * ctype table may add high bytes: qg_encoding_dash_space). */
+static inline bool qg_is_space_or_control(unsigned char c)
+{
+    return c <= 0x20 || c == 0x7f;
+}
+
 /* Whether the server reads backslash escapes in plain strings. */
 static inline bool qg_plain_strings_escape(const qg_context *ctx)
 {
