@@ -15,15 +15,18 @@ SHIM_SRC  = $(wildcard shim/*.c)
 # The shim minus the interposing fronts: what unit tests link.
 LOGIC_SRC = $(filter-out shim/front_%.c,$(SHIM_SRC))
 
-# On x86-64 the block skip is built a second time for AVX2 (with BMI2 and PCLMUL,
-# which every AVX2 CPU has); the lexer picks one at run time.
+# On x86-64 the vector scans are built a second time for AVX2 (with BMI2 and
+# PCLMUL, which every AVX2 CPU has), and the quick scan a third for AVX-512BW;
+# the lexer picks the widest the CPU runs.
 ifeq ($(shell uname -m),x86_64)
-AVX2_OBJ  = $(BUILD)/obj/shim/block_skip_avx2.o
-FUZZ_AVX2_OBJ = $(FUZZ_BUILD)/obj/shim/block_skip_avx2.o
+WIDE_OBJ  = $(BUILD)/obj/shim/block_skip_avx2.o $(BUILD)/obj/shim/block_skip_avx512.o
+FUZZ_WIDE_OBJ = $(FUZZ_BUILD)/obj/shim/block_skip_avx2.o $(FUZZ_BUILD)/obj/shim/block_skip_avx512.o
 endif
-CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
-SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
-LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(AVX2_OBJ)
+AVX2_FLAGS   = -mavx2 -mbmi2 -mpclmul
+AVX512_FLAGS = $(AVX2_FLAGS) -mavx512f -mavx512bw
+CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
+SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
+LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -40,7 +43,11 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 
 $(BUILD)/obj/shim/block_skip_avx2.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) -mavx2 -mbmi2 -mpclmul -c $< -o $@
+	$(CC) $(QG_CFLAGS) $(AVX2_FLAGS) -c $< -o $@
+
+$(BUILD)/obj/shim/block_skip_avx512.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) $(AVX512_FLAGS) -c $< -o $@
 
 $(BUILD)/libquoteguard.so: $(SHIM_OBJ)
 	$(CC) -shared $(QG_CFLAGS) -o $@ $^ $(LDLIBS_SHIM)
@@ -84,6 +91,10 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem shim
 	clang-tidy --quiet $(SHIM_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim
+ifeq ($(shell uname -m),x86_64)
+	clang-tidy --quiet shim/block_skip.c -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim $(AVX2_FLAGS)
+	clang-tidy --quiet shim/block_skip.c -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim $(AVX512_FLAGS)
+endif
 
 demo: deps all clients
 	scripts/demo
@@ -201,7 +212,7 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fno-omit-fr
 FUZZ_SRC = $(filter-out $(if $(wildcard shim/rewriter.c),,fuzz/fuzz_rewriter.c), \
              $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
-FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_AVX2_OBJ)
+FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_WIDE_OBJ)
 
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
@@ -209,7 +220,11 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 
 $(FUZZ_BUILD)/obj/shim/block_skip_avx2.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -mavx2 -mbmi2 -mpclmul -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AVX2_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/obj/shim/block_skip_avx512.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AVX512_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 # Named here so make keeps the objects (they are not intermediate files).
 $(FUZZ_BIN): $(FUZZ_OBJ)

@@ -89,23 +89,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(nul_found, "%s flags %u: NUL byte in the query, no nul_byte finding", name,
                    flags);
     }
-    /* The reference implementation, and the SSE2 build of the block skip,
-     * find exactly the same. */
-    qg_result ref, sse2;
+    /* The reference implementation, and the narrower builds of the vector
+     * scans, find exactly the same. */
+    qg_result ref;
     qg_force_reference(true);
     qg_check(&ctx, (const char *)sql, len, &ref);
     qg_force_reference(false);
-    qg_force_sse2(true);
-    qg_check(&ctx, (const char *)sql, len, &sse2);
-    qg_force_sse2(false);
     FUZZ_CHECK(ref.verdict == v1 && ref.count == first.count &&
                    memcmp(ref.findings, first.findings, kept * sizeof ref.findings[0]) == 0,
                "%s flags %u: fast %d/%u findings, reference %d/%u", name, flags, v1, first.count,
                ref.verdict, ref.count);
-    FUZZ_CHECK(sse2.verdict == v1 && sse2.count == first.count &&
-                   memcmp(sse2.findings, first.findings, kept * sizeof sse2.findings[0]) == 0,
-               "%s flags %u: fast %d/%u findings, SSE2 block skip %d/%u", name, flags, v1,
-               first.count, sse2.verdict, sse2.count);
+    for (int build = QG_VECTORS_SSE2; build < qg_cpu_vectors(); build++) {
+        qg_result narrow;
+        qg_allow_vectors(build);
+        qg_check(&ctx, (const char *)sql, len, &narrow);
+        qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+        FUZZ_CHECK(narrow.verdict == v1 && narrow.count == first.count &&
+                       memcmp(narrow.findings, first.findings, kept * sizeof narrow.findings[0]) ==
+                           0,
+                   "%s flags %u: fast %d/%u findings, build %d %d/%u", name, flags, v1,
+                   first.count, build, narrow.verdict, narrow.count);
+    }
     if (plain_ascii(sql, len))
         for (size_t i = 0; i < kept; i++)
             FUZZ_CHECK(first.findings[i].reason == QG_REASON_UNTERMINATED,

@@ -2,12 +2,15 @@
  * The checker's vector scans (lexer_internal.h).  The block skip: 64 bytes
  * at a time, string literals found by the parity of their quotes, the lexer
  * called only where something other than code and plain strings begins.
- * The quick scan: two lanes at a time (one in a text shorter than two),
- * whether a text is code, plain strings and comments only.  Built twice:
- * with SSE2 (16-byte lanes) as qg_skip_quiet_sse2 and qg_quick_scan_sse2
- * and, compiled with -mavx2, with 32-byte lanes as qg_skip_quiet_avx2 and
- * qg_quick_scan_avx2 (with PCLMUL for the quote parity and BMI2's shift for
- * the automaton); the lexer picks one.
+ * The quick scan: two lanes at a time (one in a text shorter than two, and
+ * always one of 64 bytes in the AVX-512 build),
+ * whether a text is code, plain strings and comments only.  Built three
+ * times: with SSE2 (16-byte lanes) as qg_skip_quiet_sse2 and
+ * qg_quick_scan_sse2; compiled with -mavx2, with 32-byte lanes as
+ * qg_skip_quiet_avx2 and qg_quick_scan_avx2 (with PCLMUL for the quote
+ * parity and BMI2's shift for the automaton); and, compiled with
+ * -mavx512bw too, the quick scan alone (SKIP_QUIET undefined) with 64-byte
+ * lanes as qg_quick_scan_avx512.  The lexer picks the widest the CPU runs.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +31,25 @@
 
 #define BLOCK 64
 
-#ifdef __AVX2__
+#ifdef __AVX512BW__
+/* The quick scan only: one 64-byte lane a span, its masks straight from
+ * the compares. */
+#define LANE 64
+typedef __m512i lane_t;
+#define QUICK_SCAN qg_quick_scan_avx512
+static inline lane_t load_lane(const unsigned char *p)
+{
+    return _mm512_loadu_si512((const void *)p);
+}
+static inline uint64_t eq_bits(lane_t a, lane_t b)
+{
+    return _mm512_cmpeq_epi8_mask(a, b);
+}
+static inline lane_t or_lanes(lane_t a, lane_t b)
+{
+    return _mm512_or_si512(a, b);
+}
+#elif defined(__AVX2__)
 #define LANE 32
 typedef __m256i lane_t;
 #define SKIP_QUIET qg_skip_quiet_avx2
@@ -52,6 +73,10 @@ static inline lane_t and_lanes(lane_t a, lane_t b)
 static inline uint64_t bits_of(lane_t m)
 {
     return (uint32_t)_mm256_movemask_epi8(m);
+}
+static inline uint64_t eq_bits(lane_t a, lane_t b)
+{
+    return bits_of(eq(a, b));
 }
 /* The bytes one further on: v's bytes 1-31, then follow's byte 0. */
 static inline lane_t next_bytes(lane_t v, lane_t follow)
@@ -87,6 +112,10 @@ static inline uint64_t bits_of(lane_t m)
 {
     return (uint16_t)_mm_movemask_epi8(m);
 }
+static inline uint64_t eq_bits(lane_t a, lane_t b)
+{
+    return bits_of(eq(a, b));
+}
 static inline lane_t next_bytes(lane_t v, lane_t follow)
 {
     return _mm_or_si128(_mm_srli_si128(v, 1), _mm_slli_si128(follow, 15));
@@ -112,11 +141,11 @@ typedef struct block_masks {
  * memory by the compares themselves.  Each skip hides the table's address
  * from the optimiser (needle_table), which would otherwise build every
  * needle again in registers, three instructions, at every compare. */
-#define NEEDLE(c) {[0 ... 31] = (c)}
+#define NEEDLE(c) {[0 ... LANE - 1] = (c)}
 typedef struct needles {
-    unsigned char lane[16][32];
+    unsigned char lane[16][LANE];
 } needles;
-static const needles needle_bytes __attribute__((aligned(32))) = {{
+static const needles needle_bytes __attribute__((aligned(LANE))) = {{
     NEEDLE('\''), NEEDLE('\\'), NEEDLE(0),   NEEDLE('-'),  NEEDLE('/'),  NEEDLE('*'),
     NEEDLE('"'),  NEEDLE('$'),  NEEDLE('`'), NEEDLE('#'),  NEEDLE(' '),  NEEDLE('x'),
     NEEDLE('b'),  NEEDLE('&'),  NEEDLE('\n'), NEEDLE('\r'),
@@ -139,6 +168,7 @@ static inline lane_t needle(const needles *table, int which)
     return load_lane(table->lane[which]);
 }
 
+#ifdef SKIP_QUIET
 /* Masks of the 64 bytes in v[]; `after` is the byte that follows them (a
  * space at the end of the input), which completes the pairs "--" and
  * slash-star.  The following bytes are shifted in from the registers, so
@@ -199,6 +229,7 @@ classify_last_block(const needles *n, const unsigned char *s, size_t len, const 
     memcpy(tail, p, valid);
     return classify_at(n, tail, ' ', pg, high_apart);
 }
+#endif
 
 /* Bit i set when an odd number of bits at or below i are set. */
 static inline uint64_t prefix_xor(uint64_t x)
@@ -216,12 +247,6 @@ static inline uint64_t prefix_xor(uint64_t x)
     x ^= x << 32;
     return x;
 #endif
-}
-
-/* Highest set bit of `bits` as a position in the block at `pos`. */
-static inline size_t last_bit(size_t pos, uint64_t bits)
-{
-    return pos + 63 - (size_t)__builtin_clzll(bits);
 }
 
 #define EVEN_BITS 0x5555555555555555ull
@@ -250,6 +275,13 @@ static inline uint64_t escaped_bytes(uint64_t backslash, uint64_t *carry)
     uint64_t final_run = ~backslash ? (uint64_t)__builtin_clzll(~backslash) : BLOCK;
     *carry = final_run & 1;
     return escaped;
+}
+
+#ifdef SKIP_QUIET
+/* Highest set bit of `bits` as a position in the block at `pos`. */
+static inline size_t last_bit(size_t pos, uint64_t bits)
+{
+    return pos + 63 - (size_t)__builtin_clzll(bits);
 }
 
 /* Where S reads backslash escapes, at a byte the automaton stopped at
@@ -344,7 +376,7 @@ static inline uint64_t set_bits(const nibble_set *set, const unsigned char *p)
     lane_t low_rows = lookup_rows(set->low), high_rows = lookup_rows(set->high);
     lane_t nibble = _mm256_set1_epi8(0x0f), none = _mm256_setzero_si256();
     uint64_t bits = 0;
-    for (int i = 0; i < LANES; i++) {
+    for (size_t i = 0; i < LANES; i++) {
         lane_t v = load_lane(p + LANE * i);
         lane_t hit = and_lanes(_mm256_shuffle_epi8(low_rows, and_lanes(v, nibble)),
                                _mm256_shuffle_epi8(high_rows, high_nibbles(v)));
@@ -459,7 +491,7 @@ static inline __attribute__((always_inline)) uint64_t utf8_wrong(const encoding_
     lane_t conts = _mm256_set1_epi8((char)UTF8_CONTS);
     lane_t three = _mm256_set1_epi8((char)0xe0), four = _mm256_set1_epi8((char)0xf0);
     uint64_t wrong = 0;
-    for (int i = 0; i < LANES; i++) {
+    for (size_t i = 0; i < LANES; i++) {
         lane_t v = load_lane(p + LANE * i), before = load_lane(p + LANE * i - 1);
         lane_t before2 = load_lane(p + LANE * i - 2), before3 = load_lane(p + LANE * i - 3);
         lane_t by_before = and_lanes(_mm256_shuffle_epi8(before_high, high_nibbles(before)),
@@ -562,6 +594,7 @@ strings_valid(const encoding_dfa_t *dfa, const unsigned char *s, const unsigned 
     return multibyte_strings_valid(dfa, p, content, high, escapes, escapes ? escaped : 0, valid,
                                    chars);
 }
+#endif
 
 /* Whether a quote after c may open a string that reads backslashes
  * otherwise than a plain one, where they escape: X'', B'', PG U&''. */
@@ -571,6 +604,7 @@ static inline bool is_prefix(unsigned char c)
     return prefix_byte[c];
 }
 
+#ifdef SKIP_QUIET
 /* Quotes after a prefix that changes how backslashes read (where they
  * escape: X'', B'', PG U&''; where they do not: PG E''), in a block at
  * `pos` of the input s; only looked for in blocks with a backslash.  Where
@@ -619,6 +653,7 @@ static uint64_t introduced_quotes(const unsigned char *s, size_t pos, uint64_t q
     }
     return found;
 }
+#endif
 
 /* PG: whether the code byte at `at` may lie between two parts of one
  * string (only whitespace back to a quote); then the lexer goes on from
@@ -686,6 +721,7 @@ static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t 
     return end && comment_is_quiet(s, len, at, start, end, pg) ? end : 0;
 }
 
+#ifdef SKIP_QUIET
 /* Advances from lx->pos (in code) block by block while nothing in the
  * blocks needs the lexer.  Where something does, the lexer goes on from the
  * last code byte before it outside every string token (an anchor): a quote
@@ -826,6 +862,7 @@ void SKIP_QUIET(qg_lexer *lx)
     else
         skip_quiet_blocks(lx, false, false, escapes);
 }
+#endif
 
 /* A lane's bytes for the quick scan: quotes, dashes, hashes, slashes and
  * dollars (`opener`: each may start a comment or a dollar quote); where
@@ -840,7 +877,11 @@ typedef struct quick_bytes {
 static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, lane_t ampersand)
 {
     lane_t lower = or_lanes(v, fold);
+#if LANE == 64
+    return eq_bits(lower, x) | eq_bits(lower, b) | eq_bits(lower, ampersand);
+#else
     return bits_of(or_lanes(or_lanes(eq(lower, x), eq(lower, b)), eq(lower, ampersand)));
+#endif
 }
 
 /* Whether a span's bytes can be read: not when one stops the scan (NUL, a
@@ -857,37 +898,108 @@ enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP };
  * compares. */
 enum { Q_STOP_NUL = 0x01, Q_STOP_BACKSLASH = 0x04, Q_DQUOTE = 0x08, Q_STOP_HIGH = 0x10,
        Q_STOPS = 0x15, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
-#define BOTH_HALVES(...) {__VA_ARGS__, __VA_ARGS__}
+#if LANE == 64
+#define EVERY_16(...) {__VA_ARGS__, __VA_ARGS__, __VA_ARGS__, __VA_ARGS__}
+#else
+#define EVERY_16(...) {__VA_ARGS__, __VA_ARGS__}
+#endif
 typedef struct quick_tables {
-    unsigned char by_low[32], by_high[32], nibble[32];
-    unsigned char stops[32], but_backslash[32], but_dquote[32], but_both[32];
-    unsigned char fold[32], x[32], b[32], ampersand[32]; /* for prefix_bits */
+    unsigned char by_low[LANE], by_high[LANE], nibble[LANE];
+    unsigned char stops[LANE], but_backslash[LANE], but_dquote[LANE], but_both[LANE];
+    unsigned char fold[LANE], x[LANE], b[LANE], ampersand[LANE]; /* for prefix_bits */
+#if LANE == 64
+    unsigned char dquote[LANE], dash[LANE], opener[LANE], backslash[LANE]; /* class bits */
+#endif
 } quick_tables;
-static const quick_tables quick_rows __attribute__((aligned(32))) = {
+static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
     /* every low nibble is a high byte's */
-    .by_low = BOTH_HALVES(
+    .by_low = EVERY_16(
         Q_STOP_HIGH | Q_STOP_NUL, Q_STOP_HIGH, Q_STOP_HIGH | Q_DQUOTE,
         Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_STOP_BACKSLASH, Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH,
         Q_STOP_HIGH | Q_OPENER),
-    .by_high = BOTH_HALVES(
+    .by_high = EVERY_16(
         Q_STOP_NUL, 0, Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0, 0,
         Q_STOP_BACKSLASH, Q_STOP_NUL, 0, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
         Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH),
-    .nibble = {[0 ... 31] = 0x0f},
-    .stops = {[0 ... 31] = Q_STOPS | Q_DQUOTE},
-    .but_backslash = {[0 ... 31] = (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH},
-    .but_dquote = {[0 ... 31] = Q_STOPS},
-    .but_both = {[0 ... 31] = Q_STOPS & ~Q_STOP_BACKSLASH},
-    .fold = {[0 ... 31] = 0x20},
-    .x = {[0 ... 31] = 'x'},
-    .b = {[0 ... 31] = 'b'},
-    .ampersand = {[0 ... 31] = '&'},
+    .nibble = {[0 ... LANE - 1] = 0x0f},
+    .stops = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE},
+    .but_backslash = {[0 ... LANE - 1] = (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH},
+    .but_dquote = {[0 ... LANE - 1] = Q_STOPS},
+    .but_both = {[0 ... LANE - 1] = Q_STOPS & ~Q_STOP_BACKSLASH},
+    .fold = {[0 ... LANE - 1] = 0x20},
+    .x = {[0 ... LANE - 1] = 'x'},
+    .b = {[0 ... LANE - 1] = 'b'},
+    .ampersand = {[0 ... LANE - 1] = '&'},
+#if LANE == 64
+    .dquote = {[0 ... LANE - 1] = Q_DQUOTE},
+    .dash = {[0 ... LANE - 1] = Q_DASH},
+    .opener = {[0 ... LANE - 1] = Q_OPENER},
+    .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},
+#endif
 };
 typedef quick_tables quick_table;
+#if LANE == 64
+/* Hidden from the optimiser, which would build the rows' bytes again in
+ * registers in every span. */
+static inline const quick_table *quick_table_hidden(void)
+{
+    const quick_table *table = &quick_rows;
+    __asm__("" : "+r"(table));
+    return table;
+}
+#define QUICK_TABLE quick_table_hidden()
+#else
 #define QUICK_TABLE (&quick_rows)
+#endif
 
+#if LANE == 64
+static inline __attribute__((always_inline)) lane_t quick_class(const quick_table *t, lane_t v)
+{
+    lane_t nibble = load_lane(t->nibble);
+    lane_t low = _mm512_and_si512(v, nibble);
+    lane_t high = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+    return _mm512_and_si512(_mm512_shuffle_epi8(load_lane(t->by_low), low),
+                            _mm512_shuffle_epi8(load_lane(t->by_high), high));
+}
+
+/* The bytes whose class has one of the bits of `row`. */
+static inline uint64_t class_bits(lane_t cls, const unsigned char *row)
+{
+    return _mm512_test_epi8_mask(cls, load_lane(row));
+}
+
+/* The 64 bytes at p (a span is one lane). */
+static inline __attribute__((always_inline)) int
+quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_bytes *b,
+               bool names, bool escaping)
+{
+    (void)lanes;
+    lane_t v = load_lane(p);
+    lane_t cls = quick_class(t, v);
+    const unsigned char *stopping = names ? t->but_dquote : escaping ? t->but_backslash : t->stops;
+    if (class_bits(cls, stopping)) {
+        if (escaping)
+            return LANE_STOP;
+        if (!class_bits(cls, names ? t->but_both : t->but_backslash))
+            return LANE_BACKSLASH;
+        return !names && !class_bits(cls, t->but_dquote) ? LANE_NAME : LANE_STOP;
+    }
+    *b = (quick_bytes){0};
+    b->quote = _mm512_movepi8_mask(cls); /* Q_QUOTE is the top bit */
+    if (names)
+        b->dquote = class_bits(cls, t->dquote);
+    b->dash = class_bits(cls, t->dash);
+    b->opener = class_bits(cls, t->opener);
+    if (escaping) {
+        b->backslash = class_bits(cls, t->backslash);
+        b->prefix = prefix_bits(v, load_lane(t->fold), load_lane(t->x), load_lane(t->b),
+                                load_lane(t->ampersand));
+    }
+    return LANE_READ;
+}
+#else
 static inline __attribute__((always_inline)) lane_t quick_class(const quick_table *t, lane_t v)
 {
     lane_t nibble = load_lane(t->nibble);
@@ -931,6 +1043,7 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
     }
     return LANE_READ;
 }
+#endif
 #else
 typedef needles quick_table;
 #define QUICK_TABLE needle_table()
@@ -977,7 +1090,7 @@ static inline __attribute__((always_inline)) uint64_t span_bits(const needles *n
 {
     uint64_t bits = 0;
     _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++)
-        bits |= bits_of(eq(load_lane(p + (size_t)LANE * (size_t)k), needle(n, which)))
+        bits |= eq_bits(load_lane(p + (size_t)LANE * (size_t)k), needle(n, which))
                 << (LANE * k);
     return bits;
 }
@@ -1178,7 +1291,7 @@ quick_spans(const quick_table *table, const unsigned char *s, size_t len, size_t
             uint64_t *quote_parity, bool *name_open, const qg_context *ctx, bool names,
             bool escaping)
 {
-    if (len >= 2 * (size_t)LANE)
+    if (LANE < 64 && len >= 2 * (size_t)LANE)
         return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 2, names, escaping);
     return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 1, names, escaping);
 }
@@ -1192,7 +1305,7 @@ static bool quote_after_prefix(const needles *n, const unsigned char *s, size_t 
         lane_t v = load_lane(s + at);
         uint64_t prefix = prefix_bits(v, needle(n, SPACE), needle(n, LOWER_X), needle(n, LOWER_B),
                                       needle(n, AMPERSAND));
-        uint64_t quote = bits_of(eq(v, needle(n, QUOTE)));
+        uint64_t quote = eq_bits(v, needle(n, QUOTE));
         if (upto - at < LANE)
             quote &= (1ull << (upto - at)) - 1;
         if (quote & (prefix << 1 | (at > 0 && is_prefix(s[at - 1]))))

@@ -104,11 +104,11 @@ void qg_force_reference(bool on)
     qg_reference_on = on;
 }
 
-static bool force_sse2;
+static int widest_allowed = QG_VECTORS_AVX512;
 
-void qg_force_sse2(bool on)
+void qg_allow_vectors(int widest)
 {
-    force_sse2 = on;
+    widest_allowed = widest;
 }
 
 /* The reference: one table lookup per byte. */
@@ -215,22 +215,33 @@ size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool
 #endif
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-/* Whether the AVX2 builds of the vector scans can run here (and are not
- * turned off for a test). */
-static inline __attribute__((always_inline)) bool wide_vectors(void)
+int qg_cpu_vectors(void)
 {
-    static int avx2 = -1; /* unknown yet; races only store the same answer */
-    int wide = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
-    if (wide < 0) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int widest = -1; /* unknown yet; races only store the same answer */
+    int found = __atomic_load_n(&widest, __ATOMIC_RELAXED);
+    if (found < 0) {
         __builtin_cpu_init();
-        wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
-                       __builtin_cpu_supports("pclmul")
-                   ? 1
-                   : 0;
-        __atomic_store_n(&avx2, wide, __ATOMIC_RELAXED);
+        found = QG_VECTORS_SSE2;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+            __builtin_cpu_supports("pclmul"))
+            found = __builtin_cpu_supports("avx512bw") ? QG_VECTORS_AVX512 : QG_VECTORS_AVX2;
+        __atomic_store_n(&widest, found, __ATOMIC_RELAXED);
     }
-    return wide && !force_sse2;
+    return found;
+#else
+    return QG_VECTORS_SSE2; /* the narrowest: on x86-64 only are there wider */
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+/* The widest build of the vector scans that can run here and is not
+ * turned off for a test. */
+static inline __attribute__((always_inline)) int vectors(void)
+{
+    int found = qg_cpu_vectors();
+    return found < widest_allowed ? found : widest_allowed;
 }
 #endif
 
@@ -265,7 +276,10 @@ static unsigned quick_class(unsigned char c)
 QG_HOT bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (wide_vectors())
+    int widest = vectors();
+    if (widest == QG_VECTORS_AVX512)
+        return qg_quick_scan_avx512(ctx, sql, len);
+    if (widest == QG_VECTORS_AVX2)
         return qg_quick_scan_avx2(ctx, sql, len);
 #endif
 #ifdef __SSE2__
@@ -861,7 +875,7 @@ QG_HOT void qg_lexer_skip_quiet(qg_lexer *lx)
         lx->pos < lx->quiet_from || lx->pos >= lx->len)
         return;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (wide_vectors()) {
+    if (vectors() >= QG_VECTORS_AVX2) {
         qg_skip_quiet_avx2(lx);
         return;
     }

@@ -71,12 +71,16 @@ size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool
  * another quote.  Returns the position of that quote, or 0. */
 size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
 
-/* The two builds of each (shim/block_skip.c); tests force the narrower
- * ones to compare them too. */
+/* The builds of each (shim/block_skip.c): SSE2, AVX2 and, for the quick
+ * scan, AVX-512.  The widest the CPU has runs; tests allow the narrower
+ * ones only, to compare them too. */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
 bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
 bool qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
-void qg_force_sse2(bool on);
+bool qg_quick_scan_avx512(const qg_context *ctx, const char *sql, size_t len);
+enum { QG_VECTORS_SSE2, QG_VECTORS_AVX2, QG_VECTORS_AVX512, QG_VECTOR_BUILDS };
+int qg_cpu_vectors(void);
+void qg_allow_vectors(int widest);
 
 #endif

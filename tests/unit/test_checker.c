@@ -9,6 +9,10 @@
 #include "agree.h"
 #include "tap.h"
 
+/* The builds of the vector scans (QG_VECTORS_*).  Where a build is wider
+ * than the CPU runs, the tests run the widest it does again. */
+static const char *const build_name[QG_VECTOR_BUILDS] = {"SSE2", "AVX2", "AVX-512"};
+
 #define SCS_ON QG_STD_STRINGS
 #define SCS_OFF 0u
 
@@ -983,7 +987,7 @@ static void test_quick_scan(void)
     size_t nmysql = sizeof mysql_texts / sizeof mysql_texts[0];
     size_t npg = sizeof pg_texts / sizeof pg_texts[0];
     unsigned queries = 0, differ = 0, unclean = 0, texts_clean = 0, scanned_plain = 0;
-    /* The quick scan itself, both builds, in every context: it settles
+    /* The quick scan itself, every build, in every context: it settles
      * them (else each one would go to the lexer, agreeing but slow); MySQL's
      * comments in MySQL only, backslash escapes only where they escape,
      * quoted names in PG only. */
@@ -1001,8 +1005,8 @@ static void test_quick_scan(void)
         mysqls += mysql;
         escaping += escapes;
         mysql_escaping += mysql && escapes;
-        for (int narrow = 0; narrow < 2; narrow++) {
-            qg_force_sse2(narrow);
+        for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+            qg_allow_vectors(build);
             for (size_t t = 0; t < ntexts; t++)
                 scanned_plain += qg_only_plain_strings(&ctx, texts[t], strlen(texts[t]));
             scanned_plain += qg_only_plain_strings(&ctx, NULL, 0); /* the empty text */
@@ -1018,22 +1022,22 @@ static void test_quick_scan(void)
                 mysql_escaped_settled +=
                     qg_only_plain_strings(&ctx, mysql_escaped[t], strlen(mysql_escaped[t])) ==
                     escapes;
-            qg_force_sse2(false);
+            qg_allow_vectors(QG_VECTOR_BUILDS - 1);
         }
     }
-    tap_ok(scanned_plain == 2 * nctxs * (ntexts + 1),
-           "the quick scan (both builds) settles texts of code, plain strings and comments, "
+    tap_ok(scanned_plain == QG_VECTOR_BUILDS * nctxs * (ntexts + 1),
+           "the quick scan (every build) settles texts of code, plain strings and comments, "
            "0-%zu bytes",
            longest);
-    tap_ok(mysqls == 3 && mysql_settled == 2 * nctxs * nmysql,
+    tap_ok(mysqls == 3 && mysql_settled == QG_VECTOR_BUILDS * nctxs * nmysql,
            "... and hash comments in MySQL only");
-    tap_ok(escaping == 3 && escaped_settled == 2 * nctxs * nescaped,
+    tap_ok(escaping == 3 && escaped_settled == QG_VECTOR_BUILDS * nctxs * nescaped,
            "... and backslash escapes (%zu-%zu bytes) where they escape, only",
            strlen(escaped[0]), strlen(escaped[nescaped - 1]));
-    tap_ok(mysql_escaping == 2 && mysql_escaped_settled == 2 * mysqls * nmysql_escaped,
+    tap_ok(mysql_escaping == 2 && mysql_escaped_settled == QG_VECTOR_BUILDS * mysqls * nmysql_escaped,
            "... and, where MySQL's backslashes escape, strings closed after x, b or & before "
            "an escape");
-    tap_ok(pg_settled == 2 * nctxs * npg, "... and quoted names in PG only (%zu-%zu bytes)",
+    tap_ok(pg_settled == QG_VECTOR_BUILDS * nctxs * npg, "... and quoted names in PG only (%zu-%zu bytes)",
            strlen(pg_texts[1]), strlen(pg_texts[2]));
     for (size_t c = 0; c < nctxs; c++) {
         qg_context ctx;
@@ -1085,7 +1089,7 @@ static void test_quick_scan(void)
 
 /* Every byte value c, at every position of texts of 13, 40, 64 and 100
  * bytes (one lane, padded; lanes that overlap; whole lanes; spans of two
- * lanes that overlap), in both builds of the quick scan, in both dialects
+ * lanes that overlap), in every build of the quick scan, in both dialects
  * with and without backslash escapes.
  * After an empty string and letters:
  *   c alone: settled unless c stops the scan (NUL, a high byte, a
@@ -1111,8 +1115,8 @@ static void test_quick_scan_bytes(void)
                 {QG_DIALECT_MYSQL, 0},
                 {QG_DIALECT_MYSQL, QG_NO_BACKSLASH_ESCAPES}};
     unsigned checked = 0, wrong = 0;
-    for (int narrow = 0; narrow < 2; narrow++) {
-        qg_force_sse2(narrow);
+    for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+        qg_allow_vectors(build);
         for (size_t x = 0; x < sizeof ctxs / sizeof ctxs[0]; x++) {
             qg_context ctx;
             qg_context_init(&ctx, ctxs[x].dialect, qg_encoding_find(ctxs[x].dialect, "latin1"),
@@ -1137,13 +1141,13 @@ static void test_quick_scan_bytes(void)
                             bool settled = qg_only_plain_strings(&ctx, text, len);
                             if (settled != settled_want && wrong++ < 3)
                                 tap_ok(false, "%s build, context %zu, %zu bytes, 0x%02x then \"%s\" at %zu: %s",
-                                       narrow ? "SSE2" : "wide", x, len, c,
+                                       build_name[build], x, len, c,
                                        after[k], at, settled ? "settled" : "not settled");
                             checked++;
                         }
                     }
         }
-        qg_force_sse2(false);
+        qg_allow_vectors(QG_VECTOR_BUILDS - 1);
     }
     tap_ok(wrong == 0,
            "the quick scan classes every byte value at every position: %u texts, %u wrong",
@@ -1178,8 +1182,8 @@ static void test_quick_scan_dollars(void)
         qg_dialect d = mysql ? QG_DIALECT_MYSQL : QG_DIALECT_POSTGRES;
         qg_context_init(&ctx, d, qg_encoding_find(d, mysql ? "utf8mb4" : "UTF8"),
                         mysql ? 0 : SCS_ON);
-        for (int narrow = 0; narrow < 2; narrow++) {
-            qg_force_sse2(narrow);
+        for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+            qg_allow_vectors(build);
             for (size_t t = 0; t < sizeof params / sizeof params[0]; t++)
                 for (int pad = 0; pad < 40; pad++) {
                     char sql[256];
@@ -1198,20 +1202,20 @@ static void test_quick_scan_dollars(void)
                 differ += !fast_agrees(&ctx, openers[t], strlen(openers[t]), &ref);
             }
             cut_left += !mysql && !qg_only_plain_strings(&ctx, cut, sizeof cut - 2);
-            qg_force_sse2(false);
+            qg_allow_vectors(QG_VECTOR_BUILDS - 1);
         }
     }
     size_t nopeners = sizeof openers / sizeof openers[0];
-    tap_ok(settled == checks && left == 2 * nopeners && mysql_settled == 2 * nopeners &&
-               cut_left == 2 && differ == 0,
-           "the quick scan (both builds) settles PG's parameters at every offset (%u texts), and "
+    tap_ok(settled == checks && left == QG_VECTOR_BUILDS * nopeners &&
+               mysql_settled == QG_VECTOR_BUILDS * nopeners && cut_left == QG_VECTOR_BUILDS && differ == 0,
+           "the quick scan (every build) settles PG's parameters at every offset (%u texts), and "
            "leaves a dollar that may open a dollar quote to the lexer in PG only, or one that "
            "ends the text; fast and reference agree (%u differ)",
            checks, differ);
 }
 
 /* Texts of any length go to the quick scan first: a 5 KB batch of rows with
- * comments and escapes is settled there in both builds; a byte that stops
+ * comments and escapes is settled there in every build; a byte that stops
  * the scan in a string near its start, middle or end leaves it to the
  * lexer, with the reference's verdict. */
 static void test_quick_scan_long(void)
@@ -1227,10 +1231,10 @@ static void test_quick_scan_long(void)
         len += sizeof row - 1;
     }
     unsigned settled = 0, differ = 0, checks = 0, left = 0;
-    for (int narrow = 0; narrow < 2; narrow++) {
-        qg_force_sse2(narrow);
+    for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+        qg_allow_vectors(build);
         settled += qg_only_plain_strings(&ctx, text, len);
-        qg_force_sse2(false);
+        qg_allow_vectors(QG_VECTOR_BUILDS - 1);
     }
     static const size_t places[] = {5, 2480, 4955}; /* in the first, middle and last rows' strings */
     for (size_t p = 0; p < sizeof places / sizeof places[0]; p++)
@@ -1243,8 +1247,8 @@ static void test_quick_scan_long(void)
             left += !qg_only_plain_strings(&ctx, copy, len);
             checks++;
         }
-    tap_ok(settled == 2 && left == checks && differ == 0,
-           "a %zu-byte batch is settled by the quick scan (both builds); with a stopping byte "
+    tap_ok(settled == QG_VECTOR_BUILDS && left == checks && differ == 0,
+           "a %zu-byte batch is settled by the quick scan (every build); with a stopping byte "
            "near its start, middle or end, it is not, and fast and reference agree (%u texts, "
            "%u left to the lexer, %u differ)",
            len, checks, left, differ);
@@ -1252,6 +1256,7 @@ static void test_quick_scan_long(void)
 
 int main(void)
 {
+    tap_diag("vector builds: this CPU runs up to %s", build_name[qg_cpu_vectors()]);
     test_fuzzer_finds();
     test_quick_scan();
     test_quick_scan_bytes();
