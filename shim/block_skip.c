@@ -2,10 +2,10 @@
  * The checker's vector scans (lexer_internal.h).  The block skip: 64 bytes
  * at a time, string literals found by the parity of their quotes, the lexer
  * called only where something other than code and plain strings begins.
- * The quick scan: two lanes at a time (one in a text shorter than two, and
- * always one of 64 bytes in the AVX-512 build),
- * whether a text is code, plain strings and comments only.  Built three
- * times: with SSE2 (16-byte lanes) as qg_skip_quiet_sse2 and
+ * The quick scan: two lanes at a time (one in a text shorter than two; one
+ * of 64 bytes in the AVX-512 build), whether a text is code, plain strings
+ * and comments only.  Built three times: with SSE2 (16-byte lanes) as
+ * qg_skip_quiet_sse2 and
  * qg_quick_scan_sse2; compiled with -mavx2, with 32-byte lanes as
  * qg_skip_quiet_avx2 and qg_quick_scan_avx2 (with PCLMUL for the quote
  * parity and BMI2's shift for the automaton); and, compiled with
@@ -1370,8 +1370,14 @@ QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
         return true; /* nothing to read; sql may be NULL */
     unsigned char padded[LANE];
     if (len < LANE) {
+#if LANE == 64
+        /* a masked load reads no byte past the text's end */
+        __m512i spaces = _mm512_set1_epi8(' ');
+        _mm512_storeu_si512(padded, _mm512_mask_loadu_epi8(spaces, _bzhi_u64(~0ull, (unsigned)len), s));
+#else
         memset(padded, ' ', sizeof padded);
         memcpy(padded, s, len);
+#endif
         s = padded;
         len = LANE;
     }

@@ -105,10 +105,12 @@ void qg_force_reference(bool on)
 }
 
 static int widest_allowed = QG_VECTORS_AVX512;
+static int vectors_in_use = -1; /* -1: not picked yet; races only store the same answer */
 
 void qg_allow_vectors(int widest)
 {
     widest_allowed = widest;
+    __atomic_store_n(&vectors_in_use, -1, __ATOMIC_RELAXED);
 }
 
 /* The reference: one table lookup per byte. */
@@ -240,8 +242,13 @@ int qg_cpu_vectors(void)
  * turned off for a test. */
 static inline __attribute__((always_inline)) int vectors(void)
 {
-    int found = qg_cpu_vectors();
-    return found < widest_allowed ? found : widest_allowed;
+    int in_use = __atomic_load_n(&vectors_in_use, __ATOMIC_RELAXED);
+    if (in_use < 0) {
+        int found = qg_cpu_vectors();
+        in_use = found < widest_allowed ? found : widest_allowed;
+        __atomic_store_n(&vectors_in_use, in_use, __ATOMIC_RELAXED);
+    }
+    return in_use;
 }
 #endif
 
