@@ -909,6 +909,7 @@ typedef struct quick_tables {
     unsigned char fold[LANE], x[LANE], b[LANE], ampersand[LANE]; /* for prefix_bits */
 #if LANE == 64
     unsigned char dquote[LANE], dash[LANE], opener[LANE], backslash[LANE]; /* class bits */
+    unsigned char stops_openers[LANE], minus[LANE]; /* for quiet_lanes */
 #endif
 } quick_tables;
 static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
@@ -937,6 +938,8 @@ static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
     .dash = {[0 ... LANE - 1] = Q_DASH},
     .opener = {[0 ... LANE - 1] = Q_OPENER},
     .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},
+    .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},
+    .minus = {[0 ... LANE - 1] = '-'},
 #endif
 };
 typedef quick_tables quick_table;
@@ -1188,6 +1191,42 @@ static delimiters lane_delimiters(uint64_t quote, uint64_t dquote, bool open, bo
     return (delimiters){found, in_name};
 }
 
+#if LANE == 64
+/* Where neither names nor escapes are read, on from i (past the text's
+ * first byte) two lanes at a time while their bytes are letters, digits,
+ * quotes, single dashes and the like: nothing that stops the scan or opens
+ * a comment or a dollar quote, and no dash after a dash (the byte before
+ * each lane is read by a load one byte back).  Only their quotes count.
+ * Returns where the spans go on, at the first lane that holds such a byte
+ * or at the text's last 127 bytes. */
+static inline __attribute__((always_inline)) size_t
+quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
+            uint64_t *quote_parity)
+{
+    uint64_t parity = *quote_parity;
+    for (; i + 2 * LANE <= len; i += 2 * LANE) {
+        const unsigned char *p = s + i;
+        lane_t v0 = load_lane(p), v1 = load_lane(p + LANE);
+        lane_t cls0 = quick_class(t, v0), cls1 = quick_class(t, v1);
+        lane_t minus = load_lane(t->minus);
+        uint64_t stop0 = class_bits(cls0, t->stops_openers) |
+                         (class_bits(cls0, t->dash) & eq_bits(load_lane(p - 1), minus));
+        uint64_t stop1 = class_bits(cls1, t->stops_openers) |
+                         (class_bits(cls1, t->dash) & eq_bits(load_lane(p + LANE - 1), minus));
+        if (stop0 | stop1) {
+            if (!stop0) {
+                parity ^= _mm512_movepi8_mask(cls0);
+                i += LANE;
+            }
+            break;
+        }
+        parity ^= _mm512_movepi8_mask(cls0) ^ _mm512_movepi8_mask(cls1);
+    }
+    *quote_parity = parity;
+    return i;
+}
+#endif
+
 /* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
  * the delimiters before i; the text holds at least a span).  Where
  * `names`, PG's quoted names are read (*name_open: one is open where the
@@ -1204,6 +1243,11 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
     bool in_name = names && *name_open;
     uint64_t escape_carry = 0; /* 1: the next span's first byte is escaped */
     for (size_t i = *from; i < len;) {
+#if LANE == 64
+        if (!names && !escaping && i > 0 && i + 2 * LANE <= len &&
+            (i = quiet_lanes(table, s, len, i, quote_parity)) == len)
+            break;
+#endif
         /* The last span overlaps the one before, and a span after a
          * comment may start inside the one before: its first i - at bytes
          * were read already. */

@@ -1087,9 +1087,11 @@ static void test_quick_scan(void)
            differ);
 }
 
-/* Every byte value c, at every position of texts of 13, 40, 64 and 100
- * bytes (one lane, padded; lanes that overlap; whole lanes; spans of two
- * lanes that overlap), in every build of the quick scan, in both dialects
+/* Every byte value c, at every position of texts of 13, 40, 64, 100, 192
+ * and 400 bytes (one lane, padded; lanes that overlap; whole lanes; spans
+ * of two lanes that overlap; in the AVX-512 build, pairs of lanes read at
+ * once, up to the text's end or not), in every build of the quick scan, in
+ * both dialects
  * with and without backslash escapes.
  * After an empty string and letters:
  *   c alone: settled unless c stops the scan (NUL, a high byte, a
@@ -1105,7 +1107,7 @@ static void test_quick_scan(void)
  * missed) changes one of the answers. */
 static void test_quick_scan_bytes(void)
 {
-    static const size_t lengths[] = {13, 40, 64, 100};
+    static const size_t lengths[] = {13, 40, 64, 100, 192, 400};
     static const char *const after[] = {"", "- '\n", "*'*/"};
     static const struct {
         qg_dialect dialect;
@@ -1133,7 +1135,7 @@ static void test_quick_scan_bytes(void)
                             !stops && (k == 0 ? c != '\'' : c == '\'' || hash_comment ||
                                                                 (k == 1 ? c == '-' : c == '/'));
                         for (size_t at = 2; at + tail < len; at++) {
-                            char text[100];
+                            char text[400];
                             memset(text, 'a', len);
                             text[0] = text[1] = '\''; /* an empty string first */
                             text[at] = (char)c;
