@@ -907,9 +907,9 @@ typedef struct quick_tables {
     unsigned char by_low[LANE], by_high[LANE], nibble[LANE];
     unsigned char stops[LANE], but_backslash[LANE], but_dquote[LANE], but_both[LANE];
     unsigned char fold[LANE], x[LANE], b[LANE], ampersand[LANE]; /* for prefix_bits */
+    unsigned char stops_openers[LANE], dash[LANE], minus[LANE]; /* for quiet_lanes */
 #if LANE == 64
-    unsigned char dquote[LANE], dash[LANE], opener[LANE], backslash[LANE]; /* class bits */
-    unsigned char stops_openers[LANE], minus[LANE]; /* for quiet_lanes */
+    unsigned char dquote[LANE], opener[LANE], backslash[LANE]; /* class bits */
 #endif
 } quick_tables;
 static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
@@ -933,13 +933,13 @@ static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
     .x = {[0 ... LANE - 1] = 'x'},
     .b = {[0 ... LANE - 1] = 'b'},
     .ampersand = {[0 ... LANE - 1] = '&'},
+    .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},
+    .dash = {[0 ... LANE - 1] = Q_DASH},
+    .minus = {[0 ... LANE - 1] = '-'},
 #if LANE == 64
     .dquote = {[0 ... LANE - 1] = Q_DQUOTE},
-    .dash = {[0 ... LANE - 1] = Q_DASH},
     .opener = {[0 ... LANE - 1] = Q_OPENER},
     .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},
-    .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},
-    .minus = {[0 ... LANE - 1] = '-'},
 #endif
 };
 typedef quick_tables quick_table;
@@ -1191,24 +1191,26 @@ static delimiters lane_delimiters(uint64_t quote, uint64_t dquote, bool open, bo
     return (delimiters){found, in_name};
 }
 
-#if LANE == 64
+#ifdef __AVX2__
 /* Where neither names nor escapes are read, on from i (past the text's
- * first byte) two lanes at a time while their bytes are letters, digits,
+ * first byte) QUIET_SPAN bytes at a time while they are letters, digits,
  * quotes, single dashes and the like: nothing that stops the scan or opens
  * a comment or a dollar quote, and no dash after a dash (the byte before
- * each lane is read by a load one byte back).  Only their quotes count.
- * Returns where the spans go on, at the first lane that holds such a byte
- * or at the text's last 127 bytes. */
+ * each lane is read by a load one byte back).  Only their quotes count,
+ * by the parity of their classes' top bits XORed together.  Returns where
+ * the spans go on: before the bytes that hold such a byte (in the AVX-512
+ * build, at its lane), or before the text's last QUIET_SPAN - 1 bytes. */
+#define QUIET_SPAN 128
+#if LANE == 64
 static inline __attribute__((always_inline)) size_t
 quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
             uint64_t *quote_parity)
 {
     uint64_t parity = *quote_parity;
-    for (; i + 2 * LANE <= len; i += 2 * LANE) {
+    lane_t minus = load_lane(t->minus);
+    for (; i + QUIET_SPAN <= len; i += QUIET_SPAN) {
         const unsigned char *p = s + i;
-        lane_t v0 = load_lane(p), v1 = load_lane(p + LANE);
-        lane_t cls0 = quick_class(t, v0), cls1 = quick_class(t, v1);
-        lane_t minus = load_lane(t->minus);
+        lane_t cls0 = quick_class(t, load_lane(p)), cls1 = quick_class(t, load_lane(p + LANE));
         uint64_t stop0 = class_bits(cls0, t->stops_openers) |
                          (class_bits(cls0, t->dash) & eq_bits(load_lane(p - 1), minus));
         uint64_t stop1 = class_bits(cls1, t->stops_openers) |
@@ -1220,11 +1222,34 @@ quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
             }
             break;
         }
-        parity ^= _mm512_movepi8_mask(cls0) ^ _mm512_movepi8_mask(cls1);
+        parity ^= _mm512_movepi8_mask(_mm512_xor_si512(cls0, cls1));
     }
     *quote_parity = parity;
     return i;
 }
+#else
+static inline __attribute__((always_inline)) size_t
+quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
+            uint64_t *quote_parity)
+{
+    lane_t stopping = load_lane(t->stops_openers), dash = load_lane(t->dash);
+    lane_t minus = load_lane(t->minus);
+    for (; i + QUIET_SPAN <= len; i += QUIET_SPAN) {
+        lane_t found = _mm256_setzero_si256(), quotes = _mm256_setzero_si256();
+        _Pragma("GCC unroll 4") for (size_t k = 0; k < QUIET_SPAN / LANE; k++) {
+            const unsigned char *p = s + i + LANE * k;
+            lane_t cls = quick_class(t, load_lane(p));
+            lane_t second_dash = and_lanes(and_lanes(cls, dash), eq(load_lane(p - 1), minus));
+            found = or_lanes(found, or_lanes(and_lanes(cls, stopping), second_dash));
+            quotes = _mm256_xor_si256(quotes, cls);
+        }
+        if (!_mm256_testz_si256(found, found))
+            break;
+        *quote_parity ^= bits_of(quotes);
+    }
+    return i;
+}
+#endif
 #endif
 
 /* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
@@ -1243,8 +1268,8 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
     bool in_name = names && *name_open;
     uint64_t escape_carry = 0; /* 1: the next span's first byte is escaped */
     for (size_t i = *from; i < len;) {
-#if LANE == 64
-        if (!names && !escaping && i > 0 && i + 2 * LANE <= len &&
+#ifdef __AVX2__
+        if (!names && !escaping && i > 0 && i + QUIET_SPAN <= len &&
             (i = quiet_lanes(table, s, len, i, quote_parity)) == len)
             break;
 #endif

@@ -1089,9 +1089,9 @@ static void test_quick_scan(void)
 
 /* Every byte value c, at every position of texts of 13, 40, 64, 100, 192
  * and 400 bytes (one lane, padded; lanes that overlap; whole lanes; spans
- * of two lanes that overlap; in the AVX-512 build, pairs of lanes read at
- * once, up to the text's end or not), in every build of the quick scan, in
- * both dialects
+ * of two lanes that overlap; in the AVX2 and AVX-512 builds, 128 bytes
+ * read at once, up to the text's end or not), in every build of the quick
+ * scan, in both dialects
  * with and without backslash escapes.
  * After an empty string and letters:
  *   c alone: settled unless c stops the scan (NUL, a high byte, a
