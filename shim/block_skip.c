@@ -1250,6 +1250,48 @@ quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
     return i;
 }
 #endif
+
+/* quiet_lanes where backslashes escape: on from i (past the text's first
+ * byte), 64 bytes at a time while, besides what quiet_lanes passes, each
+ * backslash is in a string and escapes the byte after it (none follows
+ * another, or *escape_carry: the first byte is escaped) and no string
+ * opens after a prefix.  The escaped quotes do not count.  Returns where
+ * the spans go on (*escape_carry: for that byte; *quote_parity: a string
+ * is open there when odd). */
+static inline __attribute__((always_inline)) size_t
+quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, size_t i,
+                     uint64_t *quote_parity, uint64_t *escape_carry)
+{
+    uint64_t carry = *escape_carry;
+    uint64_t open = __builtin_parityll(*quote_parity) ? ~0ull : 0; /* all ones in a string */
+    uint64_t dash_before = s[i - 1] == '-', prefix_before = is_prefix(s[i - 1]);
+    for (; i + BLOCK <= len; i += BLOCK) {
+        quick_bytes b;
+        if (quick_classify(t, s + i, LANES, &b, false, true) != LANE_READ)
+            break;
+        uint64_t backslash = b.backslash;
+        if (b.opener | (b.dash & (b.dash << 1 | dash_before)) |
+            (backslash & (backslash << 1 | carry)))
+            break;
+        /* The next span's state, from this one's bytes only: where it
+         * came after the test below, GCC took it from the test's operands
+         * and chained every span to the last one's carry-less product. */
+        uint64_t carry_out = backslash >> 63;
+        uint64_t quote = b.quote & ~(backslash << 1 | carry);
+        uint64_t in_string = prefix_xor(quote) ^ open;
+        if (backslash & ~in_string)
+            break; /* in code */
+        if (quote & (b.prefix << 1 | prefix_before) & in_string)
+            break; /* a string opens after a prefix */
+        open = (uint64_t)((int64_t)in_string >> 63);
+        carry = carry_out;
+        dash_before = b.dash >> 63;
+        prefix_before = b.prefix >> 63;
+    }
+    *quote_parity = open & 1; /* only its parity counts */
+    *escape_carry = carry;
+    return i;
+}
 #endif
 
 /* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
@@ -1269,8 +1311,9 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
     uint64_t escape_carry = 0; /* 1: the next span's first byte is escaped */
     for (size_t i = *from; i < len;) {
 #ifdef __AVX2__
-        if (!names && !escaping && i > 0 && i + QUIET_SPAN <= len &&
-            (i = quiet_lanes(table, s, len, i, quote_parity)) == len)
+        if (!names && i > 0 && i + QUIET_SPAN <= len &&
+            (i = escaping ? quiet_escaping_spans(table, s, len, i, quote_parity, &escape_carry)
+                          : quiet_lanes(table, s, len, i, quote_parity)) == len)
             break;
 #endif
         /* The last span overlaps the one before, and a span after a

@@ -1256,6 +1256,64 @@ static void test_quick_scan_long(void)
            len, checks, left, differ);
 }
 
+/* Long texts where backslashes escape, read on from a backslash in their
+ * first string (the AVX2 and AVX-512 builds read such texts 64 bytes at a
+ * time while nothing but quotes and escapes in strings needs reading): a
+ * probe at every position of 192- and 400-byte texts, so that it also
+ * straddles every edge of 64 bytes, in MySQL and in PG with
+ * standard_conforming_strings off, in every build.  An escaped quote in a
+ * string, an escaped backslash and a comment that hides a quote are
+ * settled; a string after a prefix (X'', B'', U&'') and a backslash in code
+ * are the lexer's; fast and reference agree on every text. */
+static void test_quick_scan_escapes_long(void)
+{
+    static const struct {
+        const char *probe;
+        bool settled;
+    } probes[] = {{"'a\\'c'", true}, {"'\\\\'", true}, {"-- '\n", true},
+                  {"x'61'", false},   {"B'1'", false},       {"U&'1'", false},
+                  {"\\'", false}};
+    static const size_t lengths[] = {192, 400};
+    static const struct {
+        qg_dialect dialect;
+        const char *enc;
+        unsigned flags;
+    } ctxs[] = {{QG_DIALECT_MYSQL, "utf8mb4", 0}, {QG_DIALECT_POSTGRES, "UTF8", SCS_OFF}};
+    unsigned checks = 0, wrong = 0, differ = 0;
+    for (size_t c = 0; c < sizeof ctxs / sizeof ctxs[0]; c++) {
+        qg_context ctx;
+        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
+                        ctxs[c].flags);
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
+            for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++) {
+                size_t len = lengths[l], n = strlen(probes[k].probe);
+                for (size_t at = 5; at + n < len; at++) {
+                    char text[400];
+                    memset(text, 'a', len);
+                    memcpy(text, "'\\'' ", 5); /* a string with an escaped quote */
+                    memcpy(text + at, probes[k].probe, n);
+                    for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+                        qg_allow_vectors(build);
+                        bool settled = qg_only_plain_strings(&ctx, text, len);
+                        if (settled != probes[k].settled && wrong++ < 3)
+                            tap_ok(false, "%s build, %s, %zu bytes, \"%s\" at %zu: %s",
+                                   build_name[build], ctxs[c].enc, len, probes[k].probe, at,
+                                   settled ? "settled" : "not settled");
+                        checks++;
+                    }
+                    qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+                    qg_result ref;
+                    differ += !fast_agrees(&ctx, text, len, &ref);
+                }
+            }
+    }
+    tap_ok(wrong == 0 && differ == 0,
+           "long texts with backslash escapes: escaped quotes, escaped backslashes and comments "
+           "are settled by the quick scan, prefixed strings and backslashes in code are not, at "
+           "every position (%u texts, %u wrong); fast and reference agree (%u differ)",
+           checks, wrong, differ);
+}
+
 int main(void)
 {
     tap_diag("vector builds: this CPU runs up to %s", build_name[qg_cpu_vectors()]);
@@ -1264,6 +1322,7 @@ int main(void)
     test_quick_scan_bytes();
     test_quick_scan_dollars();
     test_quick_scan_long();
+    test_quick_scan_escapes_long();
     test_reference_agrees();
     test_blocks_cut_characters();
     test_blocks_pairs();
