@@ -910,7 +910,8 @@ static void json_measure(FILE *f, const char *name, const measure *m, bool comma
 }
 
 static bool write_json(const char *path, const row *rows, size_t n, const char *cpu, long cores,
-                       uint64_t seed, long rss_corpora, long rss_checker, long rss_end)
+                       const char *vectors, uint64_t seed, long rss_corpora, long rss_checker,
+                       long rss_end)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -920,8 +921,8 @@ static bool write_json(const char *path, const row *rows, size_t n, const char *
     struct utsname u;
     uname(&u);
     fprintf(f, "{\n  \"machine\": {\"cpu\": \"%s\", \"cores\": %ld, \"kernel\": \"%s %s\", "
-               "\"compiler\": \"%s\"},\n",
-            cpu, cores, u.sysname, u.release, __VERSION__);
+               "\"compiler\": \"%s\", \"vector_build\": \"%s\"},\n",
+            cpu, cores, u.sysname, u.release, __VERSION__, vectors);
     fprintf(f, "  \"settings\": {\"runs\": %d, \"min_time_per_run_s\": %.3f, \"seed\": %llu, "
                "\"statistic\": \"median\", \"mb\": 1000000},\n",
             runs, min_time, (unsigned long long)seed);
@@ -953,17 +954,29 @@ static bool write_json(const char *path, const row *rows, size_t n, const char *
 
 /* -------------------------------------------------------------------- main */
 
-static void usage(void)
+_Noreturn static void usage(void)
 {
     fprintf(stderr, "usage: bench_checker [--runs N (>= 1, default 5)] [--min-time SECONDS]\n"
                     "                     [--regress DIR] [--json PATH] [--seed N]\n"
                     "                     [--only SHAPE/DIALECT/ENCODING/LITERALS substring]\n"
+                    "                     [--vectors sse2|avx2|avx512: the widest build to run]\n"
                     "       bench_checker --verify [--regress DIR] [--seed N]: fast checker against\n"
                     "                     the reference on every query of every corpus (TAP)\n");
     exit(64);
 }
 
 #define MAX_CORPORA 32
+
+/* The vector builds by QG_VECTORS_*, as --vectors names them. */
+static const char *const vector_builds[QG_VECTOR_BUILDS] = {"sse2", "avx2", "avx512"};
+
+static int vector_build(const char *name)
+{
+    for (int b = 0; b < QG_VECTOR_BUILDS; b++)
+        if (strcmp(name, vector_builds[b]) == 0)
+            return b;
+    usage();
+}
 
 static size_t corpora_bytes(const corpus *c, size_t n)
 {
@@ -1025,6 +1038,7 @@ int main(int argc, char **argv)
     const char *regress_dir = "../shared/corpus/pg-regress";
     uint64_t seed = 20260601;
     const char *only = NULL; /* substring of "shape/dialect/encoding/literals" */
+    int widest = QG_VECTOR_BUILDS - 1; /* the widest vector build allowed */
     bool verify = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--verify") == 0) {
@@ -1045,11 +1059,15 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "--only") == 0)
             only = argv[++i];
+        else if (strcmp(argv[i], "--vectors") == 0)
+            widest = vector_build(argv[++i]);
         else
             usage();
     }
     if (runs < 1 || !(min_time > 0))
         usage();
+    qg_allow_vectors(widest);
+    int vectors = widest < qg_cpu_vectors() ? widest : qg_cpu_vectors();
     rng_state = seed;
     /* The bytes the lexer stops at in some state: NUL, newlines, quotes,
      * backslash, dollar, dash, slash, star, hash, and every high byte. */
@@ -1117,9 +1135,9 @@ int main(int argc, char **argv)
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("quoteguard checker benchmark: %s, %ld cores online; median of %d runs, each >= %.2f s; "
-           "seed %llu; MB = 10^6 bytes\n",
-           cpu, cores, runs, min_time, (unsigned long long)seed);
+    printf("quoteguard checker benchmark: %s, %ld cores online, %s build of the vector scans; "
+           "median of %d runs, each >= %.2f s; seed %llu; MB = 10^6 bytes\n",
+           cpu, cores, vector_builds[vectors], runs, min_time, (unsigned long long)seed);
     fflush(stdout);
 
     static row rows[MAX_CORPORA];
@@ -1150,8 +1168,8 @@ int main(int argc, char **argv)
     printf("peak RSS: %ld KiB after building the corpora (%zu MB of queries), %ld KiB after the "
            "checker runs, %ld KiB after pg_query_scan\n",
            rss_corpora, total_bytes / 1000000, rss_checker, rss_end);
-    if (json_path && !write_json(json_path, rows, n, cpu, cores, seed, rss_corpora, rss_checker,
-                                 rss_end))
+    if (json_path && !write_json(json_path, rows, n, cpu, cores, vector_builds[vectors], seed,
+                                 rss_corpora, rss_checker, rss_end))
         return 1;
     return 0;
 }
