@@ -49,6 +49,21 @@ static inline lane_t or_lanes(lane_t a, lane_t b)
 {
     return _mm512_or_si512(a, b);
 }
+static inline lane_t and_lanes(lane_t a, lane_t b)
+{
+    return _mm512_and_si512(a, b);
+}
+/* Byte i of the result: row's byte index[i] (0-15) of the same 16. */
+static inline lane_t lookup(lane_t row, lane_t index)
+{
+    return _mm512_shuffle_epi8(row, index);
+}
+/* Each byte's high nibble in its low bits (with the next byte's low bits
+ * above, for a mask to clear). */
+static inline lane_t nibbles_down(lane_t v)
+{
+    return _mm512_srli_epi16(v, 4);
+}
 #elif defined(__AVX2__)
 #define LANE 32
 typedef __m256i lane_t;
@@ -77,6 +92,14 @@ static inline uint64_t bits_of(lane_t m)
 static inline uint64_t eq_bits(lane_t a, lane_t b)
 {
     return bits_of(eq(a, b));
+}
+static inline lane_t lookup(lane_t row, lane_t index)
+{
+    return _mm256_shuffle_epi8(row, index);
+}
+static inline lane_t nibbles_down(lane_t v)
+{
+    return _mm256_srli_epi16(v, 4);
 }
 /* The bytes one further on: v's bytes 1-31, then follow's byte 0. */
 static inline lane_t next_bytes(lane_t v, lane_t follow)
@@ -367,7 +390,7 @@ static inline lane_t lookup_rows(const unsigned char row[16])
 
 static inline lane_t high_nibbles(lane_t v)
 {
-    return and_lanes(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0f));
+    return and_lanes(nibbles_down(v), _mm256_set1_epi8(0x0f));
 }
 
 /* Bit i set when byte i of the 64 at p is in `set`. */
@@ -378,8 +401,8 @@ static inline uint64_t set_bits(const nibble_set *set, const unsigned char *p)
     uint64_t bits = 0;
     for (size_t i = 0; i < LANES; i++) {
         lane_t v = load_lane(p + LANE * i);
-        lane_t hit = and_lanes(_mm256_shuffle_epi8(low_rows, and_lanes(v, nibble)),
-                               _mm256_shuffle_epi8(high_rows, high_nibbles(v)));
+        lane_t hit = and_lanes(lookup(low_rows, and_lanes(v, nibble)),
+                               lookup(high_rows, high_nibbles(v)));
         bits |= (uint64_t)(uint32_t)~_mm256_movemask_epi8(eq(hit, none)) << (LANE * i);
     }
     return bits;
@@ -494,9 +517,9 @@ static inline __attribute__((always_inline)) uint64_t utf8_wrong(const encoding_
     for (size_t i = 0; i < LANES; i++) {
         lane_t v = load_lane(p + LANE * i), before = load_lane(p + LANE * i - 1);
         lane_t before2 = load_lane(p + LANE * i - 2), before3 = load_lane(p + LANE * i - 3);
-        lane_t by_before = and_lanes(_mm256_shuffle_epi8(before_high, high_nibbles(before)),
-                                     _mm256_shuffle_epi8(before_low, and_lanes(before, nibble)));
-        lane_t pair = and_lanes(by_before, _mm256_shuffle_epi8(high_rows, high_nibbles(v)));
+        lane_t by_before = and_lanes(lookup(before_high, high_nibbles(before)),
+                                     lookup(before_low, and_lanes(before, nibble)));
+        lane_t pair = and_lanes(by_before, lookup(high_rows, high_nibbles(v)));
         lane_t asks = or_lanes(eq(_mm256_max_epu8(before2, three), before2),
                                eq(_mm256_max_epu8(before3, four), before3));
         lane_t bad = _mm256_xor_si256(pair, and_lanes(asks, conts));
@@ -957,16 +980,14 @@ static inline const quick_table *quick_table_hidden(void)
 #define QUICK_TABLE (&quick_rows)
 #endif
 
-#if LANE == 64
 static inline __attribute__((always_inline)) lane_t quick_class(const quick_table *t, lane_t v)
 {
     lane_t nibble = load_lane(t->nibble);
-    lane_t low = _mm512_and_si512(v, nibble);
-    lane_t high = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-    return _mm512_and_si512(_mm512_shuffle_epi8(load_lane(t->by_low), low),
-                            _mm512_shuffle_epi8(load_lane(t->by_high), high));
+    lane_t low = and_lanes(v, nibble), high = and_lanes(nibbles_down(v), nibble);
+    return and_lanes(lookup(load_lane(t->by_low), low), lookup(load_lane(t->by_high), high));
 }
 
+#if LANE == 64
 /* The bytes whose class has one of the bits of `row`. */
 static inline uint64_t class_bits(lane_t cls, const unsigned char *row)
 {
@@ -1003,14 +1024,6 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
     return LANE_READ;
 }
 #else
-static inline __attribute__((always_inline)) lane_t quick_class(const quick_table *t, lane_t v)
-{
-    lane_t nibble = load_lane(t->nibble);
-    lane_t low = and_lanes(v, nibble);
-    lane_t high = and_lanes(_mm256_srli_epi16(v, 4), nibble);
-    return and_lanes(_mm256_shuffle_epi8(load_lane(t->by_low), low),
-                     _mm256_shuffle_epi8(load_lane(t->by_high), high));
-}
 
 /* The bytes at p, `lanes` lanes of them. */
 static inline __attribute__((always_inline)) int
