@@ -237,7 +237,6 @@ int qg_cpu_vectors(void)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-
 /* The widest build of the vector scans that can run here and is not
  * turned off for a test. */
 static inline __attribute__((always_inline)) int vectors(void)
