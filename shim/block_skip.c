@@ -1498,7 +1498,8 @@ QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
 #if LANE == 64
         /* a masked load reads no byte past the text's end */
         __m512i spaces = _mm512_set1_epi8(' ');
-        _mm512_storeu_si512(padded, _mm512_mask_loadu_epi8(spaces, _bzhi_u64(~0ull, (unsigned)len), s));
+        __mmask64 text = _bzhi_u64(~0ull, (unsigned)len);
+        _mm512_storeu_si512(padded, _mm512_mask_loadu_epi8(spaces, text, s));
 #else
         memset(padded, ' ', sizeof padded);
         memcpy(padded, s, len);

@@ -1034,11 +1034,13 @@ static void test_quick_scan(void)
     tap_ok(escaping == 3 && escaped_settled == QG_VECTOR_BUILDS * nctxs * nescaped,
            "... and backslash escapes (%zu-%zu bytes) where they escape, only",
            strlen(escaped[0]), strlen(escaped[nescaped - 1]));
-    tap_ok(mysql_escaping == 2 && mysql_escaped_settled == QG_VECTOR_BUILDS * mysqls * nmysql_escaped,
+    tap_ok(mysql_escaping == 2 &&
+               mysql_escaped_settled == QG_VECTOR_BUILDS * mysqls * nmysql_escaped,
            "... and, where MySQL's backslashes escape, strings closed after x, b or & before "
            "an escape");
-    tap_ok(pg_settled == QG_VECTOR_BUILDS * nctxs * npg, "... and quoted names in PG only (%zu-%zu bytes)",
-           strlen(pg_texts[1]), strlen(pg_texts[2]));
+    tap_ok(pg_settled == QG_VECTOR_BUILDS * nctxs * npg,
+           "... and quoted names in PG only (%zu-%zu bytes)", strlen(pg_texts[1]),
+           strlen(pg_texts[2]));
     for (size_t c = 0; c < nctxs; c++) {
         qg_context ctx;
         qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
@@ -1091,8 +1093,7 @@ static void test_quick_scan(void)
  * and 400 bytes (one lane, padded; lanes that overlap; whole lanes; spans
  * of two lanes that overlap; in the AVX2 and AVX-512 builds, 128 bytes
  * read at once, up to the text's end or not), in every build of the quick
- * scan, in both dialects
- * with and without backslash escapes.
+ * scan, in both dialects with and without backslash escapes.
  * After an empty string and letters:
  *   c alone: settled unless c stops the scan (NUL, a high byte, a
  *     backtick; in PG a dollar without a digit after it; a backslash, in
@@ -1209,7 +1210,8 @@ static void test_quick_scan_dollars(void)
     }
     size_t nopeners = sizeof openers / sizeof openers[0];
     tap_ok(settled == checks && left == QG_VECTOR_BUILDS * nopeners &&
-               mysql_settled == QG_VECTOR_BUILDS * nopeners && cut_left == QG_VECTOR_BUILDS && differ == 0,
+               mysql_settled == QG_VECTOR_BUILDS * nopeners && cut_left == QG_VECTOR_BUILDS &&
+               differ == 0,
            "the quick scan (every build) settles PG's parameters at every offset (%u texts), and "
            "leaves a dollar that may open a dollar quote to the lexer in PG only, or one that "
            "ends the text; fast and reference agree (%u differ)",
