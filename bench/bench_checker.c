@@ -1066,8 +1066,7 @@ int main(int argc, char **argv)
     }
     if (runs < 1 || !(min_time > 0))
         usage();
-    qg_allow_vectors(widest);
-    int vectors = widest < qg_cpu_vectors() ? widest : qg_cpu_vectors();
+    int vectors = qg_allow_vectors(widest);
     rng_state = seed;
     /* The bytes the lexer stops at in some state: NUL, newlines, quotes,
      * backslash, dollar, dash, slash, star, hash, and every high byte. */

@@ -5,12 +5,12 @@
  * The quick scan: two lanes at a time (one in a text shorter than two; one
  * of 64 bytes in the AVX-512 build), whether a text is code, plain strings
  * and comments only.  Built three times: with SSE2 (16-byte lanes) as
- * qg_skip_quiet_sse2 and
- * qg_quick_scan_sse2; compiled with -mavx2, with 32-byte lanes as
- * qg_skip_quiet_avx2 and qg_quick_scan_avx2 (with PCLMUL for the quote
- * parity and BMI2's shift for the automaton); and, compiled with
- * -mavx512bw too, the quick scan alone (SKIP_QUIET undefined) with 64-byte
- * lanes as qg_quick_scan_avx512.  The lexer picks the widest the CPU runs.
+ * qg_skip_quiet_sse2 and qg_quick_scan_sse2; compiled with -mavx2, with
+ * 32-byte lanes as qg_skip_quiet_avx2 and qg_quick_scan_avx2 (with PCLMUL
+ * for the quote parity and BMI2's shift for the automaton); and, compiled
+ * with -mavx512bw too, the quick scan alone (SKIP_QUIET undefined) with
+ * 64-byte lanes as qg_quick_scan_avx512.  The lexer picks the widest the
+ * CPU runs.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -1296,7 +1296,7 @@ quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, s
             break; /* in code */
         if (quote & (b.prefix << 1 | prefix_before) & in_string)
             break; /* a string opens after a prefix */
-        open = (uint64_t)((int64_t)in_string >> 63);
+        open = 0 - (in_string >> 63); /* all ones when the top bit is set */
         carry = carry_out;
         dash_before = b.dash >> 63;
         prefix_before = b.prefix >> 63;

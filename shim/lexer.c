@@ -104,15 +104,6 @@ void qg_force_reference(bool on)
     qg_reference_on = on;
 }
 
-static int widest_allowed = QG_VECTORS_AVX512;
-static int vectors_in_use = -1; /* -1: not picked yet; races only store the same answer */
-
-void qg_allow_vectors(int widest)
-{
-    widest_allowed = widest;
-    __atomic_store_n(&vectors_in_use, -1, __ATOMIC_RELAXED);
-}
-
 /* The reference: one table lookup per byte. */
 static size_t skip_plain_scalar(const unsigned char *s, size_t pos, size_t len, unsigned mask,
                                 bool stop_high)
@@ -236,15 +227,31 @@ int qg_cpu_vectors(void)
 #endif
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+static int widest_allowed = QG_VECTORS_AVX512;
+static int vectors_in_use = -1; /* -1: not picked yet; races only store the same answer */
+
 /* The widest build of the vector scans that can run here and is not
  * turned off for a test. */
+static int widest_runnable(void)
+{
+    int found = qg_cpu_vectors();
+    return found < widest_allowed ? found : widest_allowed;
+}
+
+int qg_allow_vectors(int widest)
+{
+    widest_allowed = widest;
+    __atomic_store_n(&vectors_in_use, -1, __ATOMIC_RELAXED);
+    return widest_runnable();
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* widest_runnable, picked once. */
 static inline __attribute__((always_inline)) int vectors(void)
 {
     int in_use = __atomic_load_n(&vectors_in_use, __ATOMIC_RELAXED);
     if (in_use < 0) {
-        int found = qg_cpu_vectors();
-        in_use = found < widest_allowed ? found : widest_allowed;
+        in_use = widest_runnable();
         __atomic_store_n(&vectors_in_use, in_use, __ATOMIC_RELAXED);
     }
     return in_use;

@@ -73,7 +73,8 @@ size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
 
 /* The builds of each (shim/block_skip.c): SSE2, AVX2 and, for the quick
  * scan, AVX-512.  The widest the CPU has runs; tests allow the narrower
- * ones only, to compare them too. */
+ * ones only, to compare them too (qg_allow_vectors returns the build that
+ * runs then). */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
 bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
@@ -81,6 +82,6 @@ bool qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
 bool qg_quick_scan_avx512(const qg_context *ctx, const char *sql, size_t len);
 enum { QG_VECTORS_SSE2, QG_VECTORS_AVX2, QG_VECTORS_AVX512, QG_VECTOR_BUILDS };
 int qg_cpu_vectors(void);
-void qg_allow_vectors(int widest);
+int qg_allow_vectors(int widest);
 
 #endif
