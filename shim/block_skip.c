@@ -931,6 +931,7 @@ typedef struct quick_tables {
     unsigned char stops[LANE], but_backslash[LANE], but_dquote[LANE], but_both[LANE];
     unsigned char fold[LANE], x[LANE], b[LANE], ampersand[LANE]; /* for prefix_bits */
     unsigned char stops_openers[LANE], dash[LANE], minus[LANE]; /* for quiet_lanes */
+    unsigned char backslash_byte[LANE];                          /* for bytes_after */
 #if LANE == 64
     unsigned char dquote[LANE], opener[LANE], backslash[LANE]; /* class bits */
 #endif
@@ -959,6 +960,7 @@ static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
     .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},
     .dash = {[0 ... LANE - 1] = Q_DASH},
     .minus = {[0 ... LANE - 1] = '-'},
+    .backslash_byte = {[0 ... LANE - 1] = '\\'},
 #if LANE == 64
     .dquote = {[0 ... LANE - 1] = Q_DQUOTE},
     .opener = {[0 ... LANE - 1] = Q_OPENER},
@@ -1264,45 +1266,68 @@ quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
 }
 #endif
 
+/* Of the BLOCK bytes at p, those right after a backslash, a dash or a
+ * prefix byte, with no state carried from one block to the next: p[-1]
+ * is read.  (b: the block's bytes.) */
+typedef struct bytes_after {
+    uint64_t backslash, dash, prefix;
+} bytes_after;
+
+#if LANE == 64
+/* from a load one byte back */
+static inline __attribute__((always_inline)) bytes_after
+after_bytes(const quick_table *t, const unsigned char *p, const quick_bytes *b)
+{
+    (void)b;
+    lane_t w = load_lane(p - 1);
+    return (bytes_after){
+        eq_bits(w, load_lane(t->backslash_byte)), eq_bits(w, load_lane(t->minus)),
+        prefix_bits(w, load_lane(t->fold), load_lane(t->x), load_lane(t->b),
+                    load_lane(t->ampersand))};
+}
+#else
+/* from the block's own bytes, shifted, where two lanes would take twice
+ * the compares */
+static inline __attribute__((always_inline)) bytes_after
+after_bytes(const quick_table *t, const unsigned char *p, const quick_bytes *b)
+{
+    (void)t;
+    return (bytes_after){b->backslash << 1 | (p[-1] == '\\'), b->dash << 1 | (p[-1] == '-'),
+                         b->prefix << 1 | is_prefix(p[-1])};
+}
+#endif
+
 /* quiet_lanes where backslashes escape: on from i (past the text's first
  * byte), 64 bytes at a time while, besides what quiet_lanes passes, each
  * backslash is in a string and escapes the byte after it (none follows
- * another, or *escape_carry: the first byte is escaped) and no string
- * opens after a prefix.  The escaped quotes do not count.  Returns where
- * the spans go on (*escape_carry: for that byte; *quote_parity: a string
- * is open there when odd). */
+ * another) and no string opens after a prefix.  The escaped quotes do not
+ * count.  Returns where the spans go on (*escape_carry: 1 where that
+ * byte is escaped; *quote_parity: a string is open there when odd). */
 static inline __attribute__((always_inline)) size_t
 quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, size_t i,
                      uint64_t *quote_parity, uint64_t *escape_carry)
 {
-    uint64_t carry = *escape_carry;
+    /* Escapes are read off the byte before, which holds while no
+     * backslash is escaped: not where byte i - 1 is one. */
+    if ((s[i - 1] == '\\') != (*escape_carry != 0))
+        return i;
     uint64_t open = __builtin_parityll(*quote_parity) ? ~0ull : 0; /* all ones in a string */
-    uint64_t dash_before = s[i - 1] == '-', prefix_before = is_prefix(s[i - 1]);
     for (; i + BLOCK <= len; i += BLOCK) {
         quick_bytes b;
         if (quick_classify(t, s + i, LANES, &b, false, true) != LANE_READ)
             break;
-        uint64_t backslash = b.backslash;
-        if (b.opener | (b.dash & (b.dash << 1 | dash_before)) |
-            (backslash & (backslash << 1 | carry)))
+        bytes_after after = after_bytes(t, s + i, &b);
+        if (b.opener | (b.dash & after.dash) | (b.backslash & after.backslash))
             break;
-        /* The next span's state, from this one's bytes only: where it
-         * came after the test below, GCC took it from the test's operands
-         * and chained every span to the last one's carry-less product. */
-        uint64_t carry_out = backslash >> 63;
-        uint64_t quote = b.quote & ~(backslash << 1 | carry);
+        uint64_t quote = b.quote & ~after.backslash;
         uint64_t in_string = prefix_xor(quote) ^ open;
-        if (backslash & ~in_string)
-            break; /* in code */
-        if (quote & (b.prefix << 1 | prefix_before) & in_string)
-            break; /* a string opens after a prefix */
+        /* a backslash in code; a string that opens after a prefix */
+        if ((b.backslash & ~in_string) | (quote & after.prefix & in_string))
+            break;
         open = 0 - (in_string >> 63); /* all ones when the top bit is set */
-        carry = carry_out;
-        dash_before = b.dash >> 63;
-        prefix_before = b.prefix >> 63;
     }
     *quote_parity = open & 1; /* only its parity counts */
-    *escape_carry = carry;
+    *escape_carry = s[i - 1] == '\\';
     return i;
 }
 #endif
