@@ -931,9 +931,9 @@ typedef struct quick_tables {
     unsigned char stops[LANE], but_backslash[LANE], but_dquote[LANE], but_both[LANE];
     unsigned char fold[LANE], x[LANE], b[LANE], ampersand[LANE]; /* for prefix_bits */
     unsigned char stops_openers[LANE], dash[LANE], minus[LANE]; /* for quiet_lanes */
-    unsigned char backslash_byte[LANE];                          /* for bytes_after */
 #if LANE == 64
     unsigned char dquote[LANE], opener[LANE], backslash[LANE]; /* class bits */
+    unsigned char backslash_byte[LANE];                          /* for after_bytes */
 #endif
 } quick_tables;
 static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
@@ -960,11 +960,11 @@ static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
     .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},
     .dash = {[0 ... LANE - 1] = Q_DASH},
     .minus = {[0 ... LANE - 1] = '-'},
-    .backslash_byte = {[0 ... LANE - 1] = '\\'},
 #if LANE == 64
     .dquote = {[0 ... LANE - 1] = Q_DQUOTE},
     .opener = {[0 ... LANE - 1] = Q_OPENER},
     .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},
+    .backslash_byte = {[0 ... LANE - 1] = '\\'},
 #endif
 };
 typedef quick_tables quick_table;
