@@ -251,11 +251,12 @@ read -r n_changed n_position n_oids n_moved < <(diff "$WORK/corpus-off.out" "$WO
         if (pending != "") { changed++; print pending_text > changes }
         pending = ""
     }
-    function flush() {
-        if (!hunk) return
+    # Hunk h of a region, on its own.
+    function judge(h,    i, a, b, nl, nr, same, drift, k, kind, key) {
+        nl = nls[h]; nr = nrs[h]
         same = (nl == nr)
         for (i = 1; same && i <= nl; i++) {
-            a = l[i]; b = r[i]
+            a = L[h, i]; b = R[h, i]
             sub(/ at character [0-9]+$/, "", a)
             if (a != b || b !~ /ERROR:/) same = 0
         }
@@ -266,7 +267,7 @@ read -r n_changed n_position n_oids n_moved < <(diff "$WORK/corpus-off.out" "$WO
         drift = (nl == nr)
         split("", count)
         for (i = 1; drift && i <= nl; i++) {
-            count[catalog_free(l[i])]++; count[catalog_free(r[i])]--
+            count[catalog_free(L[h, i])]++; count[catalog_free(R[h, i])]--
         }
         for (k in count)
             if (count[k]) drift = 0
@@ -279,24 +280,52 @@ read -r n_changed n_position n_oids n_moved < <(diff "$WORK/corpus-off.out" "$WO
             # shows lines taken out in one hunk and the same put back in
             # the next.
             kind = nl ? "out" : "in"; key = ""
-            for (i = 1; i <= nl + nr; i++) key = key catalog_free(nl ? l[i] : r[i]) "\n"
+            for (i = 1; i <= nl + nr; i++) key = key catalog_free(nl ? L[h, i] : R[h, i]) "\n"
             if (pending != "" && pending != kind && pending_key == key) {
                 moved++; pending = ""
             } else {
-                settle(); pending = kind; pending_key = key; pending_text = text
+                settle(); pending = kind; pending_key = key; pending_text = texts[h]
             }
         } else {
             settle()
             changed++
-            print text > changes
+            print texts[h] > changes
         }
-        hunk = 0; nl = 0; nr = 0; text = ""
     }
-    /^[0-9]/ { flush(); hunk = 1; text = $0 "\n"; next }
-    { text = text $0 "\n" }
-    /^< / { l[++nl] = substr($0, 3); next }
-    /^> / { r[++nr] = substr($0, 3); next }
-    END { flush(); settle(); print changed + 0, position + 0, oids + 0, moved + 0 }')
+    # A region: hunks at most 10 lines apart.  Rows ordered by catalog
+    # numbers that moved may come in another order over several hunks of
+    # every shape: where the region takes out what it puts back, as a
+    # multiset, that is the drift above (with no number changed, rows of
+    # an unordered result in another order).
+    function flush_region(    h, i, k, drift, moved_only) {
+        drift = moved_only = hunks > 1
+        split("", count); split("", raw)
+        for (h = 1; drift && h <= hunks; h++) {
+            for (i = 1; i <= nls[h]; i++) { count[catalog_free(L[h, i])]++; raw[L[h, i]]++ }
+            for (i = 1; i <= nrs[h]; i++) { count[catalog_free(R[h, i])]--; raw[R[h, i]]-- }
+        }
+        for (k in count)
+            if (count[k]) drift = 0
+        for (k in raw)
+            if (raw[k]) moved_only = 0
+        if (drift) {
+            settle()
+            if (moved_only) moved++; else oids++
+        } else {
+            for (h = 1; h <= hunks; h++) judge(h)
+        }
+        hunks = 0
+    }
+    /^[0-9]/ {
+        split($0, range, /[acd,]/)
+        if (hunks && range[1] + 0 > region_end + 10) flush_region()
+        region_end = $0 ~ /^[0-9]+,/ ? range[2] + 0 : range[1] + 0
+        hunks++; nls[hunks] = 0; nrs[hunks] = 0; texts[hunks] = ""
+    }
+    { texts[hunks] = texts[hunks] $0 "\n" }
+    /^< / { L[hunks, ++nls[hunks]] = substr($0, 3); next }
+    /^> / { R[hunks, ++nrs[hunks]] = substr($0, 3); next }
+    END { if (hunks) flush_region(); settle(); print changed + 0, position + 0, oids + 0, moved + 0 }')
 tap_diag "corpus: $n_files plain-SQL files of pg-regress, statements rewritten: $n_rewritten" \
     "corpus: left alone: $n_left, parameterized executions in the server log: $n_executed" \
     "corpus: changed results: $n_changed; error position lost (bind-time input error): $n_position;" \
