@@ -19,11 +19,12 @@ LOGIC_SRC = $(filter-out shim/front_%.c,$(SHIM_SRC))
 # PCLMUL, which every AVX2 CPU has), and the quick scan a third for AVX-512BW;
 # the lexer picks the widest the CPU runs.
 ifeq ($(shell uname -m),x86_64)
-WIDE_OBJ  = $(BUILD)/obj/shim/block_skip_avx2.o $(BUILD)/obj/shim/block_skip_avx512.o
-FUZZ_WIDE_OBJ = $(FUZZ_BUILD)/obj/shim/block_skip_avx2.o $(FUZZ_BUILD)/obj/shim/block_skip_avx512.o
+WIDE_BUILDS = avx2 avx512
 endif
-AVX2_FLAGS   = -mavx2 -mbmi2 -mpclmul
-AVX512_FLAGS = $(AVX2_FLAGS) -mavx512f -mavx512bw
+WIDE_FLAGS_avx2   = -mavx2 -mbmi2 -mpclmul
+WIDE_FLAGS_avx512 = $(WIDE_FLAGS_avx2) -mavx512f -mavx512bw
+WIDE_OBJ      = $(WIDE_BUILDS:%=$(BUILD)/obj/shim/block_skip_%.o)
+FUZZ_WIDE_OBJ = $(WIDE_BUILDS:%=$(FUZZ_BUILD)/obj/shim/block_skip_%.o)
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
@@ -41,13 +42,9 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/shim/block_skip_avx2.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
+$(BUILD)/obj/shim/block_skip_%.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) $(AVX2_FLAGS) -c $< -o $@
-
-$(BUILD)/obj/shim/block_skip_avx512.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) $(AVX512_FLAGS) -c $< -o $@
+	$(CC) $(QG_CFLAGS) $(WIDE_FLAGS_$*) -c $< -o $@
 
 $(BUILD)/libquoteguard.so: $(SHIM_OBJ)
 	$(CC) -shared $(QG_CFLAGS) -o $@ $^ $(LDLIBS_SHIM)
@@ -91,10 +88,8 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem shim
 	clang-tidy --quiet $(SHIM_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim
-ifeq ($(shell uname -m),x86_64)
-	clang-tidy --quiet shim/block_skip.c -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim $(AVX2_FLAGS)
-	clang-tidy --quiet shim/block_skip.c -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim $(AVX512_FLAGS)
-endif
+	$(foreach b,$(WIDE_BUILDS),clang-tidy --quiet shim/block_skip.c -- -std=c11 -D_GNU_SOURCE \
+	  -Iinclude -Ishim $(WIDE_FLAGS_$(b)) &&) true
 
 demo: deps all clients
 	scripts/demo
@@ -218,13 +213,9 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/obj/shim/block_skip_avx2.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
+$(FUZZ_BUILD)/obj/shim/block_skip_%.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AVX2_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-
-$(FUZZ_BUILD)/obj/shim/block_skip_avx512.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AVX512_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(WIDE_FLAGS_$*) -fsanitize=fuzzer-no-link -c $< -o $@
 
 # Named here so make keeps the objects (they are not intermediate files).
 $(FUZZ_BIN): $(FUZZ_OBJ)
