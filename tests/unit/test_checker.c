@@ -1264,17 +1264,19 @@ static void test_quick_scan_long(void)
  * probe at every position of 192- and 400-byte texts, so that it also
  * straddles every edge of 64 bytes, in MySQL and in PG with
  * standard_conforming_strings off, in every build.  An escaped quote in a
- * string, an escaped backslash and a comment that hides a quote are
- * settled; a string after a prefix (X'', B'', U&'') and a backslash in code
- * are the lexer's; fast and reference agree on every text. */
+ * string, an escaped backslash and comments that hide a quote are
+ * settled; a string after a prefix (X'', B'', U&''), a backslash in code,
+ * a high byte, a backtick and a double quote are the lexer's; fast and
+ * reference agree on every text. */
 static void test_quick_scan_escapes_long(void)
 {
     static const struct {
         const char *probe;
         bool settled;
     } probes[] = {{"'a\\'c'", true}, {"'\\\\'", true}, {"-- '\n", true},
-                  {"x'61'", false},   {"B'1'", false},       {"U&'1'", false},
-                  {"\\'", false}};
+                  {"/* ' */", true}, {"x'61'", false}, {"B'1'", false},
+                  {"U&'1'", false},  {"\\'", false},  {"'\xc3\xa9'", false},
+                  {"`a`", false},    {"\"a\"", false}};
     static const size_t lengths[] = {192, 400};
     static const struct {
         qg_dialect dialect;
@@ -1311,8 +1313,9 @@ static void test_quick_scan_escapes_long(void)
     }
     tap_ok(wrong == 0 && differ == 0,
            "long texts with backslash escapes: escaped quotes, escaped backslashes and comments "
-           "are settled by the quick scan, prefixed strings and backslashes in code are not, at "
-           "every position (%u texts, %u wrong); fast and reference agree (%u differ)",
+           "are settled by the quick scan, prefixed strings, backslashes in code, high bytes, "
+           "backticks and double quotes are not, at every position (%u texts, %u wrong); fast and reference agree "
+           "(%u differ)",
            checks, wrong, differ);
 }
 
