@@ -1288,6 +1288,8 @@ typedef struct escaping_rows {
     lane_t backslash_byte, minus, fold, x, b, ampersand;
 } escaping_rows;
 
+/* The optimiser can no longer fold the load that made `row` into the
+ * instructions that read it. */
 static inline __attribute__((always_inline)) lane_t in_register(lane_t row)
 {
     __asm__("" : "+v"(row));
@@ -1307,9 +1309,9 @@ static inline __attribute__((always_inline)) escaping_rows escaping_rows_of(cons
         in_register(needle(n, AMPERSAND))};
 }
 
-/* The block at p where backslashes escape: its quotes, backslashes and
- * the bytes after backslashes and prefixes (the rest of *b and *after is
- * not set).  Returns the bytes that end quiet_escaping_spans: one that
+/* The block at p where backslashes escape: its quotes and backslashes
+ * (the rest of *b may be left unset) and the bytes after backslashes,
+ * dashes and prefixes.  Returns the bytes that end quiet_escaping_spans: one that
  * stops the scan, an opener, a dash after a dash, a backslash after a
  * backslash. */
 static inline __attribute__((always_inline)) uint64_t

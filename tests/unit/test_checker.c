@@ -1314,8 +1314,8 @@ static void test_quick_scan_escapes_long(void)
     tap_ok(wrong == 0 && differ == 0,
            "long texts with backslash escapes: escaped quotes, escaped backslashes and comments "
            "are settled by the quick scan, prefixed strings, backslashes in code, high bytes, "
-           "backticks and double quotes are not, at every position (%u texts, %u wrong); fast and reference agree "
-           "(%u differ)",
+           "backticks and double quotes are not, at every position (%u texts, %u wrong); fast "
+           "and reference agree (%u differ)",
            checks, wrong, differ);
 }
 
