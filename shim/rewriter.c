@@ -42,35 +42,43 @@
 
 /* ------------------------------------------------------------- characters */
 
+/* What each byte can be in code, one lookup instead of a chain of
+ * compares per byte of every token. */
+enum { B_SPACE = 1, B_IDENT_START = 2, B_IDENT_CONT = 4, B_DIGIT = 8, B_OP = 16 };
+static const unsigned char byte_kinds[256] = {
+    [' '] = B_SPACE, ['\t'] = B_SPACE, ['\n'] = B_SPACE, ['\r'] = B_SPACE, ['\f'] = B_SPACE,
+    ['\v'] = B_SPACE,
+    ['a' ... 'z'] = B_IDENT_START | B_IDENT_CONT, ['A' ... 'Z'] = B_IDENT_START | B_IDENT_CONT,
+    ['_'] = B_IDENT_START | B_IDENT_CONT, [0x80 ... 0xff] = B_IDENT_START | B_IDENT_CONT,
+    ['0' ... '9'] = B_DIGIT | B_IDENT_CONT, ['$'] = B_IDENT_CONT,
+    ['~'] = B_OP, ['!'] = B_OP, ['@'] = B_OP, ['#'] = B_OP, ['^'] = B_OP, ['&'] = B_OP,
+    ['|'] = B_OP, ['`'] = B_OP, ['?'] = B_OP, ['+'] = B_OP, ['-'] = B_OP, ['*'] = B_OP,
+    ['/'] = B_OP, ['%'] = B_OP, ['<'] = B_OP, ['>'] = B_OP, ['='] = B_OP,
+};
+
 static bool is_space(unsigned char c)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    return byte_kinds[c] & B_SPACE;
 }
 
 static bool is_digit(unsigned char c)
 {
-    return c >= '0' && c <= '9';
+    return byte_kinds[c] & B_DIGIT;
 }
 
 static bool is_ident_start(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+    return byte_kinds[c] & B_IDENT_START;
 }
 
 static bool is_ident_cont(unsigned char c)
 {
-    return is_ident_start(c) || is_digit(c) || c == '$';
+    return byte_kinds[c] & B_IDENT_CONT;
 }
 
 static bool is_op_char(unsigned char c)
 {
-    switch (c) {
-    case '~': case '!': case '@': case '#': case '^': case '&': case '|': case '`': case '?':
-    case '+': case '-': case '*': case '/': case '%': case '<': case '>': case '=':
-        return true;
-    default:
-        return false;
-    }
+    return byte_kinds[c] & B_OP;
 }
 
 /* Bytes of the character at p (a bad sequence counts as one byte). */
@@ -129,16 +137,24 @@ typedef struct sql_tok {
 #define LOOKAHEAD 8
 #define RING 16
 
-/* The lexer's tokens as the first pass met them, replayed by the second
- * pass so that a long literal is lexed once.  A query with more tokens than
- * fit is lexed again past them, from a copy of the first pass's lexer. */
-#define CACHED_TOKENS 32
+/* Where the tokens are read from: the bytes after pos and the lexer's
+ * next token (literals, identifiers, comments, dollar quotes). */
+typedef struct source {
+    size_t pos;
+    qg_lexer lx;
+    qg_token next_struct;
+    bool have_struct;
+} source;
+
+/* The first pass's tokens, which the second reads in place, so that a
+ * query is split into tokens once.  A query with more tokens than fit is
+ * read on past them from where the first pass was after the last. */
+#define CACHED_TOKENS 64
 
 typedef struct token_cache {
-    qg_token tokens[CACHED_TOKENS];
+    sql_tok tokens[CACHED_TOKENS];
     unsigned count;
-    bool complete;    /* the lexer ended within tokens[] */
-    qg_lexer resume;  /* the lexer right after tokens[CACHED_TOKENS - 1] */
+    source resume; /* set when count is CACHED_TOKENS */
 } token_cache;
 
 /* Tokens of the whole query: literals, identifiers, comments and dollar
@@ -148,51 +164,22 @@ typedef struct tok_stream {
     const qg_context *ctx;
     const unsigned char *s;
     size_t len;
-    size_t pos;
-    qg_lexer lx;
+    source src;
     token_cache *cache;
-    bool replaying;   /* lexer tokens come from cache, then from cache->resume */
-    unsigned replayed;
-    qg_token next_struct;
-    bool have_struct;
-    /* ring[head % RING] is the next token, ring[tail % RING] the next to
+    /* Token i is at slot(i): head is the next token, tail the next to
      * produce.  (Each call moves only one of them: a head and a count
      * moved together became one wide load of two separate stores.) */
     unsigned head, tail;
-    sql_tok ring[RING];   /* not cleared first */
+    sql_tok ring[RING];   /* the tokens past the cache; not cleared first */
 } tok_stream;
 
-/* The next lexer token: recorded into the cache by the first pass, taken
- * from it by the second. */
-static bool next_struct(tok_stream *ts, qg_token *tok)
+static void next_struct(tok_stream *ts)
 {
-    token_cache *c = ts->cache;
-    if (ts->replaying) {
-        if (ts->replayed < c->count) {
-            *tok = c->tokens[ts->replayed++];
-            return true;
-        }
-        if (c->complete)
-            return false;
-        ts->lx = c->resume;
-        ts->replaying = false;
-        return qg_lexer_next(&ts->lx, tok);
-    }
-    bool got = qg_lexer_next(&ts->lx, tok);
-    if (c->count < CACHED_TOKENS) {
-        if (!got) {
-            c->complete = true;
-        } else {
-            c->tokens[c->count++] = *tok;
-            if (c->count == CACHED_TOKENS)
-                c->resume = ts->lx;
-        }
-    }
-    return got;
+    ts->src.have_struct = qg_lexer_next(&ts->src.lx, &ts->src.next_struct);
 }
 
-/* The first pass (replay false) lexes and fills `cache`; the second
- * (replay true) reads the same tokens back. */
+/* The first pass (replay false) fills `cache`; the second (replay true)
+ * reads its tokens, then goes on from cache->resume if there are more. */
 static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, size_t len,
                         token_cache *cache, bool replay)
 {
@@ -201,17 +188,22 @@ static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, 
     ts->ctx = ctx;
     ts->s = (const unsigned char *)sql;
     ts->len = len;
-    ts->pos = 0;
     ts->cache = cache;
-    ts->replaying = replay;
-    ts->replayed = 0;
-    ts->head = ts->tail = 0;
+    ts->head = 0;
     if (!replay) {
-        cache->count = 0;
-        cache->complete = false;
-        qg_lexer_init(&ts->lx, ctx, sql, len, QG_READ_SERVER, NULL);
+        ts->tail = 0;
+        ts->src.pos = 0;
+        qg_lexer_init(&ts->src.lx, ctx, sql, len, QG_READ_SERVER, NULL);
+        next_struct(ts);
+        return;
     }
-    ts->have_struct = next_struct(ts, &ts->next_struct);
+    ts->tail = cache->count;
+    if (cache->count == CACHED_TOKENS) {
+        ts->src = cache->resume;
+    } else { /* the query ended within the cache: only its end is left */
+        ts->src.pos = len;
+        ts->src.have_struct = false;
+    }
 }
 
 /* An operator ends where PostgreSQL's lexer ends it: a multi-character
@@ -236,7 +228,7 @@ static size_t operator_end(const unsigned char *s, size_t start, size_t limit)
 static void code_token(tok_stream *ts, size_t limit, sql_tok *t)
 {
     const unsigned char *s = ts->s;
-    size_t p = ts->pos;
+    size_t p = ts->src.pos;
     unsigned char c = s[p];
     t->start = p;
     if (is_ident_start(c)) {
@@ -269,28 +261,28 @@ static void code_token(tok_stream *ts, size_t limit, sql_tok *t)
         p++;
     }
     t->end = p > limit ? limit : p;
-    ts->pos = t->end;
+    ts->src.pos = t->end;
 }
 
 static void produce(tok_stream *ts, sql_tok *t)
 {
     memset(t, 0, sizeof *t);
     for (;;) {
-        size_t limit = ts->have_struct ? ts->next_struct.start : ts->len;
-        while (ts->pos < limit && is_space(ts->s[ts->pos]))
-            ts->pos++;
-        if (ts->pos < limit) {
+        size_t limit = ts->src.have_struct ? ts->src.next_struct.start : ts->len;
+        while (ts->src.pos < limit && is_space(ts->s[ts->src.pos]))
+            ts->src.pos++;
+        if (ts->src.pos < limit) {
             code_token(ts, limit, t);
             return;
         }
-        if (!ts->have_struct) {
+        if (!ts->src.have_struct) {
             t->kind = T_END;
             t->start = t->end = ts->len;
             return;
         }
-        qg_token st = ts->next_struct;
-        ts->pos = st.end;
-        ts->have_struct = next_struct(ts, &ts->next_struct);
+        qg_token st = ts->src.next_struct;
+        ts->src.pos = st.end;
+        next_struct(ts);
         t->start = st.start;
         t->end = st.end;
         t->form = st.form;
@@ -316,14 +308,28 @@ static void produce(tok_stream *ts, sql_tok *t)
     }
 }
 
-/* The k-th token from now (k < LOOKAHEAD); T_END past the end. */
-static const sql_tok *peek(tok_stream *ts, unsigned k)
+static sql_tok *slot(tok_stream *ts, unsigned i)
+{
+    return i < CACHED_TOKENS ? &ts->cache->tokens[i] : &ts->ring[i % RING];
+}
+
+/* Produces tokens up to the k-th from now: out of line, so that a token
+ * produced already costs its caller no more than a compare. */
+static __attribute__((noinline)) void produce_up_to(tok_stream *ts, unsigned k)
 {
     while (ts->tail - ts->head <= k) {
-        produce(ts, &ts->ring[ts->tail % RING]);
-        ts->tail++;
+        produce(ts, slot(ts, ts->tail));
+        if (++ts->tail == CACHED_TOKENS)
+            ts->cache->resume = ts->src;
     }
-    return &ts->ring[(ts->head + k) % RING];
+}
+
+/* The k-th token from now (k < LOOKAHEAD); T_END past the end. */
+static inline const sql_tok *peek(tok_stream *ts, unsigned k)
+{
+    if (ts->tail - ts->head <= k)
+        produce_up_to(ts, k);
+    return slot(ts, ts->head + k);
 }
 
 /* The next token, valid until RING - LOOKAHEAD more are taken. */
@@ -498,6 +504,7 @@ static void scan_statement(const qg_context *ctx, const char *sql, size_t len,
         prev2 = prev1;
         prev1 = t;
     }
+    cache->count = ts.tail < CACHED_TOKENS ? ts.tail : CACHED_TOKENS;
     if (!started)
         f->why = "empty query";
     else if (depth != 0)
