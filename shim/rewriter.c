@@ -353,10 +353,23 @@ static inline __attribute__((always_inline)) bool is_word(const tok_stream *ts, 
     return t->end - t->start == n && strncasecmp((const char *)ts->s + t->start, word, n) == 0;
 }
 
-static bool is_word_in(const tok_stream *ts, const sql_tok *t, const char *const *words)
+/* A word of a list, with its length: the lists are read for every word
+ * token, where a strlen() per entry cost more than the compares. */
+typedef struct listed_word {
+    const char *text; /* lower case */
+    size_t len;
+} listed_word;
+#define LISTED(word) {(word), sizeof(word) - 1}
+
+static bool is_word_in(const tok_stream *ts, const sql_tok *t, const listed_word *words)
 {
-    for (; *words; words++)
-        if (is_word(ts, t, *words))
+    if (t->kind != T_WORD)
+        return false;
+    const char *text = (const char *)ts->s + t->start;
+    size_t n = t->end - t->start;
+    for (; words->text; words++)
+        if (words->len == n && words->text[0] == (text[0] | 0x20) &&
+            strncasecmp(text, words->text, n) == 0)
             return true;
     return false;
 }
@@ -376,48 +389,63 @@ static bool is_op(const tok_stream *ts, const sql_tok *t, const char *text)
 
 /* ------------------------------------------------------------- word lists */
 
-static const char *const statement_words[] = {"select", "insert", "update", "delete",
-                                              "values", "with",   NULL};
+static const listed_word statement_words[] = {
+    LISTED("select"), LISTED("insert"), LISTED("update"), LISTED("delete"), LISTED("values"),
+    LISTED("with"), {NULL, 0}};
 
 /* Built-in functions whose arguments all have fixed types (no "any", no
  * polymorphic-only argument) and whose names are not type names, so an
  * unknown argument resolves the same as a literal or as a parameter. */
-static const char *const func_names[] = {
-    "lower", "upper", "initcap", "length", "char_length", "character_length",
-    "octet_length", "bit_length", "md5", "replace", "split_part", "strpos",
-    "starts_with", "left", "right", "lpad", "rpad", "ltrim", "rtrim", "btrim",
-    "repeat", "reverse", "translate", "substr", "regexp_replace", "regexp_match",
-    "regexp_matches", "regexp_split_to_array", "regexp_split_to_table", "regexp_like",
-    "to_tsvector", "to_tsquery", "plainto_tsquery", "phraseto_tsquery",
-    "websearch_to_tsquery", "to_char", "to_date", "to_timestamp", "to_number",
-    "date_trunc", "date_part", "coalesce", "nullif", "encode", "decode",
-    "convert_to", "convert_from", "quote_ident", "string_to_array", NULL};
+static const listed_word func_names[] = {
+    LISTED("lower"), LISTED("upper"), LISTED("initcap"), LISTED("length"), LISTED("char_length"),
+    LISTED("character_length"), LISTED("octet_length"), LISTED("bit_length"), LISTED("md5"),
+    LISTED("replace"), LISTED("split_part"), LISTED("strpos"), LISTED("starts_with"),
+    LISTED("left"), LISTED("right"), LISTED("lpad"), LISTED("rpad"), LISTED("ltrim"),
+    LISTED("rtrim"), LISTED("btrim"), LISTED("repeat"), LISTED("reverse"), LISTED("translate"),
+    LISTED("substr"), LISTED("regexp_replace"), LISTED("regexp_match"), LISTED("regexp_matches"),
+    LISTED("regexp_split_to_array"), LISTED("regexp_split_to_table"), LISTED("regexp_like"),
+    LISTED("to_tsvector"), LISTED("to_tsquery"), LISTED("plainto_tsquery"),
+    LISTED("phraseto_tsquery"), LISTED("websearch_to_tsquery"), LISTED("to_char"),
+    LISTED("to_date"), LISTED("to_timestamp"), LISTED("to_number"), LISTED("date_trunc"),
+    LISTED("date_part"), LISTED("coalesce"), LISTED("nullif"), LISTED("encode"), LISTED("decode"),
+    LISTED("convert_to"), LISTED("convert_from"), LISTED("quote_ident"),
+    LISTED("string_to_array"), {NULL, 0}};
 
 /* Cast targets that take no typmod and are not INTERVAL: '…'::t and $1::t
  * run the same input function. */
-static const char *const cast_types[] = {
-    "text", "varchar", "bpchar", "name", "int2", "int4", "int8", "smallint", "integer",
-    "int", "bigint", "numeric", "float4", "float8", "real", "bool", "boolean", "date",
-    "time", "timestamp", "timestamptz", "json", "jsonb", "uuid", "bytea", "inet", "cidr",
-    NULL};
+static const listed_word cast_types[] = {
+    LISTED("text"), LISTED("varchar"), LISTED("bpchar"), LISTED("name"), LISTED("int2"),
+    LISTED("int4"), LISTED("int8"), LISTED("smallint"), LISTED("integer"), LISTED("int"),
+    LISTED("bigint"), LISTED("numeric"), LISTED("float4"), LISTED("float8"), LISTED("real"),
+    LISTED("bool"), LISTED("boolean"), LISTED("date"), LISTED("time"), LISTED("timestamp"),
+    LISTED("timestamptz"), LISTED("json"), LISTED("jsonb"), LISTED("uuid"), LISTED("bytea"),
+    LISTED("inet"), LISTED("cidr"), {NULL, 0}};
 
 /* Tokens that end an operand of a comparison, LIKE or IS DISTINCT FROM:
  * they bind less tightly than any of those operators. */
-static const char *const operand_end_words[] = {
-    "and", "or", "then", "else", "end", "from", "where", "group", "having", "window",
-    "order", "limit", "offset", "fetch", "for", "returning", "union", "intersect",
-    "except", "on", "join", "inner", "left", "right", "full", "cross", "natural", "asc",
-    "desc", "nulls", "as", "do", NULL};
+static const listed_word operand_end_words[] = {
+    LISTED("and"), LISTED("or"), LISTED("then"), LISTED("else"), LISTED("end"), LISTED("from"),
+    LISTED("where"), LISTED("group"), LISTED("having"), LISTED("window"), LISTED("order"),
+    LISTED("limit"), LISTED("offset"), LISTED("fetch"), LISTED("for"), LISTED("returning"),
+    LISTED("union"), LISTED("intersect"), LISTED("except"), LISTED("on"), LISTED("join"),
+    LISTED("inner"), LISTED("left"), LISTED("right"), LISTED("full"), LISTED("cross"),
+    LISTED("natural"), LISTED("asc"), LISTED("desc"), LISTED("nulls"), LISTED("as"), LISTED("do"),
+    {NULL, 0}};
 
-static const char *const limit_end_words[] = {"offset", "limit", "for", "fetch", "rows",
-                                              "row", NULL};
+static const listed_word limit_end_words[] = {
+    LISTED("offset"), LISTED("limit"), LISTED("for"), LISTED("fetch"), LISTED("rows"),
+    LISTED("row"), {NULL, 0}};
 
-static const char *const comparison_ops[] = {"=", "<>", "!=", "<", ">", "<=", ">=", NULL};
+static const listed_word comparison_ops[] = {LISTED("="),  LISTED("<>"), LISTED("!="), LISTED("<"),
+                                             LISTED(">"),  LISTED("<="), LISTED(">="), {NULL, 0}};
 
-static bool is_op_in(const tok_stream *ts, const sql_tok *t, const char *const *ops)
+static bool is_op_in(const tok_stream *ts, const sql_tok *t, const listed_word *ops)
 {
-    for (; *ops; ops++)
-        if (is_op(ts, t, *ops))
+    if (t->kind != T_OP)
+        return false;
+    size_t n = t->end - t->start;
+    for (; ops->text; ops++)
+        if (ops->len == n && memcmp(ts->s + t->start, ops->text, n) == 0)
             return true;
     return false;
 }
