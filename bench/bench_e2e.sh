@@ -24,7 +24,7 @@
 # a microsecond, where whole runs differ by tens of percent.  Last, the
 # checker's share of it (bench/bench_cold.c): one check right after a round
 # trip, when the caches have lost the checker's code and data, and again at
-# once.
+# once; and so for a check followed by rewrite mode's rewrite.
 #
 # With two CPUs or more, the servers are pinned to CPU 0 and the client to
 # CPU 1 (taskset), so that the scheduler does not move them between rounds;
@@ -419,7 +419,7 @@ for _, _, statement, fields in client_lines(cold_raw):
 if cold:
     print(f"\ncold: one check as the guard makes it, right after a round trip and again at"
           f" once; {pairs} rounds per run, median of {runs} runs")
-    cfmt = "{:<10} {:>6} {:>9} {:>9} {:>9} {:>9}"
+    cfmt = "{:<17} {:>6} {:>9} {:>9} {:>9} {:>9}"
     print(cfmt.format("statement", "bytes", "cold ns", "p90 ns", "warm ns", "timer ns"))
     report["cold_check"] = []
     for statement, rs in cold.items():
@@ -430,7 +430,8 @@ if cold:
         print(cfmt.format(statement, e["bytes"], f"{e['cold_median_ns']:.0f}",
                           f"{e['cold_p90_ns']:.0f}", f"{e['warm_median_ns']:.0f}",
                           f"{e['timer_ns']:.0f}"))
-    print("cold and warm include the timer's own cost (timer ns: two clock readings).")
+    print("cold and warm include the timer's own cost (timer ns: two clock readings);")
+    print("pg_quoted_rewrite: the check and then rewrite mode's rewrite, its literal a parameter.")
 print(f"Shim log lines during timed runs besides one 'attached' per process: {log_lines}")
 with open(out, "w") as f:
     json.dump(report, f, indent=2)
