@@ -295,8 +295,8 @@ static void test_wide_numbers(void)
            "tenth empty literal stays, the next one becomes $10");
 }
 
-/* More lexer tokens than the first pass keeps for the second: past them
- * the second pass lexes the rest again, to the same decisions. */
+/* More tokens than the first pass keeps for the second: past them the
+ * second pass reads the rest again, to the same decisions. */
 static void test_many_tokens(void)
 {
     qg_context ctx;
@@ -485,6 +485,41 @@ static void test_plain_as_is(void)
            "plain as is: a dollar sign alone is not read");
 }
 
+static qg_rewrite_status rewrite_status(const qg_context *ctx, const char *sql)
+{
+    char text[256], values[256];
+    const char *params[8];
+    qg_rewrite rw = {.text = text, .text_cap = sizeof text, .values = values,
+                     .values_cap = sizeof values, .params = params, .params_cap = 8};
+    return qg_rewrite_query(ctx, 0, sql, strlen(sql), &rw);
+}
+
+/* Where code splits into tokens as PostgreSQL's lexer splits it: at each
+ * whitespace byte; an operator character before ">=" makes one operator
+ * with it, no comparison; "$" inside a name makes no parameter. */
+static void test_token_bytes(void)
+{
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8"),
+                    SCS_ON);
+    char sql[64];
+    int spaces = 0, operators = 0;
+    static const char space_bytes[] = " \t\n\r\f\v", operator_bytes[] = "~!@#^&|`?+-*/%<>=";
+    for (const char *c = space_bytes; *c; c++) {
+        snprintf(sql, sizeof sql, "SELECT * FROM t WHERE s =%c'x'", *c);
+        spaces += rewrite_status(&ctx, sql) == QG_REWRITE_DONE;
+    }
+    for (const char *c = operator_bytes; *c; c++) {
+        snprintf(sql, sizeof sql, "SELECT * FROM t WHERE s %c>= 'x'", *c);
+        operators += rewrite_status(&ctx, sql) == QG_REWRITE_UNCHANGED;
+    }
+    tap_ok(spaces == 6, "each whitespace byte ends the token before it (%d of 6)", spaces);
+    tap_ok(operators == 17, "each operator character runs into the >= after it (%d of 17)",
+           operators);
+    tap_ok(rewrite_status(&ctx, "SELECT * FROM t WHERE a$1 = 'x'") == QG_REWRITE_DONE,
+           "a$1 is a name, not a parameter of the query's own");
+}
+
 int main(void)
 {
     test_no_literal();
@@ -495,6 +530,7 @@ int main(void)
     test_wide_numbers();
     test_many_tokens();
     test_long_literals();
+    test_token_bytes();
 
     qg_context mysql;
     qg_context_init(&mysql, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
