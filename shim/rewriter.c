@@ -173,7 +173,8 @@ typedef struct tok_stream {
     sql_tok ring[RING];   /* the tokens past the cache; not cleared first */
 } tok_stream;
 
-static void next_struct(tok_stream *ts)
+/* The lexer's next token into src.next_struct (none: !src.have_struct). */
+static void lex_next_struct(tok_stream *ts)
 {
     ts->src.have_struct = qg_lexer_next(&ts->src.lx, &ts->src.next_struct);
 }
@@ -194,7 +195,7 @@ static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, 
         ts->tail = 0;
         ts->src.pos = 0;
         qg_lexer_init(&ts->src.lx, ctx, sql, len, QG_READ_SERVER, NULL);
-        next_struct(ts);
+        lex_next_struct(ts);
         return;
     }
     ts->tail = cache->count;
@@ -282,7 +283,7 @@ static void produce(tok_stream *ts, sql_tok *t)
         }
         qg_token st = ts->src.next_struct;
         ts->src.pos = st.end;
-        next_struct(ts);
+        lex_next_struct(ts);
         t->start = st.start;
         t->end = st.end;
         t->form = st.form;
@@ -436,8 +437,9 @@ static const listed_word limit_end_words[] = {
     LISTED("offset"), LISTED("limit"), LISTED("for"), LISTED("fetch"), LISTED("rows"),
     LISTED("row"), {NULL, 0}};
 
-static const listed_word comparison_ops[] = {LISTED("="),  LISTED("<>"), LISTED("!="), LISTED("<"),
-                                             LISTED(">"),  LISTED("<="), LISTED(">="), {NULL, 0}};
+static const listed_word comparison_ops[] = {
+    LISTED("="), LISTED("<>"), LISTED("!="), LISTED("<"), LISTED(">"), LISTED("<="), LISTED(">="),
+    {NULL, 0}};
 
 static bool is_op_in(const tok_stream *ts, const sql_tok *t, const listed_word *ops)
 {
