@@ -362,6 +362,8 @@ typedef struct listed_word {
 } listed_word;
 #define LISTED(word) {(word), sizeof(word) - 1}
 
+/* As is_word for each entry, with the token's bytes read once: a list is
+ * read for every word token. */
 static bool is_word_in(const tok_stream *ts, const sql_tok *t, const listed_word *words)
 {
     if (t->kind != T_WORD)
@@ -375,17 +377,21 @@ static bool is_word_in(const tok_stream *ts, const sql_tok *t, const listed_word
     return false;
 }
 
+/* A token of `kind` whose bytes are text[0, n). */
+static inline __attribute__((always_inline)) bool is_text(const tok_stream *ts, const sql_tok *t,
+                                                         tok_kind kind, const char *text, size_t n)
+{
+    return t->kind == kind && t->end - t->start == n && memcmp(ts->s + t->start, text, n) == 0;
+}
+
 static bool is_punct(const tok_stream *ts, const sql_tok *t, const char *text)
 {
-    size_t n = strlen(text);
-    return t->kind == T_PUNCT && t->end - t->start == n &&
-           memcmp(ts->s + t->start, text, n) == 0;
+    return is_text(ts, t, T_PUNCT, text, strlen(text));
 }
 
 static bool is_op(const tok_stream *ts, const sql_tok *t, const char *text)
 {
-    size_t n = strlen(text);
-    return t->kind == T_OP && t->end - t->start == n && memcmp(ts->s + t->start, text, n) == 0;
+    return is_text(ts, t, T_OP, text, strlen(text));
 }
 
 /* ------------------------------------------------------------- word lists */
@@ -445,9 +451,8 @@ static bool is_op_in(const tok_stream *ts, const sql_tok *t, const listed_word *
 {
     if (t->kind != T_OP)
         return false;
-    size_t n = t->end - t->start;
     for (; ops->text; ops++)
-        if (ops->len == n && memcmp(ts->s + t->start, ops->text, n) == 0)
+        if (is_text(ts, t, T_OP, ops->text, ops->len))
             return true;
     return false;
 }
