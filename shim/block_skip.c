@@ -922,7 +922,7 @@ enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP };
  * nibbles of x and b (7, 5, 6, 4 high; 8, 2 low) make h and r too, and a
  * string rarely opens after those, so the escaping spans take them all for
  * prefixes and leave the few they stop at to the exact test (the MySQL
- * batches ran 12 % faster in the AVX-512 build, 22 % in the AVX2 one). */
+ * batches ran 12 % faster in the AVX-512 build, 21 % in the AVX2 one). */
 enum { Q_STOP_NUL = 0x01, Q_PREFIX_LETTER = 0x02, Q_STOP_BACKSLASH = 0x04, Q_DQUOTE = 0x08,
        Q_STOP_HIGH = 0x10, Q_STOPS = 0x15, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
 #if LANE == 64
