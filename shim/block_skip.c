@@ -938,9 +938,10 @@ typedef struct quick_tables {
      * table there, it cost PG OLTP 2-3 % (measured with compare.sh) */
     unsigned char stops_openers[LANE], dash[LANE], minus[LANE];
 #if LANE == 64
-    unsigned char dquote[LANE], opener[LANE], backslash[LANE], prefix_letter[LANE]; /* bits */
-    unsigned char stops_openers_escaping[LANE]; /* escaping_block: one test for both */
+    unsigned char dquote[LANE], opener[LANE], prefix_letter[LANE]; /* class bits */
 #endif
+    unsigned char backslash[LANE];              /* the class bit */
+    unsigned char stops_openers_escaping[LANE]; /* escaping_block: one test for both */
 } quick_tables;
 static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
     /* every low nibble is a high byte's */
@@ -970,11 +971,11 @@ static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
 #if LANE == 64
     .dquote = {[0 ... LANE - 1] = Q_DQUOTE},
     .opener = {[0 ... LANE - 1] = Q_OPENER},
-    .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},
     .prefix_letter = {[0 ... LANE - 1] = Q_PREFIX_LETTER},
+#endif
+    .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},
     .stops_openers_escaping = {[0 ... LANE - 1] =
                                    (Q_STOPS | Q_DQUOTE | Q_OPENER) & ~Q_STOP_BACKSLASH},
-#endif
 };
 typedef quick_tables quick_table;
 #if LANE == 64
@@ -1041,11 +1042,10 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
 }
 #else
 
-/* The bytes at p, `lanes` lanes of them; where `loose_prefix`, b->prefix
- * is Q_PREFIX_LETTER's bytes and &. */
+/* The bytes at p, `lanes` lanes of them. */
 static inline __attribute__((always_inline)) int
-classify_lanes(const quick_table *t, const unsigned char *p, int lanes, quick_bytes *b,
-               bool names, bool escaping, bool loose_prefix)
+quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_bytes *b,
+               bool names, bool escaping)
 {
     /* where one lane is read, the second is the first again */
     lane_t v[2] = {load_lane(p), load_lane(p + (size_t)LANE * (size_t)(lanes - 1))};
@@ -1069,22 +1069,12 @@ classify_lanes(const quick_table *t, const unsigned char *p, int lanes, quick_by
         b->opener |= bits_of(_mm256_slli_epi16(cls[k], 2)) << shift;
         if (escaping) {
             b->backslash |= bits_of(_mm256_slli_epi16(cls[k], 5)) << shift;
-            lane_t ampersand = load_lane(t->ampersand);
-            b->prefix |= (loose_prefix ? bits_of(or_lanes(_mm256_slli_epi16(cls[k], 6),
-                                                          eq(v[k], ampersand)))
-                                       : prefix_bits(v[k], load_lane(t->fold), load_lane(t->x),
-                                                     load_lane(t->b), ampersand))
+            b->prefix |= prefix_bits(v[k], load_lane(t->fold), load_lane(t->x), load_lane(t->b),
+                                     load_lane(t->ampersand))
                          << shift;
         }
     }
     return LANE_READ;
-}
-
-static inline __attribute__((always_inline)) int
-quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_bytes *b,
-               bool names, bool escaping)
-{
-    return classify_lanes(t, p, lanes, b, names, escaping, false);
 }
 #endif
 #else
@@ -1291,11 +1281,11 @@ quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
 }
 #endif
 
-/* Of the BLOCK bytes at p, those right after a backslash, a dash or a
- * prefix byte, with no state carried from one block to the next: p[-1]
- * is read. */
+/* Of the BLOCK bytes at p, those right after a backslash or a prefix
+ * byte, with no state carried from one block to the next: p[-1] is
+ * read. */
 typedef struct bytes_after {
-    uint64_t backslash, dash, prefix;
+    uint64_t backslash, prefix;
 } bytes_after;
 
 #if LANE == 64
@@ -1340,10 +1330,10 @@ escaping_block(const escaping_rows *r, const unsigned char *p, quick_bytes *b, b
     b->quote = _mm512_movepi8_mask(cls);
     b->backslash = _mm512_test_epi8_mask(cls, r->backslash);
     uint64_t prefix = _mm512_test_epi8_mask(cls, r->prefix_letter) | eq_bits(v, r->ampersand);
-    *after = (bytes_after){eq_bits(w, r->backslash_byte), eq_bits(w, r->minus),
-                           prefix << 1 | is_prefix(p[-1])};
+    *after = (bytes_after){eq_bits(w, r->backslash_byte), prefix << 1 | is_prefix(p[-1])};
     return _mm512_test_epi8_mask(cls, r->ending) |
-           (_mm512_test_epi8_mask(cls, r->dash) & after->dash) | (b->backslash & after->backslash);
+           (_mm512_test_epi8_mask(cls, r->dash) & eq_bits(w, r->minus)) |
+           (b->backslash & after->backslash);
 }
 #else
 typedef const quick_table *escaping_rows;
@@ -1353,16 +1343,41 @@ static inline const quick_table *escaping_rows_of(const quick_table *t)
     return t;
 }
 
-/* as above, from classify_lanes's masks, with the bytes after shifted in
- * from them: where two lanes would take twice the compares */
+/* as above, the classes kept in lanes: whether a byte ends the spans is
+ * found by one test of both lanes (all ones for any), and only the
+ * quotes, backslashes and prefixes become masks (the moves to masks are
+ * what cost here; with a mask for each class, the MySQL batches took 1.14
+ * times as long). */
 static inline __attribute__((always_inline)) uint64_t
-escaping_block(const escaping_rows *t, const unsigned char *p, quick_bytes *b, bytes_after *after)
+escaping_block(const escaping_rows *rows, const unsigned char *p, quick_bytes *b,
+               bytes_after *after)
 {
-    if (classify_lanes(*t, p, LANES, b, false, true, true) != LANE_READ)
+    const quick_table *t = *rows;
+    lane_t nibble = load_lane(t->nibble), by_low = load_lane(t->by_low);
+    lane_t by_high = load_lane(t->by_high), ending = load_lane(t->stops_openers_escaping);
+    lane_t dash = load_lane(t->dash), backslash_class = load_lane(t->backslash);
+    lane_t minus = load_lane(t->minus), ampersand = load_lane(t->ampersand);
+    lane_t backslash_byte = needle(needle_table(), BACKSLASH);
+    lane_t ends = _mm256_setzero_si256();
+    uint64_t quote = 0, backslash = 0, prefix = 0;
+    _Pragma("GCC unroll 2") for (size_t k = 0; k < LANES; k++) {
+        unsigned shift = (unsigned)(LANE * k);
+        lane_t v = load_lane(p + LANE * k), before = load_lane(p + LANE * k - 1);
+        lane_t cls = class_of(v, nibble, by_low, by_high);
+        /* the class bits that end the spans after a dash and after a backslash */
+        lane_t pairs = or_lanes(and_lanes(dash, eq(before, minus)),
+                                and_lanes(backslash_class, eq(before, backslash_byte)));
+        ends = or_lanes(ends, and_lanes(cls, or_lanes(ending, pairs)));
+        quote |= bits_of(cls) << shift; /* Q_QUOTE is the top bit */
+        backslash |= bits_of(_mm256_slli_epi16(cls, 5)) << shift;
+        prefix |= bits_of(or_lanes(_mm256_slli_epi16(cls, 6), eq(v, ampersand))) << shift;
+    }
+    if (!_mm256_testz_si256(ends, ends))
         return ~0ull;
-    *after = (bytes_after){b->backslash << 1 | (p[-1] == '\\'), b->dash << 1 | (p[-1] == '-'),
-                           b->prefix << 1 | is_prefix(p[-1])};
-    return b->opener | (b->dash & after->dash) | (b->backslash & after->backslash);
+    b->quote = quote;
+    b->backslash = backslash;
+    *after = (bytes_after){backslash << 1 | (p[-1] == '\\'), prefix << 1 | is_prefix(p[-1])};
+    return 0;
 }
 #endif
 
