@@ -1318,10 +1318,10 @@ static inline __attribute__((always_inline)) escaping_rows escaping_rows_of(cons
 }
 
 /* The block at p where backslashes escape: its quotes and backslashes
- * (the rest of *b may be left unset) and the bytes after backslashes,
- * dashes and prefixes (here also after h and r: Q_PREFIX_LETTER).
- * Returns the bytes that end quiet_escaping_spans: one that stops the
- * scan, an opener, a dash after a dash, a backslash after a backslash. */
+ * (the rest of *b may be left unset) and the bytes after backslashes and
+ * prefixes (here also after h and r: Q_PREFIX_LETTER).  Returns the bytes
+ * that end quiet_escaping_spans: one that stops the scan, an opener, a
+ * dash after a dash, a backslash after a backslash. */
 static inline __attribute__((always_inline)) uint64_t
 escaping_block(const escaping_rows *r, const unsigned char *p, quick_bytes *b, bytes_after *after)
 {

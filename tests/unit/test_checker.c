@@ -1265,10 +1265,11 @@ static void test_quick_scan_long(void)
  * straddles every edge of 64 bytes, in MySQL and in PG with
  * standard_conforming_strings off, in every build.  An escaped quote in a
  * string, an escaped backslash and comments that hide a quote are
- * settled, and so is a string after h or r (which the AVX-512 build's
- * spans first take for a prefix); a string after a prefix (X'', B'',
- * U&'', either case), a backslash in code, a high byte, a backtick and a
- * double quote are the lexer's; fast and reference agree on every text. */
+ * settled, and so is a string after h or r (which the AVX2 and AVX-512
+ * builds' spans first take for a prefix); a string after a prefix (X'',
+ * B'', U&'', either case), a backslash in code, a high byte, a backtick
+ * and a double quote are the lexer's; fast and reference agree on every
+ * text. */
 static void test_quick_scan_escapes_long(void)
 {
     static const struct {
