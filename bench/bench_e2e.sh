@@ -388,9 +388,9 @@ for name, mode, _, fields in client_lines(paired_raw):
 if paired:
     print(f"\npaired: {pairs} pairs per run, shim and direct alternating query by query in one"
           f" process; median of {runs} runs")
-    pfmt = "{:<18} {:<11} {:>10} {:>10} {:>14} {:>9} {:>13} {:>12}"
+    pfmt = "{:<18} {:<11} {:>10} {:>10} {:>14} {:>9} {:>13} {:>12} {:>11}"
     print(pfmt.format("benchmark", "mode", "direct us", "added us", "added min..max",
-                      "ratio", "ratio min..max", "protocol us"))
+                      "ratio", "ratio min..max", "protocol us", "padding us"))
     report["paired"] = []
     for name, modes in paired.items():
         for mode, rs in modes.items():
@@ -399,20 +399,24 @@ if paired:
             e = {"name": name, "mode": mode, "runs": rs,
                  "direct_median_us": med(r["direct_median_us"] for r in rs),
                  "added_us_median": med(added), "ratio_median": med(ratio)}
-            protocol = ""
+            protocol = padding = ""
             if "protocol_us" in rs[0]:
                 e["protocol_us_median"] = med(r["protocol_us"] for r in rs)
+                e["padding_us_median"] = med(r["padding_us"] for r in rs)
                 protocol = f"{e['protocol_us_median']:.2f}"
+                padding = f"{e['padding_us_median']:.2f}"
             report["paired"].append(e)
             print(pfmt.format(name, mode, f"{e['direct_median_us']:.1f}",
                               f"{e['added_us_median']:.2f}",
                               f"{min(added):.2f}..{max(added):.2f}", f"{e['ratio_median']:.4f}",
-                              f"{min(ratio):.4f}..{max(ratio):.4f}", protocol))
+                              f"{min(ratio):.4f}..{max(ratio):.4f}", protocol, padding))
     print("direct us = median latency of a query around the shim; added us = mean of the pair")
     print("differences (5 % trimmed each side); ratio = one client's throughput with the shim /")
     print("without (summed latencies of the pairs kept); protocol us = what the same query costs")
     print("sent directly with its literal as a parameter (PQsendQueryParams), more than as text:")
-    print("the extended protocol's share of rewrite mode's cost, measured in the same rounds.")
+    print("the extended protocol's share of rewrite mode's cost, measured in the same rounds;")
+    print("padding us = what that statement costs more with \"$1\" padded to the literal's length")
+    print("in characters, as rewrite mode sends it to keep error positions.")
 cold = {}
 for _, _, statement, fields in client_lines(cold_raw):
     cold.setdefault(statement, []).append(fields)

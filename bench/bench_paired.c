@@ -30,11 +30,15 @@
  * shim latency, the trimmed mean of the pair differences with its 95 %
  * interval, and the throughput ratio of one client (direct / shim time).
  *
- * For PG queries with a string literal each round has a third query: the
- * same statement with the literal as a parameter, sent directly with
- * PQsendQueryParams.  Its difference to the direct query is what the
- * extended protocol itself costs (protocol_us), the part of rewrite mode's
- * cost that no work in the shim can remove.
+ * For PG queries with a string literal each round has two more queries,
+ * both sent directly with PQsendQueryParams and the literal as a
+ * parameter: the statement with "$1" alone, whose difference to the direct
+ * query is what the extended protocol itself costs (protocol_us), and the
+ * statement as rewrite mode sends it, "$1" padded with a space for every
+ * further character of the literal so that error positions stay the
+ * original's, whose difference to the first is what that padding costs the
+ * server (padding_us).  What the shim adds in rewrite mode beyond both is
+ * its own work.
  */
 #include <dlfcn.h>
 #include <libpq-fe.h>
@@ -103,18 +107,26 @@ static void format_query(char *buf, size_t cap, bool pg, const char *shape, unsi
                  sjis_literal);
 }
 
-/* The PG statement of `shape` with its literal as parameter $1 (in *value). */
+/* The PG statement of `shape` with its literal as parameter $1 (in *value);
+ * `padded`: as rewrite mode writes it, "$1" and a space for each further
+ * character of the literal, quotes included (the Shift_JIS characters are
+ * two bytes each). */
 static void format_params(char *buf, size_t cap, char *value, size_t value_cap, const char *shape,
-                          unsigned key)
+                          unsigned key, bool padded)
 {
-    snprintf(buf, cap, "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> $1;",
-             key);
-    if (!strcmp(shape, "string"))
+    size_t chars;
+    if (!strcmp(shape, "string")) {
         snprintf(value, value_cap, "k%u", key);
-    else if (!strcmp(shape, "quoted"))
+        chars = strlen(value) + 2;
+    } else if (!strcmp(shape, "quoted")) {
         snprintf(value, value_cap, "k'%u", key);
-    else
+        chars = strlen(value) + 3; /* the quote is doubled in the literal */
+    } else {
         snprintf(value, value_cap, "%sx", sjis_literal);
+        chars = strlen(sjis_literal) / 2 + 3;
+    }
+    snprintf(buf, cap, "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> $1%*s;",
+             key, padded ? (int)chars - 2 : 0, "");
 }
 
 /* ------------------------------------------------------------------- fronts */
@@ -135,14 +147,14 @@ static my_send_fn my_send_direct;
 static my_read_fn my_read_direct;
 
 /* The way a query goes: through the shim, around it, or around it with its
- * literal as a parameter. */
-typedef enum path { PATH_DIRECT, PATH_SHIM, PATH_PARAMS } path;
+ * literal as a parameter, in a statement of "$1" alone or padded. */
+typedef enum path { PATH_DIRECT, PATH_SHIM, PATH_PARAMS, PATH_PADDED, PATHS } path;
 
 /* One query through pgbench's calls; false when it fails. */
 static bool pg_run(const char *sql, const char *value, path via)
 {
     bool direct = via != PATH_SHIM;
-    bool sent = via == PATH_PARAMS
+    bool sent = via >= PATH_PARAMS
                     ? pq_send_params_direct(pg, sql, 1, NULL, &value, NULL, NULL, 0)
                     : (direct ? pq_send_direct : PQsendQuery)(pg, sql);
     if (!sent)
@@ -261,13 +273,14 @@ int main(int argc, char **argv)
         my_open(argv[4]);
 
     /* PG queries with a literal also go with it as a parameter. */
-    int ways = is_pg && strcmp(shape, "select") ? 3 : 2;
+    int ways = is_pg && strcmp(shape, "select") ? PATHS : 2;
     enum { WARMUP = 500 };
     size_t n = (size_t)rounds;
-    double *t[3], *scratch = malloc(n * sizeof *scratch);
-    for (int w = 0; w < 3; w++)
-        t[w] = malloc(n * sizeof *t[w]);
-    if (!scratch || !t[0] || !t[1] || !t[2])
+    double *t[PATHS], *scratch = malloc(n * sizeof *scratch);
+    for (int w = 0; w < PATHS; w++)
+        if (!(t[w] = malloc(n * sizeof *t[w])))
+            die("out of memory");
+    if (!scratch)
         die("out of memory");
     static char sql[sizeof sjis_literal + 256], value[sizeof sjis_literal + 16];
     unsigned seed = 12345;
@@ -277,8 +290,9 @@ int main(int argc, char **argv)
             path via = (path)((k + (unsigned long)(i + WARMUP)) % (unsigned)ways);
             seed = seed * 1103515245u + 12345u;
             unsigned key = 1 + (seed >> 8) % 10000;
-            if (via == PATH_PARAMS)
-                format_params(sql, sizeof sql, value, sizeof value, shape, key);
+            if (via >= PATH_PARAMS)
+                format_params(sql, sizeof sql, value, sizeof value, shape, key,
+                              via == PATH_PADDED);
             else
                 format_query(sql, sizeof sql, is_pg, shape, key);
             uint64_t start = now_ns();
@@ -296,13 +310,14 @@ int main(int argc, char **argv)
            "added_ci95_us=%.3f ratio=%.4f",
            argv[1], shape, rounds, median(t[PATH_DIRECT], n, scratch) / 1e3,
            median(t[PATH_SHIM], n, scratch) / 1e3, shim.mean / 1e3, shim.ci95 / 1e3, shim.ratio);
-    if (ways == 3) {
+    if (ways == PATHS) {
         difference protocol = compare(t[PATH_DIRECT], t[PATH_PARAMS], n, scratch);
-        printf(" protocol_us=%.3f protocol_ci95_us=%.3f", protocol.mean / 1e3,
-               protocol.ci95 / 1e3);
+        difference padding = compare(t[PATH_PARAMS], t[PATH_PADDED], n, scratch);
+        printf(" protocol_us=%.3f protocol_ci95_us=%.3f padding_us=%.3f padding_ci95_us=%.3f",
+               protocol.mean / 1e3, protocol.ci95 / 1e3, padding.mean / 1e3, padding.ci95 / 1e3);
     }
     printf("\n");
-    for (int w = 0; w < 3; w++)
+    for (int w = 0; w < PATHS; w++)
         free(t[w]);
     free(scratch);
     if (is_pg)
