@@ -522,6 +522,18 @@ typedef enum quote_rules {
     RULES_BARE       /* the first quote ends it (B'', X'') */
 } quote_rules;
 
+/* Whether quoted text of these rules ends at its first quote byte that is
+ * not doubled, found with memchr: where no character of the encoding holds
+ * that byte (S reads a byte of an invalid sequence alone), every such byte
+ * is a quote.  Only for a lexer whose findings no one reads (the
+ * rewriter's, the checker's second pass): reading character by character
+ * is what finds invalid sequences and NUL bytes. */
+static bool ends_at_quote_byte(const qg_lexer *lx, unsigned char quote, quote_rules rules)
+{
+    const uint8_t *trail = lx->ctx->encoding->trail;
+    return !lx->findings && rules == RULES_DOUBLING && !(trail && trail[quote]);
+}
+
 /* Scans a quoted string or identifier whose opening quote is at lx->pos. */
 static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_rules rules,
                         bool check_encoding)
@@ -529,9 +541,17 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     const unsigned char *s = lx->sql;
     bool mb = reads_multibyte(lx) && !(is_naive(lx) && tok->kind == QG_TOK_STRING);
     bool pg = is_pg(lx);
+    bool by_byte = ends_at_quote_byte(lx, quote, rules);
     lx->pos++;
     for (;;) {
-        int c = next_in_token(lx, tok, STOP_QUOTED, mb, check_encoding);
+        int c;
+        if (by_byte) {
+            const unsigned char *q = memchr(s + lx->pos, quote, lx->len - lx->pos);
+            lx->pos = q ? (size_t)(q - s) : lx->len;
+            c = q ? quote : -1;
+        } else {
+            c = next_in_token(lx, tok, STOP_QUOTED, mb, check_encoding);
+        }
         if (c < 0) {
             tok->unterminated = true;
             break;

@@ -12,12 +12,12 @@
 #define MAX_TOKENS 64
 
 static size_t lex_all(const qg_context *ctx, const char *sql, size_t len, qg_reading reading,
-                      qg_token *out, size_t cap)
+                      qg_result *findings, qg_token *out, size_t cap)
 {
     qg_lexer lx;
     qg_token tok;
     size_t n = 0;
-    qg_lexer_init(&lx, ctx, sql, len, reading, NULL);
+    qg_lexer_init(&lx, ctx, sql, len, reading, findings);
     while (qg_lexer_next(&lx, &tok))
         if (n < cap)
             out[n++] = tok;
@@ -30,7 +30,7 @@ static void expect_tokens(qg_dialect dialect, const char *enc, unsigned flags, c
     qg_context ctx;
     qg_context_init(&ctx, dialect, qg_encoding_find(dialect, enc), flags);
     qg_token toks[MAX_TOKENS];
-    size_t n = lex_all(&ctx, sql, strlen(sql), QG_READ_SERVER, toks, MAX_TOKENS);
+    size_t n = lex_all(&ctx, sql, strlen(sql), QG_READ_SERVER, NULL, toks, MAX_TOKENS);
     char got[512] = "";
     size_t used = 0;
     for (size_t i = 0; i < n && used < sizeof got - 32; i++)
@@ -69,10 +69,86 @@ static bool same_tokens(const qg_context *ctx, const char *sql, size_t len, qg_r
 {
     qg_token a[MAX_TOKENS], b[MAX_TOKENS];
     qg_force_reference(true);
-    size_t na = lex_all(ctx, sql, len, reading, a, MAX_TOKENS);
+    size_t na = lex_all(ctx, sql, len, reading, NULL, a, MAX_TOKENS);
     qg_force_reference(false);
-    size_t nb = lex_all(ctx, sql, len, reading, b, MAX_TOKENS);
+    size_t nb = lex_all(ctx, sql, len, reading, NULL, b, MAX_TOKENS);
     return na == nb && memcmp(a, b, na * sizeof a[0]) == 0;
+}
+
+/* A lexer without findings ends '' strings at the first quote byte not
+ * doubled where it can (ends_at_quote_byte); one with findings reads them
+ * character by character: both must cut the same tokens. */
+static bool same_tokens_with_findings(const qg_context *ctx, const char *sql, size_t len)
+{
+    qg_token a[MAX_TOKENS], b[MAX_TOKENS];
+    qg_result findings;
+    findings.verdict = QG_VERDICT_CLEAN;
+    findings.count = 0;
+    size_t na = lex_all(ctx, sql, len, QG_READ_SERVER, &findings, a, MAX_TOKENS);
+    size_t nb = lex_all(ctx, sql, len, QG_READ_SERVER, NULL, b, MAX_TOKENS);
+    return na == nb && memcmp(a, b, na * sizeof a[0]) == 0;
+}
+
+static void test_quote_bytes_match_characters(void)
+{
+    static const struct {
+        qg_dialect dialect;
+        const char *enc;
+        unsigned flags;
+    } ctxs[] = {
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS},   {QG_DIALECT_POSTGRES, "SJIS", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "BIG5", QG_STD_STRINGS},   {QG_DIALECT_POSTGRES, "GB18030", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "EUC_JP", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "LATIN1", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "SJIS", 0},                {QG_DIALECT_MYSQL, "gbk", QG_NO_BACKSLASH_ESCAPES},
+        {QG_DIALECT_MYSQL, "sjis", 0},
+    };
+    const size_t contexts = sizeof ctxs / sizeof ctxs[0];
+    /* lengths from sizeof: one case holds a NUL */
+#define CASE(text) {text, sizeof text - 1}
+    static const struct {
+        const char *text;
+        size_t len;
+    } cases[] = {
+        CASE("'a''b' 'c'"),       CASE("'\x95\x5c' x"),      CASE("'\x95\x5c''' '\x95'"),
+        CASE("'\xc8' x'"),        CASE("'\xc8'' 'y'"),        CASE("'a\x00" "b' 'c'"),
+        CASE("'a'\n'b' 'c"),      CASE("E'\\'' x 'y'"),       CASE("'\xe6\x97' 'x'"),
+        CASE("'\x81\x30\x81' '"), CASE("U&'a' 'b\\' \"c''d\""), CASE("'a' -- '\n 'b'"),
+        CASE("`\x95\x60` 'x'"), /* MySQL sjis: a trail byte that is a backtick */
+    };
+#undef CASE
+    size_t differ = 0;
+    for (size_t c = 0; c < contexts; c++) {
+        qg_context ctx;
+        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
+                        ctxs[c].flags);
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+            if (!same_tokens_with_findings(&ctx, cases[k].text, cases[k].len)) {
+                differ++;
+                tap_diag("with and without findings differ: case %zu, %s", k, ctxs[c].enc);
+            }
+    }
+    tap_ok(differ == 0, "%zu cases x %zu contexts: with and without findings, the same tokens",
+           sizeof cases / sizeof cases[0], contexts);
+
+    /* Random bytes: quotes, backslashes, NUL, leads, trails, invalid bytes. */
+    static const char alphabet[] = "''''\\\"-\n aE&U_\x95\x5c\xbf\x81\x30\xe6\x97\xa5\xc8\xff\x00";
+    unsigned seed = 4242;
+    size_t random_differ = 0;
+    char buf[200];
+    for (int i = 0; i < 30000; i++) {
+        size_t len = (size_t)(i % 190) + 1;
+        for (size_t j = 0; j < len; j++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[j] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+        }
+        size_t c = (size_t)i % contexts;
+        qg_context ctx;
+        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
+                        ctxs[c].flags);
+        random_differ += !same_tokens_with_findings(&ctx, buf, len);
+    }
+    tap_ok(random_differ == 0, "30000 random inputs: with and without findings agree (%zu differ)",
+           random_differ);
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -156,5 +232,6 @@ int main(void)
 {
     test_spans();
     test_vector_matches_scalar();
+    test_quote_bytes_match_characters();
     return tap_done();
 }
