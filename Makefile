@@ -112,7 +112,7 @@ $(BENCH_BIN): bench/bench_checker.c tests/agree.h $(LOGIC_OBJ)
 # The shim's added latency per query on one connection, in pairs (bench_e2e.sh).
 BENCH_PAIRED_BIN = $(BUILD)/bench/bench_paired
 
-$(BENCH_PAIRED_BIN): bench/bench_paired.c
+$(BENCH_PAIRED_BIN): bench/bench_paired.c bench/sjis_literal.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -lpq \
@@ -121,7 +121,7 @@ $(BENCH_PAIRED_BIN): bench/bench_paired.c
 # The checker's cost right after a round trip (bench_e2e.sh).
 BENCH_COLD_BIN = $(BUILD)/bench/bench_cold
 
-$(BENCH_COLD_BIN): bench/bench_cold.c $(LOGIC_OBJ)
+$(BENCH_COLD_BIN): bench/bench_cold.c bench/sjis_literal.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    -o $@ $< $(LOGIC_OBJ) -lpq $(LDLIBS_SHIM)

@@ -435,7 +435,8 @@ if cold:
                           f"{e['cold_p90_ns']:.0f}", f"{e['warm_median_ns']:.0f}",
                           f"{e['timer_ns']:.0f}"))
     print("cold and warm include the timer's own cost (timer ns: two clock readings);")
-    print("pg_quoted_rewrite: the check and then rewrite mode's rewrite, its literal a parameter.")
+    print("pg_quoted_rewrite, pg_sjis_rewrite: the check and then rewrite mode's rewrite, the")
+    print("literal a parameter (pg_sjis_rewrite: pgbench_sjis's 4 KB Shift_JIS literal).")
 print(f"Shim log lines during timed runs besides one 'attached' per process: {log_lines}")
 with open(out, "w") as f:
     json.dump(report, f, indent=2)

@@ -51,6 +51,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "sjis_literal.h"
+
 static void die(const char *what)
 {
     fprintf(stderr, "bench_paired: %s\n", what);
@@ -77,13 +79,7 @@ static void *own_symbol(const char *library, const char *name, void *interposed)
 
 /* ------------------------------------------------------------------ queries */
 
-/* 100 times a phrase in which several characters have the trail byte 0x5c
- * (表 能 十 予 ソ), as Shift_JIS; as in bench_e2e.sh's pgbench_sjis. */
-static const char sjis_phrase[] = "\x95\x5c\x8e\xa6\x94\x5c\x97\xcd\x8f\x5c\x95\xaa\x97\x5c"
-                                  "\x92\xe8\x83\x5c\x83\x74\x83\x67\x93\xfa\x96\x7b\x8c\xea"
-                                  "\x82\xcc\x83\x66\x81\x5b\x83\x5e\x8c\x9f\x8d\xf5";
-
-static char sjis_literal[sizeof sjis_phrase * 100 + 2];
+static char sjis_literal[sizeof sjis_phrase * SJIS_PHRASES + 2];
 
 static void format_query(char *buf, size_t cap, bool pg, const char *shape, unsigned key)
 {
@@ -265,8 +261,7 @@ int main(int argc, char **argv)
     if ((!is_pg && !is_my) || !known || rounds < 100)
         die("usage: bench_paired pg select|string|quoted|sjis PAIRS (>= 100)\n"
             "       bench_paired mysql select|string PAIRS SOCKET");
-    for (int i = 0; i < 100; i++)
-        strcat(sjis_literal, sjis_phrase);
+    sjis_literal_fill(sjis_literal);
     if (is_pg)
         pg_open(shape);
     else
