@@ -11,6 +11,29 @@
 
 #define MAX_TOKENS 64
 
+/* A dialect, client encoding and flags to lex in. */
+typedef struct lex_setting {
+    qg_dialect dialect;
+    const char *enc;
+    unsigned flags;
+} lex_setting;
+
+static void setting_context(qg_context *ctx, const lex_setting *setting)
+{
+    qg_context_init(ctx, setting->dialect, qg_encoding_find(setting->dialect, setting->enc),
+                    setting->flags);
+}
+
+/* len random bytes of alphabet (`letters` of them) into buf. */
+static void random_text(char *buf, size_t len, const char *alphabet, size_t letters,
+                        unsigned *seed)
+{
+    for (size_t j = 0; j < len; j++) {
+        *seed = *seed * 1103515245u + 12345u;
+        buf[j] = alphabet[(*seed >> 16) % letters];
+    }
+}
+
 static size_t lex_all(const qg_context *ctx, const char *sql, size_t len, qg_reading reading,
                       qg_result *findings, qg_token *out, size_t cap)
 {
@@ -75,9 +98,9 @@ static bool same_tokens(const qg_context *ctx, const char *sql, size_t len, qg_r
     return na == nb && memcmp(a, b, na * sizeof a[0]) == 0;
 }
 
-/* A lexer without findings ends '' strings at the first quote byte not
- * doubled where it can (ends_at_quote_byte); one with findings reads them
- * character by character: both must cut the same tokens. */
+/* A lexer without findings ends doubling-quoted text at its first quote
+ * byte not doubled where it can (ends_at_quote_byte); one with findings
+ * reads it character by character: both must cut the same tokens. */
 static bool same_tokens_with_findings(const qg_context *ctx, const char *sql, size_t len)
 {
     qg_token a[MAX_TOKENS], b[MAX_TOKENS];
@@ -91,11 +114,7 @@ static bool same_tokens_with_findings(const qg_context *ctx, const char *sql, si
 
 static void test_quote_bytes_match_characters(void)
 {
-    static const struct {
-        qg_dialect dialect;
-        const char *enc;
-        unsigned flags;
-    } ctxs[] = {
+    static const lex_setting ctxs[] = {
         {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS},   {QG_DIALECT_POSTGRES, "SJIS", QG_STD_STRINGS},
         {QG_DIALECT_POSTGRES, "BIG5", QG_STD_STRINGS},   {QG_DIALECT_POSTGRES, "GB18030", QG_STD_STRINGS},
         {QG_DIALECT_POSTGRES, "EUC_JP", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "LATIN1", QG_STD_STRINGS},
@@ -119,8 +138,7 @@ static void test_quote_bytes_match_characters(void)
     size_t differ = 0;
     for (size_t c = 0; c < contexts; c++) {
         qg_context ctx;
-        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
-                        ctxs[c].flags);
+        setting_context(&ctx, &ctxs[c]);
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
             if (!same_tokens_with_findings(&ctx, cases[k].text, cases[k].len)) {
                 differ++;
@@ -137,14 +155,9 @@ static void test_quote_bytes_match_characters(void)
     char buf[200];
     for (int i = 0; i < 30000; i++) {
         size_t len = (size_t)(i % 190) + 1;
-        for (size_t j = 0; j < len; j++) {
-            seed = seed * 1103515245u + 12345u;
-            buf[j] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
-        }
-        size_t c = (size_t)i % contexts;
+        random_text(buf, len, alphabet, sizeof alphabet - 1, &seed);
         qg_context ctx;
-        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
-                        ctxs[c].flags);
+        setting_context(&ctx, &ctxs[(size_t)i % contexts]);
         random_differ += !same_tokens_with_findings(&ctx, buf, len);
     }
     tap_ok(random_differ == 0, "30000 random inputs: with and without findings agree (%zu differ)",
@@ -167,11 +180,7 @@ static char *read_file(const char *path, size_t *len)
 
 static void test_vector_matches_scalar(void)
 {
-    static const struct {
-        qg_dialect dialect;
-        const char *enc;
-        unsigned flags;
-    } ctxs[] = {
+    static const lex_setting ctxs[] = {
         {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "SJIS", 0},
         {QG_DIALECT_POSTGRES, "GB18030", QG_STD_STRINGS}, {QG_DIALECT_MYSQL, "gbk", 0},
         {QG_DIALECT_MYSQL, "utf8mb4", QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES},
@@ -192,8 +201,7 @@ static void test_vector_matches_scalar(void)
         files++;
         for (size_t c = 0; c < sizeof ctxs / sizeof ctxs[0]; c++) {
             qg_context ctx;
-            qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
-                            ctxs[c].flags);
+            setting_context(&ctx, &ctxs[c]);
             for (int r = 0; r < 2; r++)
                 if (!same_tokens(&ctx, buf, len, (qg_reading)r)) {
                     mismatches++;
@@ -214,14 +222,9 @@ static void test_vector_matches_scalar(void)
     char buf[300];
     for (int i = 0; i < 20000; i++) {
         size_t len = (size_t)(i % 290) + 1;
-        for (size_t j = 0; j < len; j++) {
-            seed = seed * 1103515245u + 12345u;
-            buf[j] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
-        }
-        size_t c = (size_t)i % (sizeof ctxs / sizeof ctxs[0]);
+        random_text(buf, len, alphabet, sizeof alphabet - 1, &seed);
         qg_context ctx;
-        qg_context_init(&ctx, ctxs[c].dialect, qg_encoding_find(ctxs[c].dialect, ctxs[c].enc),
-                        ctxs[c].flags);
+        setting_context(&ctx, &ctxs[(size_t)i % (sizeof ctxs / sizeof ctxs[0])]);
         random_mismatch += !same_tokens(&ctx, buf, len, (qg_reading)(i & 1));
     }
     tap_ok(random_mismatch == 0, "20000 random inputs: vector and scalar agree (%zu differ)",
