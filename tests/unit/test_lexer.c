@@ -24,14 +24,28 @@ static void setting_context(qg_context *ctx, const lex_setting *setting)
                     setting->flags);
 }
 
-/* len random bytes of alphabet (`letters` of them) into buf. */
-static void random_text(char *buf, size_t len, const char *alphabet, size_t letters,
-                        unsigned *seed)
+/* Whether two readings of a text agree; `round` picks a variant. */
+typedef bool (*agreement)(const qg_context *ctx, const char *text, size_t len, int round);
+
+/* Of `rounds` random texts (1 to max_len bytes of alphabet's `letters`,
+ * each lexed in the next of `count` settings), how many `agree` rejects. */
+static size_t random_disagreements(const char *alphabet, size_t letters, unsigned seed, int rounds,
+                                   size_t max_len, const lex_setting *settings, size_t count,
+                                   agreement agree)
 {
-    for (size_t j = 0; j < len; j++) {
-        *seed = *seed * 1103515245u + 12345u;
-        buf[j] = alphabet[(*seed >> 16) % letters];
+    char buf[512];
+    size_t differ = 0;
+    for (int i = 0; i < rounds; i++) {
+        size_t len = (size_t)i % max_len + 1;
+        for (size_t j = 0; j < len; j++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[j] = alphabet[(seed >> 16) % letters];
+        }
+        qg_context ctx;
+        setting_context(&ctx, &settings[(size_t)i % count]);
+        differ += !agree(&ctx, buf, len, i);
     }
+    return differ;
 }
 
 static size_t lex_all(const qg_context *ctx, const char *sql, size_t len, qg_reading reading,
@@ -98,6 +112,11 @@ static bool same_tokens(const qg_context *ctx, const char *sql, size_t len, qg_r
     return na == nb && memcmp(a, b, na * sizeof a[0]) == 0;
 }
 
+static bool vector_agrees(const qg_context *ctx, const char *text, size_t len, int round)
+{
+    return same_tokens(ctx, text, len, (qg_reading)(round & 1));
+}
+
 /* A lexer without findings ends doubling-quoted text at its first quote
  * byte not doubled where it can (ends_at_quote_byte); one with findings
  * reads it character by character: both must cut the same tokens. */
@@ -110,6 +129,12 @@ static bool same_tokens_with_findings(const qg_context *ctx, const char *sql, si
     size_t na = lex_all(ctx, sql, len, QG_READ_SERVER, &findings, a, MAX_TOKENS);
     size_t nb = lex_all(ctx, sql, len, QG_READ_SERVER, NULL, b, MAX_TOKENS);
     return na == nb && memcmp(a, b, na * sizeof a[0]) == 0;
+}
+
+static bool findings_agree(const qg_context *ctx, const char *text, size_t len, int round)
+{
+    (void)round;
+    return same_tokens_with_findings(ctx, text, len);
 }
 
 static void test_quote_bytes_match_characters(void)
@@ -150,16 +175,8 @@ static void test_quote_bytes_match_characters(void)
 
     /* Random bytes: quotes, backslashes, NUL, leads, trails, invalid bytes. */
     static const char alphabet[] = "''''\\\"-\n aE&U_\x95\x5c\xbf\x81\x30\xe6\x97\xa5\xc8\xff\x00";
-    unsigned seed = 4242;
-    size_t random_differ = 0;
-    char buf[200];
-    for (int i = 0; i < 30000; i++) {
-        size_t len = (size_t)(i % 190) + 1;
-        random_text(buf, len, alphabet, sizeof alphabet - 1, &seed);
-        qg_context ctx;
-        setting_context(&ctx, &ctxs[(size_t)i % contexts]);
-        random_differ += !same_tokens_with_findings(&ctx, buf, len);
-    }
+    size_t random_differ = random_disagreements(alphabet, sizeof alphabet - 1, 4242, 30000, 190,
+                                                ctxs, contexts, findings_agree);
     tap_ok(random_differ == 0, "30000 random inputs: with and without findings agree (%zu differ)",
            random_differ);
 }
@@ -217,16 +234,8 @@ static void test_vector_matches_scalar(void)
 
     /* Random bytes biased towards the bytes that change state. */
     static const char alphabet[] = "''\"\"`\\\\$$--//**#\n\r ab0e_\x95\x5c\xbf\x81\x30\xe6\x97\xa5\x00";
-    unsigned seed = 12345;
-    size_t random_mismatch = 0;
-    char buf[300];
-    for (int i = 0; i < 20000; i++) {
-        size_t len = (size_t)(i % 290) + 1;
-        random_text(buf, len, alphabet, sizeof alphabet - 1, &seed);
-        qg_context ctx;
-        setting_context(&ctx, &ctxs[(size_t)i % (sizeof ctxs / sizeof ctxs[0])]);
-        random_mismatch += !same_tokens(&ctx, buf, len, (qg_reading)(i & 1));
-    }
+    size_t random_mismatch = random_disagreements(alphabet, sizeof alphabet - 1, 12345, 20000, 290,
+                                                  ctxs, sizeof ctxs / sizeof ctxs[0], vector_agrees);
     tap_ok(random_mismatch == 0, "20000 random inputs: vector and scalar agree (%zu differ)",
            random_mismatch);
 }
