@@ -11,10 +11,10 @@
  * For each statement, ROUNDS times: a round trip (PQexec of SELECT 1), then
  * one check as the guard makes it (encoding lookup, context, qg_check),
  * timed ("cold"), then the same check again ("warm").  For the statements
- * marked `rewrite`, the check and then rewrite mode's work on a query sent
- * with parameters (qg_rewrite_query into buffers on the stack, as the
- * front's): a short literal with a doubled quote, and pgbench_sjis's 4 KB
- * Shift_JIS literal.  A round trip followed by two clock readings gives the timer's
+ * marked `rewrite` (a short literal with a doubled quote, pgbench_sjis's 4
+ * KB Shift_JIS literal), the check and then rewrite mode's work on a query
+ * sent with parameters (qg_rewrite_query into buffers on the stack, as the
+ * front's).  A round trip followed by two clock readings gives the timer's
  * own cost.  Prints one line per statement with the medians and the 90th
  * percentile of the cold checks.
  */
