@@ -902,6 +902,17 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
     }
 }
 
+size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,
+                      size_t *chars)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!qg_reference_on && vectors() >= QG_VECTORS_AVX2)
+        return qg_count_chars_avx2(dfa, s, pos, limit, chars);
+#endif
+    (void)dfa, (void)s, (void)limit, (void)chars;
+    return pos;
+}
+
 QG_HOT void qg_lexer_skip_quiet(qg_lexer *lx)
 {
     if (qg_reference_on || lx->reading != QG_READ_SERVER || lx->exec_comment_depth ||

@@ -71,6 +71,15 @@ size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool
  * another quote.  Returns the position of that quote, or 0. */
 size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
 
+/* For the rewriter's padding, where the automaton's characters are pairs
+ * or UTF-8: counts the characters of s[pos, limit) (pos between two), 64
+ * bytes at a time while each block holds valid characters only (a quote,
+ * backslash or NUL is one, where the automaton would stop).  Returns where
+ * it stopped, between two characters, and adds those before it to *chars;
+ * pos when no vector build runs (the reference implementation, SSE2). */
+size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,
+                      size_t *chars);
+
 /* The builds of each (shim/block_skip.c): SSE2, AVX2 and, for the quick
  * scan, AVX-512.  The widest the CPU has runs; tests allow the narrower
  * ones only, to compare them too (qg_allow_vectors returns the build that
@@ -80,6 +89,8 @@ void qg_skip_quiet_avx2(qg_lexer *lx);
 bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
 bool qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
 bool qg_quick_scan_avx512(const qg_context *ctx, const char *sql, size_t len);
+size_t qg_count_chars_avx2(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
+                           size_t limit, size_t *chars);
 enum { QG_VECTORS_SSE2, QG_VECTORS_AVX2, QG_VECTORS_AVX512, QG_VECTOR_BUILDS };
 int qg_cpu_vectors(void);
 int qg_allow_vectors(int widest);

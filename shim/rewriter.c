@@ -38,6 +38,7 @@
 #include "quoteguard.h"
 #include "ascii.h"
 #include "encoding_tables.h"
+#include "lexer_internal.h"
 #include "rewriter.h"
 
 /* ------------------------------------------------------------- characters */
@@ -1125,15 +1126,19 @@ static size_t line_break(const unsigned char *s, size_t p, size_t end)
     return cr ? (size_t)(cr - s) : limit;
 }
 
-/* Adds the characters of s[p, limit) to *chars with the encoding's
- * automaton, which reads characters as char_bytes() does, and returns
- * where they end: at limit, or at the first character the automaton does
- * not take (a quote, backslash or NUL, an invalid or cut sequence).  Eight
- * bytes go between tests, with no branch per character; a group that
- * stopped is read again byte by byte from the group before it. */
+/* Adds the characters of s[p, limit) to *chars as char_bytes() reads
+ * them, and returns where they end: at limit, or at a character the
+ * encoding's automaton does not take (a quote, backslash or NUL, an
+ * invalid or cut sequence).  Whole 64-byte blocks go to the vector count
+ * first, which reads on over quotes, backslashes and NULs, one character
+ * each; then, in the automaton, eight bytes go between tests, with no
+ * branch per character; a group that stopped is read again byte by byte
+ * from the group before it. */
 static size_t count_valid_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t p,
                                 size_t limit, size_t *chars)
 {
+    if (limit - p >= 64)
+        p = qg_count_chars(dfa, s, p, limit, chars);
     const uint64_t *rows = dfa->rows;
     /* 1 for the states that lie between characters. */
     uint8_t between[64] = {[0] = 1};

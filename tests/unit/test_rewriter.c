@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoding_tables.h"
+#include "lexer_internal.h"
 #include "quoteguard.h"
 #include "rewriter.h"
 #include "tap.h"
@@ -403,6 +405,150 @@ static void test_long_literals(void)
     }
 }
 
+/* Up to `max` multibyte characters of the encoding (random bytes that
+ * qg_encoding_char_len takes whole), NUL-terminated, into pool[]. */
+static size_t multibyte_pool(const qg_encoding *enc, char pool[][5], size_t max)
+{
+    size_t n = 0;
+    for (int tries = 0; tries < 200000 && n < max; tries++) {
+        unsigned char c[4];
+        size_t len = 1 + (size_t)rand() % 4;
+        for (size_t i = 0; i < len; i++)
+            c[i] = (unsigned char)(i == 0 ? 0x80 + rand() % 0x80 : 0x30 + rand() % 0xd0);
+        if (qg_encoding_char_len(enc, c, len) != len)
+            continue;
+        memcpy(pool[n], c, len);
+        pool[n++][len] = '\0';
+    }
+    return n;
+}
+
+/* A literal's body of about `bytes` bytes: mostly characters of the pool,
+ * with what stops a run of them now and then (a doubled quote, a line end,
+ * a backslash, ASCII, a byte the encoding does not take there, a character
+ * cut short) unless `runs_only`. */
+static void random_body(char pool[][5], size_t pool_n, size_t bytes, bool runs_only, char *out)
+{
+    static const char *const stops[] = {"''", "\n", "\\", "\"", "`", "a", " ", "\x80", "\xff"};
+    const size_t kinds = sizeof stops / sizeof stops[0];
+    out[0] = '\0';
+    for (size_t len = 0; len < bytes;) {
+        const char *piece = pool[(size_t)rand() % pool_n];
+        size_t piece_len = strlen(piece);
+        if (!runs_only && rand() % 40 == 0) {
+            size_t kind = (size_t)rand() % (kinds + 1);
+            if (kind < kinds)
+                piece = stops[kind], piece_len = strlen(piece);
+            else
+                piece_len -= piece_len > 1; /* cut */
+        }
+        memcpy(out + len, piece, piece_len);
+        len += piece_len;
+        out[len] = '\0';
+    }
+}
+
+/* The padding of long literals, whole 64-byte blocks of them counted at
+ * once by the vector build where it runs: the same text, character by
+ * character, as the automaton alone (the reference implementation, SSE2)
+ * gives and as qg_encoding_char_len reads it. */
+static void test_padding_in_blocks(void)
+{
+    static const char *const encodings[] = {"SJIS", "UTF8", "GBK", "BIG5", "UHC", "GB18030",
+                                            "EUC_KR", "EUC_JP"};
+    static char pool[64][5], body[1200], literal[1300], padding[1300], sql[1400], want[1400],
+        text[1400], values[1400];
+    srand(7);
+    for (size_t e = 0; e < sizeof encodings / sizeof encodings[0]; e++) {
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, encodings[e]);
+        size_t pool_n = multibyte_pool(enc, pool, 64);
+        qg_context ctx;
+        qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, SCS_ON);
+        int failed = 0, tried = 0;
+        for (int round = 0; round < 300 && !failed; round++) {
+            random_body(pool, pool_n, (size_t)rand() % 1000, round % 4 == 0, body);
+            snprintf(literal, sizeof literal, "'%s'", body);
+            bool fits = expected_padding(enc, literal, padding);
+            snprintf(sql, sizeof sql, "SELECT * FROM t WHERE s = %s AND i = 1", literal);
+            snprintf(want, sizeof want, "SELECT * FROM t WHERE s = %s AND i = 1", padding);
+            for (int way = 0; way < 3; way++) {
+                qg_force_reference(way == 0);
+                int build = qg_allow_vectors(way == 1 ? QG_VECTORS_SSE2 : QG_VECTOR_BUILDS - 1);
+                const char *params[4];
+                qg_rewrite rw = {.text = text, .text_cap = sizeof text, .values = values,
+                                 .values_cap = sizeof values, .params = params, .params_cap = 4};
+                qg_rewrite_status st = qg_rewrite_query(&ctx, 0, sql, strlen(sql), &rw);
+                tried++;
+                bool ok = !fits ? st == QG_REWRITE_UNCHANGED
+                                : st == QG_REWRITE_DONE && strcmp(text, want) == 0;
+                if (!ok && !failed++)
+                    tap_diag("%s, %zu bytes, reference %d, build %d: status %d, got [%s]",
+                             encodings[e], strlen(literal), way == 0, build, st,
+                             st == QG_REWRITE_DONE ? text : "");
+            }
+        }
+        qg_force_reference(false);
+        qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+        tap_ok(!failed, "%s: %d long literals padded alike by every build", encodings[e], tried);
+    }
+}
+
+/* The vector count takes the whole blocks of a run of valid characters,
+ * and counts them as qg_encoding_char_len does: it leaves less than a
+ * block, and a character open at the last one's end. */
+static void test_count_takes_blocks(void)
+{
+    enum { COUNT_LEFT = 63 + 3 };
+    static const char *const encodings[] = {"SJIS", "UTF8", "GBK", "BIG5", "UHC", "GB18030"};
+    static char pool[64][5], body[1200];
+    if (qg_allow_vectors(QG_VECTOR_BUILDS - 1) < QG_VECTORS_AVX2) {
+        tap_ok(1, "vector count # SKIP the CPU has no AVX2");
+        return;
+    }
+    srand(11);
+    for (size_t e = 0; e < sizeof encodings / sizeof encodings[0]; e++) {
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, encodings[e]);
+        size_t pool_n = multibyte_pool(enc, pool, 64);
+        int failed = 0;
+        for (int round = 0; round < 200 && !failed; round++) {
+            size_t from = (size_t)rand() % 5;
+            memset(body, 'x', from);
+            random_body(pool, pool_n, 64 + (size_t)rand() % 1000, true, body + from);
+            const unsigned char *s = (const unsigned char *)body;
+            size_t len = strlen(body), chars = 0, want = 0, p = from, c = 1;
+            size_t end = qg_count_chars(encoding_dfa(enc), s, from, len, &chars);
+            while (p < end && (c = qg_encoding_char_len(enc, s + p, len - p)))
+                p += c, want++;
+            if (p != end || chars != want || end + COUNT_LEFT < len) {
+                if (!failed++)
+                    tap_diag("%s: %zu bytes from %zu: stopped at %zu with %zu characters "
+                             "(a character ends at %zu, %zu before it)",
+                             encodings[e], len, from, end, chars, p, want);
+            }
+        }
+        tap_ok(!failed, "%s: the vector count takes runs of characters whole", encodings[e]);
+    }
+    /* UTF-8 continuation bytes after a byte that starts no character there
+     * (the rewriter reads on one byte past it): none is a character. */
+    static const char *const after_wrong_leads[] = {"\xc0\x80", "\xc1\xbf", "\xe0\x80\x80",
+                                                    "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                                    "\xf8\x88\x80\x80", "\xff\x80"};
+    const qg_encoding *utf8 = qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8");
+    int counted = 0;
+    for (size_t w = 0; w < sizeof after_wrong_leads / sizeof after_wrong_leads[0]; w++) {
+        snprintf(body, sizeof body, "%s%s", after_wrong_leads[w],
+                 "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e abcdefghijklmnopqrstuvwxyz "
+                 "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789");
+        size_t chars = 0;
+        if (qg_count_chars(encoding_dfa(utf8), (const unsigned char *)body, 1, strlen(body),
+                           &chars) != 1 ||
+            chars != 0)
+            counted++;
+    }
+    tap_ok(!counted, "UTF8: the vector count takes no continuation after a wrong lead (%d did)",
+           counted);
+}
+
 /* Without a quote or a dollar sign there is no literal to replace: the
  * answer comes before any lexing, and only then. */
 static void test_no_literal(void)
@@ -530,6 +676,8 @@ int main(void)
     test_wide_numbers();
     test_many_tokens();
     test_long_literals();
+    test_padding_in_blocks();
+    test_count_takes_blocks();
     test_token_bytes();
 
     qg_context mysql;
