@@ -31,6 +31,13 @@ typedef struct query {
     const char *sql;
 } query;
 
+/* Literals long enough for the rewriter to count their characters a
+ * 64-byte block at a time (the padding that keeps error positions). */
+#define UTF8_RUN "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe6\x96\x87\xe5\xad\x97 "
+#define UTF8_LONG UTF8_RUN UTF8_RUN UTF8_RUN UTF8_RUN UTF8_RUN UTF8_RUN UTF8_RUN UTF8_RUN
+#define SJIS_RUN "\x95\x5c\x8e\xa6\x94\x5c\x97\xcd\x8f\x5c\x95\xaa\x97\x5c"
+#define SJIS_LONG SJIS_RUN SJIS_RUN SJIS_RUN SJIS_RUN SJIS_RUN SJIS_RUN SJIS_RUN SJIS_RUN
+
 /* The table: SJIS, LATIN1 and EUC_JP literals are written as bytes. */
 static const query queries[] = {
     {"s01", API_EXEC, 'L', "DROP SCHEMA IF EXISTS rw CASCADE"},
@@ -131,6 +138,14 @@ static const query queries[] = {
     {"q72", API_EXEC, 'L', "SELECT id FROM rw.t WHERE s = 'alpha' 'beta'"},
     {"q73", API_EXEC, 'R', "SELECT id FROM rw.t WHERE s = 'alpha' AND nocolumn = 1"},
     {"q74", API_EXEC, 'R', "DELETE FROM rw.t WHERE s IN ('gamma', 'epsilon') RETURNING s"},
+    {"q75", API_EXEC, 'R', "SELECT id FROM rw.t WHERE s = '" UTF8_LONG "' AND nocolumn = 1"},
+    {"q76", API_EXEC, 'R',
+     "SELECT id FROM rw.t WHERE s = '" UTF8_LONG "\n" UTF8_LONG "'\n  AND nocolumn = 1"},
+    {"q77", API_EXEC, 'L', "SET client_encoding TO 'SJIS'"},
+    {"q78", API_EXEC, 'R', "SELECT id FROM rw.t WHERE s = '" SJIS_LONG "' AND nocolumn = 1"},
+    {"q79", API_EXEC, 'R',
+     "SELECT id FROM rw.t WHERE s = '" SJIS_LONG "\n" SJIS_LONG "'\n  AND nocolumn = 1"},
+    {"q80", API_EXEC, 'L', "SET client_encoding TO 'UTF8'"},
 };
 
 static const char *cur_id = "";
