@@ -1137,7 +1137,7 @@ static size_t line_break(const unsigned char *s, size_t p, size_t end)
 static size_t count_valid_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t p,
                                 size_t limit, size_t *chars)
 {
-    if (limit - p >= 64)
+    if (limit - p >= 64) /* a whole block for the vector count */
         p = qg_count_chars(dfa, s, p, limit, chars);
     const uint64_t *rows = dfa->rows;
     /* 1 for the states that lie between characters. */

@@ -405,20 +405,24 @@ static void test_long_literals(void)
     }
 }
 
-/* Up to `max` multibyte characters of the encoding (random bytes that
- * qg_encoding_char_len takes whole), NUL-terminated, into pool[]. */
-static size_t multibyte_pool(const qg_encoding *enc, char pool[][5], size_t max)
+/* Characters of the encoding from a high byte on (random bytes that
+ * qg_encoding_char_len takes whole), NUL-terminated, into pool[]: up to
+ * `per_length` of each length the encoding has, 1 to 4 bytes. */
+static size_t multibyte_pool(const qg_encoding *enc, char pool[][5], size_t per_length)
 {
     size_t n = 0;
-    for (int tries = 0; tries < 200000 && n < max; tries++) {
-        unsigned char c[4];
-        size_t len = 1 + (size_t)rand() % 4;
-        for (size_t i = 0; i < len; i++)
-            c[i] = (unsigned char)(i == 0 ? 0x80 + rand() % 0x80 : 0x30 + rand() % 0xd0);
-        if (qg_encoding_char_len(enc, c, len) != len)
-            continue;
-        memcpy(pool[n], c, len);
-        pool[n++][len] = '\0';
+    for (size_t len = 1; len <= 4; len++) {
+        size_t found = 0;
+        for (int tries = 0; tries < 100000 && found < per_length; tries++) {
+            unsigned char c[4];
+            for (size_t i = 0; i < len; i++)
+                c[i] = (unsigned char)(i == 0 ? 0x80 + rand() % 0x80 : 0x30 + rand() % 0xd0);
+            if (qg_encoding_char_len(enc, c, len) != len)
+                continue;
+            memcpy(pool[n], c, len);
+            pool[n++][len] = '\0';
+            found++;
+        }
     }
     return n;
 }
@@ -461,7 +465,7 @@ static void test_padding_in_blocks(void)
     srand(7);
     for (size_t e = 0; e < sizeof encodings / sizeof encodings[0]; e++) {
         const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, encodings[e]);
-        size_t pool_n = multibyte_pool(enc, pool, 64);
+        size_t pool_n = multibyte_pool(enc, pool, 16);
         qg_context ctx;
         qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, SCS_ON);
         int failed = 0, tried = 0;
@@ -508,7 +512,7 @@ static void test_count_takes_blocks(void)
     srand(11);
     for (size_t e = 0; e < sizeof encodings / sizeof encodings[0]; e++) {
         const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, encodings[e]);
-        size_t pool_n = multibyte_pool(enc, pool, 64);
+        size_t pool_n = multibyte_pool(enc, pool, 16);
         int failed = 0;
         for (int round = 0; round < 200 && !failed; round++) {
             size_t from = (size_t)rand() % 5;
