@@ -140,8 +140,7 @@ int main(int argc, char **argv)
     }
     char literal[sizeof sjis_phrase * SJIS_PHRASES];
     sjis_literal_fill(literal);
-    snprintf(sjis_select, sizeof sjis_select,
-             "SELECT abalance FROM pgbench_accounts WHERE aid = 48213 AND filler <> '%sx';", literal);
+    snprintf(sjis_select, sizeof sjis_select, SJIS_SELECT, 48213u, literal);
     PGconn *conn = PQconnectdb("");
     if (PQstatus(conn) != CONNECTION_OK) {
         fprintf(stderr, "bench_cold: %s", PQerrorMessage(conn));

@@ -98,9 +98,7 @@ static void format_query(char *buf, size_t cap, bool pg, const char *shape, unsi
                  "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> 'k''%u';", key,
                  key);
     else
-        snprintf(buf, cap,
-                 "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> '%sx';", key,
-                 sjis_literal);
+        snprintf(buf, cap, SJIS_SELECT, key, sjis_literal);
 }
 
 /* The PG statement of `shape` with its literal as parameter $1 (in *value);

@@ -11,6 +11,10 @@ static const char sjis_phrase[] = "\x95\x5c\x8e\xa6\x94\x5c\x97\xcd\x8f\x5c\x95\
                                   "\x82\xcc\x83\x66\x81\x5b\x83\x5e\x8c\x9f\x8d\xf5";
 enum { SJIS_PHRASES = 100 };
 
+/* pgbench_sjis's point select: printf's format for the key, then the
+ * literal's body. */
+#define SJIS_SELECT "SELECT abalance FROM pgbench_accounts WHERE aid = %u AND filler <> '%sx';"
+
 /* The literal's body into buf (at least sizeof sjis_phrase * SJIS_PHRASES
  * bytes): two bytes a character. */
 static inline void sjis_literal_fill(char *buf)
