@@ -727,6 +727,19 @@ static int content_next(content *c, bool *raw)
     return b;
 }
 
+/* The next byte for a decoder to read (C_END at the literal's end), past
+ * the run before it, which is written as it is, and past the gaps between
+ * the parts of a continued literal. */
+static int content_step(content *c, writer *w, bool *raw)
+{
+    int b;
+    do {
+        content_run(c, w);
+        b = content_next(c, raw);
+    } while (b == C_BREAK);
+    return b;
+}
+
 /* The byte right after a backslash of an E'' literal, never a quote pair. */
 static int content_escaped(content *c)
 {
@@ -763,6 +776,12 @@ static bool is_surrogate_second(unsigned long cp)
     return cp >= 0xDC00 && cp <= 0xDFFF;
 }
 
+/* The code point a UTF-16 surrogate pair stands for. */
+static long from_surrogates(long first, long second)
+{
+    return 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+}
+
 static bool valid_code_point(unsigned long cp)
 {
     return cp > 0 && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
@@ -780,12 +799,9 @@ static bool decode_plain(content *c, const decode_rules *r, writer *w)
 {
     for (;;) {
         bool raw;
-        content_run(c, w);
-        int b = content_next(c, &raw);
+        int b = content_step(c, w, &raw);
         if (b == C_END)
             return true;
-        if (b == C_BREAK)
-            continue;
         if (b == 0 || (b == '\\' && !raw && !r->std_strings))
             return false;
         put_byte(w, (unsigned char)b);
@@ -799,12 +815,9 @@ static bool decode_escape(content *c, const decode_rules *r, writer *w)
 {
     for (;;) {
         bool raw;
-        content_run(c, w);
-        int b = content_next(c, &raw);
+        int b = content_step(c, w, &raw);
         if (b == C_END)
             return true;
-        if (b == C_BREAK)
-            continue;
         if (raw || b != '\\') {
             put_byte(w, (unsigned char)b);
             continue;
@@ -838,7 +851,7 @@ static bool decode_escape(content *c, const decode_rules *r, writer *w)
                 long low = content_hex(c, 4);
                 if (low < 0 || !is_surrogate_second((unsigned long)low))
                     return false;
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                cp = from_surrogates(cp, low);
             }
             if (!valid_code_point((unsigned long)cp))
                 return false;
@@ -893,12 +906,9 @@ static bool decode_unicode(content *c, const decode_rules *r, unsigned char esc,
         return false;
     for (;;) {
         bool raw;
-        content_run(c, w);
-        int b = content_next(c, &raw);
+        int b = content_step(c, w, &raw);
         if (b == C_END)
             return true;
-        if (b == C_BREAK)
-            continue;
         if (raw || b != esc) {
             put_byte(w, (unsigned char)b);
             continue;
@@ -917,7 +927,7 @@ static bool decode_unicode(content *c, const decode_rules *r, unsigned char esc,
             long low = unicode_escape_value(c, unicode_next(c));
             if (low < 0 || !is_surrogate_second((unsigned long)low))
                 return false;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            cp = from_surrogates(cp, low);
         }
         if (!valid_code_point((unsigned long)cp))
             return false;
