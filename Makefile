@@ -126,7 +126,7 @@ $(BENCH_COLD_BIN): bench/bench_cold.c bench/sjis_literal.h $(LOGIC_OBJ)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    -o $@ $< $(LOGIC_OBJ) -lpq $(LDLIBS_SHIM)
 
-bench: all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN)
+bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN)
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi
@@ -225,7 +225,7 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@.o
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $@.o $(FUZZ_OBJ) $(LDLIBS_SHIM)
 
-fuzz: $(FUZZ_BIN)
+fuzz: deps $(FUZZ_BIN)
 	fuzz/run --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) $(FUZZ_BIN)
 
 # Helpers of the differential tests tests/t/6*.t (built by `make check`).
