@@ -105,9 +105,9 @@ BENCH_E2E  ?= 1
 BENCH_RUNS ?= 5
 BENCH_BIN   = $(BUILD)/bench/bench_checker
 
-$(BENCH_BIN): bench/bench_checker.c tests/agree.h $(LOGIC_OBJ)
+$(BENCH_BIN): bench/bench_checker.c bench/strings_floor.c bench/strings_floor.h tests/agree.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) -o $@ $< $(LOGIC_OBJ) -lpg_query -lm $(LDLIBS_SHIM)
+	$(CC) $(QG_CFLAGS) -o $@ $< bench/strings_floor.c $(LOGIC_OBJ) -lpg_query -lm $(LDLIBS_SHIM)
 
 # The shim's added latency per query on one connection, in pairs (bench_e2e.sh).
 BENCH_PAIRED_BIN = $(BUILD)/bench/bench_paired

@@ -13,6 +13,8 @@
  *                      what touching each byte costs with SIMD;
  *   byteloop           one table lookup per byte, not vectorized: what a
  *                      plain scalar lexer loop costs at best;
+ *   strings_floor      where backslashes escape, on ASCII text: the least a
+ *                      scan does to know where strings end (strings_floor.h);
  *   pg_query_scan      PostgreSQL's own lexer (libpg_query), for PG corpora in
  *                      UTF8 (the server lexes after converting to its encoding).
  * Corpora are generated with a fixed seed (short OLTP statements of 60-200
@@ -42,6 +44,7 @@
 #include "quoteguard.h"
 
 #include "../tests/agree.h"
+#include "strings_floor.h"
 
 /* ------------------------------------------------------ allocation counting */
 
@@ -668,6 +671,24 @@ static uint64_t pass_byteloop(const pass_env *env)
     return sum;
 }
 
+/* strings_floor_for the vector build in use; NULL where there is none. */
+static strings_floor_fn strings_floor;
+
+/* Whether the strings floor reads the corpus as the checker does. */
+static bool strings_floor_applies(const corpus *c, const qg_context *ctx)
+{
+    return strings_floor && c->kind == LIT_ASCII && qg_plain_strings_escape(ctx);
+}
+
+static uint64_t pass_strings_floor(const pass_env *env)
+{
+    const corpus *c = env->c;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < c->count; i++)
+        sum += strings_floor((const unsigned char *)corpus_query(c, i), c->len[i]);
+    return sum;
+}
+
 static uint64_t pass_pg_query_scan(const pass_env *env)
 {
     const corpus *c = env->c;
@@ -766,9 +787,9 @@ static void run_measures(const pass_env *env, pass_fn const *fns, measure *out, 
 }
 
 /* memchr right after the check: their ratio is taken round by round. */
-enum { M_CHECK, M_MEMCHR, M_SCALAR, M_GUARD, M_BYTELOOP, M_PGSCAN, M_COUNT };
-static const char *const method_names[M_COUNT] = {"qg_check", "memchr",   "qg_check_scalar",
-                                                  "guard",    "byteloop", "pg_query_scan"};
+enum { M_CHECK, M_MEMCHR, M_SCALAR, M_GUARD, M_BYTELOOP, M_FLOOR, M_PGSCAN, M_COUNT };
+static const char *const method_names[M_COUNT] = {
+    "qg_check", "memchr", "qg_check_scalar", "guard", "byteloop", "strings_floor", "pg_query_scan"};
 
 typedef struct row {
     corpus *c;
@@ -811,6 +832,7 @@ static void bench_checker_phase(row *r)
         [M_GUARD] = r->verdicts[0] == r->c->count ? pass_guard : NULL,
         [M_MEMCHR] = pass_memchr,
         [M_BYTELOOP] = pass_byteloop,
+        [M_FLOOR] = strings_floor_applies(r->c, &env.ctx) ? pass_strings_floor : NULL,
     };
     run_measures(&env, fns, r->m, M_COUNT, M_CHECK, M_MEMCHR, &r->check_over_memchr);
     fprintf(stderr, ".");
@@ -866,13 +888,13 @@ static void print_ratio(double num, double den, bool have)
 
 static void print_table(const row *rows, size_t n)
 {
-    printf("\n%-13s %-5s %-8s %-9s %6s %7s | %8s %8s %6s %7s | %8s %6s %8s | %8s %8s %8s | %7s %7s | %s\n",
+    printf("\n%-13s %-5s %-8s %-9s %6s %7s | %8s %8s %6s %7s | %8s %6s %7s %8s | %8s %8s %8s | %7s %7s | %s\n",
            "corpus", "dial", "encoding", "literals", "queries", "avg B", "check", "ns/q", "allocs",
-           "scalar", "memchr", "x", "byteloop", "pgscan", "pgscan", "x faster", "guard", "allocs",
-           "verdicts");
-    printf("%-13s %-5s %-8s %-9s %6s %7s | %8s %8s %6s %7s | %8s %6s %8s | %8s %8s %8s | %7s %7s | %s\n",
-           "", "", "", "", "", "", "MB/s", "", "/query", "MB/s", "MB/s", "slower", "MB/s", "MB/s",
-           "ns/q", "check", "ns/q", "/query", "clean/log/block");
+           "scalar", "memchr", "x", "floor x", "byteloop", "pgscan", "pgscan", "x faster", "guard",
+           "allocs", "verdicts");
+    printf("%-13s %-5s %-8s %-9s %6s %7s | %8s %8s %6s %7s | %8s %6s %7s %8s | %8s %8s %8s | %7s %7s | %s\n",
+           "", "", "", "", "", "", "MB/s", "", "/query", "MB/s", "MB/s", "slower", "memchr", "MB/s",
+           "MB/s", "ns/q", "check", "ns/q", "/query", "clean/log/block");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
         const corpus *c = r->c;
@@ -881,7 +903,9 @@ static void print_table(const row *rows, size_t n)
                dialect_name(c->dialect), c->encoding, c->literals, c->count,
                (double)c->bytes / (double)c->count, m[M_CHECK].mbps, m[M_CHECK].ns_per_query,
                m[M_CHECK].allocs_per_query, m[M_SCALAR].mbps, m[M_MEMCHR].mbps);
-        printf(" %6.2f %8.0f |", r->check_over_memchr, m[M_BYTELOOP].mbps);
+        printf(" %6.2f", r->check_over_memchr);
+        print_ratio(m[M_FLOOR].sec_per_pass, m[M_MEMCHR].sec_per_pass, m[M_FLOOR].done);
+        printf(" %8.0f |", m[M_BYTELOOP].mbps);
         if (m[M_PGSCAN].done)
             printf(" %8.1f %8.0f", m[M_PGSCAN].mbps, m[M_PGSCAN].ns_per_query);
         else
@@ -941,6 +965,11 @@ static bool write_json(const char *path, const row *rows, size_t n, const char *
         for (int k = 0; k < M_COUNT; k++)
             json_measure(f, method_names[k], &r->m[k], true);
         fprintf(f, "      \"memchr_over_check\": %.3f,\n", r->check_over_memchr);
+        if (r->m[M_FLOOR].done)
+            fprintf(f, "      \"strings_floor_over_memchr\": %.3f,\n",
+                    r->m[M_FLOOR].sec_per_pass / r->m[M_MEMCHR].sec_per_pass);
+        else
+            fprintf(f, "      \"strings_floor_over_memchr\": null,\n");
         if (r->m[M_PGSCAN].done)
             fprintf(f, "      \"check_over_pg_query_scan\": %.2f\n",
                     r->m[M_PGSCAN].sec_per_pass / r->m[M_CHECK].sec_per_pass);
@@ -986,20 +1015,21 @@ static size_t corpora_bytes(const corpus *c, size_t n)
     return total;
 }
 
-/* --verify: every query of every corpus as it is, and again with one byte
- * replaced (a quote, backslash, lead, trail or digit byte, at a position
- * that moves from query to query), through the fast checker and the
- * reference, as TAP; false when any differ. */
-static bool verify_corpora(corpus *corpora, size_t n)
+/* --verify replaces one byte of each query: a quote, backslash, lead,
+ * trail or digit byte, at a position that moves from query to query. */
+static void replace_a_byte(unsigned char *copy, const char *query, size_t len, size_t q)
 {
     static const unsigned char replacements[] = {'\'', '\\', '"', 0x81, 0xe3, 0x80, '0', 0xff};
-    size_t failed = 0, longest = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t q = 0; q < corpora[i].count; q++)
-            longest = corpora[i].len[q] > longest ? corpora[i].len[q] : longest;
-    char *copy = malloc(longest + 1);
-    if (!copy)
-        return false;
+    memcpy(copy, query, len);
+    copy[q * 7919 % len] = replacements[q % sizeof replacements];
+}
+
+/* --verify: every query of every corpus as it is, and again with a byte
+ * replaced, through the fast checker and the reference; one TAP line a
+ * corpus, numbered from `test`.  The number of lines that failed. */
+static size_t verify_checker(corpus *corpora, size_t n, unsigned char *copy, size_t *test)
+{
+    size_t failed = 0;
     for (size_t i = 0; i < n; i++) {
         pass_env env;
         env_init(&env, &corpora[i]);
@@ -1011,9 +1041,8 @@ static bool verify_corpora(corpus *corpora, size_t n)
             qg_result ref;
             bool same = fast_agrees(&env.ctx, query, len, &ref);
             if (len) {
-                memcpy(copy, query, len);
-                copy[q * 7919 % len] = (char)replacements[q % sizeof replacements];
-                same &= fast_agrees(&env.ctx, copy, len, &ref);
+                replace_a_byte(copy, query, len, q);
+                same &= fast_agrees(&env.ctx, (const char *)copy, len, &ref);
             }
             if (!same)
                 first = differ++ ? first : q;
@@ -1021,14 +1050,67 @@ static bool verify_corpora(corpus *corpora, size_t n)
         failed += differ > 0;
         printf("%s %zu - %s/%s/%s/%s: %zu queries, as they are and with a byte replaced, %zu "
                "differ from the reference",
-               differ ? "not ok" : "ok", i + 1, c->shape, dialect_name(c->dialect), c->encoding,
+               differ ? "not ok" : "ok", ++*test, c->shape, dialect_name(c->dialect), c->encoding,
                c->literals, c->count, differ);
         if (differ)
             printf(" (first: query %zu)", first);
         printf("\n");
     }
+    return failed;
+}
+
+/* --verify: the strings floor in every vector build this CPU runs against
+ * the byte-at-a-time reading, on the corpora it applies to, as they are and
+ * with a byte replaced as above; one TAP line a corpus and build, numbered
+ * from `test`.  The number of lines that failed. */
+static size_t verify_strings_floor(corpus *corpora, size_t n, unsigned char *copy, size_t *test)
+{
+    size_t failed = 0;
+    for (int build = QG_VECTORS_AVX2; build <= qg_cpu_vectors(); build++) {
+        strings_floor = strings_floor_for(build);
+        for (size_t i = 0; i < n; i++) {
+            const corpus *c = &corpora[i];
+            pass_env env;
+            env_init(&env, &corpora[i]);
+            if (!strings_floor_applies(c, &env.ctx))
+                continue;
+            size_t differ = 0, gave_up = 0;
+            for (size_t q = 0; q < c->count; q++) {
+                const unsigned char *query = (const unsigned char *)corpus_query(c, q);
+                size_t len = c->len[q];
+                differ += strings_floor(query, len) != strings_floor_bytewise(query, len);
+                if (len) {
+                    replace_a_byte(copy, (const char *)query, len, q);
+                    uint64_t expected = strings_floor_bytewise(copy, len);
+                    differ += strings_floor(copy, len) != expected;
+                    gave_up += expected == STRINGS_FLOOR_GAVE_UP;
+                }
+            }
+            failed += differ > 0;
+            printf("%s %zu - strings floor, %s build, %s/%s/%s/%s: %zu queries, as they are and "
+                   "with a byte replaced (%zu of those give up), %zu differ from the byte loop\n",
+                   differ ? "not ok" : "ok", ++*test, vector_builds[build], c->shape,
+                   dialect_name(c->dialect), c->encoding, c->literals, c->count, gave_up, differ);
+        }
+    }
+    strings_floor = NULL;
+    return failed;
+}
+
+/* --verify: both of the above, as TAP; false when any line failed. */
+static bool verify_corpora(corpus *corpora, size_t n)
+{
+    size_t longest = 0, test = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t q = 0; q < corpora[i].count; q++)
+            longest = corpora[i].len[q] > longest ? corpora[i].len[q] : longest;
+    unsigned char *copy = malloc(longest + 1);
+    if (!copy)
+        return false;
+    size_t failed = verify_checker(corpora, n, copy, &test);
+    failed += verify_strings_floor(corpora, n, copy, &test);
     free(copy);
-    printf("1..%zu\n", n);
+    printf("1..%zu\n", test);
     return failed == 0;
 }
 
@@ -1067,6 +1149,7 @@ int main(int argc, char **argv)
     if (runs < 1 || !(min_time > 0))
         usage();
     int vectors = qg_allow_vectors(widest);
+    strings_floor = strings_floor_for(vectors);
     rng_state = seed;
     /* The bytes the lexer stops at in some state: NUL, newlines, quotes,
      * backslash, dollar, dash, slash, star, hash, and every high byte. */
@@ -1161,7 +1244,9 @@ int main(int argc, char **argv)
     printf("\ncheck = qg_check alone; scalar = qg_check with the lexer's scalar reference scan; guard = qg_guard_query_with (encoding lookup + check, enforce "
            "mode; clean corpora only);\nmemchr = floor over the same bytes; x slower = check "
            "time / memchr time, the median of the rounds' ratios (memchr timed right after the "
-           "check); byteloop = one table lookup per byte (scalar);\npgscan = "
+           "check); floor x memchr = strings floor time / memchr time, medians (MySQL ASCII: the least\n"
+           "a scan does to know where strings end where backslashes escape, bench/strings_floor.h); "
+           "byteloop = one table lookup per byte (scalar);\npgscan = "
            "libpg_query pg_query_scan (PG, UTF8 only); x faster check = pg_query_scan time / "
            "qg_check time.\n");
     printf("peak RSS: %ld KiB after building the corpora (%zu MB of queries), %ld KiB after the "
