@@ -964,17 +964,17 @@ static bool write_json(const char *path, const row *rows, size_t n, const char *
                 r->verdicts[0], r->verdicts[1], r->verdicts[2]);
         for (int k = 0; k < M_COUNT; k++)
             json_measure(f, method_names[k], &r->m[k], true);
-        fprintf(f, "      \"memchr_over_check\": %.3f,\n", r->check_over_memchr);
+        fprintf(f, "      \"check_over_memchr\": %.3f,\n", r->check_over_memchr);
         if (r->m[M_FLOOR].done)
             fprintf(f, "      \"strings_floor_over_memchr\": %.3f,\n",
                     r->m[M_FLOOR].sec_per_pass / r->m[M_MEMCHR].sec_per_pass);
         else
             fprintf(f, "      \"strings_floor_over_memchr\": null,\n");
         if (r->m[M_PGSCAN].done)
-            fprintf(f, "      \"check_over_pg_query_scan\": %.2f\n",
+            fprintf(f, "      \"pg_query_scan_over_check\": %.2f\n",
                     r->m[M_PGSCAN].sec_per_pass / r->m[M_CHECK].sec_per_pass);
         else
-            fprintf(f, "      \"check_over_pg_query_scan\": null\n");
+            fprintf(f, "      \"pg_query_scan_over_check\": null\n");
         fprintf(f, "    }%s\n", i + 1 < n ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
