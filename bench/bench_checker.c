@@ -662,13 +662,21 @@ scan_bytes(const unsigned char *s, size_t len)
     return stops;
 }
 
-static uint64_t pass_byteloop(const pass_env *env)
+/* A scan's results summed over the corpus's queries; inlined, so that a
+ * scan named here is called directly. */
+static inline __attribute__((always_inline)) uint64_t
+scan_each_query(const pass_env *env, uint64_t (*scan)(const unsigned char *s, size_t len))
 {
     const corpus *c = env->c;
     uint64_t sum = 0;
     for (size_t i = 0; i < c->count; i++)
-        sum += scan_bytes((const unsigned char *)corpus_query(c, i), c->len[i]);
+        sum += scan((const unsigned char *)corpus_query(c, i), c->len[i]);
     return sum;
+}
+
+static uint64_t pass_byteloop(const pass_env *env)
+{
+    return scan_each_query(env, scan_bytes);
 }
 
 /* strings_floor_for the vector build in use; NULL where there is none. */
@@ -682,11 +690,7 @@ static bool strings_floor_applies(const corpus *c, const qg_context *ctx)
 
 static uint64_t pass_strings_floor(const pass_env *env)
 {
-    const corpus *c = env->c;
-    uint64_t sum = 0;
-    for (size_t i = 0; i < c->count; i++)
-        sum += strings_floor((const unsigned char *)corpus_query(c, i), c->len[i]);
-    return sum;
+    return scan_each_query(env, strings_floor);
 }
 
 static uint64_t pass_pg_query_scan(const pass_env *env)
