@@ -1,6 +1,7 @@
 /* The strings floor (strings_floor.h).  Built with the baseline flags: the
  * vector scans carry their own target attributes and run only where
- * strings_floor_for hands them out, on a CPU that runs that build. */
+ * strings_floor_for hands them out, on a CPU that runs that build of the
+ * checker (AVX2 with BMI2 and PCLMUL: such CPUs have BMI1 and POPCNT). */
 #include "strings_floor.h"
 
 #include <string.h>
