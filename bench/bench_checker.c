@@ -1248,9 +1248,9 @@ int main(int argc, char **argv)
     printf("\ncheck = qg_check alone; scalar = qg_check with the lexer's scalar reference scan; guard = qg_guard_query_with (encoding lookup + check, enforce "
            "mode; clean corpora only);\nmemchr = floor over the same bytes; x slower = check "
            "time / memchr time, the median of the rounds' ratios (memchr timed right after the "
-           "check); floor x memchr = strings floor time / memchr time, medians (MySQL ASCII: the least\n"
-           "a scan does to know where strings end where backslashes escape, bench/strings_floor.h); "
-           "byteloop = one table lookup per byte (scalar);\npgscan = "
+           "check);\nfloor x memchr = strings floor time / memchr time, medians (MySQL ASCII: the "
+           "least a scan does to know where strings end where backslashes escape, "
+           "bench/strings_floor.h);\nbyteloop = one table lookup per byte (scalar); pgscan = "
            "libpg_query pg_query_scan (PG, UTF8 only); x faster check = pg_query_scan time / "
            "qg_check time.\n");
     printf("peak RSS: %ld KiB after building the corpora (%zu MB of queries), %ld KiB after the "
