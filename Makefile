@@ -36,7 +36,8 @@ CLIENT_SRC = $(wildcard tests/clients/*.c)
 CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
 .PHONY: all check unit deps clean asan install uninstall demo bench fuzz lint
-all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteguard-check.so
+all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteguard-check.so \
+     $(BUILD)/quoteguard-config
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
@@ -48,6 +49,10 @@ $(BUILD)/obj/shim/block_skip_%.o: shim/block_skip.c $(wildcard include/*.h shim/
 
 $(BUILD)/libquoteguard.so: $(SHIM_OBJ)
 	$(CC) -shared $(QG_CFLAGS) -o $@ $^ $(LDLIBS_SHIM)
+
+# The shim's settings loader on its own: `quoteguard check --config`.
+$(BUILD)/quoteguard-config: tools/quoteguard-config.c $(LOGIC_OBJ)
+	$(CC) $(QG_CFLAGS) -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
 
 $(BUILD)/libquoteguard-check.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^

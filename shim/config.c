@@ -22,7 +22,6 @@
 
 #define DEFAULT_CONFIG_PATH "/etc/quoteguard.conf"
 #define CONFIG_FILE_MAX (64 * 1024)
-#define PROBLEM_TEXT_MAX 512
 #define LOADER_PROBLEMS_KEPT 8
 
 /* Where problems go: a count, the first one's text, and optionally a list
@@ -31,14 +30,14 @@ typedef struct problems {
     int count;
     char *errbuf;
     size_t errlen;
-    char (*kept)[PROBLEM_TEXT_MAX];
+    char (*kept)[QG_PROBLEM_TEXT_MAX];
     size_t kept_cap;
 } problems;
 
 static void report(problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void report(problems *p, const char *fmt, ...)
 {
-    char text[PROBLEM_TEXT_MAX];
+    char text[QG_PROBLEM_TEXT_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): va_start above
@@ -58,7 +57,11 @@ typedef struct origin {
 
 static void report_value(problems *p, const origin *o, const char *value, const char *why)
 {
-    report(p, "%s=\"%.200s\" (%s): %s", o->key, value, o->source, why);
+    /* mode = "audit" is read with its quotes: say so, it is the likely slip. */
+    size_t n = strlen(value);
+    bool quoted = n >= 2 && (value[0] == '"' || value[0] == '\'') && value[n - 1] == value[0];
+    report(p, "%s=\"%.200s\" (%s): %s%s", o->key, value, o->source, why,
+           quoted ? "; values are written without quotes" : "");
 }
 
 void qg_settings_defaults(qg_settings *s)
@@ -181,7 +184,30 @@ static bool parse_fingerprint(const item *it, uint64_t *out)
     return true;
 }
 
-/* Adds the fingerprints in `value` to s->allow. */
+/* "shape:HEX" or "shape:HEX@SITE": an allow entry by query shape. */
+static bool parse_allow_shape(const item *it, qg_allow_shape *out)
+{
+    static const char prefix[] = "shape:";
+    size_t plen = sizeof prefix - 1;
+    if (it->len < plen + 16 || memcmp(it->p, prefix, plen) != 0)
+        return false;
+    item hex = {it->p + plen, 16};
+    if (!parse_fingerprint(&hex, &out->shape))
+        return false;
+    size_t rest = it->len - plen - 16;
+    const char *site = it->p + plen + 16;
+    if (rest == 0) {
+        out->site[0] = '\0';
+        return true;
+    }
+    if (site[0] != '@' || rest < 2 || rest - 1 >= QG_SITE_MAX)
+        return false;
+    memcpy(out->site, site + 1, rest - 1);
+    out->site[rest - 1] = '\0';
+    return true;
+}
+
+/* Adds the fingerprints and shapes in `value` to s->allow, s->allow_shapes. */
 static void apply_allow(qg_settings *s, const origin *o, const char *value, problems *p)
 {
     const char *cursor = value;
@@ -189,10 +215,28 @@ static void apply_allow(qg_settings *s, const origin *o, const char *value, prob
     while (next_item(&cursor, &it)) {
         if (it.len == 0)
             continue;
+        int shown = (int)(it.len > 40 ? 40 : it.len);
+        if (it.len > 6 && memcmp(it.p, "shape:", 6) == 0) {
+            qg_allow_shape entry;
+            if (!parse_allow_shape(&it, &entry)) {
+                report(p, "%s=\"%.200s\" (%s): \"%.*s\" is not shape:FINGERPRINT or "
+                          "shape:FINGERPRINT@SITE",
+                       o->key, value, o->source, shown, it.p);
+                continue;
+            }
+            if (s->allow_shape_count == QG_MAX_ALLOW_SHAPES) {
+                report(p, "%s=\"%.200s\" (%s): more than %d allowed shapes", o->key, value,
+                       o->source, QG_MAX_ALLOW_SHAPES);
+                return;
+            }
+            s->allow_shapes[s->allow_shape_count++] = entry;
+            continue;
+        }
         uint64_t fp;
         if (!parse_fingerprint(&it, &fp)) {
-            report(p, "%s=\"%.200s\" (%s): \"%.*s\" is not a fingerprint (16 hex digits)",
-                   o->key, value, o->source, (int)(it.len > 40 ? 40 : it.len), it.p);
+            report(p, "%s=\"%.200s\" (%s): \"%.*s\" is not a fingerprint (16 hex digits) "
+                      "or shape:FINGERPRINT[@SITE]",
+                   o->key, value, o->source, shown, it.p);
             continue;
         }
         if (s->allow_count == QG_MAX_ALLOW) {
@@ -279,6 +323,7 @@ typedef enum key_id {
     KEY_SHAPES,
     KEY_SHAPES_FILE,
     KEY_REWRITE,
+    KEY_COUNTERS_DIR,
     KEY_COUNT
 } key_id;
 
@@ -299,6 +344,7 @@ static const struct {
     [KEY_SHAPES] = {"shapes", "QUOTEGUARD_SHAPES"},
     [KEY_SHAPES_FILE] = {"shapes_file", "QUOTEGUARD_SHAPES_FILE"},
     [KEY_REWRITE] = {"rewrite", "QUOTEGUARD_REWRITE"},
+    [KEY_COUNTERS_DIR] = {"counters_dir", "QUOTEGUARD_COUNTERS_DIR"},
 };
 
 /* Applies one value; a bad value leaves the setting as it was (except mode,
@@ -351,8 +397,10 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
         break;
     }
     case KEY_ALLOW:
-        if (!list_appends)
+        if (!list_appends) {
             s->allow_count = 0;
+            s->allow_shape_count = 0;
+        }
         apply_allow(s, o, value, p);
         break;
     case KEY_ONLY_PROGRAMS:
@@ -380,6 +428,16 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
             report_value(p, o, value, "shapes file path too long");
         else
             memcpy(s->shapes_file, value, strlen(value) + 1);
+        break;
+    case KEY_COUNTERS_DIR:
+        if (value[0] != '/')
+            report_value(p, o, value, "expected an absolute directory path");
+        else if (strlen(value) >= QG_PATH_MAX)
+            report_value(p, o, value, "counters directory path too long");
+        else {
+            memcpy(s->counters_dir, value, strlen(value) + 1);
+            s->counters = true;
+        }
         break;
     case KEY_REWRITE:
         if (strcasecmp(value, "all") == 0)
@@ -525,7 +583,7 @@ QG_FAR_BSS static qg_settings loaded_settings;
 static bool loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 QG_FAR_BSS static char file_text[CONFIG_FILE_MAX];
-QG_FAR_BSS static char kept_problems[LOADER_PROBLEMS_KEPT][PROBLEM_TEXT_MAX];
+QG_FAR_BSS static char kept_problems[LOADER_PROBLEMS_KEPT][QG_PROBLEM_TEXT_MAX];
 
 /* Reads the config file into file_text and parses it; a file that should be
  * read but cannot be is reported.  A missing default file is not a problem.
@@ -589,31 +647,44 @@ static void program_name(char *out, size_t cap)
     copy_truncated(out, cap, program_invocation_short_name);
 }
 
+/* Defaults, file, environment: the sources in their order of precedence. */
+static void collect(qg_settings *s, problems *p)
+{
+    qg_settings_defaults(s);
+    const char *explicit_path = secure_getenv("QUOTEGUARD_CONFIG");
+    if (explicit_path && *explicit_path)
+        read_config_file(s, explicit_path, true, p);
+    else
+        read_config_file(s, DEFAULT_CONFIG_PATH, false, p);
+    apply_env(s, p);
+    check_combinations(s, p);
+    if (p->count)
+        s->mode = QG_MODE_ENFORCE; /* never fail open on a configuration mistake */
+}
+
+int qg_settings_load_all(qg_settings *s, char (*kept)[QG_PROBLEM_TEXT_MAX], size_t kept_cap)
+{
+    problems p = {.kept = kept, .kept_cap = kept_cap};
+    collect(s, &p);
+    return p.count;
+}
+
 static void load(void)
 {
     qg_settings *s = &loaded_settings;
     problems p = {.kept = kept_problems, .kept_cap = LOADER_PROBLEMS_KEPT};
-    qg_settings_defaults(s);
-
-    const char *explicit_path = secure_getenv("QUOTEGUARD_CONFIG");
-    if (explicit_path && *explicit_path)
-        read_config_file(s, explicit_path, true, &p);
-    else
-        read_config_file(s, DEFAULT_CONFIG_PATH, false, &p);
-    apply_env(s, &p);
-    check_combinations(s, &p);
+    collect(s, &p);
 
     char program[QG_NAME_MAX];
     program_name(program, sizeof program);
     qg_settings_set_program(s, program);
 
     if (p.count) {
-        s->mode = QG_MODE_ENFORCE; /* never fail open on a configuration mistake */
         size_t shown = (size_t)p.count < LOADER_PROBLEMS_KEPT ? (size_t)p.count
                                                               : LOADER_PROBLEMS_KEPT;
         for (size_t i = 0; i < shown; i++) {
-            char detail[PROBLEM_TEXT_MAX + 64];
-            snprintf(detail, sizeof detail, "%.*s; using mode enforce", PROBLEM_TEXT_MAX,
+            char detail[QG_PROBLEM_TEXT_MAX + 64];
+            snprintf(detail, sizeof detail, "%.*s; using mode enforce", QG_PROBLEM_TEXT_MAX,
                      kept_problems[i]);
             qg_log_write_event(s, "error", "config_error", detail);
         }

@@ -30,9 +30,20 @@ typedef enum qg_shapes_mode {
 } qg_shapes_mode;
 
 #define QG_MAX_ALLOW 64
+#define QG_MAX_ALLOW_SHAPES 32
 #define QG_MAX_PROGRAMS 16
 #define QG_PATH_MAX 4096
 #define QG_NAME_MAX 256
+#define QG_SITE_MAX 256
+#define QG_PROBLEM_TEXT_MAX 512
+
+/* An allow entry by shape: findings of a query of this shape (shape.h, the
+ * server's reading with literals folded) sent from this calling site (as the
+ * log's "caller" names it; "" for any site) do not block. */
+typedef struct qg_allow_shape {
+    uint64_t shape;
+    char site[QG_SITE_MAX];
+} qg_allow_shape;
 
 /* The small fields first: those every query reads (mode, active, shapes,
  * the MySQL policy) share one cache line; the lists and paths after them
@@ -51,11 +62,15 @@ typedef struct qg_settings {
     /* Rewrite mode: every literal it can replace, not only those that are
      * not plain text (QG_REWRITE_PLAIN_AS_IS). */
     bool rewrite_all;
+    bool counters;       /* counters_dir is set: count queries (counters.h) */
     qg_log_sink log_sink;
     int syslog_facility; /* LOG_AUTHPRIV unless configured */
     char log_path[QG_PATH_MAX]; /* when log_sink == QG_LOG_FILE */
     /* Finding fingerprints the operator allowed (known false positives). */
     uint64_t allow[QG_MAX_ALLOW];
+    /* Shapes and sites the operator allowed (`allow = shape:HEX@SITE`). */
+    qg_allow_shape allow_shapes[QG_MAX_ALLOW_SHAPES];
+    size_t allow_shape_count;
     /* Per-program scoping: basenames; empty lists mean "every program". */
     char only_programs[QG_MAX_PROGRAMS][QG_NAME_MAX];
     size_t only_count;
@@ -63,6 +78,8 @@ typedef struct qg_settings {
     size_t skip_count;
     /* shapes_file may hold %p (the program name) and %% ('%'). */
     char shapes_file[QG_PATH_MAX];
+    /* Where each process keeps its counters file, "" for none. */
+    char counters_dir[QG_PATH_MAX];
     char program[QG_NAME_MAX];
     char config_path[QG_PATH_MAX]; /* the file read, "" when none */
 } qg_settings;
@@ -75,6 +92,13 @@ typedef struct qg_settings {
  * Every problem (bad value, unknown key, unreadable file) is logged once at
  * level "error" and the mode becomes enforce, whatever was asked for. */
 const qg_settings *qg_settings_get(void);
+
+/* Loads settings as the shim does — defaults, the config file, the
+ * environment, as qg_settings_get() — but not the program name, into *s.
+ * Every problem's text, up to kept_cap of them, goes to kept (for
+ * `quoteguard check --config`).  Returns the number of problems; with any,
+ * s->mode is enforce. */
+int qg_settings_load_all(qg_settings *s, char (*kept)[QG_PROBLEM_TEXT_MAX], size_t kept_cap);
 
 /* Pure parser, for tests and fuzzing: applies the config-file text to *s.
  * Lines are `key = value`; `#` starts a comment at the start of a line or

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attach.h"
+#include "counters.h"
 #include "hot.h"
 #include "log.h"
 #include "shape.h"
@@ -113,7 +114,36 @@ static qg_log_finding log_entry(const qg_query *q, const char *encoding, uint64_
         .sql_len = q->len,
         .fingerprint = fingerprint,
         .caller = q->caller,
+        .shape_known = -1,
     };
+}
+
+/* Every finding goes to the log and, when kept, to the counters. */
+static void record(const qg_settings *s, const qg_log_finding *entry)
+{
+    qg_log_write_finding(s, entry);
+    if (s->counters)
+        qg_counters_finding(s, entry);
+}
+
+/* True when an `allow = shape:…` entry covers this shape sent from this
+ * calling site. */
+static bool shape_allowed(const qg_settings *s, const qg_query *q, uint64_t shape)
+{
+    char site[QG_SITE_MAX];
+    site[0] = '\0';
+    for (size_t i = 0; i < s->allow_shape_count; i++) {
+        const qg_allow_shape *a = &s->allow_shapes[i];
+        if (a->shape != shape)
+            continue;
+        if (a->site[0] == '\0')
+            return true;
+        if (site[0] == '\0')
+            qg_log_format_caller(site, sizeof site, q->caller, s->program);
+        if (strcmp(site, a->site) == 0)
+            return true;
+    }
+    return false;
 }
 
 /* One fingerprint per reason (findings of a query share it), each hashed
@@ -145,7 +175,7 @@ QG_COLD static bool unknown_encoding(const qg_settings *s, const qg_query *q, co
     entry.action = allowed ? "allowed" : block ? "blocked" : "logged";
     entry.reason = QG_REASON_NONE;
     entry.detail = "unknown client encoding; the query was not checked";
-    qg_log_write_finding(s, &entry);
+    record(s, &entry);
     if (!block)
         return true;
     out->block = true;
@@ -174,7 +204,7 @@ static bool shape_blocks(const qg_settings *s, const qg_query *q, const qg_conte
         qg_shape_profile_learn(s, *shape, q->dialect, sample, q->caller);
         return false;
     }
-    bool allowed = allow_listed(s, *shape);
+    bool allowed = allow_listed(s, *shape) || shape_allowed(s, q, *shape);
     bool block = blocks_in(s->mode) && !allowed;
     char detail[QG_SHAPE_SAMPLE_MAX + 32];
     snprintf(detail, sizeof detail, "shape not in the profile: %s", sample);
@@ -182,7 +212,9 @@ static bool shape_blocks(const qg_settings *s, const qg_query *q, const qg_conte
     entry.action = allowed ? "allowed" : block ? "blocked" : "logged";
     entry.reason_name = "unknown_shape";
     entry.detail = detail;
-    qg_log_write_finding(s, &entry);
+    entry.shape = *shape;
+    entry.shape_known = 0;
+    record(s, &entry);
     return block;
 }
 
@@ -208,11 +240,16 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
      * QG_MAX_FINDINGS, and checks the checker skipped once it had a
      * blocking finding. */
     fingerprints fp = {.encoding = qg_encoding_name(enc), .q = q};
-    if (s->allow_count > 0) {
+    /* The shape as the server reads the query: logged, so that `quoteguard
+     * report` can tell structures the program sends anyway from new ones,
+     * and matched against the allow entries by shape. */
+    uint64_t query_shape = qg_shape_compute(ctx, q->sql, q->len, NULL, 0);
+    bool whole_query_allowed = shape_allowed(s, q, query_shape);
+    if (s->allow_count > 0 || whole_query_allowed) {
         bool downgraded = false;
         for (int reason = QG_REASON_NONE + 1; reason < QG_REASON_COUNT; reason++) {
             if (ctx->action[reason] == QG_ACTION_BLOCK &&
-                allow_listed(s, fingerprint_of(&fp, (qg_reason)reason))) {
+                (whole_query_allowed || allow_listed(s, fingerprint_of(&fp, (qg_reason)reason)))) {
                 ctx->action[reason] = QG_ACTION_LOG;
                 downgraded = true;
             }
@@ -232,7 +269,10 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
         entry.offset = f->offset;
         entry.span_start = f->span_start;
         entry.span_end = f->span_end;
-        if (allow_listed(s, fingerprint)) {
+        entry.shape = query_shape;
+        if (s->shapes != QG_SHAPES_OFF)
+            entry.shape_known = qg_shape_profile_contains(s, query_shape);
+        if (whole_query_allowed || allow_listed(s, fingerprint)) {
             entry.action = "allowed";
         } else if (block && f->action == QG_ACTION_BLOCK) {
             entry.action = "blocked";
@@ -241,7 +281,7 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
         } else {
             entry.action = "logged";
         }
-        qg_log_write_finding(s, &entry);
+        record(s, &entry);
     }
     if (result->count > shown) {
         char detail[160];
@@ -268,14 +308,8 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
     return false;
 }
 
-QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
+QG_HOT static bool decide(const qg_settings *s, const qg_query *q, qg_decision *out)
 {
-    out->block = false;
-    out->sqlstate = NULL;
-    out->message[0] = '\0';
-    if (s->mode == QG_MODE_OFF || !s->active)
-        return true;
-
     const char *requested = q->encoding_name ? q->encoding_name : "";
     const qg_encoding *enc = qg_encoding_find(q->dialect, requested);
     if (!enc)
@@ -294,6 +328,19 @@ QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_deci
     if (clean)
         return shape_blocked ? block_unknown_shape(shape, out) : true;
     return judge_findings(s, q, &ctx, &result, shape_blocked ? &shape : NULL, out);
+}
+
+QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
+{
+    out->block = false;
+    out->sqlstate = NULL;
+    out->message[0] = '\0';
+    if (s->mode == QG_MODE_OFF || !s->active)
+        return true;
+    bool pass = decide(s, q, out);
+    if (s->counters)
+        qg_counters_query(s, !pass);
+    return pass;
 }
 
 QG_HOT bool qg_guard_query(const qg_query *q, qg_decision *out)

@@ -465,6 +465,12 @@ void qg_log_write_finding(const qg_settings *s, const qg_log_finding *f)
         qg_log_format_caller(text, sizeof text, f->caller, s->program);
         field_string(&l, "caller", text);
     }
+    if (f->shape) {
+        snprintf(text, sizeof text, "%016" PRIx64, f->shape);
+        field_string(&l, "shape", text);
+    }
+    if (f->shape_known >= 0 && f->shape)
+        field_raw(&l, "shape_known", f->shape_known ? "true" : "false");
     if (f->detail)
         field_string(&l, "detail", f->detail);
     emit(s, LOG_WARNING, &l);

@@ -4,9 +4,11 @@
  *   "mode":"enforce","action":"blocked","api":"PQexec","dialect":"postgres",
  *   "encoding":"SJIS","conn":"0x…","reason":"structure_mismatch","offset":N,
  *   "span":[start,end],"excerpt":"…","fingerprint":"16 hex digits",
- *   "caller":"object!symbol+0xoff" | "object+0xoff","detail":"…"}
- *   The excerpt is query bytes [max(0, offset-16), +64); "caller" and "detail"
- *   appear only when known.
+ *   "caller":"object!symbol+0xoff" | "object+0xoff","shape":"16 hex digits",
+ *   "shape_known":true|false,"detail":"…"}
+ *   The excerpt is query bytes [max(0, offset-16), +64); "caller", "shape"
+ *   and "detail" appear only when known, "shape_known" only with a shapes
+ *   profile.
  * Event line:   {"time":…,"pid":N,"program":…,"level":"error","event":"…","detail":"…"}
  * Startup line: {"time":…,"event":"attached","pid":N,"program":…,"mode":…,"libraries":"…"}
  * A line never exceeds QG_LOG_LINE_MAX bytes; a line that would is cut at a
@@ -45,6 +47,9 @@ typedef struct qg_log_finding {
     size_t sql_len;
     uint64_t fingerprint;
     const void *caller;       /* return address of the intercepted call */
+    uint64_t shape;           /* the query's shape (shape.h), 0: not logged */
+    int shape_known;          /* 1/0: the shape is/is not in the shapes
+                                 profile; -1: no profile in use */
 } qg_log_finding;
 
 /* One JSON line per finding; never more than 64 bytes of the query (unless
