@@ -8,14 +8,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "client_libraries.h"
 #include "config.h"
 #include "log.h"
-
-/* Client libraries the fronts know, by the sonames programs link. */
-static const char *const client_sonames[] = {
-    "libpq.so.5",           "libmariadb.so.3",        "libmysqlclient.so.24",
-    "libmysqlclient.so.21", "libmysqlclient.so.20",   "libmysqlclient.so.18",
-};
 
 static bool announced;
 
@@ -24,12 +19,12 @@ static void loaded_libraries(char *out, size_t cap)
 {
     size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < sizeof client_sonames / sizeof client_sonames[0]; i++) {
-        void *handle = dlopen(client_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+    for (size_t i = 0; qg_client_sonames[i]; i++) {
+        void *handle = dlopen(qg_client_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
         if (!handle)
             continue;
         dlclose(handle);
-        int n = snprintf(out + used, cap - used, "%s%s", used ? "," : "", client_sonames[i]);
+        int n = snprintf(out + used, cap - used, "%s%s", used ? "," : "", qg_client_sonames[i]);
         if (n < 0 || (size_t)n >= cap - used)
             break;
         used += (size_t)n;

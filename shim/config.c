@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -87,7 +86,7 @@ static const char *const mode_names[] = {
 bool qg_mode_parse(const char *text, qg_mode *mode)
 {
     for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++) {
-        if (strcasecmp(text, mode_names[i]) == 0) {
+        if (qg_ascii_casecmp(text, mode_names[i]) == 0) {
             *mode = (qg_mode)i;
             return true;
         }
@@ -111,7 +110,7 @@ static const char *const shapes_mode_names[] = {
 bool qg_shapes_mode_parse(const char *text, qg_shapes_mode *mode)
 {
     for (size_t i = 0; i < sizeof shapes_mode_names / sizeof shapes_mode_names[0]; i++) {
-        if (strcasecmp(text, shapes_mode_names[i]) == 0) {
+        if (qg_ascii_casecmp(text, shapes_mode_names[i]) == 0) {
             *mode = (qg_shapes_mode)i;
             return true;
         }
@@ -279,11 +278,11 @@ static void apply_programs(char (*list)[QG_NAME_MAX], size_t *count, const origi
 
 static bool parse_action(const char *value, qg_action *action)
 {
-    if (strcasecmp(value, "block") == 0)
+    if (qg_ascii_casecmp(value, "block") == 0)
         *action = QG_ACTION_BLOCK;
-    else if (strcasecmp(value, "log") == 0)
+    else if (qg_ascii_casecmp(value, "log") == 0)
         *action = QG_ACTION_LOG;
-    else if (strcasecmp(value, "ignore") == 0)
+    else if (qg_ascii_casecmp(value, "ignore") == 0)
         *action = QG_ACTION_IGNORE;
     else
         return false;
@@ -295,11 +294,11 @@ static bool parse_bool(const char *value, bool *out)
     static const char *const yes[] = {"1", "true", "yes", "on"};
     static const char *const no[] = {"0", "false", "no", "off"};
     for (size_t i = 0; i < 4; i++) {
-        if (strcasecmp(value, yes[i]) == 0) {
+        if (qg_ascii_casecmp(value, yes[i]) == 0) {
             *out = true;
             return true;
         }
-        if (strcasecmp(value, no[i]) == 0) {
+        if (qg_ascii_casecmp(value, no[i]) == 0) {
             *out = false;
             return true;
         }
@@ -360,9 +359,9 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
         }
         break;
     case KEY_LOG:
-        if (strcasecmp(value, "stderr") == 0) {
+        if (qg_ascii_casecmp(value, "stderr") == 0) {
             s->log_sink = QG_LOG_STDERR;
-        } else if (strcasecmp(value, "syslog") == 0) {
+        } else if (qg_ascii_casecmp(value, "syslog") == 0) {
             s->log_sink = QG_LOG_SYSLOG;
         } else if (value[0] != '/') {
             /* The log opens lazily, maybe after the program changed directory. */
@@ -387,7 +386,7 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
     case KEY_SYSLOG_FACILITY: {
         size_t i = 0;
         while (i < sizeof facilities / sizeof facilities[0] &&
-               strcasecmp(value, facilities[i].name) != 0)
+               qg_ascii_casecmp(value, facilities[i].name) != 0)
             i++;
         if (i < sizeof facilities / sizeof facilities[0])
             s->syslog_facility = facilities[i].facility;
@@ -440,9 +439,9 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
         }
         break;
     case KEY_REWRITE:
-        if (strcasecmp(value, "all") == 0)
+        if (qg_ascii_casecmp(value, "all") == 0)
             s->rewrite_all = true;
-        else if (strcasecmp(value, "needed") == 0)
+        else if (qg_ascii_casecmp(value, "needed") == 0)
             s->rewrite_all = false;
         else
             report_value(p, o, value, "expected needed or all");
@@ -523,7 +522,7 @@ static void parse_text(qg_settings *s, const char *text, size_t len, const char 
         value[value_len] = '\0';
 
         key_id id = 0;
-        while (id < KEY_COUNT && strcasecmp(key, keys[id].file_name) != 0)
+        while (id < KEY_COUNT && qg_ascii_casecmp(key, keys[id].file_name) != 0)
             id++;
         origin o = {key, source};
         if (id == KEY_COUNT) {

@@ -6,10 +6,10 @@
  * conversions and MySQL's lexer enforce (see ../shared/ENCODINGS.md and
  * docs/DETECTION.md for where we are stricter than a verifier and why).
  */
-#include <ctype.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "ascii.h"
 #include "encoding_tables.h"
 #include "hot.h"
 #include "quoteguard.h"
@@ -244,11 +244,11 @@ static bool normalize_name(qg_dialect dialect, const char *name, char *out, size
 {
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        if (dialect == QG_DIALECT_POSTGRES && !isalnum(*p))
+        if (dialect == QG_DIALECT_POSTGRES && !qg_ascii_is_alnum(*p))
             continue;
         if (n + 1 >= cap)
             return false;
-        out[n++] = (char)tolower(*p);
+        out[n++] = (char)qg_ascii_lower(*p);
     }
     out[n] = '\0';
     return n > 0;

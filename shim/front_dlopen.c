@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client_libraries.h"
 #include "config.h"
 #include "log.h"
 #include "real.h"
@@ -150,17 +151,6 @@ static bool elf_open(elf_file *f, const unsigned char *data, size_t size)
     return f->phentsize >= c->p_filesz + c->word && in_file(f->phoff, f->phentsize * f->phnum, size);
 }
 
-static bool is_client_library(const char *name, size_t len)
-{
-    static const char *const prefixes[] = {"libpq.so", "libmysqlclient.so", "libmariadb.so"};
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
-        size_t plen = strlen(prefixes[i]);
-        if (len >= plen && memcmp(name, prefixes[i], plen) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* True when the object's dynamic section names a client library in DT_NEEDED. */
 static bool elf_needs_client_library(const unsigned char *data, size_t size)
 {
@@ -212,7 +202,7 @@ static bool elf_needs_client_library(const unsigned char *data, size_t size)
             continue;
         const char *name = strtab + val;
         const char *end = memchr(name, '\0', strsz - val);
-        if (end && is_client_library(name, (size_t)(end - name)))
+        if (end && qg_is_client_library(name, (size_t)(end - name)))
             return true;
     }
     return false;

@@ -34,11 +34,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
+#include "ascii.h"
+#include "client_libraries.h"
 #include "config.h"
 #include "guard.h"
 #include "hot.h"
@@ -63,33 +64,30 @@ enum {
 #define BLOCK_ERRNO 1105u
 #define BLOCK_SQLSTATE "42000"
 
-static const char *const mysql_sonames[] = {"libmariadb.so.3", "libmysqlclient.so.21",
-                                            "libmysqlclient.so.18", NULL};
-
-QG_REAL_FN(int, mysql_query, (MYSQL *, const char *), mysql_sonames)
-QG_REAL_FN(int, mysql_real_query, (MYSQL *, const char *, unsigned long), mysql_sonames)
-QG_REAL_FN(int, mysql_send_query, (MYSQL *, const char *, unsigned long), mysql_sonames)
-QG_REAL_FN(my_bool, mysql_read_query_result, (MYSQL *), mysql_sonames)
+QG_REAL_FN(int, mysql_query, (MYSQL *, const char *), qg_mysql_sonames)
+QG_REAL_FN(int, mysql_real_query, (MYSQL *, const char *, unsigned long), qg_mysql_sonames)
+QG_REAL_FN(int, mysql_send_query, (MYSQL *, const char *, unsigned long), qg_mysql_sonames)
+QG_REAL_FN(my_bool, mysql_read_query_result, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(MYSQL *, mysql_real_connect,
            (MYSQL *, const char *, const char *, const char *, const char *, unsigned int,
             const char *, unsigned long),
-           mysql_sonames)
-QG_REAL_FN(int, mysql_set_character_set, (MYSQL *, const char *), mysql_sonames)
+           qg_mysql_sonames)
+QG_REAL_FN(int, mysql_set_character_set, (MYSQL *, const char *), qg_mysql_sonames)
 QG_REAL_FN(my_bool, mysql_change_user, (MYSQL *, const char *, const char *, const char *),
-           mysql_sonames)
-QG_REAL_FN(int, mysql_reset_connection, (MYSQL *), mysql_sonames)
-QG_REAL_FN(void, mysql_close, (MYSQL *), mysql_sonames)
-QG_REAL_FN(unsigned int, mysql_errno, (MYSQL *), mysql_sonames)
-QG_REAL_FN(const char *, mysql_error, (MYSQL *), mysql_sonames)
-QG_REAL_FN(const char *, mysql_sqlstate, (MYSQL *), mysql_sonames)
+           qg_mysql_sonames)
+QG_REAL_FN(int, mysql_reset_connection, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(void, mysql_close, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(unsigned int, mysql_errno, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(const char *, mysql_error, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(const char *, mysql_sqlstate, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(unsigned long, mysql_escape_string, (char *, const char *, unsigned long),
-           mysql_sonames)
-QG_REAL_FN(const char *, mysql_character_set_name, (MYSQL *), mysql_sonames)
-QG_REAL_FN(unsigned long, mysql_thread_id, (MYSQL *), mysql_sonames)
-QG_REAL_FN(my_bool, mariadb_get_infov, (MYSQL *, int, void *, ...), mysql_sonames)
-QG_REAL_FN(MYSQL_RES *, mysql_store_result, (MYSQL *), mysql_sonames)
-QG_REAL_FN(MYSQL_ROW, mysql_fetch_row, (MYSQL_RES *), mysql_sonames)
-QG_REAL_FN(void, mysql_free_result, (MYSQL_RES *), mysql_sonames)
+           qg_mysql_sonames)
+QG_REAL_FN(const char *, mysql_character_set_name, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(unsigned long, mysql_thread_id, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(my_bool, mariadb_get_infov, (MYSQL *, int, void *, ...), qg_mysql_sonames)
+QG_REAL_FN(MYSQL_RES *, mysql_store_result, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(MYSQL_ROW, mysql_fetch_row, (MYSQL_RES *), qg_mysql_sonames)
+QG_REAL_FN(void, mysql_free_result, (MYSQL_RES *), qg_mysql_sonames)
 
 QG_COLD static void report_missing(const char *name)
 {
@@ -305,13 +303,13 @@ static void set_charset_name(session_state *st, const char *name, size_t len)
     if (len >= sizeof st->charset)
         len = sizeof st->charset - 1;
     for (size_t i = 0; i < len; i++)
-        st->charset[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+        st->charset[i] = (char)qg_ascii_lower((unsigned char)name[i]);
     st->charset[len] = '\0';
 }
 
 static bool word_is(const char *word, size_t len, const char *want)
 {
-    return strlen(want) == len && strncasecmp(word, want, len) == 0;
+    return strlen(want) == len && qg_ascii_ncasecmp(word, want, len) == 0;
 }
 
 /* sql_mode names that switch on ANSI_QUOTES: the mode itself and the
@@ -610,11 +608,11 @@ static void read_set_list(cursor *c, session_state *st, statement_effect *fx)
                 name += 2, len -= 2;
                 scope_given = true;
                 global = false;
-                if (len > 7 && strncasecmp(name, "global.", 7) == 0)
+                if (len > 7 && qg_ascii_ncasecmp(name, "global.", 7) == 0)
                     global = true, name += 7, len -= 7;
-                else if (len > 8 && strncasecmp(name, "session.", 8) == 0)
+                else if (len > 8 && qg_ascii_ncasecmp(name, "session.", 8) == 0)
                     name += 8, len -= 8;
-                else if (len > 6 && strncasecmp(name, "local.", 6) == 0)
+                else if (len > 6 && qg_ascii_ncasecmp(name, "local.", 6) == 0)
                     name += 6, len -= 6;
             }
             tracked_var var = tracked_variable(name, len);
@@ -743,7 +741,7 @@ static void note_charset_mismatch(MYSQL *mysql, const session_state *st)
         return;
     const qg_encoding *a = qg_encoding_find(QG_DIALECT_MYSQL, lib);
     const qg_encoding *b = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
-    if (a && b ? a == b : strcasecmp(lib, st->charset) == 0)
+    if (a && b ? a == b : qg_ascii_casecmp(lib, st->charset) == 0)
         return;
     char detail[160];
     snprintf(detail, sizeof detail, "server lexes as %s, client library escapes as %s",

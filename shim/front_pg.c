@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_libraries.h"
 #include "config.h"
 #include "guard.h"
 #include "hot.h"
@@ -40,40 +41,38 @@ enum {
     PG_DIAG_MESSAGE_PRIMARY = 'M'
 };
 
-static const char *const libpq_sonames[] = {"libpq.so.5", NULL};
-
-QG_REAL_FN(PGresult *, PQexec, (PGconn *, const char *), libpq_sonames)
-QG_REAL_FN(int, PQsendQuery, (PGconn *, const char *), libpq_sonames)
+QG_REAL_FN(PGresult *, PQexec, (PGconn *, const char *), qg_libpq_sonames)
+QG_REAL_FN(int, PQsendQuery, (PGconn *, const char *), qg_libpq_sonames)
 QG_REAL_FN(PGresult *, PQexecParams,
            (PGconn *, const char *, int, const Oid *, const char *const *, const int *,
             const int *, int),
-           libpq_sonames)
+           qg_libpq_sonames)
 QG_REAL_FN(int, PQsendQueryParams,
            (PGconn *, const char *, int, const Oid *, const char *const *, const int *,
             const int *, int),
-           libpq_sonames)
+           qg_libpq_sonames)
 QG_REAL_FN(PGresult *, PQprepare, (PGconn *, const char *, const char *, int, const Oid *),
-           libpq_sonames)
+           qg_libpq_sonames)
 QG_REAL_FN(int, PQsendPrepare, (PGconn *, const char *, const char *, int, const Oid *),
-           libpq_sonames)
+           qg_libpq_sonames)
 QG_REAL_FN(PGresult *, PQexecPrepared,
            (PGconn *, const char *, int, const char *const *, const int *, const int *, int),
-           libpq_sonames)
+           qg_libpq_sonames)
 QG_REAL_FN(int, PQsendQueryPrepared,
            (PGconn *, const char *, int, const char *const *, const int *, const int *, int),
-           libpq_sonames)
-QG_REAL_FN(char *, PQresultErrorMessage, (const PGresult *), libpq_sonames)
-QG_REAL_FN(char *, PQresultVerboseErrorMessage, (const PGresult *, int, int), libpq_sonames)
-QG_REAL_FN(char *, PQresultErrorField, (const PGresult *, int), libpq_sonames)
-QG_REAL_FN(char *, PQerrorMessage, (const PGconn *), libpq_sonames)
-QG_REAL_FN(void, PQclear, (PGresult *), libpq_sonames)
-QG_REAL_FN(void, PQfinish, (PGconn *), libpq_sonames)
-QG_REAL_FN(PGresult *, PQmakeEmptyPGresult, (PGconn *, int), libpq_sonames)
-QG_REAL_FN(const char *, PQparameterStatus, (const PGconn *, const char *), libpq_sonames)
-QG_REAL_FN(int, PQclientEncoding, (const PGconn *), libpq_sonames)
-QG_REAL_FN(char *, pg_encoding_to_char, (int), libpq_sonames)
-QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), libpq_sonames)
-QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), libpq_sonames)
+           qg_libpq_sonames)
+QG_REAL_FN(char *, PQresultErrorMessage, (const PGresult *), qg_libpq_sonames)
+QG_REAL_FN(char *, PQresultVerboseErrorMessage, (const PGresult *, int, int), qg_libpq_sonames)
+QG_REAL_FN(char *, PQresultErrorField, (const PGresult *, int), qg_libpq_sonames)
+QG_REAL_FN(char *, PQerrorMessage, (const PGconn *), qg_libpq_sonames)
+QG_REAL_FN(void, PQclear, (PGresult *), qg_libpq_sonames)
+QG_REAL_FN(void, PQfinish, (PGconn *), qg_libpq_sonames)
+QG_REAL_FN(PGresult *, PQmakeEmptyPGresult, (PGconn *, int), qg_libpq_sonames)
+QG_REAL_FN(const char *, PQparameterStatus, (const PGconn *, const char *), qg_libpq_sonames)
+QG_REAL_FN(int, PQclientEncoding, (const PGconn *), qg_libpq_sonames)
+QG_REAL_FN(char *, pg_encoding_to_char, (int), qg_libpq_sonames)
+QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), qg_libpq_sonames)
+QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), qg_libpq_sonames)
 
 QG_COLD static void report_missing(const char *name)
 {

@@ -33,7 +33,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
-#include <strings.h>
 
 #include "quoteguard.h"
 #include "ascii.h"
@@ -352,7 +351,7 @@ static inline __attribute__((always_inline)) bool is_word(const tok_stream *ts, 
     if (t->kind != T_WORD || (ts->s[t->start] | 0x20) != word[0])
         return false;
     size_t n = strlen(word);
-    return t->end - t->start == n && strncasecmp((const char *)ts->s + t->start, word, n) == 0;
+    return t->end - t->start == n && qg_ascii_ncasecmp((const char *)ts->s + t->start, word, n) == 0;
 }
 
 /* A word of a list, with its length: the lists are read for every word
@@ -373,7 +372,7 @@ static bool is_word_in(const tok_stream *ts, const sql_tok *t, const listed_word
     size_t n = t->end - t->start;
     for (; words->text; words++)
         if (words->len == n && words->text[0] == (text[0] | 0x20) &&
-            strncasecmp(text, words->text, n) == 0)
+            qg_ascii_ncasecmp(text, words->text, n) == 0)
             return true;
     return false;
 }

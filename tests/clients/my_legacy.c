@@ -22,6 +22,8 @@
  *                      (default: SELECT secret FROM users WHERE name = '%s')
  *   input=HEX          escapes the bytes HEX, pastes them, runs the query
  *   show-charset       prints the client library's charset
+ *   locale=NAME        setlocale(LC_ALL, NAME), as a program that follows
+ *                      its environment does; exits 2 when NAME is missing
  *
  * Output, one item per line:
  *   SENT: HEX          the query text built from an input
@@ -31,8 +33,10 @@
  *   OK: N              a statement without result set, N affected rows
  *   ERROR: ERRNO SQLSTATE MESSAGE   a failed statement
  *   CHARSET: NAME      mysql_character_set_name
+ *   LOCALE: NAME       the locale set by locale=
  * Exit status: 0 when the connection worked, 2 on usage or connection errors.
  */
+#include <locale.h>
 #include <mysql.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -296,6 +300,12 @@ int main(int argc, char **argv)
                 c.escape = ESC_NONE;
             else
                 usage();
+        } else if (starts(arg, "locale=", &v)) {
+            if (!setlocale(LC_ALL, v)) {
+                fprintf(stderr, "my_legacy: locale %s is not available\n", v);
+                exit(2);
+            }
+            printf("LOCALE: %s\n", v);
         } else if (starts(arg, "template=", &v)) {
             c.template_sql = v;
         } else if (starts(arg, "input=", &v)) {
