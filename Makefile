@@ -37,7 +37,7 @@ CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
 .PHONY: all check unit deps clean asan install uninstall demo bench fuzz lint
 all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteguard-check.so \
-     $(BUILD)/quoteguard-config
+     $(BUILD)/quoteguard-config $(BUILD)/client-libraries
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
@@ -46,6 +46,14 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 $(BUILD)/obj/shim/block_skip_%.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) $(WIDE_FLAGS_$*) -c $< -o $@
+
+# The wrapper's copy of the client-library table: its sonames, one a line,
+# read by scripts/quoteguard in the source tree and baked in by `make install`.
+$(BUILD)/client-libraries: shim/client_libraries.h
+	@mkdir -p $(dir $@)
+	printf '#include "client_libraries.h"\n#define SONAME(api, soname) soname\nQG_CLIENT_LIBRARIES(SONAME)\n' | \
+	  $(CC) -E -P -Ishim -x c - | grep -o '"[^"]*"' | tr -d '"' > $@.tmp
+	mv -f $@.tmp $@
 
 $(BUILD)/libquoteguard.so: $(SHIM_OBJ)
 	$(CC) -shared $(QG_CFLAGS) -o $@ $^ $(LDLIBS_SHIM)
@@ -170,6 +178,7 @@ install: all
 	$(INSTALL) -m 0755 $(BUILD)/libquoteguard.so $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so
 	sed -e 's|^QG_LIB_INSTALLED=.*|QG_LIB_INSTALLED=$(LIBDIR)/quoteguard/libquoteguard.so|' \
 	    -e 's|^QG_VERSION_INSTALLED=.*|QG_VERSION_INSTALLED=$(QG_VERSION)|' \
+	    -e "s|^QG_CLIENT_LIBRARIES_INSTALLED=.*|QG_CLIENT_LIBRARIES_INSTALLED='$$(echo $$(cat $(BUILD)/client-libraries))'|" \
 	    scripts/quoteguard > $(DESTDIR)$(BINDIR)/.quoteguard.tmp
 	chmod 0755 $(DESTDIR)$(BINDIR)/.quoteguard.tmp
 	mv -f $(DESTDIR)$(BINDIR)/.quoteguard.tmp $(DESTDIR)$(BINDIR)/quoteguard
