@@ -761,7 +761,12 @@ static bool ask_server(MYSQL *mysql, session_state *st)
     mysql_free_result_fn release = real_mysql_free_result();
     if (!run || !store || !fetch || !release)
         return false;
-    if (run(mysql, query, sizeof query - 1) != 0)
+    /* the library's inner calls for this text are not queries to check */
+    bool entered = qg_guard_enter(mysql, query, sizeof query - 1);
+    int rc = run(mysql, query, sizeof query - 1);
+    if (entered)
+        qg_guard_leave();
+    if (rc != 0)
         return false;
     MYSQL_RES *res = store(mysql);
     if (!res)
@@ -994,7 +999,7 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
         report_missing(api_names[api]);
         return 1;
     }
-    if (!tracking_enabled() || !sql || !qg_guard_enter())
+    if (!tracking_enabled() || !sql || !qg_guard_enter(mysql, sql, len))
         return send_real(real, mysql, sql, len);
     orphan_mysql = NULL;
     conn_entry *e = entry_for_query(mysql);
@@ -1049,7 +1054,7 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
         orphan_await_read = false;
         return 1; /* nothing was sent */
     }
-    if (!__atomic_load_n(&table_live, __ATOMIC_RELAXED) || !qg_guard_enter())
+    if (!__atomic_load_n(&table_live, __ATOMIC_RELAXED) || !qg_guard_enter(mysql, NULL, 0))
         return fn(mysql);
     conn_entry *e = table_lookup(mysql);
     if (e && e->blocked_send) {
@@ -1079,7 +1084,7 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
         report_missing("mysql_real_connect");
         return NULL;
     }
-    if (!tracking_enabled() || !qg_guard_enter())
+    if (!tracking_enabled() || !qg_guard_enter(mysql, NULL, 0))
         return fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
     MYSQL *connected = fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
     if (connected) {
@@ -1102,7 +1107,7 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
         report_missing("mysql_set_character_set");
         return 1;
     }
-    if (!tracking_enabled() || !qg_guard_enter())
+    if (!tracking_enabled() || !qg_guard_enter(mysql, NULL, 0))
         return fn(mysql, csname);
     int rc = fn(mysql, csname);
     conn_entry *e = table_lookup(mysql);

@@ -234,9 +234,9 @@ QG_HOT static unsigned quoting_flags(const PGconn *conn)
 }
 
 /* Opens an intercepted query call.  False when it passes straight through:
- * nothing to check, the shim is off, or we are inside another intercepted
- * call (libpq's PQexec calls PQsendQuery through its PLT).  When true, the
- * re-entrancy guard is held until close_query(). */
+ * nothing to check, the shim is off, or this is libpq's inner call for the
+ * call being checked (PQexec calls PQsendQuery with the same text through its
+ * PLT).  When true, the call is recorded until close_query(). */
 QG_HOT static bool open_query(PGconn *conn, const char *sql)
 {
     if (!conn || !sql)
@@ -246,7 +246,8 @@ QG_HOT static bool open_query(PGconn *conn, const char *sql)
     const qg_settings *s = qg_settings_get();
     if (s->mode == QG_MODE_OFF || !s->active)
         return false;
-    return qg_guard_enter();
+    /* libpq's texts are C strings: the pointer alone names the call. */
+    return qg_guard_enter(conn, sql, 0);
 }
 
 QG_HOT static void close_query(void)
@@ -300,7 +301,10 @@ static void abort_open_transaction(PGconn *conn)
     PQclear_fn clear = real_PQclear();
     if (!status || !exec || !clear || status(conn) != PQTRANS_INTRANS || !pipeline_off(conn))
         return;
+    bool entered = qg_guard_enter(conn, fail, 0);
     clear(exec(conn, fail));
+    if (entered)
+        qg_guard_leave();
 }
 
 /* What a blocked PQexec/PQexecParams/PQprepare returns: libpq's own empty
@@ -427,7 +431,10 @@ QG_HOT static PGresult *exec_allowed(PGconn *conn, const qg_query *q, PQexec_fn 
     PQexecParams_fn with_params = real_PQexecParams();
     if (!with_params || !rewrite_query(conn, q, &rw))
         return real(conn, q->sql);
+    bool entered = qg_guard_enter(conn, rw.text, 0); /* libpq's inner calls for it */
     PGresult *res = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
+    if (entered)
+        qg_guard_leave();
     rewritten_release(&rw);
     return res;
 }
@@ -438,7 +445,10 @@ QG_HOT static int send_allowed(PGconn *conn, const qg_query *q, PQsendQuery_fn r
     PQsendQueryParams_fn with_params = real_PQsendQueryParams();
     if (!with_params || !rewrite_query(conn, q, &rw))
         return real(conn, q->sql);
+    bool entered = qg_guard_enter(conn, rw.text, 0); /* libpq's inner calls for it */
     int sent = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
+    if (entered)
+        qg_guard_leave();
     rewritten_release(&rw);
     return sent;
 }

@@ -12,22 +12,55 @@
 #include "shape.h"
 #include "shape_profile.h"
 
-/* initial-exec: the variable lives in the static TLS block, so reading it
- * never calls __tls_get_addr (which may allocate) on the query path. */
-static __thread unsigned guard_depth __attribute__((tls_model("initial-exec")));
+/* Calls deeper than this are still counted but not recorded: the library's
+ * inner calls for them are checked again (logged twice, never skipped). */
+#define CALLS_RECORDED 8
 
-QG_HOT bool qg_guard_enter(void)
+typedef struct call_in_flight {
+    const void *conn;
+    const char *sql; /* NULL: every query on conn is the library's own */
+    size_t len;
+    bool ready;      /* false while being filled, and in every slot past the depth */
+} call_in_flight;
+
+/* initial-exec: the variables live in the static TLS block, so reading them
+ * never calls __tls_get_addr (which may allocate) on the query path. */
+static __thread unsigned calls_depth __attribute__((tls_model("initial-exec")));
+static __thread call_in_flight calls[CALLS_RECORDED] __attribute__((tls_model("initial-exec")));
+
+/* A signal handler on this thread may run between any two steps below and
+ * enter and leave itself: it takes the slots past the depth, and reads a
+ * slot only once it is ready. */
+QG_HOT bool qg_guard_enter(const void *conn, const char *sql, size_t len)
 {
-    if (guard_depth > 0)
-        return false;
-    guard_depth++;
+    unsigned depth = calls_depth;
+    unsigned recorded = depth < CALLS_RECORDED ? depth : CALLS_RECORDED;
+    for (unsigned i = 0; i < recorded; i++) {
+        const call_in_flight *c = &calls[i];
+        if (c->ready && c->conn == conn && (!c->sql || (c->sql == sql && c->len == len)))
+            return false;
+    }
+    calls_depth = depth + 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (depth < CALLS_RECORDED) {
+        calls[depth].conn = conn;
+        calls[depth].sql = sql;
+        calls[depth].len = len;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        calls[depth].ready = true;
+    }
     return true;
 }
 
 QG_HOT void qg_guard_leave(void)
 {
-    if (guard_depth > 0)
-        guard_depth--;
+    unsigned depth = calls_depth;
+    if (depth == 0)
+        return;
+    if (depth <= CALLS_RECORDED)
+        calls[depth - 1].ready = false;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    calls_depth = depth - 1;
 }
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t len)

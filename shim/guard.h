@@ -41,11 +41,26 @@ bool qg_guard_query(const qg_query *q, qg_decision *out);
 /* The same with explicit settings (tests; qg_guard_query uses qg_settings_get()). */
 bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out);
 
-/* Per-thread re-entrancy guard: libpq calls its own exported entries.
- * qg_guard_enter() returns false when this thread is already inside the shim;
+/* Per-thread record of the intercepted calls in flight.  A client library
+ * calls its own exported entries for the call being checked (libpq's PQexec
+ * calls PQsendQuery with the same text, mysql_query calls mysql_real_query),
+ * and those inner calls must not be checked twice; but a query issued while
+ * another is in flight on the same thread — from a signal handler, a libpq
+ * notice processor, a MariaDB LOAD DATA LOCAL callback — is another query and
+ * must be checked.
+ *
+ * qg_guard_enter(conn, sql, len) returns false when this thread is already
+ * inside an intercepted call on the same connection that sends the same text
+ * (same pointer and length), or inside a call on that connection whose
+ * queries are the library's own (entered with sql == NULL:
+ * mysql_set_character_set's SET NAMES, mysql_real_connect's init commands);
  * the caller then calls the real function directly and must NOT call
- * qg_guard_leave().  After a true, call qg_guard_leave() exactly once. */
-bool qg_guard_enter(void);
+ * qg_guard_leave().  After a true, call qg_guard_leave() exactly once.
+ * The shim enters too before it hands the library a text of its own (a
+ * rewritten query, a state query), so that the library's inner calls for it
+ * pass.  Async-signal-safe: a handler that interrupts enter or leave sees
+ * either the record before or after. */
+bool qg_guard_enter(const void *conn, const char *sql, size_t len);
 void qg_guard_leave(void);
 
 /* 64-bit FNV-1a fingerprint of a finding: over qg_reason_name(reason), a 0

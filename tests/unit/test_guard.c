@@ -427,11 +427,11 @@ static void test_fingerprint(void)
 }
 
 static bool other_thread_entered;
+static const char reentry_sql[] = "SELECT 1";
 
 static void *enter_elsewhere(void *arg)
 {
-    (void)arg;
-    other_thread_entered = qg_guard_enter();
+    other_thread_entered = qg_guard_enter(arg, reentry_sql, sizeof reentry_sql - 1);
     if (other_thread_entered)
         qg_guard_leave();
     return NULL;
@@ -439,18 +439,52 @@ static void *enter_elsewhere(void *arg)
 
 static void test_reentrancy(void)
 {
-    tap_ok(qg_guard_enter(), "first enter succeeds");
-    tap_ok(!qg_guard_enter(), "nested enter on the same thread is refused");
+    int conn_a, conn_b;
+    const char *same = reentry_sql;
+    size_t len = sizeof reentry_sql - 1;
+    char copy[sizeof reentry_sql];
+    memcpy(copy, reentry_sql, sizeof copy);
+    tap_ok(qg_guard_enter(&conn_a, same, len), "first enter succeeds");
+    tap_ok(!qg_guard_enter(&conn_a, same, len),
+           "the library's inner call (same connection, same text) is refused");
+    tap_ok(qg_guard_enter(&conn_b, same, len), "the same text on another connection is checked");
+    qg_guard_leave();
+    tap_ok(qg_guard_enter(&conn_a, copy, len),
+           "another text on the same connection (a signal handler's query) is checked");
+    qg_guard_leave();
+    tap_ok(qg_guard_enter(&conn_a, same, len - 1), "the same pointer with another length is checked");
+    qg_guard_leave();
     pthread_t t;
-    pthread_create(&t, NULL, enter_elsewhere, NULL);
+    pthread_create(&t, NULL, enter_elsewhere, &conn_a);
     pthread_join(t, NULL);
-    tap_ok(other_thread_entered, "another thread may enter meanwhile");
+    tap_ok(other_thread_entered, "another thread may enter the same call meanwhile");
     qg_guard_leave();
-    tap_ok(qg_guard_enter(), "after leave, enter succeeds again");
+    tap_ok(qg_guard_enter(&conn_a, same, len), "after leave, enter succeeds again");
     qg_guard_leave();
     qg_guard_leave();
-    tap_ok(qg_guard_enter(), "an extra leave does not unbalance the guard");
-    tap_ok(!qg_guard_enter(), "still one level deep");
+    tap_ok(qg_guard_enter(&conn_a, same, len), "an extra leave does not unbalance the guard");
+    tap_ok(!qg_guard_enter(&conn_a, same, len), "still one call deep");
+    qg_guard_leave();
+
+    tap_ok(qg_guard_enter(&conn_a, NULL, 0), "a call whose queries are the library's own");
+    tap_ok(!qg_guard_enter(&conn_a, copy, len), "its queries on that connection pass through");
+    tap_ok(qg_guard_enter(&conn_b, copy, len), "queries on another connection are checked");
+    qg_guard_leave();
+    qg_guard_leave();
+
+    /* Deeper than recorded: the library's inner calls are checked again,
+     * never skipped wrongly, and the depth stays balanced. */
+    char texts[12][4];
+    for (int i = 0; i < 12; i++) {
+        snprintf(texts[i], sizeof texts[i], "q%d", i);
+        qg_guard_enter(&conn_a, texts[i], 2);
+    }
+    tap_ok(!qg_guard_enter(&conn_a, texts[0], 2), "deep: the outermost call is still recorded");
+    tap_ok(qg_guard_enter(&conn_a, texts[11], 2), "deep: past the record, checked again");
+    qg_guard_leave();
+    for (int i = 0; i < 12; i++)
+        qg_guard_leave();
+    tap_ok(qg_guard_enter(&conn_a, texts[0], 2), "deep: balanced after every leave");
     qg_guard_leave();
 }
 
