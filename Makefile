@@ -176,6 +176,7 @@ install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/quoteguard $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	$(INSTALL) -m 0755 $(BUILD)/libquoteguard.so $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so
+	$(INSTALL) -m 0755 $(BUILD)/quoteguard-config $(DESTDIR)$(LIBDIR)/quoteguard/quoteguard-config
 	sed -e 's|^QG_LIB_INSTALLED=.*|QG_LIB_INSTALLED=$(LIBDIR)/quoteguard/libquoteguard.so|' \
 	    -e 's|^QG_VERSION_INSTALLED=.*|QG_VERSION_INSTALLED=$(QG_VERSION)|' \
 	    -e "s|^QG_CLIENT_LIBRARIES_INSTALLED=.*|QG_CLIENT_LIBRARIES_INSTALLED='$$(echo $$(cat $(BUILD)/client-libraries))'|" \
@@ -198,7 +199,8 @@ install: all
 	$(INSTALL) -m 0644 man/quoteguard.conf.5 $(DESTDIR)$(MANDIR)/man5/quoteguard.conf.5
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so $(DESTDIR)$(BINDIR)/quoteguard \
+	rm -f $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so $(DESTDIR)$(LIBDIR)/quoteguard/quoteguard-config \
+	  $(DESTDIR)$(BINDIR)/quoteguard \
 	  $(DESTDIR)$(BINDIR)/quoteguard-report $(DESTDIR)$(BINDIR)/quoteguard-shapes \
 	  $(DESTDIR)$(INCLUDEDIR)/quoteguard.h \
 	  $(DESTDIR)$(LIBDIR)/libquoteguard-check.a $(DESTDIR)$(LIBDIR)/$(CHECK_SO) \

@@ -75,14 +75,12 @@ require_shim() {
 }
 
 # Runs a command under the wrapper: e2e_guard MODE LOGFILE COMMAND...
-# --force: the interpreters (php, perl, python) load their client library
-# through an extension at run time, which the wrapper refuses by default.
 # QG_WRAPPER_OPTS: more wrapper options (e.g. -v for the debug events).
 QG_WRAPPER_OPTS=()
 e2e_guard() {
     local mode=$1 log=$2
     shift 2
-    "$QG_WRAPPER" --force --mode "$mode" --log "$log" "${QG_WRAPPER_OPTS[@]}" -- "$@"
+    "$QG_WRAPPER" --mode "$mode" --log "$log" "${QG_WRAPPER_OPTS[@]}" -- "$@"
 }
 
 # Lines of a JSON-lines log that are findings with the given action.
@@ -197,7 +195,7 @@ php_start() {
         if [ "$mode" = none ]; then
             env -u LD_PRELOAD php -S "127.0.0.1:$PHP_PORT" -t "$E2E_DIR/php" >"$e2e_tmp/php-$PHP_PORT.log" 2>&1 &
         else
-            "$QG_WRAPPER" --force --mode "$mode" --log "$log" "${QG_WRAPPER_OPTS[@]}" -- \
+            "$QG_WRAPPER" --mode "$mode" --log "$log" "${QG_WRAPPER_OPTS[@]}" -- \
                 php -S "127.0.0.1:$PHP_PORT" -t "$E2E_DIR/php" >"$e2e_tmp/php-$PHP_PORT.log" 2>&1 &
         fi
         PHP_PID=$!

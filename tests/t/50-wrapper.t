@@ -1,9 +1,10 @@
 #!/bin/bash
 # The quoteguard wrapper: what it refuses (set-ID, capabilities, static,
-# other architecture, no client library, interpreters) with which exit code,
-# what --force changes, how LD_PRELOAD is composed (kept, never twice, also
-# when nested), which settings it exports, how `check` reports them with
-# their precedence (option > environment > config file > default) — checked
+# other architecture — only what cannot be guarded) with which exit code,
+# what --allow-unguarded changes, that scripts, launchers and interpreters
+# run as they are, how LD_PRELOAD is composed (kept, never twice, also when
+# nested), which settings it exports, how `check` reports them with their
+# precedence (option > environment > config file > default) — checked
 # against what the preloaded library itself says in its start-up line — and
 # the errors for bad options.
 cd "$(dirname "$0")/../.." || exit 1
@@ -70,7 +71,7 @@ run "$QG" -q "$TMP/pgclient"
 status_is 0 "a libpq client runs under the wrapper"
 has "$out" "libpq " "the client's own output comes through"
 
-run "$QG" --force -q -- env
+run "$QG" -q -- env
 matches "$out" "^LD_PRELOAD=$LIB\$" "LD_PRELOAD holds the library when nothing was preloaded before"
 
 # ----------------------------------------------------------------- refusals
@@ -79,12 +80,20 @@ run "$QG" "$TMP/suid"
 status_is 80 "a set-user-ID copy of a libpq client is refused with 80"
 has "$err" "set-user-ID" "the refusal says set-user-ID"
 lacks "$out" "libpq " "the refused program did not run"
-run "$QG" --force "$TMP/suid"
-status_is 0 "--force runs the set-user-ID program anyway"
-has "$out" "libpq " "the forced program ran"
-has "$err" "warning: --force:" "--force warns what it overrode"
-run "$QG" --force -q "$TMP/suid"
-lacks "$err" "warning" "-q silences the --force warning"
+has "$err" "--allow-unguarded=setid" "the refusal names the narrow override"
+run "$QG" --allow-unguarded=static "$TMP/suid"
+status_is 80 "--allow-unguarded=static does not let a set-ID program run"
+run "$QG" --allow-unguarded=setid "$TMP/suid"
+status_is 0 "--allow-unguarded=setid runs the set-user-ID program anyway"
+has "$out" "libpq " "the program ran"
+has "$err" "warning: running unguarded (--allow-unguarded=setid): " "the warning says it runs unguarded and why"
+run "$QG" --allow-unguarded=setid -q "$TMP/suid"
+lacks "$err" "warning" "-q silences the warning"
+run "$QG" --force "$TMP/pgclient"
+status_is 64 "--force is gone (exit 64)"
+has "$err" "--allow-unguarded=setid|caps|static|arch" "its message names the narrow options"
+run "$QG" --allow-unguarded=interpreter "$TMP/pgclient"
+status_is 64 "--allow-unguarded takes only setid, caps, static, arch"
 
 cp "$TMP/pgclient" "$TMP/sgid" && chmod g+s "$TMP/sgid"
 run "$QG" "$TMP/sgid"
@@ -103,48 +112,59 @@ fi
 run "$QG" "$TMP/static"
 status_is 82 "a statically linked program is refused with 82"
 has "$err" "statically linked" "the refusal says statically linked"
+run "$QG" --allow-unguarded=static "$TMP/static"
+status_is 0 "--allow-unguarded=static runs it"
 
 run "$QG" "$TMP/elf32"
 status_is 83 "a 32-bit program is refused with 83 (the library is 64-bit)"
 has "$err" "32-bit x86" "the refusal names the program's architecture"
 
 run "$QG" /bin/true
-status_is 84 "/bin/true (no client library) is refused with 84"
-has "$err" "links neither libpq nor libmysqlclient/libmariadb" "the refusal says why"
-run "$QG" --force /bin/true
-status_is 0 "--force runs /bin/true"
+status_is 0 "/bin/true (no client library) runs: what it starts inherits the preload"
+run "$QG" check /bin/true
+matches "$out" '^children: +the programs it starts inherit the preload' "check says its children are guarded if they load a client"
 
-printf '#!/bin/sh\necho from-script\n' > "$TMP/sh-script" && chmod +x "$TMP/sh-script"
-run "$QG" "$TMP/sh-script"
-status_is 84 "a #!/bin/sh script is judged by /bin/sh: no client library"
+printf '#!/bin/sh\necho from-script\nexec psql -c "select 1"\n' > "$TMP/sh-script" && chmod +x "$TMP/sh-script"
+run "$QG" check "$TMP/sh-script"
+status_is 0 "check on a #!/bin/sh start script exits 0"
+matches "$out" '^children: +psql -> guarded \(links libpq\.so\.5\)$' "check: the program the script execs would be guarded"
+cp "$TMP/pgclient" "$TMP/suid2" && chmod u+s "$TMP/suid2"
+printf '#!/bin/sh\nexec %s\n' "$TMP/suid2" > "$TMP/sh-suid" && chmod +x "$TMP/sh-suid"
+run "$QG" check "$TMP/sh-suid"
+matches "$out" "^children: +$TMP/suid2 -> not guarded: set-ID" "check: a set-ID program the script execs would not be"
 
-# --------------------------------------------------------------- interpreters
-run "$QG" php -r 'echo "ran\n";'
-status_is 85 "php is refused with 85"
-has "$err" "php loads libpq through an extension at run time; use --force" \
-    "the refusal says php loads libpq through an extension"
-lacks "$out" "ran" "the refused php did not run"
-run "$QG" --force -q php -r 'echo getenv("LD_PRELOAD"), "|", getenv("QUOTEGUARD_VERBOSE"), "\n";'
-status_is 0 "php runs with --force"
+# ------------------------------------------------------ launchers, interpreters
+run "$QG" check env FOO=1 nice -n 5 "$TMP/pgclient"
+status_is 0 "check env … nice … client exits 0"
+matches "$out" '^ +env \(/usr/bin/env\) starts nice$' "check follows env to nice"
+matches "$out" "^ +nice \(/usr/bin/nice\) starts $TMP/pgclient\$" "and nice to the client"
+matches "$out" "^program: +$TMP/pgclient " "the client is the program judged"
+run "$QG" env "$TMP/suid"
+status_is 80 "a set-ID program behind env is refused"
+run "$QG" timeout 10 "$TMP/static"
+status_is 82 "a static program behind timeout is refused"
+
+run "$QG" -q php -r 'echo getenv("LD_PRELOAD"), "|", getenv("QUOTEGUARD_VERBOSE"), "\n";'
+status_is 0 "php runs without extra options"
 has "$out" "$LIB|0" "php got the library preloaded and the settings"
 
 printf '#!/usr/bin/env php\n<?php echo "script ran\\n";\n' > "$TMP/app.php" && chmod +x "$TMP/app.php"
-run "$QG" "$TMP/app.php"
-status_is 85 "a #!/usr/bin/env php script is refused like php"
+run "$QG" -q "$TMP/app.php"
+status_is 0 "a #!/usr/bin/env php script runs"
+has "$out" "script ran" "the script ran"
 run "$QG" check "$TMP/app.php"
 has "$out" "$TMP/app.php is a script run by /usr/bin/env php" "check shows the script's interpreter"
-matches "$out" '^may load: +/.*/pgsql\.so -> libpq\.so' "check lists php's pgsql.so and the libpq it links"
-run "$QG" --force -q "$TMP/app.php"
-has "$out" "script ran" "the forced script ran"
+matches "$out" '^children: +/.*/pgsql\.so -> guarded \(links libpq\.so\.5\)' "check: php's pgsql.so would be guarded"
+matches "$out" '/mysqli\.so -> not guarded: PHP.s mysqlnd' "check: mysqli through mysqlnd would not"
 
 run "$QG" check perl
-status_is 85 "check perl exits 85"
-matches "$out" 'DBD/Pg/Pg\.so -> libpq\.so' "check perl finds DBD::Pg and its libpq"
-matches "$out" 'DBD/mysql/mysql\.so -> lib(mariadb|mysqlclient)\.so' "check perl finds DBD::mysql and its client library"
+status_is 0 "check perl exits 0"
+matches "$out" 'DBD/Pg/Pg\.so -> guarded \(links libpq\.so' "check perl finds DBD::Pg and its libpq"
+matches "$out" 'DBD/mysql/mysql\.so -> guarded \(links lib(mariadb|mysqlclient)\.so' "check perl finds DBD::mysql and its client library"
 
 run "$QG" check /usr/bin/python3
-status_is 85 "check python3 exits 85"
-matches "$out" 'psycopg2/_psycopg.*\.so -> libpq\.so' "check python3 finds psycopg2 and its libpq"
+status_is 0 "check python3 exits 0"
+matches "$out" 'psycopg2/_psycopg.*\.so -> guarded \(links libpq\.so' "check python3 finds psycopg2 and its libpq"
 
 # ---------------------------------------------------------------------- check
 run "$QG" check "$TMP/pgclient"
@@ -168,42 +188,42 @@ run bash -c "cd / && '$TMP/qg-link' check '$TMP/pgclient'"
 matches "$out" "^library: +$LIB " "the wrapper finds the library when called through a symlink"
 
 # -------------------------------------------------------------- LD_PRELOAD
-run env LD_PRELOAD="$TMP/other.so" "$QG" --force -q -- env
+run env LD_PRELOAD="$TMP/other.so" "$QG" -q -- env
 matches "$out" "^LD_PRELOAD=$LIB:$TMP/other.so\$" "an existing LD_PRELOAD is kept, after the library"
-run "$QG" --mode audit -- "$QG" --force -q -- env
+run "$QG" --mode audit -- "$QG" -q -- env
 matches "$out" "^LD_PRELOAD=$LIB\$" "nested quoteguard: the library is preloaded once"
 matches "$out" '^QUOTEGUARD_MODE=audit$' "nested quoteguard: the outer settings reach the command"
-run env LD_PRELOAD="$TMP/other.so" "$QG" --force -q -- "$QG" --force -q -- env
+run env LD_PRELOAD="$TMP/other.so" "$QG" -q -- "$QG" -q -- env
 matches "$out" "^LD_PRELOAD=$LIB:$TMP/other.so\$" "nested with an existing value: kept, library once"
-run env LD_PRELOAD="$LIB:$TMP/other.so" "$QG" --force -q -- env
+run env LD_PRELOAD="$LIB:$TMP/other.so" "$QG" -q -- env
 matches "$out" "^LD_PRELOAD=$LIB:$TMP/other.so\$" "already preloaded: LD_PRELOAD unchanged"
 run env LD_PRELOAD="$TMP/other.so" "$QG" check "$TMP/pgclient"
 matches "$out" "^LD_PRELOAD: $LIB:$TMP/other.so \\(prepended\\)" "check shows the composed LD_PRELOAD"
 
 # ------------------------------------------------------------------ settings
 mkdir "$TMP/cwd"
-run bash -c "cd '$TMP/cwd' && '$QG' --force --mode audit --log rel.log -v --config ../empty.conf -- env"
+run bash -c "cd '$TMP/cwd' && '$QG' --mode audit --log rel.log -v --config ../empty.conf -- env"
 matches "$out" '^QUOTEGUARD_MODE=audit$' "--mode is exported"
 matches "$out" "^QUOTEGUARD_LOG=$TMP/cwd/rel.log\$" "--log FILE is exported as an absolute path"
 matches "$out" '^QUOTEGUARD_VERBOSE=2$' "-v exports QUOTEGUARD_VERBOSE=2"
 matches "$out" "^QUOTEGUARD_CONFIG=$TMP/cwd/../empty.conf\$" "--config is exported as an absolute path"
 has "$err" "preloading $LIB into" "-v says what is preloaded"
-run "$QG" --force --log SYSLOG -- env
+run "$QG" --log SYSLOG -- env
 matches "$out" '^QUOTEGUARD_LOG=syslog$' "--log syslog is exported (case folded)"
-run env QUOTEGUARD_MODE=off "$QG" --force -q -- env
+run env QUOTEGUARD_MODE=off "$QG" -q -- env
 matches "$out" '^QUOTEGUARD_MODE=off$' "without --mode the environment's value stays"
 
 printf 'mode = rewrite   # from the file\nlog = %s/file.log\nverbose = 2\nrewrite = all\n' "$TMP" > "$TMP/qg.conf"
 run env QUOTEGUARD_MODE=audit "$QG" check --config "$TMP/qg.conf" "$TMP/pgclient"
 matches "$out" '^mode: +audit \(QUOTEGUARD_MODE in the environment\)$' "check: the environment overrides the file"
-matches "$out" "^log: +$TMP/file.log \\($TMP/qg.conf line 2\\)\$" "check: a file value shows its line"
+matches "$out" "^log: +$TMP/file.log \\($TMP/qg.conf\\)\$" "check: a file value names the file"
 matches "$out" "^config: +$TMP/qg.conf \\(--config" "check: the config file and where it was named"
 run env QUOTEGUARD_MODE=audit "$QG" check --mode off --config "$TMP/qg.conf" "$TMP/pgclient"
 matches "$out" '^mode: +off \(option, exported as QUOTEGUARD_MODE\)$' "check: an option overrides the environment"
 run "$QG" check -q --config "$TMP/qg.conf" "$TMP/pgclient"
-matches "$out" '^mode: +rewrite \(.*qg.conf line 1\)$' "check: the file's mode, with its inline comment stripped"
+matches "$out" '^mode: +rewrite \(.*qg.conf\)$' "check: the file's mode, with its inline comment stripped"
 matches "$out" '^verbose: +0 \(option' "check: -q overrides the file's verbose"
-matches "$out" '^rewrite: +all \(.*qg.conf line 4\)$' "check: which literals rewrite mode replaces, from the file"
+matches "$out" '^rewrite: +all \(.*qg.conf\)$' "check: which literals rewrite mode replaces, from the file"
 run "$QG" check --mode rewrite "$TMP/pgclient"
 matches "$out" '^rewrite: +needed \(default\)$' "check: rewrite mode replaces only the literals that need it by default"
 
@@ -217,6 +237,7 @@ matches "$(cat "$TMP/startup2.log" 2>/dev/null)" '"event":"attached".*"mode":"re
 
 printf 'mode = audit\nbogus_key = 1\nallow = 12345\nrewrite = most\n' > "$TMP/bad.conf"
 run "$QG" check --config "$TMP/bad.conf" "$TMP/pgclient"
+status_is 78 "check with a bad config exits 78"
 matches "$out" '^mode: +enforce \(forced: the settings have problems\)$' "check: problems force mode enforce"
 matches "$out" '^problem: +bogus_key="1" .*unknown key' "check: names an unknown key"
 matches "$out" '^problem: +allow="12345" .*not a fingerprint' "check: names a bad fingerprint"
@@ -228,6 +249,20 @@ matches "$(cat "$TMP/bad.log" 2>/dev/null)" '"event":"config_error".*bogus_key' 
 printf 'only_programs = psql\n' > "$TMP/only.conf"
 run "$QG" check --config "$TMP/only.conf" "$TMP/pgclient"
 matches "$out" '^scope: +pgclient is outside only_programs' "check: a program outside only_programs is reported"
+
+# -------------------------------------------------------------- check --pid
+"$QG" -q sleep 30 & guarded_pid=$!
+sleep 30 & plain_pid=$!
+for i in $(seq 50); do grep -q libquoteguard "/proc/$guarded_pid/maps" 2>/dev/null && break; sleep 0.1; done
+run "$QG" check --pid "$guarded_pid"
+status_is 0 "check --pid on a process started by the wrapper exits 0"
+matches "$out" "^shim: +$LIB \\(mapped" "check --pid names the mapped library"
+run "$QG" check --pid "$plain_pid"
+status_is 1 "check --pid on a process without the shim exits 1"
+has "$out" "not mapped: this process is not guarded" "check --pid says it is not guarded"
+kill "$guarded_pid" "$plain_pid" 2>/dev/null
+run "$QG" check --pid 999999999
+status_is 66 "check --pid on no such process exits 66"
 
 # ---------------------------------------------------------------- bad usage
 run "$QG" --mode bogus "$TMP/pgclient"

@@ -20,7 +20,8 @@ version=$(sed -n 's/^#define QG_VERSION "\(.*\)"$/\1/p' include/quoteguard.h)
 make -s --no-print-directory install DESTDIR="$DEST" PREFIX=/usr BUILD="$QG_BUILD" > "$TMP/make.log" 2>&1
 ok "make install DESTDIR=… PREFIX=/usr succeeds" [ $? -eq 0 ] || tap_diag "$(tail -n 20 "$TMP/make.log")"
 
-for f in bin/quoteguard bin/quoteguard-report lib/quoteguard/libquoteguard.so include/quoteguard.h \
+for f in bin/quoteguard bin/quoteguard-report lib/quoteguard/libquoteguard.so lib/quoteguard/quoteguard-config \
+    include/quoteguard.h \
     lib/libquoteguard-check.a lib/libquoteguard-check.so "lib/libquoteguard-check.so.$version" \
     lib/libquoteguard-check.so.0 lib/pkgconfig/quoteguard.pc \
     share/man/man1/quoteguard.1 share/man/man5/quoteguard.conf.5; do
@@ -44,7 +45,7 @@ ok "installed check exits 0 for a libpq client" [ "$rc" -eq 0 ]
 matches "$out" "^library: +$ROOT/lib/quoteguard/libquoteguard.so \\(beside the wrapper; the installed path /usr/lib/quoteguard/libquoteguard.so is missing\\)\$" \
     "staged: the wrapper names the baked path and uses the library beside it"
 matches "$out" '^attach: +yes$' "installed check: the shim can attach"
-out=$(cd / && QUOTEGUARD_CONFIG=/dev/null "$ROOT/bin/quoteguard" --force -q -- env)
+out=$(cd / && QUOTEGUARD_CONFIG=/dev/null "$ROOT/bin/quoteguard" -q -- env)
 matches "$out" "^LD_PRELOAD=$ROOT/lib/quoteguard/libquoteguard.so\$" "the installed wrapper preloads the installed library"
 out=$(QUOTEGUARD_CONFIG=/dev/null "$ROOT/bin/quoteguard" --log "$TMP/run.log" "$TMP/pgclient")
 has "$out" "libpq " "a client runs through the installed wrapper"
