@@ -3,7 +3,11 @@
 # every action, events, a syslog-prefixed line, malformed lines); then the
 # operator's loop on a real server: attacks through the wrapper in audit
 # and enforce mode, the report of that log agrees with the log, and pasting
-# its `allow =` lines into a config file lets exactly those queries through.
+# an allow line for the attack's fingerprint into a config file lets exactly
+# that query through.  The attacks get no ready allow line: without a shapes
+# profile every finding is a likely attack (55-allow-shape.t shows the
+# other side).  The counters the shim kept for those runs, read back with
+# --counters and --prometheus, agree with the log.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
@@ -81,8 +85,10 @@ text=$("$REPORT" "$TMP/known.log")
 has "$text" "14 lines, 6 findings, 4 events, 4 malformed lines skipped" "text: the totals line"
 has "$text" "findings: blocked 3, logged 2, allowed 1; first seen 2026-03-01T09:59:59.000Z, last seen 2026-03-01T10:00:09.000Z" \
     "text: actions and first/last seen"
-matches "$text" '^allow = 1111111111111111   # 3× structure_mismatch, postgres SJIS, legacy, ' "text: allow hint with count and reason"
-matches "$text" '^allow = 3333333333333333 .*# already allowed$' "text: a fingerprint seen only as allowed is marked"
+lacks "$text" "allow = " "text: no ready allow line when nothing is known to be sent clean"
+matches "$text" '^  shape \? at legacy!main\+0x10: 3× \(structure_mismatch 3\), postgres SJIS, legacy, 1 distinct queries, ' \
+    "text: a likely attack with its count, reason, encoding and program"
+matches "$text" '^  shape \? at legacy!main\+0x10: 1× .*# already allowed$' "text: a finding seen only as allowed is marked"
 matches "$text" '^#   excerpt: SELECT 1 WHERE a = .\\x95\\\\. OR 1=1 --.$' "text: the excerpt's bytes are escaped for the terminal"
 matches "$text" 'error config_error: bogus="1" \(environment\): unknown key' "text: the configuration error's text"
 matches "$text" '^ +4 +legacy +legacy!main\+0x10 +PQexec ' "text: calling sites"
@@ -109,11 +115,12 @@ LEGACY=$QG_BUILD/clients/pg_legacy
 attack() { # quoteguard-options… -- encoding lead
     local opts=()
     while [ "$1" != -- ]; do opts+=("$1"); shift; done
-    "$QG" "${opts[@]}" -- "$LEGACY" --encoding "$2" --scs off --escape naive \
+    QUOTEGUARD_COUNTERS_DIR=$TMP/counters "$QG" "${opts[@]}" -- "$LEGACY" --encoding "$2" --scs off --escape naive \
         "SELECT secret FROM users WHERE name = '%s'" "${3}27204f5220313d31202d2d20"
 }
 log=$TMP/real.log
 : > "$TMP/empty.conf"
+mkdir "$TMP/counters"
 attack --config "$TMP/empty.conf" --mode audit --log "$log" -- SJIS 95 > "$TMP/out1"
 attack --config "$TMP/empty.conf" --mode audit --log "$log" -- BIG5 a5 > "$TMP/out2"
 attack --config "$TMP/empty.conf" --mode enforce --log "$log" -- SJIS 95 > "$TMP/out3"
@@ -134,12 +141,33 @@ is "$(json_get "$TMP/real.json" 'sorted(x["encoding"] for x in r["by_encoding"])
 is "$(json_get "$TMP/real.json" 'sorted({x["program"] for x in r["by_site"]})')" "['pg_legacy']" \
     "real log: calling sites are in pg_legacy"
 
-# Paste the hints, run the same attack in enforce: it passes, logged as allowed.
-"$REPORT" "$log" | grep '^allow = ' > "$TMP/allow.conf"
-ok "real log: the report printed allow lines" [ -s "$TMP/allow.conf" ]
+lacks "$("$REPORT" "$log")" "allow = " "real log: no ready allow line for attacks"
+
+# The counters of those three runs.
+prom=$("$REPORT" --prometheus --counters "$TMP/counters")
+metric() { printf '%s\n' "$prom" | sed -n "s/^$1 //p"; }
+is "$(metric 'quoteguard_findings_total{program="pg_legacy",reason="structure_mismatch",action="logged"}')" \
+    "$(grep -c '"action":"logged"' "$log")" "prometheus: logged findings agree with the log"
+is "$(metric 'quoteguard_findings_total{program="pg_legacy",reason="structure_mismatch",action="blocked"}')" \
+    "$(grep -c '"action":"blocked"' "$log")" "prometheus: blocked findings agree with the log"
+is "$(metric 'quoteguard_queries_blocked_total{program="pg_legacy"}')" 1 "prometheus: one query was not sent"
+is "$(metric 'quoteguard_processes{program="pg_legacy",state="exited"}')" 3 "prometheus: three processes, all exited"
+checked=$(metric 'quoteguard_queries_checked_total{program="pg_legacy"}')
+ok "prometheus: every run's queries were checked (SETs and the attack, $checked)" [ "${checked:-0}" -ge 6 ]
+has "$prom" "# TYPE quoteguard_findings_total counter" "prometheus: the TYPE lines of the textfile format"
+"$REPORT" --prometheus --counters "$TMP/counters" --output "$TMP/quoteguard.prom"
+is "$(cat "$TMP/quoteguard.prom")" "$prom" "prometheus --output writes the same text to the file"
+ok "… leaving no temporary file" [ -z "$(ls -A "$TMP" | grep '^\.quoteguard')" ]
+counters=$("$REPORT" --counters "$TMP/counters")
+has "$counters" "pg_legacy: 0 running, 3 exited; queries checked $checked, blocked 1" "--counters: the text summary"
+
+# Allow the attack's fingerprint by hand, run it in enforce: it passes, logged as allowed.
+json_get "$TMP/real.json" '"\n".join("allow = " + x["fingerprint"] for x in r["fingerprints"] if x["encoding"] == "postgres SJIS")' \
+    > "$TMP/allow.conf"
+ok "real log: the report lists the SJIS finding's fingerprint" [ -s "$TMP/allow.conf" ]
 : > "$TMP/allowed.log"
 attack --config "$TMP/allow.conf" --mode enforce --log "$TMP/allowed.log" -- SJIS 95 > "$TMP/out4"
-has "$(cat "$TMP/out4")" "ROW: secret_bob" "with the pasted allow lines the allowed query passes enforce"
+has "$(cat "$TMP/out4")" "ROW: secret_bob" "with the fingerprint allowed the query passes enforce"
 lacks "$(cat "$TMP/allowed.log")" '"config_error"' "the pasted lines are a valid config"
 has "$(cat "$TMP/allowed.log")" '"action":"allowed"' "the passed query is logged as allowed"
 lacks "$(cat "$TMP/allowed.log")" '"action":"blocked"' "nothing else was blocked"
