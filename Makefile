@@ -9,7 +9,7 @@ QG_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -fvisibility=hidd
 LDLIBS_SHIM = -ldl -lpthread
 
 # Pure logic (no client library): the checker, usable without the shim.
-CORE_SRC  = shim/encodings.c shim/lexer.c shim/block_skip.c shim/checker.c $(wildcard shim/rewriter.c)
+CORE_SRC  = shim/encodings.c shim/lexer.c shim/block_skip.c shim/checker.c shim/rewriter.c
 # Everything the preloaded library is made of.
 SHIM_SRC  = $(wildcard shim/*.c)
 # The shim minus the interposing fronts: what unit tests link.
@@ -24,7 +24,6 @@ endif
 WIDE_FLAGS_avx2   = -mavx2 -mbmi2 -mpclmul
 WIDE_FLAGS_avx512 = $(WIDE_FLAGS_avx2) -mavx512f -mavx512bw
 WIDE_OBJ      = $(WIDE_BUILDS:%=$(BUILD)/obj/shim/block_skip_%.o)
-FUZZ_WIDE_OBJ = $(WIDE_BUILDS:%=$(FUZZ_BUILD)/obj/shim/block_skip_%.o)
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
@@ -35,7 +34,10 @@ UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CLIENT_SRC = $(wildcard tests/clients/*.c)
 CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
-.PHONY: all check unit deps clean asan install uninstall demo bench fuzz lint
+.PHONY: all check unit clients deps clean asan install uninstall demo bench bench-shape fuzz lint \
+        diff-tools
+
+# ------------------------------------------------------------------- build
 all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteguard-check.so \
      $(BUILD)/quoteguard-config $(BUILD)/client-libraries
 
@@ -87,20 +89,23 @@ $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 unit: $(UNIT_BIN)
 clients: $(CLIENT_BIN)
 
+# ---------------------------------------------------------- check and lint
 # Installs the Debian packages the tests need when they are missing.
 deps:
 	scripts/install-deps
 
-check: deps all unit clients
+# The README's test command (and CI's): lint, then every test.
+check: deps all unit clients diff-tools lint
 	tests/run
 
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all unit
 
+LINT_SRC = $(SHIM_SRC) $(wildcard tools/*.c)
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem shim
-	clang-tidy --quiet $(SHIM_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim
+	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem $(LINT_SRC)
+	clang-tidy --quiet $(LINT_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim
 	$(foreach b,$(WIDE_BUILDS),clang-tidy --quiet shim/block_skip.c -- -std=c11 -D_GNU_SOURCE \
 	  -Iinclude -Ishim $(WIDE_FLAGS_$(b)) &&) true
 
@@ -110,10 +115,11 @@ demo: deps all clients
 clean:
 	rm -rf build build-asan build-fuzz
 
-# ---- bench (issue 6) ---------------------------------------------------------
-# `make bench`: the checker alone (bench/bench_checker.c) and, unless
-# BENCH_E2E=0, real clients with and without the shim (bench/bench_e2e.sh).
-# Tables on stdout, JSON in $(BUILD)/bench/.  Never part of `make check`.
+# ------------------------------------------------------------------- bench
+# `make bench`: the checker alone (bench/bench_checker.c), query shapes
+# (bench/bench_shape.c) and, unless BENCH_E2E=0, real clients with and
+# without the shim (bench/bench_e2e.sh).  Tables on stdout, JSON in
+# $(BUILD)/bench/.  Never part of `make check`; see docs/PERFORMANCE.md.
 BENCH_E2E  ?= 1
 BENCH_RUNS ?= 5
 BENCH_BIN   = $(BUILD)/bench/bench_checker
@@ -139,28 +145,23 @@ $(BENCH_COLD_BIN): bench/bench_cold.c bench/sjis_literal.h $(LOGIC_OBJ)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    -o $@ $< $(LOGIC_OBJ) -lpq $(LDLIBS_SHIM)
 
-bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN)
-	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
-	@if [ "$(BENCH_E2E)" != 0 ]; then \
-	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi
-# ---- end of bench --------------------------------------------------------------
-
-# ---- bench-shape (issue 9) ------------------------------------------------------
-# `make bench-shape` (also run by `make bench`): CPU time per query of the
-# query-shape fingerprint and of the guard with shapes off and enforced.
+# CPU time per query of the query-shape fingerprint and of the guard with
+# shapes off and enforced.
 BENCH_SHAPE_BIN = $(BUILD)/bench/bench_shape
 
 $(BENCH_SHAPE_BIN): bench/bench_shape.c $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
 
-.PHONY: bench-shape
 bench-shape: $(BENCH_SHAPE_BIN)
 	$(BENCH_SHAPE_BIN) --runs $(BENCH_RUNS)
-bench: bench-shape
-# ---- end of bench-shape ---------------------------------------------------------
 
-# ---- install / uninstall (operator files; see quoteguard(1)) ----------------
+bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-shape
+	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
+	@if [ "$(BENCH_E2E)" != 0 ]; then \
+	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi
+
+# ---------------------------------------------------------------- install
 # make install PREFIX=/usr/local DESTDIR=/staging: the shim in lib/quoteguard/,
 # the wrapper (library path and version baked in) and the report in bin/, the
 # checker library, header, pkg-config file and man pages.
@@ -209,7 +210,7 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man1/quoteguard.1 $(DESTDIR)$(MANDIR)/man5/quoteguard.conf.5
 	rmdir $(DESTDIR)$(LIBDIR)/quoteguard 2>/dev/null || true
 
-# ------------------------------------- fuzzing and differential tests (issue 7)
+# --------------------------------------------- fuzzing and differential tests
 # `make fuzz [FUZZ_SECONDS=60]`: libFuzzer targets fuzz/fuzz_*.c under ASan +
 # UBSan in build-fuzz/, seeded from the tests and ../shared/corpus; each runs
 # FUZZ_SECONDS and the table printed at the end gives executions and findings.
@@ -219,11 +220,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
                 -Iinclude -Ishim -Ifuzz -fsanitize=address,undefined -fno-sanitize-recover=all
-# The rewriter target waits for shim/rewriter.c.
-FUZZ_SRC = $(filter-out $(if $(wildcard shim/rewriter.c),,fuzz/fuzz_rewriter.c), \
-             $(wildcard fuzz/fuzz_*.c))
+FUZZ_SRC = $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
-FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_WIDE_OBJ)
+FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(WIDE_BUILDS:%=$(FUZZ_BUILD)/obj/shim/block_skip_%.o)
 
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
@@ -246,9 +245,7 @@ fuzz: deps $(FUZZ_BIN)
 
 # Helpers of the differential tests tests/t/6*.t (built by `make check`).
 DIFF_TOOLS = $(BUILD)/diff/encoding_verdicts $(BUILD)/diff/pgquery_spans
-.PHONY: diff-tools
 diff-tools: $(DIFF_TOOLS)
-check: diff-tools
 
 $(BUILD)/diff/encoding_verdicts: tests/diff/encoding_verdicts.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -257,4 +254,3 @@ $(BUILD)/diff/encoding_verdicts: tests/diff/encoding_verdicts.c $(CORE_OBJ)
 $(BUILD)/diff/pgquery_spans: tests/diff/pgquery_spans.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -o $@ $< $(CORE_OBJ) -lpg_query
-# ------------------------------ end of fuzzing and differential tests (issue 7)

@@ -1,6 +1,6 @@
 /*
- * What one check costs right after a round trip, and again at once (issue
- * 6, end to end).  Between two queries a client sleeps in poll() until the
+ * What one check costs right after a round trip, and again at once (end
+ * to end).  Between two queries a client sleeps in poll() until the
  * server answers, and meanwhile the caches, TLBs and branch predictors
  * serve other work: the shim's code and data come back from memory at every
  * query.  bench_paired shows the whole of that cost and the guest's noise

@@ -1,5 +1,5 @@
 #!/bin/bash
-# End-to-end benchmark (issue 6): throughput of real clients with and without
+# End-to-end benchmark: throughput of real clients with and without
 # the shim, same machine, same run, configurations alternating round by round.
 #
 #   pgbench -S -M simple                        PG, unix socket

@@ -1,6 +1,6 @@
 /*
  * The shim's added latency per query on a real connection, measured in
- * pairs (issue 6, end to end).  Run under LD_PRELOAD=libquoteguard.so.
+ * pairs (end to end).  Run under LD_PRELOAD=libquoteguard.so.
  *
  * One process, one connection, one query shape.  Each pair sends the same
  * kind of query twice, back to back: once through the entry points the shim

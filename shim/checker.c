@@ -155,7 +155,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * scan before the lexer's larger code runs: between two round trips,
      * what costs is code and data the caches have lost; in a long text, the
      * lexer's work per byte.  One that stops late (a dollar quote deep in
-     * a script) is read twice: measured in docs/PERFORMANCE-HISTORY.md. */
+     * a script) is read twice (make bench: the regression corpora). */
     if (!qg_reference_forced() && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
     if (!result) {

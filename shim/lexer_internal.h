@@ -1,4 +1,7 @@
-/* Lexer knobs for tests and the benchmark only. */
+/* What the pure core's files share beyond include/quoteguard.h: the lexer
+ * (lexer.c), its vector scans (block_skip.c), the checker and the rewriter;
+ * and the switches tests and the benchmark use to compare the reference
+ * implementation and each vector build. */
 #ifndef QG_LEXER_INTERNAL_H
 #define QG_LEXER_INTERNAL_H
 

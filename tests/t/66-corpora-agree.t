@@ -6,6 +6,8 @@
 # files.  And the benchmark's strings floor (bench/strings_floor.h), in each
 # vector build the CPU runs, reads the MySQL ASCII corpora as a byte loop
 # does.  bench_checker --verify prints one TAP line per corpus and check.
+# Needs ../shared/corpus (the regression statements), the reference
+# material beside the source tree.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 out=$(make -s build/bench/bench_checker 2>&1) || tap_bail "cannot build bench_checker: $(printf '%s' "$out" | tail -n 5)"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Query shapes against real servers (issue 9).
+# Query shapes against real servers.
 #
 # A legacy "application" — one request is one process of the test clients
 # pg_legacy / my_legacy: a numeric id pasted unescaped, a name, an IN list,

@@ -8,6 +8,7 @@
 # bytes reach the shim.  Server errors are expected (no regress.so, no data
 # files); what counts is the shim's log: no finding at all.
 # QG_CORPUS_FILES=N limits the run to the first N files (quick local runs).
+# Needs ../shared/corpus, the reference material beside the source tree.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/hardening.sh
 
 CORPUS=../shared/corpus/pg-regress
-[ -f "$CORPUS/test_setup.sql" ] || tap_skip_all "no $CORPUS"
+[ -f "$CORPUS/test_setup.sql" ] || tap_bail "needs $CORPUS (the reference material beside the source tree)"
 pg_available || tap_skip_all "no PostgreSQL server binaries (or not root)"
 qg_require_build
 pg_start || tap_bail "cannot start PostgreSQL"

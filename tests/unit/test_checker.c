@@ -26,7 +26,7 @@ typedef struct rule_case {
 } rule_case;
 
 static const rule_case cases[] = {
-    /* --- must block (issue: PostgreSQL core) --- */
+    /* --- must block: the PostgreSQL cases --- */
     {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT * FROM t WHERE name = '\x95\x5c' OR 1=1 --'",
      QG_REASON_STRUCTURE_MISMATCH, "SJIS lead swallows the escaper's backslash"},
     {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,

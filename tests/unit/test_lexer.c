@@ -1,6 +1,7 @@
 /* Lexer: token spans; the vector scan agreeing with the scalar reference
  * on the corpus and on random input; a lexer with findings and one without
- * cutting the same tokens. */
+ * cutting the same tokens.  Needs ../shared/corpus/pg-regress, the
+ * reference material beside the source tree. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,8 +231,10 @@ static void test_vector_matches_scalar(void)
     }
     if (d)
         closedir(d);
-    tap_ok(files > 200 && mismatches == 0, "corpus: %zu files x 5 contexts x 2 readings, %zu differ",
-           files, mismatches);
+    tap_ok(files > 200 && mismatches == 0,
+           "%s (reference material beside the source tree): %zu files x 5 contexts x 2 readings, "
+           "%zu differ",
+           dir, files, mismatches);
 
     /* Random bytes biased towards the bytes that change state. */
     static const char alphabet[] = "''\"\"`\\\\$$--//**#\n\r ab0e_\x95\x5c\xbf\x81\x30\xe6\x97\xa5\x00";
