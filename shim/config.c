@@ -74,6 +74,7 @@ void qg_settings_defaults(qg_settings *s)
     s->mysql_illformed_quote = QG_ACTION_BLOCK;
     s->mysql_illformed = QG_ACTION_LOG;
     s->active = true;
+    s->wire = true;
 }
 
 static const char *const mode_names[] = {
@@ -323,6 +324,7 @@ typedef enum key_id {
     KEY_SHAPES_FILE,
     KEY_REWRITE,
     KEY_COUNTERS_DIR,
+    KEY_WIRE,
     KEY_COUNT
 } key_id;
 
@@ -344,6 +346,7 @@ static const struct {
     [KEY_SHAPES_FILE] = {"shapes_file", "QUOTEGUARD_SHAPES_FILE"},
     [KEY_REWRITE] = {"rewrite", "QUOTEGUARD_REWRITE"},
     [KEY_COUNTERS_DIR] = {"counters_dir", "QUOTEGUARD_COUNTERS_DIR"},
+    [KEY_WIRE] = {"wire", "QUOTEGUARD_WIRE"},
 };
 
 /* Applies one value; a bad value leaves the setting as it was (except mode,
@@ -445,6 +448,14 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
             s->rewrite_all = false;
         else
             report_value(p, o, value, "expected needed or all");
+        break;
+    case KEY_WIRE:
+        if (strcasecmp(value, "on") == 0)
+            s->wire = true;
+        else if (strcasecmp(value, "off") == 0)
+            s->wire = false;
+        else
+            report_value(p, o, value, "expected on or off");
         break;
     case KEY_COUNT:
         break;

@@ -63,6 +63,9 @@ typedef struct qg_settings {
      * not plain text (QG_REWRITE_PLAIN_AS_IS). */
     bool rewrite_all;
     bool counters;       /* counters_dir is set: count queries (counters.h) */
+    /* The wire front (shim/front_wire.c): drivers that speak the protocol
+     * themselves; QUOTEGUARD_WIRE=off turns it off. */
+    bool wire;
     qg_log_sink log_sink;
     int syslog_facility; /* LOG_AUTHPRIV unless configured */
     char log_path[QG_PATH_MAX]; /* when log_sink == QG_LOG_FILE */

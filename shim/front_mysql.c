@@ -41,6 +41,7 @@
 #include "ascii.h"
 #include "client_libraries.h"
 #include "config.h"
+#include "front_wire.h"
 #include "guard.h"
 #include "hot.h"
 #include "log.h"
@@ -88,6 +89,7 @@ QG_REAL_FN(my_bool, mariadb_get_infov, (MYSQL *, int, void *, ...), qg_mysql_son
 QG_REAL_FN(MYSQL_RES *, mysql_store_result, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(MYSQL_ROW, mysql_fetch_row, (MYSQL_RES *), qg_mysql_sonames)
 QG_REAL_FN(void, mysql_free_result, (MYSQL_RES *), qg_mysql_sonames)
+QG_REAL_FN(int, mysql_get_socket, (MYSQL *), qg_mysql_sonames)
 
 QG_COLD static void report_missing(const char *name)
 {
@@ -715,6 +717,38 @@ QG_HOT static bool mentions_set(const char *sql, size_t len)
     return false;
 }
 
+/* For the wire front, which cannot ask the server: what a text does to the
+ * charset and quoting flags once the server ran it.  *changed tells whether
+ * it does anything; false when its effect is for the server to say (an
+ * expression, a multi-statement text that changes the state). */
+bool qg_mysql_text_effect(char *charset, size_t cap, unsigned *flags, const char *sql,
+                          size_t len, bool *changed)
+{
+    *changed = false;
+    if (!mentions_set(sql, len))
+        return true;
+    session_state st;
+    set_charset_name(&st, charset, strlen(charset));
+    st.flags = *flags;
+    bool stale = false;
+    unsigned statements = 0;
+    for (size_t pos = 0; pos < len;) {
+        statement_effect fx;
+        size_t step = read_statement(&st, sql + pos, len - pos, &fx);
+        if (step == 0)
+            break;
+        pos += step;
+        statements += fx.nonempty;
+        *changed |= fx.changed;
+        stale |= fx.stale;
+    }
+    if (stale || (statements > 1 && *changed))
+        return false;
+    snprintf(charset, cap, "%s", st.charset);
+    *flags = st.flags;
+    return true;
+}
+
 /* ------------------------------------------------- asking the server */
 
 static unsigned server_status_flags(MYSQL *mysql, bool *known)
@@ -935,6 +969,14 @@ QG_COLD static void apply_effects(conn_entry *e, const session_state *after, boo
     }
 }
 
+/* This front checks the connection's queries: the wire front must not. */
+static void hand_over_from_wire(MYSQL *mysql)
+{
+    mysql_get_socket_fn socket_of = real_mysql_get_socket();
+    if (socket_of)
+        qg_wire_library_guarded(socket_of(mysql));
+}
+
 typedef enum query_api { API_QUERY, API_REAL_QUERY, API_SEND_QUERY } query_api;
 
 static const char *const api_names[] = {"mysql_query", "mysql_real_query", "mysql_send_query"};
@@ -1001,6 +1043,7 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
     }
     if (!tracking_enabled() || !sql || !qg_guard_enter(mysql, sql, len))
         return send_real(real, mysql, sql, len);
+    hand_over_from_wire(mysql);
     orphan_mysql = NULL;
     conn_entry *e = entry_for_query(mysql);
     if (!e)
@@ -1087,6 +1130,8 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
     if (!tracking_enabled() || !qg_guard_enter(mysql, NULL, 0))
         return fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
     MYSQL *connected = fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
+    if (connected)
+        hand_over_from_wire(connected);
     if (connected) {
         conn_entry *e = table_get_or_add(connected);
         if (e) {

@@ -20,6 +20,7 @@
 
 #include "client_libraries.h"
 #include "config.h"
+#include "front_wire.h"
 #include "guard.h"
 #include "hot.h"
 #include "log.h"
@@ -73,6 +74,7 @@ QG_REAL_FN(int, PQclientEncoding, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(char *, pg_encoding_to_char, (int), qg_libpq_sonames)
 QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), qg_libpq_sonames)
+QG_REAL_FN(int, PQsocket, (const PGconn *), qg_libpq_sonames)
 
 QG_COLD static void report_missing(const char *name)
 {
@@ -246,6 +248,10 @@ QG_HOT static bool open_query(PGconn *conn, const char *sql)
     const qg_settings *s = qg_settings_get();
     if (s->mode == QG_MODE_OFF || !s->active)
         return false;
+    /* this front checks the connection's queries: the wire front must not */
+    PQsocket_fn socket_of = real_PQsocket();
+    if (socket_of)
+        qg_wire_library_guarded(socket_of(conn));
     /* libpq's texts are C strings: the pointer alone names the call. */
     return qg_guard_enter(conn, sql, 0);
 }

@@ -1,0 +1,432 @@
+/* The wire front's streams (shim/wire_stream.c): whatever way a client's
+ * bytes are cut into writes, and however little the kernel takes per call
+ * (short writes, EAGAIN), the server receives exactly the client's stream
+ * with each blocked query replaced, each query is checked once, and the
+ * client's retries see ordinary write semantics.  Also the server side:
+ * ParameterStatus and MySQL OK packets split anywhere. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "wire_stream.h"
+
+/* ---------------------------------------------------------------- harness */
+
+typedef struct sink {
+    qg_wire_buf got;
+    size_t max_per_call; /* 0: no limit */
+    bool eagain_every_other;
+    unsigned calls;
+    unsigned checks;
+} sink;
+
+static ssize_t sink_send(void *ctx, const uint8_t *p, size_t n)
+{
+    sink *s = ctx;
+    s->calls++;
+    if (s->eagain_every_other && s->calls % 2 == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    if (s->max_per_call && n > s->max_per_call)
+        n = s->max_per_call;
+    qg_wire_buf_append(&s->got, p, n);
+    return (ssize_t)n;
+}
+
+/* Blocks every query whose text holds EVIL. */
+static bool sink_check(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire_buf *out)
+{
+    sink *s = ctx;
+    s->checks++;
+    if (m->too_large || !memmem(m->sql, m->len, "EVIL", 4))
+        return true;
+    qg_wire_replacement(c, m, "quoteguard: blocked test", out);
+    return false;
+}
+
+static void put(qg_wire_buf *b, const void *p, size_t n)
+{
+    qg_wire_buf_append(b, p, n);
+}
+
+static void put_be32(qg_wire_buf *b, uint32_t v)
+{
+    uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+    put(b, x, 4);
+}
+
+static void pg_msg(qg_wire_buf *b, char type, const char *body, size_t len)
+{
+    put(b, &type, 1);
+    put_be32(b, (uint32_t)len + 4);
+    put(b, body, len);
+}
+
+static void pg_query(qg_wire_buf *stream, qg_wire_buf *expect, const char *sql)
+{
+    qg_wire_buf one = {0};
+    pg_msg(&one, 'Q', sql, strlen(sql) + 1);
+    put(stream, one.data, one.len);
+    if (strstr(sql, "EVIL")) {
+        qg_wire_conn c;
+        qg_wire_conn_init(&c, QG_WIRE_PG);
+        qg_wire_msg m = {.kind = QG_WIRE_PG_QUERY, .sql = sql, .len = strlen(sql)};
+        qg_wire_buf r = {0};
+        qg_wire_replacement(&c, &m, "quoteguard: blocked test", &r);
+        put(expect, r.data, r.len);
+        qg_wire_buf_free(&r);
+    } else {
+        put(expect, one.data, one.len);
+    }
+    qg_wire_buf_free(&one);
+}
+
+/* A PG session: startup, simple queries, an extended-protocol round with a
+ * Parse, a long query. */
+static void pg_session(qg_wire_buf *stream, qg_wire_buf *expect, unsigned *queries)
+{
+    static const char startup[] = "user\0qg\0database\0qg\0\0";
+    qg_wire_buf s = {0};
+    put_be32(&s, (uint32_t)sizeof startup - 1 + 8);
+    put_be32(&s, 0x00030000);
+    put(&s, startup, sizeof startup - 1);
+    put(stream, s.data, s.len);
+    put(expect, s.data, s.len);
+    qg_wire_buf_free(&s);
+    pg_query(stream, expect, "SELECT 1");
+    pg_query(stream, expect, "SELECT 'EVIL'");
+    pg_query(stream, expect, "SELECT 2");
+    /* Parse "s1" with one parameter type, Bind, Execute, Sync */
+    static const char parse[] = "s1\0SELECT $1 || 'EVIL'\0\0\1\0\0\0\x19";
+    qg_wire_buf p = {0};
+    pg_msg(&p, 'P', parse, sizeof parse - 1);
+    put(stream, p.data, p.len);
+    qg_wire_conn c;
+    qg_wire_conn_init(&c, QG_WIRE_PG);
+    qg_wire_msg m = {.kind = QG_WIRE_PG_PARSE, .sql = "", .name = "s1", .name_len = 2};
+    qg_wire_buf r = {0};
+    qg_wire_replacement(&c, &m, "quoteguard: blocked test", &r);
+    put(expect, r.data, r.len);
+    qg_wire_buf_free(&r);
+    qg_wire_buf_free(&p);
+    qg_wire_buf rest = {0};
+    static const char bind[] = "\0s1\0\0\0\0\1\0\0\0\1x\0\0";
+    pg_msg(&rest, 'B', bind, sizeof bind - 1);
+    pg_msg(&rest, 'E', "\0\0\0\0\0", 5);
+    pg_msg(&rest, 'S', "", 0);
+    put(stream, rest.data, rest.len);
+    put(expect, rest.data, rest.len);
+    qg_wire_buf_free(&rest);
+    char longq[3000];
+    memset(longq, ' ', sizeof longq);
+    memcpy(longq, "SELECT", 6);
+    longq[sizeof longq - 1] = '\0';
+    pg_query(stream, expect, longq);
+    *queries = 5;
+}
+
+static void my_packet(qg_wire_buf *b, uint8_t seq, const void *payload, size_t len)
+{
+    uint8_t h[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), seq};
+    put(b, h, 4);
+    put(b, payload, len);
+}
+
+/* A MySQL command of n payload bytes (the command byte included), cut into
+ * 16 MiB packets as the protocol wants. */
+static void my_command(qg_wire_buf *b, const uint8_t *payload, size_t n)
+{
+    uint8_t seq = 0;
+    size_t off = 0;
+    for (;;) {
+        size_t len = n - off < 0xffffff ? n - off : 0xffffff;
+        my_packet(b, seq++, payload + off, len);
+        off += len;
+        if (len < 0xffffff)
+            break;
+    }
+}
+
+static void my_query(qg_wire_buf *stream, qg_wire_buf *expect, uint8_t command, const char *sql,
+                     size_t len)
+{
+    uint8_t *payload = malloc(len + 1);
+    payload[0] = command;
+    memcpy(payload + 1, sql, len);
+    qg_wire_buf one = {0};
+    my_command(&one, payload, len + 1);
+    put(stream, one.data, one.len);
+    if (memmem(sql, len, "EVIL", 4)) {
+        qg_wire_conn c;
+        qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+        qg_wire_msg m = {.kind = command == 3 ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE};
+        qg_wire_buf r = {0};
+        qg_wire_replacement(&c, &m, "quoteguard: blocked test", &r);
+        put(expect, r.data, r.len);
+        qg_wire_buf_free(&r);
+    } else {
+        put(expect, one.data, one.len);
+    }
+    qg_wire_buf_free(&one);
+    free(payload);
+}
+
+static void my_handshake(qg_wire_buf *stream, qg_wire_buf *expect)
+{
+    uint8_t response[64] = {0};
+    uint32_t caps = 0x200 | 0x8000 | 0x80000; /* PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH */
+    memcpy(response, &caps, 4);
+    response[8] = 28; /* gbk_chinese_ci */
+    memcpy(response + 32, "root\0", 5);
+    qg_wire_buf one = {0};
+    my_packet(&one, 1, response, 40);
+    put(stream, one.data, one.len);
+    put(expect, one.data, one.len);
+    qg_wire_buf_free(&one);
+}
+
+/* What the server says before the client's commands: greeting, auth OK. */
+static void my_server_hello(qg_wire_conn *c)
+{
+    qg_wire_buf in = {0};
+    uint8_t greeting[40] = {10, '1', '0', '.', '1', '1', 0};
+    my_packet(&in, 0, greeting, sizeof greeting);
+    static const uint8_t ok[] = {0, 0, 0, 2, 0, 0, 0};
+    my_packet(&in, 2, ok, sizeof ok);
+    qg_wire_read(c, in.data, in.len);
+    qg_wire_buf_free(&in);
+}
+
+/* ------------------------------------------------------------- driving */
+
+/* Feeds the stream in writes of the sizes `cuts` gives (cycled), retrying
+ * as a program does after a short count or EAGAIN; true when what the
+ * sink got equals expect. */
+static bool drive(qg_wire_proto proto, const qg_wire_buf *stream, const qg_wire_buf *expect,
+                  const size_t *cuts, size_t ncuts, size_t max_per_call, bool eagain,
+                  unsigned *checks)
+{
+    qg_wire_conn c;
+    qg_wire_conn_init(&c, proto);
+    sink s = {.max_per_call = max_per_call, .eagain_every_other = eagain};
+    qg_wire_io io = {sink_send, sink_check, &s};
+    size_t off = 0, k = 0;
+    unsigned spins = 0;
+    bool hello = proto != QG_WIRE_MYSQL;
+    while (off < stream->len && spins < 100000000) {
+        if (!hello && off >= 44) { /* the handshake response went */
+            my_server_hello(&c);
+            hello = true;
+        }
+        size_t n = cuts[k++ % ncuts];
+        if (n > stream->len - off)
+            n = stream->len - off;
+        if (!hello && off + n > 44) /* no command before the server's OK */
+            n = 44 - off;
+        ssize_t r = qg_wire_write(&c, &io, stream->data + off, n);
+        spins++;
+        if (r < 0) {
+            if (errno != EAGAIN)
+                break;
+            k--; /* retry the same write */
+            continue;
+        }
+        if (r == 0 || (size_t)r > n)
+            break;
+        off += (size_t)r;
+        if ((size_t)r < n)
+            k--; /* a short count: the rest is written again (maybe cut anew) */
+    }
+    /* a program's last write returned only once its bytes were taken */
+    bool same = off == stream->len && c.hold.len == 0 && c.owed.len == 0 &&
+                s.got.len == expect->len && memcmp(s.got.data, expect->data, expect->len) == 0;
+    *checks = s.checks;
+    qg_wire_buf_free(&s.got);
+    qg_wire_conn_release(&c);
+    return same;
+}
+
+static void every_split(const char *what, qg_wire_proto proto, const qg_wire_buf *stream,
+                        const qg_wire_buf *expect, unsigned queries)
+{
+    unsigned failures = 0, extra_checks = 0, checks;
+    size_t whole = stream->len;
+    for (size_t cut = 1; cut < stream->len; cut++) {
+        size_t cuts[2] = {cut, whole};
+        if (!drive(proto, stream, expect, cuts, 2, 0, false, &checks))
+            failures++;
+        if (checks != queries)
+            extra_checks++;
+    }
+    tap_ok(failures == 0, "%s: two writes split at each of %zu points: the server gets the stream "
+                          "with the blocked queries replaced (%u differ)",
+           what, stream->len - 1, failures);
+    tap_ok(extra_checks == 0, "%s: each query checked exactly once at every split (%u not)",
+           what, extra_checks);
+
+    failures = 0;
+    extra_checks = 0;
+    for (size_t chunk = 1; chunk <= 64; chunk++) {
+        size_t cuts[1] = {chunk};
+        if (!drive(proto, stream, expect, cuts, 1, 0, false, &checks))
+            failures++;
+    }
+    tap_ok(failures == 0, "%s: writes of 1..64 bytes each: same stream (%u differ)", what,
+           failures);
+
+    failures = 0;
+    for (size_t limit = 1; limit <= 64; limit++) {
+        size_t cuts[3] = {7, whole, 3};
+        if (!drive(proto, stream, expect, cuts, 3, limit, false, &checks))
+            failures++;
+        if (checks != queries)
+            extra_checks++;
+        if (!drive(proto, stream, expect, cuts, 3, limit, true, &checks))
+            failures++;
+        if (checks != queries)
+            extra_checks++;
+    }
+    tap_ok(failures == 0, "%s: a kernel taking 1..64 bytes a call, and EAGAIN every other call: "
+                          "same stream (%u differ)",
+           what, failures);
+    tap_ok(extra_checks == 0, "%s: short writes and EAGAIN never check a query twice (%u did)",
+           what, extra_checks);
+}
+
+static void test_pg(void)
+{
+    qg_wire_buf stream = {0}, expect = {0};
+    unsigned queries;
+    pg_session(&stream, &expect, &queries);
+    tap_ok(stream.len != expect.len || memcmp(stream.data, expect.data, stream.len) != 0,
+           "pg: the blocked queries make the expected stream differ from the client's");
+    every_split("pg", QG_WIRE_PG, &stream, &expect, queries);
+    qg_wire_buf_free(&stream);
+    qg_wire_buf_free(&expect);
+}
+
+static void test_mysql(void)
+{
+    qg_wire_buf stream = {0}, expect = {0};
+    my_handshake(&stream, &expect);
+    my_query(&stream, &expect, 3, "SELECT 1", 8);
+    my_query(&stream, &expect, 3, "SELECT 'EVIL'", 13);
+    my_packet(&stream, 0, "\x0e", 1); /* COM_PING */
+    my_packet(&expect, 0, "\x0e", 1);
+    my_query(&stream, &expect, 0x16, "SELECT ? FROM EVIL", 18);
+    my_query(&stream, &expect, 3, "SELECT 2", 8);
+    every_split("mysql", QG_WIRE_MYSQL, &stream, &expect, 4);
+    qg_wire_buf_free(&stream);
+    qg_wire_buf_free(&expect);
+}
+
+/* Queries longer than one 16 MiB packet, clean and blocked, in writes of
+ * 1 MiB and through a kernel that takes 300 KB a call. */
+static void test_mysql_large(void)
+{
+    size_t len = (16u << 20) + 12345;
+    char *sql = malloc(len);
+    memset(sql, ' ', len);
+    memcpy(sql, "SELECT 1", 8);
+    for (int evil = 0; evil < 2; evil++) {
+        if (evil)
+            memcpy(sql + len - 10, "'EVIL'", 6);
+        qg_wire_buf stream = {0}, expect = {0};
+        my_handshake(&stream, &expect);
+        my_query(&stream, &expect, 3, sql, len);
+        my_query(&stream, &expect, 3, "SELECT 2", 8);
+        size_t cuts[2] = {1u << 20, 77777};
+        unsigned checks;
+        bool same = drive(QG_WIRE_MYSQL, &stream, &expect, cuts, 2, 300000, true, &checks);
+        tap_ok(same && checks == 2, "mysql: a %zu-byte query in two packets, %s: the server "
+                                    "gets %s (%u checks)",
+               len, evil ? "blocked" : "clean", evil ? "one replacement packet" : "it as it is",
+               checks);
+        qg_wire_buf_free(&stream);
+        qg_wire_buf_free(&expect);
+    }
+    free(sql);
+}
+
+/* ------------------------------------------------------------ the server */
+
+static void test_pg_parameter_status(void)
+{
+    qg_wire_buf in = {0};
+    pg_msg(&in, 'R', "\0\0\0\0", 4);
+    static const char enc[] = "client_encoding\0SJIS\0";
+    pg_msg(&in, 'S', enc, sizeof enc - 1);
+    static const char scs[] = "standard_conforming_strings\0off\0";
+    pg_msg(&in, 'S', scs, sizeof scs - 1);
+    pg_msg(&in, 'Z', "I", 1);
+    unsigned wrong = 0;
+    for (size_t cut = 0; cut <= in.len; cut++) {
+        qg_wire_conn c;
+        qg_wire_conn_init(&c, QG_WIRE_PG);
+        c.session.std_strings = true;
+        qg_wire_read(&c, in.data, cut);
+        qg_wire_read(&c, in.data + cut, in.len - cut);
+        wrong += strcmp(c.session.encoding, "SJIS") != 0 || c.session.std_strings;
+        qg_wire_conn_release(&c);
+    }
+    tap_ok(wrong == 0, "pg: ParameterStatus read at every split: client_encoding SJIS, "
+                       "standard_conforming_strings off (%u wrong)",
+           wrong);
+    qg_wire_buf_free(&in);
+}
+
+static void test_mysql_ok_status(void)
+{
+    qg_wire_conn c;
+    qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+    qg_wire_buf out = {0}, ignored = {0};
+    my_handshake(&out, &ignored);
+    sink s = {0};
+    qg_wire_io io = {sink_send, sink_check, &s};
+    qg_wire_write(&c, &io, out.data, out.len);
+    tap_ok(strcmp(c.session.encoding, "gbk") == 0,
+           "mysql: the handshake response's collation 28 gives gbk");
+    my_server_hello(&c);
+    out.len = 0;
+    my_packet(&out, 0, "\x03SET sql_mode='NO_BACKSLASH_ESCAPES'", 36);
+    qg_wire_write(&c, &io, out.data, out.len);
+    static const uint8_t ok[] = {0, 0, 0, 0x02, 0x02, 0, 0}; /* status: NO_BACKSLASH_ESCAPES */
+    qg_wire_buf in = {0};
+    my_packet(&in, 1, ok, sizeof ok);
+    for (size_t i = 0; i < in.len; i++)
+        qg_wire_read(&c, in.data + i, 1);
+    tap_ok(c.session.no_backslash_escapes,
+           "mysql: an OK read a byte at a time sets NO_BACKSLASH_ESCAPES from its status");
+    qg_wire_buf_free(&in);
+    qg_wire_buf_free(&out);
+    qg_wire_buf_free(&ignored);
+    qg_wire_buf_free(&s.got);
+    qg_wire_conn_release(&c);
+}
+
+static void test_recognition(void)
+{
+    static const uint8_t startup[8] = {0, 0, 0, 40, 0, 3, 0, 0};
+    static const uint8_t ssl[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f};
+    tap_ok(qg_wire_looks_like_pg(startup, 8) && qg_wire_looks_like_pg(ssl, 8),
+           "a StartupMessage and an SSLRequest are PostgreSQL");
+    tap_ok(!qg_wire_looks_like_pg((const uint8_t *)"GET / HTTP/1.1\r\n", 16),
+           "an HTTP request is not");
+    static const uint8_t greeting[] = {40, 0, 0, 0, 10, '1', '1', '.', '0', 0};
+    tap_ok(qg_wire_looks_like_mysql(greeting, sizeof greeting), "a protocol-10 greeting is MySQL");
+    tap_ok(!qg_wire_looks_like_mysql((const uint8_t *)"HTTP/1.1 200 OK\r\n", 17),
+           "an HTTP answer is not");
+}
+
+int main(void)
+{
+    test_recognition();
+    test_pg();
+    test_mysql();
+    test_mysql_large();
+    test_pg_parameter_status();
+    test_mysql_ok_status();
+    return tap_done();
+}
