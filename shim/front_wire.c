@@ -304,6 +304,7 @@ static bool check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wir
     bool pass;
     if (m->too_large) {
         pass = s->mode == QG_MODE_AUDIT;
+        d.sqlstate = "54000"; /* program_limit_exceeded */
         snprintf(d.message, sizeof d.message,
                  "quoteguard: blocked: a query of more than %u MiB cannot be checked",
                  QG_WIRE_HOLD_MAX >> 20);
@@ -326,7 +327,7 @@ static bool check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wir
             expect_effect(c, m);
         return true;
     }
-    if (!qg_wire_replacement(c, m, d.message, replacement))
+    if (!qg_wire_replacement(c, m, d.message, d.sqlstate, replacement))
         qg_wire_buf_free(replacement);
     return false;
 }

@@ -274,8 +274,11 @@ static bool put_be32(qg_wire_buf *b, uint32_t v)
 }
 
 bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char *message,
-                         qg_wire_buf *out)
+                         const char *sqlstate, qg_wire_buf *out)
 {
+    char code[6] = "42501";
+    if (sqlstate && strlen(sqlstate) == 5 && strspn(sqlstate, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") == 5)
+        memcpy(code, sqlstate, 6);
     char safe[600], text[800];
     out->len = 0;
     if (c->proto == QG_WIRE_PG) {
@@ -286,8 +289,8 @@ bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char
         if (m->kind == QG_WIRE_PG_QUERY)
             snprintf(text, sizeof text,
                      "DO $quoteguard$BEGIN RAISE EXCEPTION USING MESSAGE = '%s', "
-                     "ERRCODE = '42501'; END$quoteguard$",
-                     safe);
+                     "ERRCODE = '%s'; END$quoteguard$",
+                     safe, code);
         else
             snprintf(text, sizeof text, "SELECT CAST('%s' AS integer)", safe);
         size_t text_len = strlen(text);

@@ -162,9 +162,10 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n);
  * name) whose text fails to parse-analyse with the message; MySQL COM_QUERY
  * → SIGNAL SQLSTATE '45000'; COM_STMT_PREPARE → a prepare that fails with
  * an unknown column naming quoteguard.  `message` is ASCII ("quoteguard:
- * blocked …").  False without memory. */
+ * blocked …"); `sqlstate` (5 characters, or NULL for 42501) is what the PG
+ * Query raises.  False without memory. */
 bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char *message,
-                         qg_wire_buf *out);
+                         const char *sqlstate, qg_wire_buf *out);
 
 /* MySQL collation id (handshake) → character set name, or NULL. */
 const char *qg_wire_mysql_charset_of_collation(unsigned id);

@@ -42,7 +42,7 @@ static bool sink_check(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire
     s->checks++;
     if (m->too_large || !memmem(m->sql, m->len, "EVIL", 4))
         return true;
-    qg_wire_replacement(c, m, "quoteguard: blocked test", out);
+    qg_wire_replacement(c, m, "quoteguard: blocked test", NULL, out);
     return false;
 }
 
@@ -74,7 +74,7 @@ static void pg_query(qg_wire_buf *stream, qg_wire_buf *expect, const char *sql)
         qg_wire_conn_init(&c, QG_WIRE_PG);
         qg_wire_msg m = {.kind = QG_WIRE_PG_QUERY, .sql = sql, .len = strlen(sql)};
         qg_wire_buf r = {0};
-        qg_wire_replacement(&c, &m, "quoteguard: blocked test", &r);
+        qg_wire_replacement(&c, &m, "quoteguard: blocked test", NULL, &r);
         put(expect, r.data, r.len);
         qg_wire_buf_free(&r);
     } else {
@@ -107,7 +107,7 @@ static void pg_session(qg_wire_buf *stream, qg_wire_buf *expect, unsigned *queri
     qg_wire_conn_init(&c, QG_WIRE_PG);
     qg_wire_msg m = {.kind = QG_WIRE_PG_PARSE, .sql = "", .name = "s1", .name_len = 2};
     qg_wire_buf r = {0};
-    qg_wire_replacement(&c, &m, "quoteguard: blocked test", &r);
+    qg_wire_replacement(&c, &m, "quoteguard: blocked test", NULL, &r);
     put(expect, r.data, r.len);
     qg_wire_buf_free(&r);
     qg_wire_buf_free(&p);
@@ -163,7 +163,7 @@ static void my_query(qg_wire_buf *stream, qg_wire_buf *expect, uint8_t command, 
         qg_wire_conn_init(&c, QG_WIRE_MYSQL);
         qg_wire_msg m = {.kind = command == 3 ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE};
         qg_wire_buf r = {0};
-        qg_wire_replacement(&c, &m, "quoteguard: blocked test", &r);
+        qg_wire_replacement(&c, &m, "quoteguard: blocked test", NULL, &r);
         put(expect, r.data, r.len);
         qg_wire_buf_free(&r);
     } else {
