@@ -28,7 +28,7 @@ static char kept[KEPT_MAX][QG_PROBLEM_TEXT_MAX];
 static const char *const key_names[] = {
     "mode", "rewrite", "log", "verbose", "log_full_query", "syslog_facility", "allow",
     "only_programs", "skip_programs", "mysql_illformed_quote", "mysql_illformed", "shapes",
-    "shapes_file", "counters_dir",
+    "shapes_file", "counters_dir", "wire",
 };
 #define KEYS (sizeof key_names / sizeof key_names[0])
 
@@ -90,6 +90,7 @@ static void format_key(const qg_settings *s, size_t k, char *out, size_t cap)
     case 11: snprintf(out, cap, "%s", qg_shapes_mode_name(s->shapes)); break;
     case 12: snprintf(out, cap, "%s", s->shapes_file); break;
     case 13: snprintf(out, cap, "%s", s->counters_dir); break;
+    case 14: snprintf(out, cap, "%s", s->wire ? "on" : "off"); break;
     default: break;
     }
 }

@@ -155,7 +155,11 @@ has "$out" "script ran" "the script ran"
 run "$QG" check "$TMP/app.php"
 has "$out" "$TMP/app.php is a script run by /usr/bin/env php" "check shows the script's interpreter"
 matches "$out" '^children: +/.*/pgsql\.so -> guarded \(links libpq\.so\.5\)' "check: php's pgsql.so would be guarded"
-matches "$out" '/mysqli\.so -> not guarded: PHP.s mysqlnd' "check: mysqli through mysqlnd would not"
+matches "$out" '/mysqli\.so -> guarded at the wire' "check: mysqli through mysqlnd is guarded at the wire"
+matches "$out" '/pdo_mysql\.so -> guarded at the wire' "check: PDO_mysql through mysqlnd is guarded at the wire"
+run env QUOTEGUARD_WIRE=off "$QG" check "$TMP/app.php"
+matches "$out" '/mysqli\.so -> not guarded: speaks the protocol itself and wire = off' \
+    "check: with QUOTEGUARD_WIRE=off mysqli would not be guarded"
 
 run "$QG" check perl
 status_is 0 "check perl exits 0"
