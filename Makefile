@@ -35,7 +35,7 @@ CLIENT_SRC = $(wildcard tests/clients/*.c)
 CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
 .PHONY: all check unit clients deps clean asan install uninstall demo bench bench-shape fuzz lint \
-        diff-tools
+        diff-tools measure
 
 # ------------------------------------------------------------------- build
 all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteguard-check.so \
@@ -86,7 +86,16 @@ $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I/usr/include/postgresql $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -ldl -lpthread
 
-unit: $(UNIT_BIN)
+# The detection rule's error rates on generated statements (docs/DETECTION.md):
+# a bounded run is tests/t/38-rule-measure.t, the long one `make measure`.
+MEASURE_BIN = $(BUILD)/measure/measure_rule
+MEASURE_PER_DIALECT ?= 1000000
+
+$(MEASURE_BIN): tests/measure/measure_rule.c tests/measure/escapers.h $(LOGIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -Itests/measure -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
+
+unit: $(UNIT_BIN) $(MEASURE_BIN)
 clients: $(CLIENT_BIN)
 
 # ---------------------------------------------------------- check and lint
@@ -108,6 +117,9 @@ lint:
 	clang-tidy --quiet $(LINT_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim
 	$(foreach b,$(WIDE_BUILDS),clang-tidy --quiet shim/block_skip.c -- -std=c11 -D_GNU_SOURCE \
 	  -Iinclude -Ishim $(WIDE_FLAGS_$(b)) &&) true
+
+measure: deps all clients $(MEASURE_BIN)
+	$(MEASURE_BIN) --per-dialect $(MEASURE_PER_DIALECT)
 
 demo: deps all clients
 	scripts/demo

@@ -88,9 +88,15 @@ typedef struct qg_token {
 } qg_token;
 
 typedef enum qg_reading {
-    QG_READ_SERVER = 0, /* S: characters of the client encoding, the connection's rules */
-    QG_READ_NAIVE = 1   /* N: inside string literals every byte one character and
-                           '\' escaping the next byte; code around them as in S */
+    QG_READ_SERVER = 0,        /* S: characters of the client encoding, the connection's rules */
+    QG_READ_NAIVE = 1,         /* N: inside string literals of every form every byte one
+                                  character and '\' escaping the next byte; code around
+                                  them as in S (addslashes, mysql_escape_string) */
+    QG_READ_NAIVE_DOUBLING = 2, /* N as a quote doubler reads: '' a quote, '\' an
+                                   ordinary byte */
+    QG_READ_NAIVE_AWARE = 3     /* N as a backslash escaper that knows the encoding
+                                   reads (its idea of the quoting rules is wrong):
+                                   characters whole, '\' escaping in every form */
 } qg_reading;
 
 typedef enum qg_reason {
@@ -166,6 +172,9 @@ typedef struct qg_lexer {
                                   S takes literally) */
     bool diverges;             /* S: N ends some literal elsewhere (looked for only
                                   by a lexer with findings) */
+    bool watch_escaped_quotes; /* S: count quotes escaped by a backslash, where a
+                                  quote doubler's reading ends a literal */
+    unsigned escaped_quotes;   /* S: their parity, bit 0 for ', bit 1 for " */
     qg_result *findings;       /* where encoding findings go, or NULL */
     const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
 } qg_lexer;

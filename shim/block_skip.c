@@ -1227,14 +1227,15 @@ comment_end_in_span(const unsigned char *s, size_t len, size_t at, size_t span_a
  * of two dashes) or a PG dollar quote (a dollar): the end of the first
  * comment in code (in code when the quotes before it are even: `open` for
  * those before the lane, *quote for the lane's own), with *quote cut to
- * the quotes before it.  SIZE_MAX when none starts one (a division, PG's
+ * the quotes before it, *before_comment to the bits before it.  SIZE_MAX when none starts one (a division, PG's
  * hash operator, a PG parameter $1 or a MySQL dollar, bytes in strings); 0
  * when the lexer must read it (comment_end; a dollar that may open a
  * dollar quote, as any other than one before a digit may: a tag never
  * starts with one). */
 static inline __attribute__((always_inline)) size_t
 quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int lanes,
-              uint64_t openers, uint64_t *quote, bool open, const qg_context *ctx)
+              uint64_t openers, uint64_t *quote, bool open, const qg_context *ctx,
+              uint64_t *before_comment)
 {
     bool pg = ctx->dialect == QG_DIALECT_POSTGRES;
     for (; openers; openers &= openers - 1) {
@@ -1253,6 +1254,7 @@ quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int
         if (!dashes && !hash && !slash_star)
             continue; /* an operator */
         *quote &= before;
+        *before_comment = before;
         size_t start = dashes ? pos - 1 : pos;
         size_t end = comment_end_in_span(s, len, start, span_at, lanes, pg);
         if (!end)
@@ -1454,7 +1456,7 @@ escaping_block(const escaping_rows *rows, const unsigned char *p, quick_bytes *b
  * byte is escaped; *quote_parity: a string is open there when odd). */
 static inline __attribute__((always_inline)) size_t
 quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, size_t i,
-                     uint64_t *quote_parity, uint64_t *escape_carry)
+                     uint64_t *quote_parity, uint64_t *escape_carry, unsigned *escaped_quotes)
 {
     /* Escapes are read off the byte before, which holds while no
      * backslash is escaped: not where byte i - 1 is one. */
@@ -1472,6 +1474,7 @@ quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, s
         /* a backslash in code; a string that opens after a prefix */
         if ((b.backslash & ~in_string) | (quote & after.prefix & in_string))
             break;
+        *escaped_quotes ^= (unsigned)__builtin_parityll(b.quote & after.backslash);
         open = 0 - (in_string >> 63); /* all ones when the top bit is set */
     }
     *quote_parity = open & 1; /* only its parity counts */
@@ -1495,10 +1498,13 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
     const size_t span = (size_t)LANE * (size_t)lanes;
     bool in_name = names && *name_open;
     uint64_t escape_carry = 0; /* 1: the next span's first byte is escaped */
+    unsigned escaped_quotes = 0; /* their parity before the span */
     for (size_t i = *from; i < len;) {
+        uint64_t escaped_quote = 0; /* the span's */
 #ifdef __AVX2__
         if (!names && i > 0 && i + QUIET_SPAN <= len &&
-            (i = escaping ? quiet_escaping_spans(table, s, len, i, quote_parity, &escape_carry)
+            (i = escaping ? quiet_escaping_spans(table, s, len, i, quote_parity, &escape_carry,
+                                                 &escaped_quotes)
                           : quiet_lanes(table, s, len, i, quote_parity)) == len)
             break;
 #endif
@@ -1542,6 +1548,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 escaped = escaped_by(backslash, escape_carry);
                 escape_carry = (escaped >> (span - seen)) & 1; /* the byte after the span */
             }
+            escaped_quote = quote & escaped;
             quote &= ~escaped;
             uint64_t in_string = prefix_xor(quote) ^ (open ? ~0ull : 0);
             uint64_t after_prefix = (b.prefix << 1 | is_prefix(before)) >> seen;
@@ -1550,11 +1557,19 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 return LANE_STOP;
         }
         if (openers) {
-            uint64_t all_quotes = quote;
-            size_t end = quick_comment(s, len, i, at, lanes, openers, &quote, open, ctx);
+            /* A quote doubler reads an escaped quote as a literal's end: a
+             * comment after an odd number of them is inside its literal,
+             * and may hide the quote that leaves over (the lexer's and the
+             * checker's: doubler_sees_literal in shim/lexer.c). */
+            uint64_t all_quotes = quote, before_comment = 0;
+            size_t end = quick_comment(s, len, i, at, lanes, openers, &quote, open, ctx,
+                                       &before_comment);
             if (!end)
                 return LANE_STOP;
             if (end != SIZE_MAX) {
+                escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote & before_comment);
+                if (escaped_quotes)
+                    return LANE_STOP;
                 *quote_parity ^= quote;
                 /* A comment that ends inside the span, with nothing after it
                  * that opens another: the span's later quotes count and the
@@ -1578,6 +1593,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             }
         }
         *quote_parity ^= quote;
+        escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote);
         i = at + span;
     }
     return LANE_READ;

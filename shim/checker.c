@@ -9,6 +9,7 @@
  * is code for the server, a byte-wise escaper was fooled into letting input
  * run as SQL.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "hot.h"
@@ -79,14 +80,31 @@ static bool backslash_in_code(const char *sql, size_t from, size_t to)
     return to > from && memchr(sql + from, '\\', to - from) != NULL;
 }
 
-/* Pass 2.  Returns true when N is well formed and some byte that N takes as
- * literal data is, for the server, outside every literal: code, a comment or
- * an identifier.  That is injection: input the escaper meant as data runs as
- * SQL.  *offset is the first such byte, the span N's literal around it.
- * N must be the escaper's own reading for that to mean anything: where it
- * leaves a quote open or finds a backslash in code, the text was escaped by
- * something that knew the encoding, and N is out of step with it. */
-QG_COLD static bool data_becomes_code(const qg_context *ctx, const char *sql, size_t len,
+/* Whether the server's data token `ts` (the first that does not end
+ * before the comment `tn`) has a delimiter inside that comment: the
+ * comment then hides a quote the server reads, so it is no comment of the
+ * program's, and N has lost step with the text. */
+static bool comment_hides_delimiter(const qg_token *tn, const qg_token *ts, bool has_s)
+{
+    if (!has_s || ts->start >= tn->end)
+        return false;
+    return !(ts->start < tn->start && ts->end > tn->end);
+}
+
+/* Pass 2, for one byte-naive escaper's reading N (`reading`).  Returns
+ * true when N is the reading of a text that escaper could have written
+ * into the program's SQL and some byte N takes as literal data is, for the
+ * server, outside every literal: code, a comment or an identifier.  That
+ * is injection: input the escaper meant as data runs as SQL.  *offset is
+ * the first such byte, the span N's literal around it.  N is not the
+ * escaper's reading when it leaves a quote open, finds a backslash in code
+ * or takes for a comment of the program's bytes holding a quote that the
+ * server reads as a literal's end: the text was then escaped by something
+ * that knew the encoding and the quoting rules, and N is out of step with
+ * it (docs/DETECTION.md).  N reads by `believed`: the connection's context,
+ * or one with the encoding the escaper believed in. */
+QG_COLD static bool data_becomes_code(const qg_context *ctx, const qg_context *believed,
+                                      const char *sql, size_t len, qg_reading reading,
                                       size_t *offset, size_t *span_start, size_t *span_end)
 {
     qg_lexer server, naive;
@@ -94,15 +112,19 @@ QG_COLD static bool data_becomes_code(const qg_context *ctx, const char *sql, si
     bool found = false;
     size_t code_from = 0;
     qg_lexer_init(&server, ctx, sql, len, QG_READ_SERVER, NULL);
-    qg_lexer_init(&naive, ctx, sql, len, QG_READ_NAIVE, NULL);
+    qg_lexer_init(&naive, believed, sql, len, reading, NULL);
     bool has_s = next_data(&server, &ts);
     while (qg_lexer_next(&naive, &tn)) {
         if (tn.unterminated || backslash_in_code(sql, code_from, tn.start))
             return false;
         code_from = tn.end;
+        /* S's data tokens are sorted and disjoint: walk them over N's. */
+        while (has_s && ts.end <= tn.start)
+            has_s = next_data(&server, &ts);
+        if (tn.kind == QG_TOK_COMMENT && comment_hides_delimiter(&tn, &ts, has_s))
+            return false;
         if (found || !is_data(&tn))
             continue;
-        /* S's data tokens are sorted and disjoint: walk them over N's. */
         for (size_t at = tn.start; at < tn.end; at = ts.end) {
             while (has_s && ts.end <= at)
                 has_s = next_data(&server, &ts);
@@ -118,6 +140,74 @@ QG_COLD static bool data_becomes_code(const qg_context *ctx, const char *sql, si
     return found && !backslash_in_code(sql, code_from, len);
 }
 
+/* The encodings whose characters may end in a byte 0x5c: an escaper that
+ * believes the connection uses one of them copies such a character whole
+ * and does not escape its last byte. */
+static const char *const ascii_trail_names[2][6] = {
+    [QG_DIALECT_POSTGRES] = {"SJIS", "SHIFT_JIS_2004", "BIG5", "GBK", "GB18030", NULL},
+    [QG_DIALECT_MYSQL] = {"sjis", "cp932", "big5", "gbk", "gb18030", NULL},
+};
+
+/* Whether some backslash in the text follows a byte that, with it, makes a
+ * character of `enc`. */
+static bool backslash_trails(const qg_encoding *enc, const char *sql, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)sql;
+    for (const unsigned char *b = memchr(s, '\\', len); b; b = memchr(b + 1, '\\', len - (size_t)(b + 1 - s)))
+        if (b > s && b[-1] >= 0x80 && qg_encoding_char_len(enc, b - 1, 2) == 2)
+            return true;
+    return false;
+}
+
+/* Whether some backslash follows a byte >= 0x80. */
+static bool backslash_after_high(const char *sql, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)sql;
+    for (const unsigned char *b = memchr(s, '\\', len); b; b = memchr(b + 1, '\\', len - (size_t)(b + 1 - s)))
+        if (b > s && b[-1] >= 0x80)
+            return true;
+    return false;
+}
+
+/* Pass 2 for an escaper that knows an encoding other than the
+ * connection's: where it takes a byte and a backslash for one of its
+ * characters that the server does not, the backslash is not escaped. */
+QG_COLD static bool foreign_data_becomes_code(const qg_context *ctx, const char *sql, size_t len,
+                                              size_t *offset, size_t *span_start, size_t *span_end)
+{
+    for (const char *const *name = ascii_trail_names[ctx->dialect]; *name; name++) {
+        const qg_encoding *other = qg_encoding_find(ctx->dialect, *name);
+        if (!other || other == ctx->encoding || !backslash_trails(other, sql, len))
+            continue;
+        qg_context believed = *ctx;
+        believed.encoding = other;
+        if (data_becomes_code(ctx, &believed, sql, len, QG_READ_NAIVE_AWARE, offset, span_start,
+                              span_end))
+            return true;
+    }
+    return false;
+}
+
+/* Whether a quote doubler's reading may part from S in a way pass 2 must
+ * see: where S reads a backslash before a quote as an escape, the
+ * doubler's literal ends at that quote, and only a comment can hide the
+ * quote that leaves over; without one its reading stays out of step with
+ * S and ends open, or finds a backslash in its code (docs/DETECTION.md).
+ * The lexer then counts the escaped quotes before each comment. */
+static bool doubler_may_part(const qg_context *ctx, const char *sql, size_t len)
+{
+    const char *escaped = memmem(sql, len, "\\'", 2);
+    if (!escaped)
+        escaped = memmem(sql, len, "\\\"", 2);
+    if (!escaped)
+        return false;
+    if (qg_reference_forced())
+        return true;
+    size_t rest = len - (size_t)(escaped - sql);
+    return memmem(escaped, rest, "--", 2) || memmem(escaped, rest, "/*", 2) ||
+           (ctx->dialect == QG_DIALECT_MYSQL && memchr(escaped, '#', rest));
+}
+
 /* The lexer's reading of a text the quick scan did not settle: out of
  * line, so that a settled query does not set up its frame. */
 static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context *ctx, const char *sql,
@@ -126,6 +216,11 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     qg_lexer lx;
     qg_token tok;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
+    if (doubler_may_part(ctx, sql, len)) {
+        /* The block skip reads escaped quotes as S does: not here. */
+        lx.watch_escaped_quotes = true;
+        lx.quiet_from = SIZE_MAX;
+    }
     for (;;) {
         qg_lexer_skip_quiet(&lx);
         if (lx.pos >= len || !qg_lexer_next(&lx, &tok))
@@ -137,11 +232,22 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     /* The reference compares the readings whenever N might read otherwise;
      * the lexer already knows whether it does, literal by literal. */
     bool parted = lx.diverges || (qg_reference_forced() && lx.ambiguous);
-    if (parted && res->verdict != QG_VERDICT_BLOCK) {
-        size_t offset = 0, span_start = 0, span_end = 0;
-        if (data_becomes_code(ctx, sql, len, &offset, &span_start, &span_end))
-            record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, offset, span_start, span_end);
-    }
+    if (res->verdict == QG_VERDICT_BLOCK)
+        return res->verdict;
+    size_t offset = 0, span_start = 0, span_end = 0;
+    bool found = false;
+    if (parted)
+        found = data_becomes_code(ctx, ctx, sql, len, QG_READ_NAIVE, &offset, &span_start,
+                                  &span_end) ||
+                data_becomes_code(ctx, ctx, sql, len, QG_READ_NAIVE_DOUBLING, &offset,
+                                  &span_start, &span_end) ||
+                (qg_encoding_has_ascii_trail(ctx->encoding) &&
+                 data_becomes_code(ctx, ctx, sql, len, QG_READ_NAIVE_AWARE, &offset, &span_start,
+                                   &span_end));
+    if (!found && backslash_after_high(sql, len))
+        found = foreign_data_becomes_code(ctx, sql, len, &offset, &span_start, &span_end);
+    if (found)
+        record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, offset, span_start, span_end);
     return res->verdict;
 }
 

@@ -52,7 +52,13 @@ static bool is_pg(const qg_lexer *lx)
 
 static bool is_naive(const qg_lexer *lx)
 {
-    return lx->reading == QG_READ_NAIVE;
+    return lx->reading != QG_READ_SERVER;
+}
+
+/* Whether N reads the inside of string literals byte by byte. */
+static bool naive_bytewise(const qg_lexer *lx)
+{
+    return lx->reading == QG_READ_NAIVE || lx->reading == QG_READ_NAIVE_DOUBLING;
 }
 
 /* Whether characters of a multibyte client encoding are read whole; N
@@ -539,7 +545,7 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
                         bool check_encoding)
 {
     const unsigned char *s = lx->sql;
-    bool mb = reads_multibyte(lx) && !(is_naive(lx) && tok->kind == QG_TOK_STRING);
+    bool mb = reads_multibyte(lx) && !(naive_bytewise(lx) && tok->kind == QG_TOK_STRING);
     bool pg = is_pg(lx);
     bool by_byte = ends_at_quote_byte(lx, quote, rules);
     lx->pos++;
@@ -568,6 +574,8 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
                 tok->unterminated = true;
                 break;
             }
+            if (s[lx->pos] == quote && lx->watch_escaped_quotes)
+                lx->escaped_quotes ^= quote == '\'' ? 1u : 2u; /* a doubler's literal ends */
             /* PG lexes after conversion, so '\' takes a whole character;
              * MySQL's lexer skips exactly one byte. */
             if (pg && mb && s[lx->pos] >= 0x80)
@@ -607,15 +615,28 @@ static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     lx->ambiguous = false;
     scan_quoted(lx, tok, quote, rules, check_encoding);
     if (lx->ambiguous && !is_naive(lx) && lx->findings) {
-        qg_lexer naive = *lx;
-        qg_token naive_tok = *tok;
-        naive.reading = QG_READ_NAIVE;
-        naive.findings = NULL;
-        naive.pos = q;
-        naive_tok.unterminated = false;
-        scan_quoted(&naive, &naive_tok, quote, naive_rules, false);
-        if (naive_tok.end != tok->end || naive_tok.unterminated != tok->unterminated)
-            lx->diverges = true;
+        /* The byte-wise backslash escaper's reading; where S reads
+         * backslash escapes, the quote doubler's too (elsewhere it is S's);
+         * where it does not, the encoding-aware backslash escaper's (which
+         * only a trail byte 0x5c tells from the byte-wise one). */
+        static const qg_reading naive[3] = {QG_READ_NAIVE, QG_READ_NAIVE_DOUBLING,
+                                            QG_READ_NAIVE_AWARE};
+        bool wanted[3] = {true, rules == RULES_BACKSLASH,
+                          rules == RULES_DOUBLING && lx->ctx->encoding->ascii_trail};
+        for (int i = 0; i < 3 && !lx->diverges; i++) {
+            if (!wanted[i])
+                continue;
+            qg_lexer reread = *lx;
+            qg_token naive_tok = *tok;
+            reread.reading = naive[i];
+            reread.findings = NULL;
+            reread.pos = q;
+            naive_tok.unterminated = false;
+            scan_quoted(&reread, &naive_tok, quote,
+                        naive[i] == QG_READ_NAIVE_DOUBLING ? RULES_DOUBLING : naive_rules, false);
+            if (naive_tok.end != tok->end || naive_tok.unterminated != tok->unterminated)
+                lx->diverges = true;
+        }
     }
     lx->ambiguous = lx->ambiguous || ambiguous_before;
 }
@@ -783,17 +804,18 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         tok->form = QG_FORM_BINARY;
     if (introduced && introduced == lx->ctx->encoding)
         introduced = NULL; /* checked as the connection's, below */
-    bool naive_backslash = tok->form != QG_FORM_UNICODE || !is_pg(lx);
+    /* A byte-naive escaper knows no string forms: addslashes output is put
+     * in U&'' too, a doubler's in E''. */
     bool backslash;
     if (naive)
-        backslash = naive_backslash;
+        backslash = lx->reading != QG_READ_NAIVE_DOUBLING;
     else if (is_pg(lx))
         backslash = tok->form == QG_FORM_ESCAPE ||
                     (tok->form != QG_FORM_UNICODE && !(lx->ctx->flags & QG_STD_STRINGS));
     else
         backslash = !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES);
-    scan_string(lx, tok, '\'', backslash ? RULES_BACKSLASH : RULES_DOUBLING,
-                naive_backslash ? RULES_BACKSLASH : RULES_DOUBLING, introduced == NULL);
+    scan_string(lx, tok, '\'', backslash ? RULES_BACKSLASH : RULES_DOUBLING, RULES_BACKSLASH,
+                introduced == NULL);
     if (introduced && lx->reading == QG_READ_SERVER)
         check_introduced(lx, tok, introduced);
 }
@@ -809,6 +831,16 @@ QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, 
     lx->multibyte = !qg_encoding_is_single_byte(ctx->encoding);
     lx->dfa = qg_reference_on ? NULL : encoding_dfa(ctx->encoding);
     lx->findings = findings;
+}
+
+/* At a comment S reads in code: a quote doubler's reading is inside a
+ * literal there when an odd number of quotes before were escaped by a
+ * backslash, and the comment may hide the quote that leaves over, so the
+ * checker compares the readings (docs/DETECTION.md). */
+static void doubler_sees_literal(qg_lexer *lx)
+{
+    if (lx->escaped_quotes && lx->findings)
+        lx->diverges = true;
 }
 
 bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
@@ -852,7 +884,8 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
                 scan_quoted(lx, tok, '"', RULES_DOUBLING, true);
                 return true;
             }
-            bool backslash = is_naive(lx) || !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES);
+            bool backslash = is_naive(lx) ? lx->reading != QG_READ_NAIVE_DOUBLING
+                                          : !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES);
             scan_string(lx, tok, '"', backslash ? RULES_BACKSLASH : RULES_DOUBLING,
                         RULES_BACKSLASH, true);
             return true;
@@ -876,11 +909,13 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             tok->start = at;
             lx->pos++;
             scan_comment(lx, tok, false);
+            doubler_sees_literal(lx);
             return true;
         } else if (c == '#') {
             tok->kind = QG_TOK_COMMENT;
             tok->start = at;
             scan_comment(lx, tok, false);
+            doubler_sees_literal(lx);
             return true;
         } else if (c == '/' && next == '*') {
             size_t marker = pg ? 0 : mysql_executable_comment(lx);
@@ -892,6 +927,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             tok->kind = QG_TOK_COMMENT;
             tok->start = at;
             scan_comment(lx, tok, true);
+            doubler_sees_literal(lx);
             return true;
         } else if (c == '*' && next == '/' && lx->exec_comment_depth) {
             lx->exec_comment_depth = 0;

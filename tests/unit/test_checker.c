@@ -1219,12 +1219,12 @@ static void test_quick_scan_dollars(void)
 }
 
 /* Texts of any length go to the quick scan first: a 5 KB batch of rows with
- * comments and escapes is settled there in every build; a byte that stops
+ * comments and escapes (two escaped quotes a row) is settled there in every build; a byte that stops
  * the scan in a string near its start, middle or end leaves it to the
  * lexer, with the reference's verdict. */
 static void test_quick_scan_long(void)
 {
-    static const char row[] = "(1, 'it''s', 'a\\'b', 'x--y') /* r */, -- row\n";
+    static const char row[] = "(1, 'it''s', 'a\\'b\\'c', 'x--y') /* r */, -- row\n";
     static const unsigned char stops[] = {'"', '`', 0x80, 0};
     qg_context ctx;
     qg_context_init(&ctx, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
@@ -1265,7 +1265,8 @@ static void test_quick_scan_long(void)
  * straddles every edge of 64 bytes, in MySQL and in PG with
  * standard_conforming_strings off, in every build.  An escaped quote in a
  * string, an escaped backslash and comments that hide a quote are
- * settled, and so is a string after h or r (which the AVX2 and AVX-512
+ * settled (after an even number of escaped quotes: see
+ * test_quick_scan_doubler), and so is a string after h or r (which the AVX2 and AVX-512
  * builds' spans first take for a prefix); a string after a prefix (X'',
  * B'', U&'', either case), a backslash in code, a high byte, a backtick
  * and a double quote are the lexer's; fast and reference agree on every
@@ -1294,10 +1295,10 @@ static void test_quick_scan_escapes_long(void)
         for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
             for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++) {
                 size_t len = lengths[l], n = strlen(probes[k].probe);
-                for (size_t at = 5; at + n < len; at++) {
+                for (size_t at = 7; at + n < len; at++) {
                     char text[400];
                     memset(text, 'a', len);
-                    memcpy(text, "'\\'' ", 5); /* a string with an escaped quote */
+                    memcpy(text, "'\\'\\'' ", 7); /* a string with two escaped quotes */
                     memcpy(text + at, probes[k].probe, n);
                     for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
                         qg_allow_vectors(build);
@@ -1322,6 +1323,47 @@ static void test_quick_scan_escapes_long(void)
            checks, wrong, differ);
 }
 
+/* A comment after an odd number of escaped quotes is inside a quote
+ * doubler's literal: the quick scan (every build) leaves such a text to the
+ * lexer, at every position of a 192- and 400-byte text, and the checker
+ * blocks the doubler's injection there ('\'' OR 1=1 --'); after an even
+ * number the text is settled. */
+static void test_quick_scan_doubler(void)
+{
+    static const size_t lengths[] = {192, 400};
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
+    unsigned checks = 0, wrong = 0, blocked = 0, attacks = 0;
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+        size_t len = lengths[l];
+        for (size_t at = 0; at + 40 < len; at++) {
+            char text[400];
+            memset(text, 'a', len);
+            memcpy(text + at, "'x\\'y' -- c\n", 12);  /* odd: the lexer's */
+            char even[400];
+            memcpy(even, text, len);
+            memcpy(even + at, "'\\'\\'' -- c\n", 12); /* even: settled */
+            for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+                qg_allow_vectors(build);
+                wrong += qg_only_plain_strings(&ctx, text, len);
+                wrong += !qg_only_plain_strings(&ctx, even, len);
+                checks += 2;
+            }
+            qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+            char attack[400];
+            memset(attack, 'a', len);
+            memcpy(attack + at, "'\\'' OR 1=1 -- '", 17);
+            attacks++;
+            blocked += qg_check(&ctx, attack, len, NULL) == QG_VERDICT_BLOCK;
+        }
+    }
+    tap_ok(wrong == 0 && blocked == attacks,
+           "a comment after an odd number of escaped quotes leaves the text to the lexer, after "
+           "an even number it is settled (%u texts, %u wrong); a quote doubler's injection is "
+           "blocked at every position (%u of %u)",
+           checks, wrong, blocked, attacks);
+}
+
 int main(void)
 {
     tap_diag("vector builds: this CPU runs up to %s", build_name[qg_cpu_vectors()]);
@@ -1331,6 +1373,7 @@ int main(void)
     test_quick_scan_dollars();
     test_quick_scan_long();
     test_quick_scan_escapes_long();
+    test_quick_scan_doubler();
     test_reference_agrees();
     test_blocks_cut_characters();
     test_blocks_pairs();

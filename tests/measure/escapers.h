@@ -1,0 +1,192 @@
+/*
+ * Byte-exact models of the escapers the detection rule is measured with
+ * (docs/DETECTION.md, "Measured error rates").  Each writes a whole literal,
+ * quotes and prefix included, and returns its length.  The models of real
+ * escapers are checked byte for byte against the real ones on a sample by
+ * tests/t/38-rule-drivers.t (libpq, libmariadb, psycopg2, MySQLdb, DBD::Pg,
+ * DBD::mysql, PHP pgsql and mysqli); the byte-naive ones are the attack's
+ * side and are what their names say.
+ */
+#ifndef QG_MEASURE_ESCAPERS_H
+#define QG_MEASURE_ESCAPERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "quoteguard.h"
+
+typedef enum escaper {
+    /* correct escapers, for the connection's encoding and quoting rules */
+    ESC_PQ_STRING,  /* PQescapeStringConn in '…' (psycopg2 with scs on, PHP pg_escape_string) */
+    ESC_PQ_LITERAL, /* PQescapeLiteral (PHP pg_escape_literal) */
+    ESC_PSYCOPG2,   /* psycopg2: PQescapeStringConn, E'…' when scs is off */
+    ESC_DBD_PG,     /* DBD::Pg quote */
+    ESC_MY_REAL,    /* mysql_real_escape_string in '…' (MySQLdb, DBD::mysql quote, mysqli) */
+    ESC_MY_REAL_DQ, /* the same in "…" (not under ANSI_QUOTES or NO_BACKSLASH_ESCAPES) */
+    ESC_LEGIT_COUNT,
+    /* byte-naive escapers: the attack's side */
+    ESC_ADDSLASHES = ESC_LEGIT_COUNT, /* \ before \ ' " NUL, byte by byte */
+    ESC_MY_ESCAPE,       /* mysql_escape_string with a single-byte idea of the charset */
+    ESC_BACKSLASH_QUOTE, /* \ -> \\, ' -> \' */
+    ESC_DOUBLER,         /* ' -> '' (a wrong idea of scs / NO_BACKSLASH_ESCAPES) */
+    ESC_DOUBLE_BOTH,     /* ' -> '', \ -> \\ byte by byte (PQescapeString, wrong encoding) */
+    ESC_AWARE_BACKSLASH, /* the connection's encoding, but \ escapes (wrong idea of scs / NBE) */
+    ESC_WRONG_MB,        /* backslash escaping in another multibyte encoding */
+    ESC_COUNT
+} escaper;
+
+static const char *const escaper_name[ESC_COUNT] = {
+    "PQescapeStringConn", "PQescapeLiteral", "psycopg2", "DBD::Pg", "mysql_real_escape",
+    "mysql_real_escape\"", "addslashes", "mysql_escape_string", "backslash+quote", "doubler",
+    "double-both", "aware-backslash", "wrong-multibyte",
+};
+
+/* Length of the character at p as an encoding-aware escaper steps: a valid
+ * multibyte character whole, anything else one byte. */
+static inline size_t escaper_step(const qg_encoding *enc, const unsigned char *p, size_t avail)
+{
+    if (!enc || p[0] < 0x80)
+        return 1;
+    size_t n = qg_encoding_char_len(enc, p, avail);
+    return n ? n : 1;
+}
+
+/* The body of a literal, backslash-style: the bytes in `set` get a
+ * backslash (the MySQL escaper's NUL, newline, CR and ^Z become 0 n r Z). */
+static inline size_t escape_backslash_body(const qg_encoding *enc, const unsigned char *in, size_t n,
+                                           unsigned char *out, const char *set, bool mysql_names)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t step = escaper_step(enc, in + i, n - i);
+        if (step > 1) {
+            memcpy(out + o, in + i, step);
+            o += step;
+            i += step;
+            continue;
+        }
+        unsigned char c = in[i++];
+        bool hit = c == 0 ? strchr(set, '0') != NULL : (c != '0' && strchr(set, c) != NULL);
+        if (!hit) {
+            out[o++] = c;
+            continue;
+        }
+        out[o++] = '\\';
+        if (mysql_names && c == 0)
+            c = '0';
+        else if (mysql_names && c == '\n')
+            c = 'n';
+        else if (mysql_names && c == '\r')
+            c = 'r';
+        else if (mysql_names && c == 0x1a)
+            c = 'Z';
+        out[o++] = c;
+    }
+    return o;
+}
+
+/* The body, doubling: quotes always, backslashes when `backslashes`. */
+static inline size_t escape_doubling_body(const qg_encoding *enc, const unsigned char *in, size_t n,
+                                          unsigned char *out, bool backslashes)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t step = escaper_step(enc, in + i, n - i);
+        if (step > 1) {
+            memcpy(out + o, in + i, step);
+            o += step;
+            i += step;
+            continue;
+        }
+        unsigned char c = in[i++];
+        out[o++] = c;
+        if (c == '\'' || (backslashes && c == '\\'))
+            out[o++] = c;
+    }
+    return o;
+}
+
+static inline bool has_byte(const unsigned char *in, size_t n, unsigned char b)
+{
+    return memchr(in, b, n) != NULL;
+}
+
+/* Writes the literal for `in` as escaper `e` does for a connection in
+ * `enc` with `flags`; `other` is the wrong encoding of ESC_WRONG_MB.
+ * `out` holds at least 2 * n + 4 bytes. */
+static inline size_t escape_literal(escaper e, qg_dialect dialect, const qg_encoding *enc,
+                                    const qg_encoding *other, unsigned flags,
+                                    const unsigned char *in, size_t n, unsigned char *out)
+{
+    bool pg = dialect == QG_DIALECT_POSTGRES;
+    bool scs = flags & QG_STD_STRINGS, nbe = flags & QG_NO_BACKSLASH_ESCAPES;
+    size_t o = 0;
+    unsigned char quote = e == ESC_MY_REAL_DQ ? '"' : '\'';
+    switch (e) {
+    case ESC_PQ_LITERAL:
+    case ESC_DBD_PG:
+        /* PQescapeLiteral: " E'" when the value holds a backslash;
+         * DBD::Pg: E'' likewise, without the space. */
+        if (has_byte(in, n, '\\')) {
+            if (e == ESC_PQ_LITERAL)
+                out[o++] = ' ';
+            out[o++] = 'E';
+        }
+        break;
+    case ESC_PSYCOPG2:
+        if (!scs)
+            out[o++] = 'E';
+        break;
+    default:
+        break;
+    }
+    out[o++] = quote;
+    unsigned char *body = out + o;
+    switch (e) {
+    case ESC_PQ_STRING:
+    case ESC_PSYCOPG2:
+        o += escape_doubling_body(enc, in, n, body, !scs);
+        break;
+    case ESC_PQ_LITERAL:
+    case ESC_DBD_PG:
+        o += escape_doubling_body(enc, in, n, body, true);
+        break;
+    case ESC_MY_REAL:
+    case ESC_MY_REAL_DQ:
+        if (nbe)
+            o += escape_doubling_body(enc, in, n, body, false);
+        else
+            o += escape_backslash_body(enc, in, n, body, "0\n\r\\'\"\x1a", true);
+        break;
+    case ESC_ADDSLASHES:
+        o += escape_backslash_body(NULL, in, n, body, "0\\'\"", false);
+        break;
+    case ESC_MY_ESCAPE:
+        o += escape_backslash_body(NULL, in, n, body, "0\n\r\\'\"\x1a", true);
+        break;
+    case ESC_BACKSLASH_QUOTE:
+        o += escape_backslash_body(NULL, in, n, body, "\\'", false);
+        break;
+    case ESC_DOUBLER:
+        o += escape_doubling_body(NULL, in, n, body, false);
+        break;
+    case ESC_DOUBLE_BOTH:
+        o += escape_doubling_body(NULL, in, n, body, true);
+        break;
+    case ESC_AWARE_BACKSLASH:
+        o += pg ? escape_backslash_body(enc, in, n, body, "\\'", false)
+                : escape_backslash_body(enc, in, n, body, "0\n\r\\'\"\x1a", true);
+        break;
+    case ESC_WRONG_MB:
+        o += pg ? escape_doubling_body(other, in, n, body, true)
+                : escape_backslash_body(other, in, n, body, "0\n\r\\'\"\x1a", true);
+        break;
+    default:
+        break;
+    }
+    out[o++] = quote;
+    return o;
+}
+
+#endif

@@ -1,0 +1,815 @@
+/*
+ * The detection rule's two error rates, measured on generated statements
+ * (docs/DETECTION.md, "Measured error rates").
+ *
+ *   legitimate: query templates x realistic values x the real escapers'
+ *               algorithms (tests/measure/escapers.h, checked byte for byte
+ *               against the real ones by tests/t/38-rule-drivers.t) x every
+ *               client encoding x every quoting mode.  Target: none blocked.
+ *   attacks:    the same templates x attacker payloads x byte-naive
+ *               escapers.  A statement counts as an attack only where the
+ *               server's reading S (the lexer, differential-tested against
+ *               the servers) differs from the template's: other token kinds
+ *               or other code between them.  Target: none passes.
+ *
+ * Usage: measure_rule [--per-dialect N] [--seed S] [--show K] [--dialect pg|mysql]
+ * Prints a table per encoding and quoting mode; exits 1 when a legitimate
+ * statement is blocked or an attack passes (and shows up to K of each).
+ * Each statement is also checked by the reference implementation; where
+ * its verdict differs from the fast one's, that is counted and shown.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escapers.h"
+#include "lexer_internal.h"
+#include "quoteguard.h"
+
+#define MAX_SQL 16384
+#define MAX_VALUE 512
+#define MAX_LITERALS 8
+
+/* ------------------------------------------------------------------ random */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng_next(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static unsigned rng_below(unsigned n)
+{
+    return (unsigned)(rng_next() % n);
+}
+
+static bool rng_chance(unsigned percent)
+{
+    return rng_below(100) < percent;
+}
+
+#define PICK(array) (array)[rng_below(sizeof(array) / sizeof((array)[0]))]
+
+/* ------------------------------------------------------------ the settings */
+
+typedef struct setting {
+    qg_dialect dialect;
+    const char *encoding;
+    unsigned flags;
+    const char *mode; /* as printed */
+} setting;
+
+static const char *const pg_encodings[] = {
+    "UTF8",  "EUC_JP", "EUC_JIS_2004", "EUC_CN", "EUC_KR",  "EUC_TW", "SJIS",   "SHIFT_JIS_2004",
+    "BIG5",  "GBK",    "UHC",          "GB18030", "JOHAB", "MULE_INTERNAL", "LATIN1", "WIN1252", "WIN1251", "KOI8R",
+};
+static const char *const my_encodings[] = {
+    "utf8mb4", "utf8mb3", "sjis",  "cp932", "gbk",   "big5",   "gb18030",
+    "euckr",   "gb2312",  "ujis",  "eucjpms", "latin1", "cp1251", "ascii",
+};
+
+typedef struct stats {
+    uint64_t legit, legit_blocked, legit_logged;
+    uint64_t attacks_generated, attacks, attacks_rejected, attacks_passed;
+    uint64_t same_structure; /* naive escaping that changed no structure */
+    uint64_t differ;         /* fast and reference checkers disagree */
+} stats;
+
+/* ------------------------------------------------------------------ values */
+
+typedef struct value {
+    unsigned char b[MAX_VALUE];
+    size_t n;
+} value;
+
+static void put(value *v, const void *p, size_t n)
+{
+    if (v->n + n > MAX_VALUE - 8)
+        return;
+    memcpy(v->b + v->n, p, n);
+    v->n += n;
+}
+
+static void puts_v(value *v, const char *s)
+{
+    put(v, s, strlen(s));
+}
+
+/* A valid character of enc of two or more bytes (one byte >= 0x80 for
+ * single-byte encodings), trail bytes 0x5c, 0x7c, 0x60 favoured where the
+ * encoding has ASCII trail bytes.  Returns its length, 0 when none found. */
+static size_t gen_char(const qg_encoding *enc, unsigned char *out)
+{
+    if (qg_encoding_is_single_byte(enc)) {
+        for (int tries = 0; tries < 64; tries++) {
+            out[0] = (unsigned char)(0x80 + rng_below(128));
+            if (qg_encoding_char_len(enc, out, 1) == 1)
+                return 1;
+        }
+        return 0;
+    }
+    static const unsigned char favoured[] = {0x5c, 0x7c, 0x60, 0x40, 0x5b, 0x5d, 0x7e, 0x7b, 0x7d, 0x41, 0x61};
+    bool ascii_trail = qg_encoding_has_ascii_trail(enc);
+    for (int tries = 0; tries < 400; tries++) {
+        size_t len = 2 + rng_below(3);
+        out[0] = (unsigned char)(0x81 + rng_below(0x7e));
+        if (tries % 4 == 0)
+            out[0] = (unsigned char)(0x8e + rng_below(2)); /* EUC's SS2/SS3 */
+        for (size_t i = 1; i < len; i++) {
+            unsigned r = rng_below(100);
+            if (ascii_trail && r < 40)
+                out[i] = PICK(favoured);
+            else if (r < 50)
+                out[i] = (unsigned char)(0x30 + rng_below(10)); /* GB18030's second/fourth */
+            else
+                out[i] = (unsigned char)(0x80 + rng_below(0x7f));
+        }
+        if (qg_encoding_char_len(enc, out, len) == len)
+            return len;
+    }
+    return 0;
+}
+
+static void put_text_mb(value *v, const qg_encoding *enc, unsigned chars)
+{
+    for (unsigned i = 0; i < chars; i++) {
+        unsigned char c[4];
+        size_t n = gen_char(enc, c);
+        if (n)
+            put(v, c, n);
+        else
+            puts_v(v, "x");
+        if (rng_chance(15))
+            puts_v(v, PICK(((const char *[]){" ", "\\", "'", "-", ", ", "\\\\", "''", "\"", "/", "*"})));
+    }
+}
+
+static const char *const paths[] = {
+    "C:\\temp\\", "C:\\Program Files\\App\\", "\\\\server\\share\\dir\\", "D:\\data\\x.txt",
+    "C:\\", "\\", "..\\..\\", "/usr/local/bin/", "C:\\Users\\o'neil\\", "%APPDATA%\\Foo\\",
+};
+static const char *const regexes[] = {
+    "^\\d+(\\.\\d+)?$", "[a-z]+\\s*--\\s*'", "\\\\w+", "^[^'\"]*$", "(?i)select\\b.*--",
+    "\\'", "a\\", "\\b(\\w+)\\s+\\1\\b", "[\\x00-\\x1f]", "^--.*$",
+};
+static const char *const prose[] = {
+    "see --help", "a -- b", "/* note */", "x */ y", "-- signature", "it's fine -- really",
+    "use /* and */ carefully", "--", "/*", "*/", "2 - -3", "well--maybe", "# not a comment",
+    "price: 5$ or $$", "$1 and $tag$", "#1 fan", "ok -- ' -- \"",
+};
+static const char *const sqlish[] = {
+    "SELECT * FROM users WHERE name = 'x' -- c", "DROP TABLE t; --", "' OR 1=1 --",
+    "{\"a\": \"b\\\"c\", \"d\": [1, 2]}", "{\"path\": \"C:\\\\x\\\\\"}", "a' || 'b",
+    "1); DELETE FROM t; --", "\" OR \"\"=\"", "') /*", "'; SELECT pg_sleep(1); --",
+    "E'\\n'", "U&'\\0041'", "$$ body $$", "`id`", "x UNION SELECT 1 #",
+};
+static const char *const quotes[] = {
+    "it's", "\"quoted\"", "O'Brien", "'", "''", "\\'", "\\\"", "`", "'\\''", "\\\\'",
+    "say \"hi\"", "don't \\ do", "'''", "\\", "\\\\", "a\\'b",
+};
+static const char *const markup[] = {
+    "<a href=\"x\">it's</a>", "<!-- c -->", "<p class='x'>--</p>", "<![CDATA[ ' ]]>",
+    "&lt;b&gt; &amp; &#39;", "<script>alert('x')</script>",
+};
+static const char *const code[] = {
+    "printf(\"%s\\n\", x); // it's", "if (a) { b = '\\\\'; }", "# comment\nx = 1",
+    "s/\\\\/\\//g", "echo 'a' -- b", "char c = '\\0';", "/* c */ int x; // --",
+    "print(\"it's\") # --", "x = y -- 1\ny = 2",
+};
+static const char *const emails[] = {
+    "o'neil@example.com", "first.last+tag@example.org", "\"john doe\"@example.com",
+    "a--b@example.net",
+};
+static const char *const signatures[] = {
+    "-- \nJohn", "--\r\nSent from my phone", "Regards,\n-- \nA", "\n--\n",
+};
+static const char *const controls[] = {"\n", "\r\n", "\t", "\x1a", "\x7f", "\r"};
+
+static void put_base64(value *v)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned n = 4 * (1 + rng_below(12));
+    for (unsigned i = 0; i < n; i++)
+        put(v, &b64[rng_below(64)], 1);
+    if (rng_chance(30))
+        puts_v(v, "==");
+}
+
+/* A realistic value, valid in enc: one to three fragments. */
+static void gen_value(value *v, const qg_encoding *enc, bool nul_ok)
+{
+    v->n = 0;
+    unsigned parts = 1 + rng_below(3);
+    for (unsigned i = 0; i < parts; i++) {
+        switch (rng_below(13)) {
+        case 0: puts_v(v, PICK(paths)); break;
+        case 1: puts_v(v, PICK(regexes)); break;
+        case 2: puts_v(v, PICK(prose)); break;
+        case 3: puts_v(v, PICK(sqlish)); break;
+        case 4: puts_v(v, PICK(quotes)); break;
+        case 5: puts_v(v, PICK(markup)); break;
+        case 6: puts_v(v, PICK(code)); break;
+        case 7: put_base64(v); break;
+        case 8: puts_v(v, PICK(emails)); break;
+        case 9: puts_v(v, PICK(signatures)); break;
+        case 10: puts_v(v, PICK(controls)); break;
+        default: put_text_mb(v, enc, 1 + rng_below(6)); break;
+        }
+        if (rng_chance(20))
+            puts_v(v, " ");
+    }
+    if (nul_ok && rng_chance(3))
+        put(v, "\0", 1);
+    if (rng_chance(25)) /* many a value ends in a character with a 0x5c trail, or a backslash */
+        put_text_mb(v, enc, 1);
+}
+
+/* ---------------------------------------------------------------- templates */
+
+/* A template: code with '?' where a literal goes; `prefix[i]` is written
+ * before the i-th literal (E, U&, N …). */
+typedef struct template {
+    char text[1024];
+    unsigned literals;
+    const char *prefix[MAX_LITERALS];
+    bool like[MAX_LITERALS];
+} template;
+
+static void tpl_add(template *t, const char *s)
+{
+    strncat(t->text, s, sizeof t->text - strlen(t->text) - 1);
+}
+
+static void tpl_lit(template *t, const char *prefix, bool like)
+{
+    if (t->literals >= MAX_LITERALS)
+        return;
+    t->prefix[t->literals] = prefix;
+    t->like[t->literals] = like;
+    t->literals++;
+    tpl_add(t, "?");
+}
+
+/* `prefixes`: for the attack side, the PG string forms a template may use. */
+static void gen_template(template *t, qg_dialect dialect, unsigned flags, bool prefixes)
+{
+    bool pg = dialect == QG_DIALECT_POSTGRES;
+    memset(t, 0, sizeof *t);
+    unsigned k = 1 + rng_below(MAX_LITERALS);
+    static const char *const cols[] = {"a", "b", "name", "note", "path", "body", "title", "tag"};
+    const char *q = pg || (flags & QG_ANSI_QUOTES) ? "\"" : "`";
+#define LIT() tpl_lit(t, prefixes && pg ? PICK(((const char *[]){"", "", "", "E", "U&", "N", "e"})) : "", false)
+    switch (rng_below(12)) {
+    case 0:
+        tpl_add(t, "INSERT INTO t VALUES (");
+        for (unsigned i = 0; i < k; i++) {
+            if (i)
+                tpl_add(t, ", ");
+            LIT();
+        }
+        tpl_add(t, ")");
+        break;
+    case 1:
+        tpl_add(t, "SELECT * FROM t WHERE ");
+        for (unsigned i = 0; i < k; i++) {
+            if (i)
+                tpl_add(t, PICK(((const char *[]){" AND ", " OR ", "\n  AND "})));
+            tpl_add(t, cols[i]);
+            tpl_add(t, " = ");
+            LIT();
+        }
+        break;
+    case 2:
+        tpl_add(t, "UPDATE t SET ");
+        for (unsigned i = 0; i < k; i++) {
+            if (i)
+                tpl_add(t, ", ");
+            tpl_add(t, cols[i]);
+            tpl_add(t, "=");
+            LIT();
+        }
+        tpl_add(t, " WHERE id = 42");
+        break;
+    case 3:
+        tpl_add(t, "SELECT id FROM t WHERE name LIKE ");
+        tpl_lit(t, "", true);
+        tpl_add(t, pg ? " ESCAPE '!' ORDER BY id" : " ORDER BY id LIMIT 10");
+        break;
+    case 4:
+        tpl_add(t, "SELECT id FROM t WHERE name IN (");
+        for (unsigned i = 0; i < k; i++) {
+            if (i)
+                tpl_add(t, ",");
+            LIT();
+        }
+        tpl_add(t, ")");
+        break;
+    case 5:
+        tpl_add(t, pg ? "SELECT lower(" : "SELECT concat(");
+        LIT();
+        tpl_add(t, pg ? ") || " : ", ");
+        LIT();
+        tpl_add(t, pg ? ", replace(" : ", replace(");
+        LIT();
+        tpl_add(t, ", 'a', 'b')");
+        if (!pg)
+            tpl_add(t, ")");
+        break;
+    case 6:
+        tpl_add(t, "INSERT INTO t (a, b) VALUES (");
+        LIT();
+        tpl_add(t, ", ");
+        LIT();
+        tpl_add(t, "); UPDATE t SET note = ");
+        LIT();
+        tpl_add(t, " WHERE kind = 'user';");
+        break;
+    case 7:
+        tpl_add(t, "SELECT *\nFROM t\nWHERE a = ");
+        LIT();
+        tpl_add(t, "\n  AND kind = 'user'\n  AND b = ");
+        LIT();
+        tpl_add(t, "\nORDER BY 1");
+        break;
+    case 8:
+        tpl_add(t, "/* svc:api */ SELECT * FROM t WHERE a = ");
+        LIT();
+        tpl_add(t, " AND b = ");
+        LIT();
+        break;
+    case 9:
+        tpl_add(t, "SELECT * FROM t WHERE a = ");
+        LIT();
+        tpl_add(t, " /*action='list',route='/users'*/");
+        break;
+    case 10:
+        tpl_add(t, "SELECT * FROM ");
+        tpl_add(t, q);
+        tpl_add(t, "t");
+        tpl_add(t, q);
+        tpl_add(t, " WHERE ");
+        tpl_add(t, q);
+        tpl_add(t, "a");
+        tpl_add(t, q);
+        tpl_add(t, " = ");
+        LIT();
+        tpl_add(t, pg ? " AND b = " : " AND b = ");
+        LIT();
+        tpl_add(t, " LIMIT 1");
+        break;
+    default:
+        tpl_add(t, pg ? "SELECT " : "SELECT ");
+        for (unsigned i = 0; i < k; i++) {
+            if (i)
+                tpl_add(t, ", ");
+            LIT();
+            if (pg && rng_chance(30))
+                tpl_add(t, "::text");
+        }
+        break;
+    }
+#undef LIT
+}
+
+/* ------------------------------------------------------------- statements */
+
+typedef struct statement {
+    unsigned char sql[MAX_SQL];
+    size_t len;
+} statement;
+
+/* Builds the statement: template code and literals[i] in place of each '?'. */
+static void build(statement *st, const template *t, unsigned char (*lits)[2 * MAX_VALUE + 16],
+                  const size_t *lit_len)
+{
+    st->len = 0;
+    unsigned i = 0;
+    for (const char *p = t->text; *p; p++) {
+        if (*p == '?' && i < t->literals) {
+            size_t pl = strlen(t->prefix[i]);
+            memcpy(st->sql + st->len, t->prefix[i], pl);
+            st->len += pl;
+            memcpy(st->sql + st->len, lits[i], lit_len[i]);
+            st->len += lit_len[i];
+            i++;
+        } else {
+            st->sql[st->len++] = (unsigned char)*p;
+        }
+    }
+}
+
+typedef struct reading {
+    qg_token tok[96];
+    unsigned count;
+    bool overflow;
+} reading;
+
+static void read_server(const qg_context *ctx, const statement *st, reading *r)
+{
+    qg_lexer lx;
+    qg_token tok;
+    r->count = 0;
+    r->overflow = false;
+    qg_lexer_init(&lx, ctx, (const char *)st->sql, st->len, QG_READ_SERVER, NULL);
+    while (qg_lexer_next(&lx, &tok)) {
+        if (r->count == sizeof r->tok / sizeof r->tok[0]) {
+            r->overflow = true;
+            return;
+        }
+        r->tok[r->count++] = tok;
+    }
+}
+
+/* Whether two statements have the same structure in S: the same kinds of
+ * tokens and the same code between them. */
+static bool same_structure(const statement *a, const reading *ra, const statement *b,
+                           const reading *rb)
+{
+    if (ra->overflow || rb->overflow || ra->count != rb->count)
+        return false;
+    size_t ea = 0, eb = 0;
+    for (unsigned i = 0; i <= ra->count; i++) {
+        size_t sa = i < ra->count ? ra->tok[i].start : a->len;
+        size_t sb = i < rb->count ? rb->tok[i].start : b->len;
+        if (sa - ea != sb - eb || memcmp(a->sql + ea, b->sql + eb, sa - ea) != 0)
+            return false;
+        if (i == ra->count)
+            break;
+        const qg_token *x = &ra->tok[i], *y = &rb->tok[i];
+        if (x->kind != y->kind || x->form != y->form || x->unterminated || y->unterminated)
+            return false;
+        if (x->kind == QG_TOK_COMMENT &&
+            (x->end - x->start != y->end - y->start ||
+             memcmp(a->sql + x->start, b->sql + y->start, x->end - x->start) != 0))
+            return false; /* comments are the template's own */
+        ea = x->end;
+        eb = y->end;
+    }
+    return true;
+}
+
+/* Whether S finds a backslash in code, which both servers reject as a
+ * syntax error (MySQL's \N, NULL, aside). */
+static bool backslash_in_server_code(qg_dialect d, const statement *st, const reading *r)
+{
+    size_t from = 0;
+    for (unsigned i = 0; i <= r->count; i++) {
+        size_t to = i < r->count ? r->tok[i].start : st->len;
+        for (size_t p = from; p < to; p++)
+            if (st->sql[p] == '\\' && !(d == QG_DIALECT_MYSQL && p + 1 < to && st->sql[p + 1] == 'N'))
+                return true;
+        if (i < r->count)
+            from = r->tok[i].end;
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------------- report */
+
+typedef struct example {
+    unsigned shown_legit, shown_attack;
+    unsigned limit;
+} example;
+
+static void print_bytes(FILE *f, const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c == '\\')
+            fputs("\\\\", f);
+        else if (c >= 0x20 && c < 0x7f)
+            fputc(c, f);
+        else
+            fprintf(f, "\\x%02x", c);
+    }
+}
+
+static void show(const char *what, const setting *s, const char *esc, const statement *st,
+                 const qg_result *res)
+{
+    fprintf(stderr, "%s [%s %s %s, %s]", what, s->dialect == QG_DIALECT_POSTGRES ? "pg" : "mysql",
+            s->encoding, s->mode, esc);
+    if (res && res->count)
+        fprintf(stderr, " %s@%zu", qg_reason_name(res->findings[0].reason), res->findings[0].offset);
+    fputs(": ", stderr);
+    print_bytes(stderr, st->sql, st->len);
+    fputc('\n', stderr);
+}
+
+/* --------------------------------------------------------------- the runs */
+
+/* The checker's verdict, which the reference implementation (no vector
+ * scans, no block skip, the readings compared whenever S saw an ambiguous
+ * byte) must share. */
+static qg_verdict check_both(const setting *s, const qg_context *ctx, const statement *st,
+                             qg_result *res, stats *out)
+{
+    qg_verdict fast = qg_check(ctx, (const char *)st->sql, st->len, res);
+    qg_force_reference(true);
+    qg_verdict ref = qg_check(ctx, (const char *)st->sql, st->len, NULL);
+    qg_force_reference(false);
+    if (fast != ref && out->differ++ < 3)
+        show(fast == QG_VERDICT_BLOCK ? "fast blocks, reference not" : "reference blocks, fast not",
+             s, "", st, res);
+    return fast;
+}
+
+typedef unsigned char literal_buf[2 * MAX_VALUE + 16];
+
+static const qg_encoding *wrong_multibyte(qg_dialect d, const qg_encoding *enc)
+{
+    static const char *const pg[] = {"SJIS", "GBK", "BIG5", "GB18030", "UTF8"};
+    static const char *const my[] = {"sjis", "gbk", "big5", "gb18030", "utf8mb4"};
+    for (int tries = 0; tries < 8; tries++) {
+        const qg_encoding *e = qg_encoding_find(d, d == QG_DIALECT_POSTGRES ? PICK(pg) : PICK(my));
+        if (e && e != enc)
+            return e;
+    }
+    return NULL;
+}
+
+/* The escapers a program on this connection may use correctly. */
+static escaper legit_escaper(const setting *s)
+{
+    if (s->dialect == QG_DIALECT_POSTGRES)
+        return (escaper)PICK(((const int[]){ESC_PQ_STRING, ESC_PQ_LITERAL, ESC_PSYCOPG2, ESC_DBD_PG}));
+    if (!(s->flags & (QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES)) && rng_chance(20))
+        return ESC_MY_REAL_DQ;
+    return ESC_MY_REAL;
+}
+
+static void run_legit(const setting *s, const qg_context *ctx, stats *st_out, example *ex)
+{
+    template t;
+    value v;
+    literal_buf lits[MAX_LITERALS], benign[MAX_LITERALS];
+    size_t lit_len[MAX_LITERALS], benign_len[MAX_LITERALS];
+    statement st, ref;
+    bool nul_ok = s->dialect == QG_DIALECT_MYSQL && !(s->flags & QG_NO_BACKSLASH_ESCAPES);
+    gen_template(&t, s->dialect, s->flags, false);
+    escaper e = legit_escaper(s);
+    for (unsigned i = 0; i < t.literals; i++) {
+        gen_value(&v, ctx->encoding, nul_ok);
+        if (t.like[i]) {
+            memmove(v.b + 1, v.b, v.n);
+            v.b[0] = '%';
+            v.b[++v.n] = '%';
+            v.n++;
+        }
+        lit_len[i] = escape_literal(e, s->dialect, ctx->encoding, NULL, s->flags, v.b, v.n, lits[i]);
+        unsigned char x[2] = {'x', '\\'};
+        benign_len[i] = escape_literal(e, s->dialect, ctx->encoding, NULL, s->flags, x,
+                                       has_byte(v.b, v.n, '\\') ? 2 : 1, benign[i]);
+    }
+    build(&st, &t, lits, lit_len);
+    build(&ref, &t, benign, benign_len);
+    st_out->legit++;
+    qg_result res;
+    qg_verdict verdict = check_both(s, ctx, &st, &res, st_out);
+    reading rs, rr;
+    read_server(ctx, &st, &rs);
+    read_server(ctx, &ref, &rr);
+    if (!same_structure(&st, &rs, &ref, &rr)) {
+        fprintf(stderr, "generator error: a correctly escaped statement reads otherwise\n");
+        show("  statement", s, escaper_name[e], &st, &res);
+        exit(2);
+    }
+    if (verdict == QG_VERDICT_BLOCK) {
+        st_out->legit_blocked++;
+        if (ex->shown_legit++ < ex->limit)
+            show("legitimate blocked", s, escaper_name[e], &st, &res);
+    } else if (verdict == QG_VERDICT_LOG) {
+        st_out->legit_logged++;
+    }
+}
+
+/* A byte that makes a character with 0x5c after it, or 0 when the
+ * encoding has none. */
+static unsigned char lead_for_backslash(const qg_encoding *enc)
+{
+    for (int tries = 0; tries < 200; tries++) {
+        unsigned char c[2] = {(unsigned char)(0x81 + rng_below(0x7e)), 0x5c};
+        if (qg_encoding_char_len(enc, c, 2) == 2)
+            return c[0];
+    }
+    return 0;
+}
+
+/* An attacker's input: bytes before the breakout, the breakout, code, end. */
+static void gen_payload(value *v, const qg_encoding *enc, const qg_encoding *other, bool swallow)
+{
+    v->n = 0;
+    if (rng_chance(40))
+        puts_v(v, PICK(((const char *[]){"x", "admin", "1", "", "a b"})));
+    switch (rng_below(6)) {
+    case 0:
+    case 1: {
+        unsigned char lead = lead_for_backslash(rng_chance(70) || !other ? enc : other);
+        if (lead)
+            put(v, &lead, 1);
+        break;
+    }
+    case 2: { /* an invalid or ill-formed sequence */
+        static const unsigned char bad[][3] = {{0xc8}, {0xe8, 0xa1}, {0xf0, 0x90, 0x80}, {0xbf}, {0x81}, {0xa5}};
+        const unsigned char *b = bad[rng_below(6)];
+        put(v, b, b[1] ? (b[2] ? 3 : 2) : 1);
+        break;
+    }
+    case 3:
+        puts_v(v, "\\");
+        break;
+    default:
+        break;
+    }
+    if (swallow)
+        return; /* the next literal holds the code */
+    puts_v(v, PICK(((const char *[]){"'", "'", "\\'", "\"", "''", "\\", "'\\", "\\\\'"})));
+    puts_v(v, PICK(((const char *[]){" OR 1=1", " OR 'a'='a", " UNION SELECT password FROM users",
+                                     "; DROP TABLE users", ") OR (1=1", "), ('x', 'y'",
+                                     " AND sleep(5)", " OR ''='", "||(SELECT 1)||", " OR x=",
+                                     "; SELECT 1; SELECT '", ""})));
+    puts_v(v, PICK(((const char *[]){" -- ", " --", "#", "/*", " -- '", "", "-- x\n", " --\n",
+                                     " /* */", "'"})));
+}
+
+static void gen_code_payload(value *v)
+{
+    v->n = 0;
+    puts_v(v, PICK(((const char *[]){" OR 1=1 -- ", " OR 1=1#", " UNION SELECT password FROM users -- ",
+                                     "; DROP TABLE users; -- ", ") OR 1=1 /*", " OR 1=1 OR ''='",
+                                     " OR name=", "x"})));
+}
+
+static const escaper naive_escapers[] = {ESC_ADDSLASHES, ESC_MY_ESCAPE, ESC_BACKSLASH_QUOTE,
+                                         ESC_DOUBLER, ESC_DOUBLE_BOTH, ESC_AWARE_BACKSLASH,
+                                         ESC_WRONG_MB};
+
+static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, example *ex)
+{
+    template t;
+    value v;
+    literal_buf lits[MAX_LITERALS], benign[MAX_LITERALS];
+    size_t lit_len[MAX_LITERALS], benign_len[MAX_LITERALS];
+    statement st, ref;
+    gen_template(&t, s->dialect, s->flags, true);
+    escaper e = PICK(naive_escapers);
+    const qg_encoding *other = wrong_multibyte(s->dialect, ctx->encoding);
+    unsigned target = rng_below(t.literals);
+    bool swallow = target + 1 < t.literals && rng_chance(30);
+    for (unsigned i = 0; i < t.literals; i++) {
+        if (i == target)
+            gen_payload(&v, ctx->encoding, other, swallow);
+        else if (swallow && i == target + 1)
+            gen_code_payload(&v);
+        else if (rng_chance(70))
+            gen_value(&v, ctx->encoding, false);
+        else {
+            v.n = 0;
+            puts_v(&v, PICK(((const char *[]){"alice", "bob", "x", "42", "hello world"})));
+        }
+        lit_len[i] = escape_literal(e, s->dialect, ctx->encoding, other, s->flags, v.b, v.n, lits[i]);
+        benign_len[i] = escape_literal(e, s->dialect, ctx->encoding, other, s->flags,
+                                       (const unsigned char *)"x", 1, benign[i]);
+    }
+    build(&st, &t, lits, lit_len);
+    build(&ref, &t, benign, benign_len);
+    st_out->attacks_generated++;
+    qg_result res;
+    qg_verdict verdict = check_both(s, ctx, &st, &res, st_out);
+    /* The server refuses what S finds invalid (PG) or unterminated. */
+    qg_context plain;
+    qg_context_init(&plain, ctx->dialect, ctx->encoding, ctx->flags);
+    plain.action[QG_REASON_STRUCTURE_MISMATCH] = QG_ACTION_IGNORE;
+    plain.action[QG_REASON_ILLFORMED_QUOTE] = QG_ACTION_IGNORE;
+    plain.action[QG_REASON_ILLFORMED] = QG_ACTION_IGNORE;
+    qg_result server_res;
+    if (qg_check(&plain, (const char *)st.sql, st.len, &server_res) == QG_VERDICT_BLOCK) {
+        st_out->attacks_rejected++;
+        return;
+    }
+    reading rs, rr;
+    read_server(ctx, &st, &rs);
+    read_server(ctx, &ref, &rr);
+    if (same_structure(&st, &rs, &ref, &rr)) {
+        st_out->same_structure++;
+        return;
+    }
+    if (backslash_in_server_code(s->dialect, &st, &rs)) {
+        st_out->attacks_rejected++; /* a syntax error: nothing runs */
+        return;
+    }
+    st_out->attacks++;
+    if (verdict != QG_VERDICT_BLOCK) {
+        st_out->attacks_passed++;
+        if (ex->shown_attack++ < ex->limit)
+            show("attack passed", s, escaper_name[e], &st, &res);
+    }
+}
+
+/* ------------------------------------------------------------------- main */
+
+static void settings_of(qg_dialect d, setting *out, unsigned *count)
+{
+    *count = 0;
+    if (d == QG_DIALECT_POSTGRES) {
+        for (size_t i = 0; i < sizeof pg_encodings / sizeof *pg_encodings; i++) {
+            out[(*count)++] = (setting){d, pg_encodings[i], QG_STD_STRINGS, "scs=on"};
+            out[(*count)++] = (setting){d, pg_encodings[i], 0, "scs=off"};
+        }
+    } else {
+        for (size_t i = 0; i < sizeof my_encodings / sizeof *my_encodings; i++) {
+            out[(*count)++] = (setting){d, my_encodings[i], 0, "default"};
+            out[(*count)++] = (setting){d, my_encodings[i], QG_NO_BACKSLASH_ESCAPES, "NBE"};
+            out[(*count)++] = (setting){d, my_encodings[i], QG_ANSI_QUOTES, "ANSI_QUOTES"};
+            out[(*count)++] = (setting){d, my_encodings[i], QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES,
+                                        "NBE+ANSI"};
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t per_dialect = 100000, seed = 20261205;
+    unsigned show_limit = 5;
+    int only = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--per-dialect") && i + 1 < argc)
+            per_dialect = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--show") && i + 1 < argc)
+            show_limit = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--dialect") && i + 1 < argc) {
+            i++;
+            only = !strcmp(argv[i], "pg") ? QG_DIALECT_POSTGRES : QG_DIALECT_MYSQL;
+        } else {
+            fprintf(stderr, "usage: %s [--per-dialect N] [--seed S] [--show K] [--dialect pg|mysql]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    rng_state ^= seed * 0x9e3779b97f4a7c15ull;
+    if (!rng_state)
+        rng_state = 1;
+    example ex = {0, 0, show_limit};
+    uint64_t total_blocked = 0, total_passed = 0, total_differ = 0;
+    printf("%-6s %-15s %-12s %9s %8s %8s %9s %8s %8s\n", "dial", "encoding", "mode", "legit",
+           "blocked", "logged", "attacks", "passed", "refused");
+    for (int d = 0; d < 2; d++) {
+        if (only >= 0 && only != d)
+            continue;
+        setting settings[80];
+        unsigned count;
+        settings_of((qg_dialect)d, settings, &count);
+        uint64_t per_setting = per_dialect / count + 1;
+        stats sum = {0};
+        for (unsigned i = 0; i < count; i++) {
+            const setting *s = &settings[i];
+            const qg_encoding *enc = qg_encoding_find(s->dialect, s->encoding);
+            if (!enc) {
+                fprintf(stderr, "unknown encoding %s\n", s->encoding);
+                return 2;
+            }
+            qg_context ctx;
+            qg_context_init(&ctx, s->dialect, enc, s->flags);
+            stats st = {0};
+            for (uint64_t n = 0; n < per_setting; n++) {
+                run_legit(s, &ctx, &st, &ex);
+                run_attack(s, &ctx, &st, &ex);
+            }
+            printf("%-6s %-15s %-12s %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %8" PRIu64
+                   " %8" PRIu64 "\n",
+                   d ? "mysql" : "pg", s->encoding, s->mode, st.legit, st.legit_blocked,
+                   st.legit_logged, st.attacks, st.attacks_passed, st.attacks_rejected);
+            sum.legit += st.legit;
+            sum.legit_blocked += st.legit_blocked;
+            sum.legit_logged += st.legit_logged;
+            sum.attacks += st.attacks;
+            sum.attacks_passed += st.attacks_passed;
+            sum.attacks_rejected += st.attacks_rejected;
+            sum.attacks_generated += st.attacks_generated;
+            sum.same_structure += st.same_structure;
+            sum.differ += st.differ;
+        }
+        printf("%-6s %-15s %-12s %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %8" PRIu64
+               " %8" PRIu64 "   (attack inputs generated %" PRIu64 ", structure unchanged %" PRIu64
+               ", fast and reference differ %" PRIu64 ")\n",
+               d ? "mysql" : "pg", "all", "all", sum.legit, sum.legit_blocked, sum.legit_logged,
+               sum.attacks, sum.attacks_passed, sum.attacks_rejected, sum.attacks_generated,
+               sum.same_structure, sum.differ);
+        total_blocked += sum.legit_blocked;
+        total_differ += sum.differ;
+        total_passed += sum.attacks_passed;
+    }
+    printf("legitimate blocked: %" PRIu64 "; attacks passed: %" PRIu64
+           "; fast and reference differ: %" PRIu64 "\n",
+           total_blocked, total_passed, total_differ);
+    return total_blocked || total_passed ? 1 : 0;
+}
