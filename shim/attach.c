@@ -11,6 +11,8 @@
 #include "client_libraries.h"
 #include "config.h"
 #include "log.h"
+#include "real.h"
+#include "settings.h"
 
 static bool announced;
 
@@ -19,11 +21,13 @@ static void loaded_libraries(char *out, size_t cap)
 {
     size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; qg_client_sonames[i]; i++) {
-        void *handle = dlopen(qg_client_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+    qg_dlopen_fn real_dlopen = qg_real_dlopen();
+    qg_dlclose_fn real_dlclose = qg_real_dlclose();
+    for (size_t i = 0; real_dlopen && real_dlclose && qg_client_sonames[i]; i++) {
+        void *handle = real_dlopen(qg_client_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
         if (!handle)
             continue;
-        dlclose(handle);
+        real_dlclose(handle);
         int n = snprintf(out + used, cap - used, "%s%s", used ? "," : "", qg_client_sonames[i]);
         if (n < 0 || (size_t)n >= cap - used)
             break;

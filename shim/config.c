@@ -1,4 +1,5 @@
-/* Settings: environment over config file over defaults, loaded once.
+/* Settings: environment over config file over defaults (settings.c loads
+ * them once for the process and logs the problems found here).
  *
  * The loader runs inside whatever process preloaded us, possibly on the first
  * query: it uses only static storage and plain system calls (no stdio, no
@@ -9,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +17,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "log.h"
 
 #define DEFAULT_CONFIG_PATH "/etc/quoteguard.conf"
 #define CONFIG_FILE_MAX (64 * 1024)
-#define LOADER_PROBLEMS_KEPT 8
 
 /* Where problems go: a count, the first one's text, and optionally a list
  * (the loader keeps several so that each is logged once). */
@@ -589,11 +587,7 @@ void qg_settings_set_program(qg_settings *s, const char *program)
 
 /* ------------------------------------------------------------------ loader */
 
-QG_FAR_BSS static qg_settings loaded_settings;
-static bool loaded;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 QG_FAR_BSS static char file_text[CONFIG_FILE_MAX];
-QG_FAR_BSS static char kept_problems[LOADER_PROBLEMS_KEPT][QG_PROBLEM_TEXT_MAX];
 
 /* Reads the config file into file_text and parses it; a file that should be
  * read but cannot be is reported.  A missing default file is not a problem.
@@ -633,30 +627,6 @@ static void read_config_file(qg_settings *s, const char *path, bool explicit, pr
     parse_text(s, file_text, len, path, p);
 }
 
-static void copy_truncated(char *out, size_t cap, const char *text)
-{
-    size_t n = strnlen(text, cap - 1);
-    memcpy(out, text, n);
-    out[n] = '\0';
-}
-
-static void program_name(char *out, size_t cap)
-{
-    char exe[QG_PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        static const char deleted[] = " (deleted)";
-        size_t dl = sizeof deleted - 1;
-        if ((size_t)n > dl && strcmp(exe + n - dl, deleted) == 0)
-            exe[n - dl] = '\0';
-        const char *slash = strrchr(exe, '/');
-        copy_truncated(out, cap, slash ? slash + 1 : exe);
-        return;
-    }
-    copy_truncated(out, cap, program_invocation_short_name);
-}
-
 /* Defaults, file, environment: the sources in their order of precedence. */
 static void collect(qg_settings *s, problems *p)
 {
@@ -677,40 +647,4 @@ int qg_settings_load_all(qg_settings *s, char (*kept)[QG_PROBLEM_TEXT_MAX], size
     problems p = {.kept = kept, .kept_cap = kept_cap};
     collect(s, &p);
     return p.count;
-}
-
-static void load(void)
-{
-    qg_settings *s = &loaded_settings;
-    problems p = {.kept = kept_problems, .kept_cap = LOADER_PROBLEMS_KEPT};
-    collect(s, &p);
-
-    char program[QG_NAME_MAX];
-    program_name(program, sizeof program);
-    qg_settings_set_program(s, program);
-
-    if (p.count) {
-        size_t shown = (size_t)p.count < LOADER_PROBLEMS_KEPT ? (size_t)p.count
-                                                              : LOADER_PROBLEMS_KEPT;
-        for (size_t i = 0; i < shown; i++) {
-            char detail[QG_PROBLEM_TEXT_MAX + 64];
-            snprintf(detail, sizeof detail, "%.*s; using mode enforce", QG_PROBLEM_TEXT_MAX,
-                     kept_problems[i]);
-            qg_log_write_event(s, "error", "config_error", detail);
-        }
-        if ((size_t)p.count > shown) {
-            char detail[96];
-            snprintf(detail, sizeof detail, "%zu more configuration problems not shown",
-                     (size_t)p.count - shown);
-            qg_log_write_event(s, "error", "config_error", detail);
-        }
-    }
-    __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
-}
-
-QG_HOT const qg_settings *qg_settings_get(void)
-{
-    if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
-        pthread_once(&load_once, load);
-    return &loaded_settings;
 }

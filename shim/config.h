@@ -87,17 +87,8 @@ typedef struct qg_settings {
     char config_path[QG_PATH_MAX]; /* the file read, "" when none */
 } qg_settings;
 
-/* The process-wide settings, loaded once (thread-safe) on first use.
- * Files: $QUOTEGUARD_CONFIG, else /etc/quoteguard.conf when it exists; then
- * the QUOTEGUARD_* variables (read with secure_getenv, so a setuid program
- * ignores them).  An empty variable counts as unset; a list set in the
- * environment replaces the file's list.
- * Every problem (bad value, unknown key, unreadable file) is logged once at
- * level "error" and the mode becomes enforce, whatever was asked for. */
-const qg_settings *qg_settings_get(void);
-
 /* Loads settings as the shim does — defaults, the config file, the
- * environment, as qg_settings_get() — but not the program name, into *s.
+ * environment, as qg_settings_get() (settings.h) — but not the program name, into *s.
  * Every problem's text, up to kept_cap of them, goes to kept (for
  * `quoteguard check --config`).  Returns the number of problems; with any,
  * s->mode is enforce. */

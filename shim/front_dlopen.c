@@ -30,33 +30,9 @@
 #include "config.h"
 #include "log.h"
 #include "real.h"
+#include "settings.h"
 
 #define QG_EXPORT __attribute__((visibility("default")))
-
-typedef void *(*dlopen_fn)(const char *, int);
-typedef int (*dlclose_fn)(void *);
-
-static dlopen_fn next_dlopen(void)
-{
-    static dlopen_fn fn;
-    dlopen_fn found = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-    if (!found) {
-        found = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
-        __atomic_store_n(&fn, found, __ATOMIC_RELEASE);
-    }
-    return found;
-}
-
-static dlclose_fn next_dlclose(void)
-{
-    static dlclose_fn fn;
-    dlclose_fn found = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-    if (!found) {
-        found = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
-        __atomic_store_n(&fn, found, __ATOMIC_RELEASE);
-    }
-    return found;
-}
 
 /* ------------------------------------------------------------- ELF reading */
 
@@ -241,7 +217,7 @@ QG_EXPORT void *dlopen(const char *file, int flags)
             qg_log_write_event(s, "debug", "dlopen_deepbind_cleared", file);
         }
     }
-    dlopen_fn real = next_dlopen();
+    qg_dlopen_fn real = qg_real_dlopen();
     if (!real)
         return NULL;
     return real(file, flags); /* a tail call: see the caveat at the top */
@@ -249,7 +225,7 @@ QG_EXPORT void *dlopen(const char *file, int flags)
 
 QG_EXPORT int dlclose(void *handle)
 {
-    dlclose_fn real = next_dlclose();
+    qg_dlclose_fn real = qg_real_dlclose();
     if (!real)
         return -1;
     int rc = real(handle);

@@ -47,6 +47,7 @@
 #include "log.h"
 #include "quoteguard.h"
 #include "real.h"
+#include "settings.h"
 
 #define QG_EXPORT __attribute__((visibility("default")))
 

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "real.h"
 #include "rewriter.h"
+#include "settings.h"
 
 #define QG_EXPORT __attribute__((visibility("default")))
 

@@ -9,6 +9,7 @@
 #include "counters.h"
 #include "hot.h"
 #include "log.h"
+#include "settings.h"
 #include "shape.h"
 #include "shape_profile.h"
 

@@ -84,9 +84,9 @@ size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t 
                       size_t *chars);
 
 /* The builds of each (shim/block_skip.c): SSE2, AVX2 and, for the quick
- * scan, AVX-512.  The widest the CPU has runs; tests allow the narrower
- * ones only, to compare them too (qg_allow_vectors returns the build that
- * runs then). */
+ * scan, AVX-512.  The widest the CPU has runs (shim/vectors.c picks it);
+ * tests allow the narrower ones only, to compare them too
+ * (qg_allow_vectors returns the build that runs then). */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
 bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);

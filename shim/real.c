@@ -15,6 +15,28 @@ void qg_real_invalidate(void)
     __atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
 }
 
+qg_dlopen_fn qg_real_dlopen(void)
+{
+    static qg_dlopen_fn fn;
+    qg_dlopen_fn found = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (!found) {
+        found = (qg_dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
+        __atomic_store_n(&fn, found, __ATOMIC_RELEASE);
+    }
+    return found;
+}
+
+qg_dlclose_fn qg_real_dlclose(void)
+{
+    static qg_dlclose_fn fn;
+    qg_dlclose_fn found = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (!found) {
+        found = (qg_dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+        __atomic_store_n(&fn, found, __ATOMIC_RELEASE);
+    }
+    return found;
+}
+
 QG_HOT void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *sonames)
 {
     unsigned now = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
@@ -24,13 +46,16 @@ QG_HOT void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *c
             return cached;
     }
     void *fn = dlsym(RTLD_NEXT, name);
-    for (size_t i = 0; !fn && sonames && sonames[i]; i++) {
-        void *handle = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+    qg_dlopen_fn real_dlopen = fn ? NULL : qg_real_dlopen();
+    for (size_t i = 0; real_dlopen && sonames && sonames[i]; i++) {
+        void *handle = real_dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
         if (!handle)
             continue;
         /* The reference RTLD_NOLOAD took is kept on purpose: it pins the
          * library, so the pointer cached below can never dangle. */
         fn = dlsym(handle, name);
+        if (fn)
+            break;
     }
     if (fn) {
         __atomic_store_n(&slot->fn, fn, __ATOMIC_RELAXED);

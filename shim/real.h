@@ -17,6 +17,13 @@ void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *s
 /* Called when the program dlclose()s a library: every slot resolves again. */
 void qg_real_invalidate(void);
 
+/* The C library's dlopen and dlclose, found past the shim's own
+ * (front_dlopen.c): what the shim calls for itself.  NULL when missing. */
+typedef void *(*qg_dlopen_fn)(const char *, int);
+typedef int (*qg_dlclose_fn)(void *);
+qg_dlopen_fn qg_real_dlopen(void);
+qg_dlclose_fn qg_real_dlclose(void);
+
 /* Declares a typed accessor `real_NAME()` that resolves on first call. */
 #define QG_REAL_FN(ret, name, args, sonames)                                      \
     typedef ret(*name##_fn) args;                                                 \

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "settings.h"
 #include "tap.h"
 #include "test_files.h"
 

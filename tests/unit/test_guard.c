@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "settings.h"
 #include "log.h"
 #include "tap.h"
 #include "test_files.h"

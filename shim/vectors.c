@@ -1,0 +1,142 @@
+/* The one place that picks which build of the vector scans runs
+ * (shim/block_skip.c, built for SSE2, AVX2 and AVX-512): the widest the CPU
+ * has, chosen once per process; tests narrow it to compare the builds. */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "encoding_tables.h"
+#include "hot.h"
+#include "lexer_internal.h"
+#include "quoteguard.h"
+
+int qg_cpu_vectors(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int widest = -1; /* unknown yet; races only store the same answer */
+    int found = __atomic_load_n(&widest, __ATOMIC_RELAXED);
+    if (found < 0) {
+        __builtin_cpu_init();
+        found = QG_VECTORS_SSE2;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+            __builtin_cpu_supports("pclmul"))
+            found = __builtin_cpu_supports("avx512bw") ? QG_VECTORS_AVX512 : QG_VECTORS_AVX2;
+        __atomic_store_n(&widest, found, __ATOMIC_RELAXED);
+    }
+    return found;
+#else
+    return QG_VECTORS_SSE2; /* the narrowest: on x86-64 only are there wider */
+#endif
+}
+
+static int widest_allowed = QG_VECTORS_AVX512;
+static int vectors_in_use = -1; /* -1: not picked yet; races only store the same answer */
+
+/* The widest build of the vector scans that can run here and is not
+ * turned off for a test. */
+static int widest_runnable(void)
+{
+    int found = qg_cpu_vectors();
+    return found < widest_allowed ? found : widest_allowed;
+}
+
+int qg_allow_vectors(int widest)
+{
+    widest_allowed = widest;
+    __atomic_store_n(&vectors_in_use, -1, __ATOMIC_RELAXED);
+    return widest_runnable();
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* widest_runnable, picked once. */
+static inline __attribute__((always_inline)) int vectors(void)
+{
+    int in_use = __atomic_load_n(&vectors_in_use, __ATOMIC_RELAXED);
+    if (in_use < 0) {
+        in_use = widest_runnable();
+        __atomic_store_n(&vectors_in_use, in_use, __ATOMIC_RELAXED);
+    }
+    return in_use;
+}
+#endif
+
+#ifndef __SSE2__
+/* The quick scan's classes of bytes: a single quote, a dash (two make a
+ * comment a quote could hide in), a hash (MySQL's comment), and what needs
+ * the lexer in any case. */
+enum { QUICK_QUOTE = 1, QUICK_DASH = 2, QUICK_HASH = 4, QUICK_OTHER = 8 };
+
+static unsigned quick_class(unsigned char c)
+{
+    switch (c) {
+    case '\'':
+        return QUICK_QUOTE;
+    case '-':
+        return QUICK_DASH;
+    case '#':
+        return QUICK_HASH;
+    case 0:
+    case '"':
+    case '`':
+    case '\\':
+    case '$':
+    case '/':
+        return QUICK_OTHER;
+    default:
+        return c >= 0x80 ? QUICK_OTHER : 0;
+    }
+}
+#endif
+
+QG_HOT bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    int widest = vectors();
+    if (widest == QG_VECTORS_AVX512)
+        return qg_quick_scan_avx512(ctx, sql, len);
+    if (widest == QG_VECTORS_AVX2)
+        return qg_quick_scan_avx2(ctx, sql, len);
+#endif
+#ifdef __SSE2__
+    return qg_quick_scan_sse2(ctx, sql, len);
+#else
+    (void)ctx;
+    unsigned quotes = 0, comment = 0, other = 0, last = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned c = quick_class((unsigned char)sql[i]);
+        quotes += c & QUICK_QUOTE;
+        comment |= (c & QUICK_HASH) | (c & last & QUICK_DASH);
+        other |= c & QUICK_OTHER;
+        last = c;
+    }
+    /* An odd count leaves the last string open; a quote in a comment would
+     * be miscounted. */
+    return !other && (!quotes || (!comment && quotes % 2 == 0));
+#endif
+}
+
+size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,
+                      size_t *chars)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!qg_reference_on && vectors() >= QG_VECTORS_AVX2)
+        return qg_count_chars_avx2(dfa, s, pos, limit, chars);
+#endif
+    (void)dfa, (void)s, (void)limit, (void)chars;
+    return pos;
+}
+
+QG_HOT void qg_lexer_skip_quiet(qg_lexer *lx)
+{
+    if (qg_reference_on || lx->reading != QG_READ_SERVER || lx->exec_comment_depth ||
+        lx->pos < lx->quiet_from || lx->pos >= lx->len)
+        return;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (vectors() >= QG_VECTORS_AVX2) {
+        qg_skip_quiet_avx2(lx);
+        return;
+    }
+#endif
+#ifdef __SSE2__
+    qg_skip_quiet_sse2(lx);
+#endif
+}
