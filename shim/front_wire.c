@@ -39,6 +39,7 @@
 #include "guard.h"
 #include "hot.h"
 #include "log.h"
+#include "settings.h"
 #include "wire_stream.h"
 
 #define QG_EXPORT __attribute__((visibility("default")))

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "quoteguard.h"
+#include "settings.h" /* the fronts read the settings too */
 
 typedef struct qg_query {
     qg_dialect dialect;
