@@ -58,17 +58,17 @@ $(BUILD)/client-libraries: shim/client_libraries.h
 	mv -f $@.tmp $@
 
 $(BUILD)/libquoteguard.so: $(SHIM_OBJ)
-	$(CC) -shared $(QG_CFLAGS) -o $@ $^ $(LDLIBS_SHIM)
+	$(CC) -shared $(QG_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_SHIM)
 
 # The shim's settings loader on its own: `quoteguard check --config`.
 $(BUILD)/quoteguard-config: tools/quoteguard-config.c $(LOGIC_OBJ)
-	$(CC) $(QG_CFLAGS) -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
+	$(CC) $(QG_CFLAGS) $(LDFLAGS) -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
 
 $(BUILD)/libquoteguard-check.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libquoteguard-check.so: $(CORE_OBJ)
-	$(CC) -shared $(QG_CFLAGS) -Wl,-soname,libquoteguard-check.so.0 -o $@ $^
+	$(CC) -shared $(QG_CFLAGS) $(LDFLAGS) -Wl,-soname,libquoteguard-check.so.0 -o $@ $^
 
 $(BUILD)/tests/%: tests/unit/%.c $(LOGIC_OBJ) tests/tap.h tests/test_files.h tests/agree.h
 	@mkdir -p $(dir $@)
@@ -185,10 +185,12 @@ MANDIR      = $(PREFIX)/share/man
 QG_VERSION  = $(shell sed -n 's/^\#define QG_VERSION "\(.*\)"$$/\1/p' include/quoteguard.h)
 CHECK_SO    = libquoteguard-check.so
 
-install: all
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/quoteguard $(DESTDIR)$(LIBDIR)/pkgconfig \
-	  $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
-	$(INSTALL) -m 0755 $(BUILD)/libquoteguard.so $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so
+# install-tool: what an operator runs (the library, its settings tool, the
+# wrapper, the report, the man pages); install adds the checker library.
+install-tool: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/quoteguard \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	$(INSTALL) -m 0644 $(BUILD)/libquoteguard.so $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so
 	$(INSTALL) -m 0755 $(BUILD)/quoteguard-config $(DESTDIR)$(LIBDIR)/quoteguard/quoteguard-config
 	sed -e 's|^QG_LIB_INSTALLED=.*|QG_LIB_INSTALLED=$(LIBDIR)/quoteguard/libquoteguard.so|' \
 	    -e 's|^QG_VERSION_INSTALLED=.*|QG_VERSION_INSTALLED=$(QG_VERSION)|' \
@@ -198,6 +200,11 @@ install: all
 	mv -f $(DESTDIR)$(BINDIR)/.quoteguard.tmp $(DESTDIR)$(BINDIR)/quoteguard
 	$(INSTALL) -m 0755 scripts/quoteguard-report $(DESTDIR)$(BINDIR)/quoteguard-report
 	$(INSTALL) -m 0755 scripts/quoteguard-shapes $(DESTDIR)$(BINDIR)/quoteguard-shapes
+	$(INSTALL) -m 0644 man/quoteguard.1 $(DESTDIR)$(MANDIR)/man1/quoteguard.1
+	$(INSTALL) -m 0644 man/quoteguard.conf.5 $(DESTDIR)$(MANDIR)/man5/quoteguard.conf.5
+
+install: install-tool
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	$(INSTALL) -m 0644 include/quoteguard.h $(DESTDIR)$(INCLUDEDIR)/quoteguard.h
 	$(INSTALL) -m 0644 $(BUILD)/libquoteguard-check.a $(DESTDIR)$(LIBDIR)/libquoteguard-check.a
 	$(INSTALL) -m 0755 $(BUILD)/$(CHECK_SO) $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(QG_VERSION)
@@ -208,8 +215,18 @@ install: all
 	  'Description: quoteguard checker: finds SQL whose quoting a multibyte client encoding breaks' \
 	  'Version: $(QG_VERSION)' 'Libs: -L$${libdir} -lquoteguard-check' 'Cflags: -I$${includedir}' \
 	  > $(DESTDIR)$(LIBDIR)/pkgconfig/quoteguard.pc
-	$(INSTALL) -m 0644 man/quoteguard.1 $(DESTDIR)$(MANDIR)/man1/quoteguard.1
-	$(INSTALL) -m 0644 man/quoteguard.conf.5 $(DESTDIR)$(MANDIR)/man5/quoteguard.conf.5
+
+# make deb: the Debian package (debian/), built in a copy of the tree so
+# that the build here is left alone; the .deb lands in $(BUILD)/deb/.
+.PHONY: deb install-tool
+deb:
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	tar -cf - --exclude=./build --exclude=./build-asan --exclude=./build-fuzz --exclude=./.git . | \
+	  tar -C $(BUILD)/deb/src -xf -
+	cd $(BUILD)/deb/src && dpkg-buildpackage -b -us -uc --no-sign > ../build.log 2>&1 || \
+	  { tail -n 30 ../build.log; exit 1; }
+	rm -rf $(BUILD)/deb/src
+	@ls $(BUILD)/deb/*.deb
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/quoteguard/libquoteguard.so $(DESTDIR)$(LIBDIR)/quoteguard/quoteguard-config \

@@ -52,7 +52,7 @@ has "$out" "libpq " "a client runs through the installed wrapper"
 matches "$(cat "$TMP/run.log" 2>/dev/null)" '"event":"attached".*"program":"pgclient".*"libraries":"libpq.so.5"' \
     "the installed library attached to it"
 printf '{"time":"2026-01-01T00:00:00.000Z","pid":1,"program":"p","mode":"audit","action":"logged","api":"PQexec","dialect":"postgres","encoding":"SJIS","conn":"0x1","reason":"structure_mismatch","offset":0,"span":[0,0],"excerpt":"x","fingerprint":"00000000000000ab"}\n' > "$TMP/one.log"
-has "$("$ROOT/bin/quoteguard" report "$TMP/one.log")" "allow = 00000000000000ab" "installed: quoteguard report runs the installed report"
+has "$("$ROOT/bin/quoteguard" report "$TMP/one.log")" "findings: blocked 0, logged 1, allowed 0" "installed: quoteguard report runs the installed report"
 
 # pkg-config: build a program against the checker.
 pc() { PKG_CONFIG_PATH=$ROOT/lib/pkgconfig pkg-config --define-variable=prefix="$ROOT" "$@" quoteguard; }
