@@ -347,6 +347,11 @@ static const struct {
     [KEY_WIRE] = {"wire", "QUOTEGUARD_WIRE"},
 };
 
+const char *qg_settings_key(size_t index)
+{
+    return index < KEY_COUNT ? keys[index].file_name : NULL;
+}
+
 /* Applies one value; a bad value leaves the setting as it was (except mode,
  * which becomes enforce) and is reported. */
 static void apply_key(qg_settings *s, key_id key, const origin *o, const char *value,

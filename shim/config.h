@@ -94,6 +94,10 @@ typedef struct qg_settings {
  * s->mode is enforce. */
 int qg_settings_load_all(qg_settings *s, char (*kept)[QG_PROBLEM_TEXT_MAX], size_t kept_cap);
 
+/* The config-file name of the index-th key ("mode", "log" …), NULL past the
+ * last one; the environment name is QUOTEGUARD_ and its upper case. */
+const char *qg_settings_key(size_t index);
+
 /* Pure parser, for tests and fuzzing: applies the config-file text to *s.
  * Lines are `key = value`; `#` starts a comment at the start of a line or
  * after white space; `allow` may repeat (the lists add up), any other key

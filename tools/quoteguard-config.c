@@ -13,6 +13,7 @@
  * QUOTEGUARD_* variables apply over it, as in the library.  Exit 2: usage. */
 #define SYSLOG_NAMES
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +24,6 @@
 #define KEPT_MAX 256
 
 static char kept[KEPT_MAX][QG_PROBLEM_TEXT_MAX];
-
-/* The settings' keys in the order `quoteguard check` lists them. */
-static const char *const key_names[] = {
-    "mode", "rewrite", "log", "verbose", "log_full_query", "syslog_facility", "allow",
-    "only_programs", "skip_programs", "mysql_illformed_quote", "mysql_illformed", "shapes",
-    "shapes_file", "counters_dir", "wire",
-};
-#define KEYS (sizeof key_names / sizeof key_names[0])
 
 static const char *action_name(qg_action a)
 {
@@ -49,29 +42,35 @@ static void format_list(char *out, size_t cap, const char (*list)[QG_NAME_MAX], 
         append(out, cap, list[i]);
 }
 
-/* The value of key `k` in *s as text, as it would be written in the file. */
-static void format_key(const qg_settings *s, size_t k, char *out, size_t cap)
+static bool is(const char *key, const char *name)
+{
+    return strcmp(key, name) == 0;
+}
+
+/* The value of `key` in *s as text, as it would be written in the file. */
+static void format_key(const qg_settings *s, const char *key, char *out, size_t cap)
 {
     out[0] = '\0';
     char item[QG_SITE_MAX + 32];
-    switch (k) {
-    case 0: snprintf(out, cap, "%s", qg_mode_name(s->mode)); break;
-    case 1: snprintf(out, cap, "%s", s->rewrite_all ? "all" : "needed"); break;
-    case 2:
+    if (is(key, "mode"))
+        snprintf(out, cap, "%s", qg_mode_name(s->mode));
+    else if (is(key, "rewrite"))
+        snprintf(out, cap, "%s", s->rewrite_all ? "all" : "needed");
+    else if (is(key, "log"))
         snprintf(out, cap, "%s", s->log_sink == QG_LOG_FILE     ? s->log_path
                                  : s->log_sink == QG_LOG_SYSLOG ? "syslog"
                                                                 : "stderr");
-        break;
-    case 3: snprintf(out, cap, "%d", s->verbosity); break;
-    case 4: snprintf(out, cap, "%d", s->log_full_query ? 1 : 0); break;
-    case 5:
+    else if (is(key, "verbose"))
+        snprintf(out, cap, "%d", s->verbosity);
+    else if (is(key, "log_full_query"))
+        snprintf(out, cap, "%d", s->log_full_query ? 1 : 0);
+    else if (is(key, "syslog_facility")) {
         for (const CODE *c = facilitynames; c->c_name; c++)
             if (c->c_val == s->syslog_facility) {
                 snprintf(out, cap, "%s", c->c_name);
                 break;
             }
-        break;
-    case 6:
+    } else if (is(key, "allow")) {
         for (size_t i = 0; i < s->allow_count; i++) {
             snprintf(item, sizeof item, "%016" PRIx64, s->allow[i]);
             append(out, cap, item);
@@ -82,42 +81,52 @@ static void format_key(const qg_settings *s, size_t k, char *out, size_t cap)
                      a->site[0] ? "@" : "", a->site);
             append(out, cap, item);
         }
-        break;
-    case 7: format_list(out, cap, s->only_programs, s->only_count); break;
-    case 8: format_list(out, cap, s->skip_programs, s->skip_count); break;
-    case 9: snprintf(out, cap, "%s", action_name(s->mysql_illformed_quote)); break;
-    case 10: snprintf(out, cap, "%s", action_name(s->mysql_illformed)); break;
-    case 11: snprintf(out, cap, "%s", qg_shapes_mode_name(s->shapes)); break;
-    case 12: snprintf(out, cap, "%s", s->shapes_file); break;
-    case 13: snprintf(out, cap, "%s", s->counters_dir); break;
-    case 14: snprintf(out, cap, "%s", s->wire ? "on" : "off"); break;
-    default: break;
-    }
+    } else if (is(key, "only_programs"))
+        format_list(out, cap, s->only_programs, s->only_count);
+    else if (is(key, "skip_programs"))
+        format_list(out, cap, s->skip_programs, s->skip_count);
+    else if (is(key, "mysql_illformed_quote"))
+        snprintf(out, cap, "%s", action_name(s->mysql_illformed_quote));
+    else if (is(key, "mysql_illformed"))
+        snprintf(out, cap, "%s", action_name(s->mysql_illformed));
+    else if (is(key, "shapes"))
+        snprintf(out, cap, "%s", qg_shapes_mode_name(s->shapes));
+    else if (is(key, "shapes_file"))
+        snprintf(out, cap, "%s", s->shapes_file);
+    else if (is(key, "counters_dir"))
+        snprintf(out, cap, "%s", s->counters_dir);
+    else if (is(key, "wire"))
+        snprintf(out, cap, "%s", s->wire ? "on" : "off");
+    else
+        snprintf(out, cap, "(not shown by quoteguard-config)");
+}
+
+static void env_name(const char *key, char *out, size_t cap)
+{
+    snprintf(out, cap, "QUOTEGUARD_%s", key);
+    for (char *c = out; *c; c++)
+        if (*c >= 'a' && *c <= 'z')
+            *c = (char)(*c - 'a' + 'A');
 }
 
 /* The settings from the file alone: the QUOTEGUARD_* variables (but the
  * one naming the file) set aside while loading. */
 static void load_file_only(qg_settings *s)
 {
-    char *saved[KEYS];
-    char var[64];
-    for (size_t k = 0; k < KEYS; k++) {
-        snprintf(var, sizeof var, "QUOTEGUARD_%s", key_names[k]);
-        for (char *c = var; *c; c++)
-            if (*c >= 'a' && *c <= 'z')
-                *c = (char)(*c - 'a' + 'A');
+    char *saved[64] = {0};
+    char var[96];
+    const char *key;
+    for (size_t k = 0; (key = qg_settings_key(k)) && k < 64; k++) {
+        env_name(key, var, sizeof var);
         const char *value = getenv(var);
         saved[k] = value ? strdup(value) : NULL;
         unsetenv(var);
     }
     qg_settings_load_all(s, kept, KEPT_MAX);
-    for (size_t k = 0; k < KEYS; k++) {
+    for (size_t k = 0; (key = qg_settings_key(k)) && k < 64; k++) {
         if (!saved[k])
             continue;
-        snprintf(var, sizeof var, "QUOTEGUARD_%s", key_names[k]);
-        for (char *c = var; *c; c++)
-            if (*c >= 'a' && *c <= 'z')
-                *c = (char)(*c - 'a' + 'A');
+        env_name(key, var, sizeof var);
         setenv(var, saved[k], 1);
         free(saved[k]);
     }
@@ -147,16 +156,17 @@ int main(int argc, char **argv)
     qg_settings_defaults(&defaults);
     load_file_only(&from_file);
     char a[QG_PATH_MAX * 2], b[QG_PATH_MAX * 2], c[QG_PATH_MAX * 2];
-    for (size_t k = 0; k < KEYS; k++) {
-        format_key(&defaults, k, a, sizeof a);
-        format_key(&from_file, k, b, sizeof b);
-        format_key(&effective, k, c, sizeof c);
+    const char *key;
+    for (size_t k = 0; (key = qg_settings_key(k)); k++) {
+        format_key(&defaults, key, a, sizeof a);
+        format_key(&from_file, key, b, sizeof b);
+        format_key(&effective, key, c, sizeof c);
         const char *source = strcmp(c, b) != 0 ? "environment"
                              : strcmp(b, a) != 0 ? "config"
                                                  : "default";
-        if (k == 0 && problems)
+        if (is(key, "mode") && problems)
             source = "forced: the settings have problems";
-        printf("%s\t%s\t%s\n", key_names[k], c, source);
+        printf("%s\t%s\t%s\n", key, c, source);
     }
     if (argc == 3) {
         qg_settings_set_program(&effective, argv[2]);
