@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -65,9 +66,9 @@ void qg_settings_defaults(qg_settings *s)
 {
     memset(s, 0, sizeof *s);
     s->mode = QG_MODE_ENFORCE;
-    s->log_sink = QG_LOG_STDERR;
+    s->log_sink = QG_LOG_DEFAULT;
     s->syslog_facility = LOG_AUTHPRIV;
-    s->verbosity = 1;
+    s->verbosity = QG_VERBOSITY_UNSET;
     s->log_full_query = false;
     s->mysql_illformed_quote = QG_ACTION_BLOCK;
     s->mysql_illformed = QG_ACTION_LOG;
@@ -364,21 +365,33 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
             report_value(p, o, value, "unknown mode; expected enforce, audit, rewrite or off");
         }
         break;
-    case KEY_LOG:
-        if (qg_ascii_casecmp(value, "stderr") == 0) {
-            s->log_sink = QG_LOG_STDERR;
-        } else if (qg_ascii_casecmp(value, "syslog") == 0) {
-            s->log_sink = QG_LOG_SYSLOG;
-        } else if (value[0] != '/') {
+    case KEY_LOG: {
+        /* syslog and journal may name their socket: "syslog:/path". */
+        const char *colon = value[0] == '/' ? NULL : strchr(value, ':');
+        size_t word = colon ? (size_t)(colon - value) : strlen(value);
+        const char *path = colon ? colon + 1 : value;
+        qg_log_sink sink = QG_LOG_FILE;
+        if (word == 6 && qg_ascii_ncasecmp(value, "stderr", 6) == 0 && !colon)
+            sink = QG_LOG_STDERR;
+        else if (word == 6 && qg_ascii_ncasecmp(value, "syslog", 6) == 0)
+            sink = QG_LOG_SYSLOG;
+        else if (word == 7 && qg_ascii_ncasecmp(value, "journal", 7) == 0)
+            sink = QG_LOG_JOURNAL;
+        if (sink != QG_LOG_FILE && !colon) {
+            s->log_sink = sink;
+            s->log_path[0] = '\0';
+        } else if (path[0] != '/' || (colon && sink == QG_LOG_FILE)) {
             /* The log opens lazily, maybe after the program changed directory. */
-            report_value(p, o, value, "expected stderr, syslog or an absolute file path");
-        } else if (strlen(value) >= QG_PATH_MAX) {
-            report_value(p, o, value, "log file path too long");
+            report_value(p, o, value, "expected stderr, syslog, journal, syslog:SOCKET, "
+                                      "journal:SOCKET or an absolute file path");
+        } else if (strlen(path) >= QG_PATH_MAX) {
+            report_value(p, o, value, "log path too long");
         } else {
-            s->log_sink = QG_LOG_FILE;
-            memcpy(s->log_path, value, strlen(value) + 1); /* length checked above */
+            s->log_sink = sink;
+            memcpy(s->log_path, path, strlen(path) + 1); /* length checked above */
         }
         break;
+    }
     case KEY_VERBOSE:
         if (value[0] >= '0' && value[0] <= '2' && value[1] == '\0')
             s->verbosity = value[0] - '0';
@@ -599,13 +612,21 @@ QG_FAR_BSS static char file_text[CONFIG_FILE_MAX];
  * strerrordesc_np: untranslated, so no message catalog gets loaded. */
 static void read_config_file(qg_settings *s, const char *path, bool explicit, problems *p)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO or a terminal must not hold the program before
+     * main; only a regular file (or a device such as /dev/null) is read. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int err = errno;
         if (!explicit && err == ENOENT)
             return;
         report(p, "config file %s (%s): cannot be opened: %s", path,
                explicit ? "named by QUOTEGUARD_CONFIG" : "default", strerrordesc_np(err));
+        return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
+        report(p, "config file %s: not a regular file; not read", path);
+        close(fd);
         return;
     }
     size_t len = 0;

@@ -15,11 +15,17 @@ typedef enum qg_mode {
     QG_MODE_REWRITE  /* enforce, and send simple PG queries with literals as parameters */
 } qg_mode;
 
+/* Where log lines go (log.h tells which line goes where by default). */
 typedef enum qg_log_sink {
-    QG_LOG_STDERR = 0,
-    QG_LOG_SYSLOG,
+    QG_LOG_DEFAULT = 0, /* nothing chosen: quiet (log.h) */
+    QG_LOG_STDERR,
+    QG_LOG_SYSLOG,      /* /dev/log, or log_path when set */
+    QG_LOG_JOURNAL,     /* journald's native socket, or log_path when set */
     QG_LOG_FILE
 } qg_log_sink;
+
+/* verbosity before any setting: 1 when a log destination is chosen, else 0. */
+#define QG_VERBOSITY_UNSET (-1)
 
 /* Query shapes (shim/shape.h): off, record new ones, or treat unknown ones
  * as findings. */
@@ -57,7 +63,7 @@ typedef struct qg_settings {
     /* MySQL ill-formed byte policy (QG_REASON_ILLFORMED_QUOTE / _ILLFORMED). */
     qg_action mysql_illformed_quote;
     qg_action mysql_illformed;
-    int verbosity;       /* 0 quiet (findings only), 1 normal, 2 debug */
+    int verbosity;       /* 0 quiet (findings only), 1 normal, 2 debug, or UNSET */
     bool log_full_query; /* operator asked for whole literals in the log */
     /* Rewrite mode: every literal it can replace, not only those that are
      * not plain text (QG_REWRITE_PLAIN_AS_IS). */
@@ -68,7 +74,7 @@ typedef struct qg_settings {
     bool wire;
     qg_log_sink log_sink;
     int syslog_facility; /* LOG_AUTHPRIV unless configured */
-    char log_path[QG_PATH_MAX]; /* when log_sink == QG_LOG_FILE */
+    char log_path[QG_PATH_MAX]; /* the file; for syslog/journal the socket, "" standard */
     /* Finding fingerprints the operator allowed (known false positives). */
     uint64_t allow[QG_MAX_ALLOW];
     /* Shapes and sites the operator allowed (`allow = shape:HEX@SITE`). */

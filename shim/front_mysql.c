@@ -970,12 +970,16 @@ QG_COLD static void apply_effects(conn_entry *e, const session_state *after, boo
     }
 }
 
-/* This front checks the connection's queries: the wire front must not. */
+/* This front checks the connection's queries: the wire front must not;
+ * and the log never writes into its socket. */
 static void hand_over_from_wire(MYSQL *mysql)
 {
     mysql_get_socket_fn socket_of = real_mysql_get_socket();
-    if (socket_of)
-        qg_wire_library_guarded(socket_of(mysql));
+    if (socket_of) {
+        int fd = socket_of(mysql);
+        qg_wire_library_guarded(fd);
+        qg_log_note_db_socket(fd);
+    }
 }
 
 typedef enum query_api { API_QUERY, API_REAL_QUERY, API_SEND_QUERY } query_api;

@@ -74,8 +74,8 @@ QG_REAL_FN(const char *, PQparameterStatus, (const PGconn *, const char *), qg_l
 QG_REAL_FN(int, PQclientEncoding, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(char *, pg_encoding_to_char, (int), qg_libpq_sonames)
 QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), qg_libpq_sonames)
-QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQsocket, (const PGconn *), qg_libpq_sonames)
+QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), qg_libpq_sonames)
 
 QG_COLD static void report_missing(const char *name)
 {
@@ -249,10 +249,14 @@ QG_HOT static bool open_query(PGconn *conn, const char *sql)
     const qg_settings *s = qg_settings_get();
     if (s->mode == QG_MODE_OFF || !s->active)
         return false;
-    /* this front checks the connection's queries: the wire front must not */
+    /* this front checks the connection's queries: the wire front must not;
+     * and the log never writes into its socket */
     PQsocket_fn socket_of = real_PQsocket();
-    if (socket_of)
-        qg_wire_library_guarded(socket_of(conn));
+    if (socket_of) {
+        int fd = socket_of(conn);
+        qg_wire_library_guarded(fd);
+        qg_log_note_db_socket(fd);
+    }
     /* libpq's texts are C strings: the pointer alone names the call. */
     return qg_guard_enter(conn, sql, 0);
 }

@@ -15,11 +15,29 @@
  * field boundary (a string value is cut between escapes) and ends with
  * "truncated":true, still valid JSON.  Each line is one write() (file, stderr)
  * or one datagram (syslog), so lines of concurrent writers never interleave.
- * Syslog: one datagram to /dev/log, ident "quoteguard", the configured
- * facility; the shim does not call openlog(), which would change the host
+ *
+ * Destinations (settings log): a file, stderr, syslog or journal.  Without
+ * one chosen, the log is quiet: a blocked query and an error go to stderr,
+ * other findings and warnings to syslog, and the startup line and "info"
+ * events nowhere (unless verbose is set: then everything to stderr).
+ * Syslog: one datagram, ident "quoteguard", the configured facility, to the
+ * socket named by syslog:PATH, else journald's native socket when it exists
+ * (the line is MESSAGE=, and each field also QUOTEGUARD_<KEY>=), else
+ * /dev/log; the shim does not call openlog(), which would change the host
  * program's own ident and facility.
  * Findings are written unless the mode is off; the startup line and "info"
- * events at verbosity >= 1; "debug" events at verbosity 2; other levels always. */
+ * events at verbosity >= 1 (the default with a destination chosen); "debug"
+ * events at verbosity 2; other levels always.
+ *
+ * Faults never reach the program: a file is opened without blocking and only
+ * when it is a regular file or a character device; stderr is written only
+ * while descriptor 2 is the one the program started with and not a socket
+ * that carried database traffic; SIGPIPE and SIGXFSZ raised by a write are
+ * taken back; a regular file is not written past the file-size limit; a
+ * syslog socket that would block drops the line.  A line that cannot be
+ * written is lost and counted: the first loss is reported once through the
+ * other destination (stderr, or syslog for stderr) as a "log_lines_lost"
+ * event, and the total when the destination works again or at exit. */
 #ifndef QG_LOG_H
 #define QG_LOG_H
 
@@ -60,6 +78,12 @@ void qg_log_write_startup(const qg_settings *s, const char *libraries);
 /* A shim event (bad config value, missing symbol, rewritten query at debug). */
 void qg_log_write_event(const qg_settings *s, const char *level, const char *event,
                         const char *detail);
+
+/* Notes that fd carries database traffic (fronts: PQsocket, mysql_get_socket,
+ * the wire front's sockets): the log never writes into that socket, even
+ * when it becomes descriptor 2.  Cheap enough for every query: a system
+ * call only the first time a descriptor number is seen. */
+void qg_log_note_db_socket(int fd);
 
 /* "2026-12-03T07:06:39.123Z": now, UTC, as the log lines have it.  No
  * time-zone file is read. */

@@ -56,12 +56,18 @@ static void format_key(const qg_settings *s, const char *key, char *out, size_t 
         snprintf(out, cap, "%s", qg_mode_name(s->mode));
     else if (is(key, "rewrite"))
         snprintf(out, cap, "%s", s->rewrite_all ? "all" : "needed");
-    else if (is(key, "log"))
-        snprintf(out, cap, "%s", s->log_sink == QG_LOG_FILE     ? s->log_path
-                                 : s->log_sink == QG_LOG_SYSLOG ? "syslog"
-                                                                : "stderr");
-    else if (is(key, "verbose"))
-        snprintf(out, cap, "%d", s->verbosity);
+    else if (is(key, "log")) {
+        static const char *const sinks[] = {[QG_LOG_DEFAULT] = "none", [QG_LOG_STDERR] = "stderr",
+                                            [QG_LOG_SYSLOG] = "syslog", [QG_LOG_JOURNAL] = "journal",
+                                            [QG_LOG_FILE] = ""};
+        snprintf(out, cap, "%s%s%s", sinks[s->log_sink],
+                 s->log_path[0] && s->log_sink != QG_LOG_FILE ? ":" : "", s->log_path);
+    } else if (is(key, "verbose")) {
+        if (s->verbosity == QG_VERBOSITY_UNSET)
+            snprintf(out, cap, "unset");
+        else
+            snprintf(out, cap, "%d", s->verbosity);
+    }
     else if (is(key, "log_full_query"))
         snprintf(out, cap, "%d", s->log_full_query ? 1 : 0);
     else if (is(key, "syslog_facility")) {

@@ -65,9 +65,10 @@ static void test_defaults(void)
     qg_settings s;
     qg_settings_defaults(&s);
     tap_ok(s.mode == QG_MODE_ENFORCE, "default mode is enforce");
-    tap_ok(s.log_sink == QG_LOG_STDERR, "default log is stderr");
+    tap_ok(s.log_sink == QG_LOG_DEFAULT && s.log_path[0] == '\0',
+           "default log: none chosen (quiet)");
     tap_ok(s.syslog_facility == LOG_AUTHPRIV, "default facility is authpriv");
-    tap_ok(s.verbosity == 1, "default verbosity 1");
+    tap_ok(s.verbosity == QG_VERBOSITY_UNSET, "default verbosity: unset");
     tap_ok(!s.log_full_query, "full queries are not logged by default");
     tap_ok(!s.rewrite_all, "rewrite mode replaces only the literals that need it by default");
     tap_ok(s.mysql_illformed_quote == QG_ACTION_BLOCK && s.mysql_illformed == QG_ACTION_LOG,
@@ -143,6 +144,19 @@ static void test_file_full(void)
     qg_settings_defaults(&s);
     tap_ok(parse(&s, "log = syslog\n", err, sizeof err) == 0 && s.log_sink == QG_LOG_SYSLOG,
            "log = syslog");
+    tap_ok(parse(&s, "log = syslog:/run/test/log.sock\n", err, sizeof err) == 0 &&
+               s.log_sink == QG_LOG_SYSLOG && strcmp(s.log_path, "/run/test/log.sock") == 0,
+           "log = syslog:SOCKET names the socket");
+    tap_ok(parse(&s, "log = Journal\n", err, sizeof err) == 0 && s.log_sink == QG_LOG_JOURNAL &&
+               s.log_path[0] == '\0',
+           "log = journal, any case, forgets an earlier socket");
+    tap_ok(parse(&s, "log = journal:/j.sock\n", err, sizeof err) == 0 &&
+               s.log_sink == QG_LOG_JOURNAL && strcmp(s.log_path, "/j.sock") == 0,
+           "log = journal:SOCKET");
+    tap_ok(parse(&s, "log = syslog:rel.sock\n", err, sizeof err) == 1 &&
+               s.log_sink == QG_LOG_JOURNAL && strstr(err, "absolute"),
+           "log = syslog:relative is a problem and changes nothing: %s", err);
+    tap_ok(parse(&s, "log = stderr:/x\n", err, sizeof err) == 1, "stderr takes no path");
     tap_ok(parse(&s, "log = stderr\nlog_full_query = 0\n", err, sizeof err) == 0 &&
                s.log_sink == QG_LOG_STDERR && !s.log_full_query,
            "log = stderr, log_full_query 0");

@@ -704,28 +704,108 @@ static void test_descriptor_reuse_and_rotation(void)
            "after rotation the line goes to a new file at the path");
 }
 
-static void test_open_failure(void)
+/* ------------------------------------------- stderr checks, in a child
+ *
+ * The log writes to descriptor 2 only while it is what the program started
+ * with, so these run in a fresh image of this program (exec) whose
+ * descriptor 2 is set up before it starts. */
+
+static char self_path[4096];
+
+/* Runs this program as `--child MODE` with stderr_fd as its descriptor 2;
+ * returns its exit status. */
+static int run_child(const char *mode, int stderr_fd)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(stderr_fd, STDERR_FILENO);
+        execl(self_path, self_path, "--child", mode, tmpdir, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void stderr_settings(qg_settings *s)
+{
+    qg_settings_defaults(s);
+    qg_settings_set_program(s, "test_log");
+    s->log_sink = QG_LOG_STDERR;
+}
+
+/* What the children do; exit status 0 = as expected. */
+static int child_main(const char *mode)
 {
     qg_settings s;
-    file_settings(&s, "missing-dir/x.log");
+    if (strcmp(mode, "open-failure") == 0) {
+        file_settings(&s, "missing-dir/x.log");
+        qg_log_write_event(&s, "error", "lost_line", NULL);
+        qg_log_write_event(&s, "error", "lost_line", NULL);
+        return 0; /* the total is told at exit */
+    }
+    stderr_settings(&s);
+    if (strcmp(mode, "db-socket") == 0) {
+        qg_log_write_event(&s, "error", "before_note", NULL);
+        qg_log_note_db_socket(STDERR_FILENO);
+        qg_log_write_event(&s, "error", "after_note", NULL);
+        return 0;
+    }
+    if (strcmp(mode, "fd2-reused") == 0) {
+        close(STDERR_FILENO);
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0 || pair[0] != STDERR_FILENO)
+            return 2;
+        qg_log_write_event(&s, "error", "into_the_socket", NULL);
+        char buf[64];
+        return recv(pair[1], buf, sizeof buf, MSG_DONTWAIT) < 0 && errno == EAGAIN ? 0 : 1;
+    }
+    return 2;
+}
+
+static void test_open_failure(void)
+{
     char capture[256];
     path_in_tmp(capture, sizeof capture, "stderr.txt");
-    fflush(stderr);
-    int saved = dup(STDERR_FILENO);
     int cap_fd = open(capture, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(cap_fd, STDERR_FILENO);
+    int status = run_child("open-failure", cap_fd);
     close(cap_fd);
-    qg_log_write_event(&s, "error", "lost_line", NULL);
-    qg_log_write_event(&s, "error", "lost_line", NULL);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
     size_t len;
     const char *text = read_whole_file(capture, &len);
     line_check c = check_lines(text, len);
-    const char *first = strstr(text, "log_open_failed");
-    tap_ok(c.lines == 3 && c.malformed == 0 && first && !strstr(first + 1, "log_open_failed") &&
-               strstr(text, "\"lost_line\""),
-           "unopenable log file: lines go to stderr, the failure reported once");
+    const char *first = strstr(text, "\"log_lines_lost\"");
+    const char *second = first ? strstr(first + 1, "\"log_lines_lost\"") : NULL;
+    tap_ok(status == 0 && c.lines == 2 && c.malformed == 0 && first && second &&
+               strstr(text, "cannot open log file") && strstr(text, "1 log line lost so far") &&
+               strstr(second, "2 log lines lost in all") && !strstr(text, "\"lost_line\""),
+           "unopenable log file: lines lost, the first loss told once on stderr, the total at "
+           "exit");
+    if (!first || !second)
+        tap_diag("stderr was: %s", text);
+}
+
+static void test_stderr_checks(void)
+{
+    int pair[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, pair);
+    int status = run_child("db-socket", pair[1]);
+    close(pair[1]);
+    char got[2 * QG_LOG_LINE_MAX] = "";
+    ssize_t n = recv(pair[0], got, sizeof got - 1, MSG_DONTWAIT);
+    got[n > 0 ? n : 0] = '\0';
+    close(pair[0]);
+    tap_ok(status == 0 && strstr(got, "\"before_note\""),
+           "stderr that is a socket from the start gets lines");
+    tap_ok(!strstr(got, "\"after_note\"") && !strstr(got, "log_lines_lost"),
+           "once noted as carrying database traffic, it gets none, not even the report");
+
+    char capture[256];
+    path_in_tmp(capture, sizeof capture, "stderr-reused.txt");
+    int cap_fd = open(capture, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    status = run_child("fd2-reused", cap_fd);
+    close(cap_fd);
+    tap_ok(status == 0, "descriptor 2 closed and reused by a socket: no byte is written into it");
 }
 
 static void test_syslog(void)
@@ -760,8 +840,16 @@ static void test_syslog(void)
            "syslog: one datagram, configured facility, ident quoteguard, the JSON: %s", msg);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--child") == 0) {
+        snprintf(tmpdir, sizeof tmpdir, "%s", argv[3]);
+        return child_main(argv[2]);
+    }
+    ssize_t self_len = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    if (self_len <= 0)
+        return 1;
+    self_path[self_len] = '\0';
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;
@@ -775,6 +863,7 @@ int main(void)
     test_concurrent_processes();
     test_descriptor_reuse_and_rotation();
     test_open_failure();
+    test_stderr_checks();
     test_syslog();
 
     char cmd[128];
