@@ -45,7 +45,8 @@ bogus = 1|bogus="1" ($TMP/bad.conf line 1): unknown key
 allow = 12345|"12345" is not a fingerprint
 allow = shape:12345|"shape:12345" is not shape:FINGERPRINT or shape:FINGERPRINT@SITE
 allow = shape:0123456789abcdef@|is not shape:FINGERPRINT or shape:FINGERPRINT@SITE
-log = relative.log|expected stderr, syslog or an absolute file path
+log = relative.log|expected stderr, syslog, journal, syslog:SOCKET, journal:SOCKET or an absolute file path
+log = syslog:relative.sock|expected stderr, syslog, journal
 verbose = 3|expected 0, 1 or 2
 log_full_query = maybe|expected 0 or 1
 syslog_facility = local9|unknown syslog facility
