@@ -39,6 +39,7 @@
 #include "guard.h"
 #include "hot.h"
 #include "log.h"
+#include "mysql_statements.h"
 #include "settings.h"
 #include "wire_stream.h"
 

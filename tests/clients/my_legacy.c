@@ -8,11 +8,19 @@
  *   charset=NAME       mysql_options(MYSQL_SET_CHARSET_NAME) (before it)
  *   init=SQL           mysql_options(MYSQL_INIT_COMMAND) (before it)
  *   multi              CLIENT_MULTI_STATEMENTS (before it)
+ *   reconnect          MYSQL_OPT_RECONNECT on (before it)
  *   via=query|real|send  how statements are sent: mysql_query,
  *                      mysql_real_query, or mysql_send_query followed by
  *                      mysql_read_query_result (default real)
  *   sql=TEXT           runs TEXT as it is
  *   sqlhex=HEX         runs the bytes HEX
+ *   stmt=TEXT          runs TEXT through the prepared-statement API
+ *                      (mysql_stmt_prepare, mysql_stmt_execute)
+ *   undrained=TEXT     runs TEXT and reads only its first result
+ *   state              prints the server's character_set_client and sql_mode
+ *   reset              mysql_reset_connection
+ *   change-user        mysql_change_user (to root again)
+ *   kill               KILLs this connection's server thread from a second one
  *   set-names=NAME     runs "SET NAMES NAME" as a plain query
  *   set-charset=NAME   mysql_set_character_set
  *   escape=bytewise|real|legacy|none  how input is escaped: a backslash
@@ -34,6 +42,7 @@
  *   ERROR: ERRNO SQLSTATE MESSAGE   a failed statement
  *   CHARSET: NAME      mysql_character_set_name
  *   LOCALE: NAME       the locale set by locale=
+ *   (state prints its answer as ROW: CHARSET|SQL_MODE)
  * Exit status: 0 when the connection worked, 2 on usage or connection errors.
  */
 #include <locale.h>
@@ -54,6 +63,7 @@ typedef struct client {
     const char *charset;
     const char *init;
     unsigned long flags;
+    bool reconnect;
     MYSQL *mysql;
     send_api via;
     escape_kind escape;
@@ -99,6 +109,10 @@ static void connect_once(client *c)
         mysql_options(c->mysql, MYSQL_SET_CHARSET_NAME, c->charset);
     if (c->init)
         mysql_options(c->mysql, MYSQL_INIT_COMMAND, c->init);
+    if (c->reconnect) {
+        my_bool on = 1;
+        mysql_options(c->mysql, MYSQL_OPT_RECONNECT, &on);
+    }
     if (!mysql_real_connect(c->mysql, NULL, "root", "", c->db, 0, c->socket, c->flags)) {
         printf("CONNERR: %u %s\n", mysql_errno(c->mysql), mysql_error(c->mysql));
         exit(2);
@@ -159,6 +173,39 @@ static void run(client *c, const char *sql, unsigned long len)
         print_error(c->mysql);
     else
         print_results(c->mysql);
+}
+
+static void run_stmt(client *c, const char *sql)
+{
+    connect_once(c);
+    MYSQL_STMT *stmt = mysql_stmt_init(c->mysql);
+    if (!stmt) {
+        print_error(c->mysql);
+        return;
+    }
+    if (mysql_stmt_prepare(stmt, sql, (unsigned long)strlen(sql)) || mysql_stmt_execute(stmt)) {
+        printf("ERROR: %u %s %s\n", mysql_stmt_errno(stmt), mysql_stmt_sqlstate(stmt),
+               mysql_stmt_error(stmt));
+    } else {
+        mysql_stmt_store_result(stmt);
+        printf("OK: stmt\n");
+    }
+    mysql_stmt_close(stmt);
+}
+
+/* KILL from a second connection: the server ends this one's session. */
+static void kill_session(client *c)
+{
+    connect_once(c);
+    MYSQL *other = mysql_init(NULL);
+    char sql[64];
+    snprintf(sql, sizeof sql, "KILL %lu", mysql_thread_id(c->mysql));
+    if (!other || !mysql_real_connect(other, NULL, "root", "", NULL, 0, c->socket, 0) ||
+        mysql_query(other, sql))
+        print_error(other);
+    else
+        printf("OK: killed\n");
+    mysql_close(other);
 }
 
 /* Decodes HEX into a new buffer (NUL-terminated); exits on bad input. */
@@ -263,6 +310,33 @@ int main(int argc, char **argv)
             c.init = v;
         } else if (strcmp(arg, "multi") == 0) {
             c.flags |= CLIENT_MULTI_STATEMENTS;
+        } else if (strcmp(arg, "reconnect") == 0) {
+            c.reconnect = true;
+        } else if (starts(arg, "stmt=", &v)) {
+            run_stmt(&c, v);
+        } else if (starts(arg, "undrained=", &v)) {
+            connect_once(&c);
+            if (mysql_query(c.mysql, v))
+                print_error(c.mysql);
+            else
+                printf("OK: first result only\n");
+        } else if (strcmp(arg, "state") == 0) {
+            run(&c, "SELECT @@character_set_client, @@sql_mode /*qg-state*/",
+                (unsigned long)strlen("SELECT @@character_set_client, @@sql_mode /*qg-state*/"));
+        } else if (strcmp(arg, "reset") == 0) {
+            connect_once(&c);
+            if (mysql_reset_connection(c.mysql))
+                print_error(c.mysql);
+            else
+                printf("OK: reset\n");
+        } else if (strcmp(arg, "change-user") == 0) {
+            connect_once(&c);
+            if (mysql_change_user(c.mysql, "root", "", c.db))
+                print_error(c.mysql);
+            else
+                printf("OK: change-user\n");
+        } else if (strcmp(arg, "kill") == 0) {
+            kill_session(&c);
         } else if (starts(arg, "via=", &v)) {
             if (strcmp(v, "query") == 0)
                 c.via = VIA_QUERY;

@@ -109,11 +109,15 @@ CVE=("sql=SET session_track_system_variables = ''" set-names=gbk show-charset es
 out=$("$LEGACY" "$QG_MY_SOCKET" db=qg charset=latin1 "${CVE[@]}")
 has "$out" "CHARSET: latin1" "no session tracking: the library still believes latin1 after SET NAMES gbk"
 has "$out" "ROW: secret_bob" "no session tracking: without the shim mysql_real_escape_string output injects"
-out=$(QUOTEGUARD_VERBOSE=2 with_shim enforce "$QG_MY_DIR/cve.log" "$LEGACY" "$QG_MY_SOCKET" db=qg \
-    charset=latin1 "${CVE[@]}")
-matches "$out" "$BLOCKED_GBK" "no session tracking: the shim blocks the mysql_real_escape_string output"
-has "$(cat "$QG_MY_DIR/cve.log")" '"event":"mysql_charset_mismatch","detail":"server lexes as gbk, client library escapes as latin1"' \
-    "no session tracking: the charset mismatch is logged at debug level"
+out=$(with_shim enforce "$QG_MY_DIR/cve.log" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=latin1 "${CVE[@]}")
+has "$out" "ROWS: 0" "no session tracking: with the shim mysql_real_escape_string escapes for gbk: nothing injected"
+has "$out" "SENT: 53454C454354207365637265742046524F4D207573657273205748455245206E616D65203D20275CBF5C27" \
+    "no session tracking: the ill-formed gbk lead byte is escaped itself, so the quote stays escaped"
+has "$(cat "$QG_MY_DIR/cve.log")" '"event":"mysql_real_escape_string_upgraded","detail":"escaping for charset gbk: the client library escapes as latin1"' \
+    "no session tracking: the upgraded escaping is logged"
+out=$(with_shim enforce "$QG_MY_DIR/cve.log" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=latin1 "${CVE[@]:0:2}" \
+    escape=bytewise "$PROBE")
+matches "$out" "$BLOCKED_GBK" "no session tracking: the byte-wise escaped attack is blocked as gbk"
 
 # ANSI_QUOTES: "..." is an identifier, where a backslash escapes nothing.
 # Read as a string, this query would run to the end unterminated.

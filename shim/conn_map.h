@@ -1,0 +1,48 @@
+/* A map from a client library's connection handle (any pointer) to the
+ * front's entry for it: open addressing, keyed by the pointer, under a
+ * read-write lock.  Entries are allocated when added and freed when removed
+ * (so a pointer to one stays valid while the table grows); each begins with
+ * a qg_conn_head.  Pure logic: no client library. */
+#ifndef QG_CONN_MAP_H
+#define QG_CONN_MAP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct qg_conn_head {
+    const void *key;
+} qg_conn_head;
+
+typedef struct qg_conn_map {
+    pthread_rwlock_t lock;
+    size_t entry_size;
+    qg_conn_head **slots;
+    size_t capacity; /* a power of two, or 0 */
+    size_t filled;   /* live entries and tombstones */
+    size_t live;     /* read without the lock */
+} qg_conn_map;
+
+#define QG_CONN_MAP_INIT(entry_type) {PTHREAD_RWLOCK_INITIALIZER, sizeof(entry_type), NULL, 0, 0, 0}
+
+/* The entry for key, or NULL. */
+void *qg_conn_map_find(qg_conn_map *m, const void *key);
+/* The entry for key, added zeroed (but for its key) when missing; NULL
+ * without memory. */
+void *qg_conn_map_get_or_add(qg_conn_map *m, const void *key);
+/* Removes and frees the entry for key, if any; `before_free` (may be NULL)
+ * runs on it first, under the write lock. */
+void qg_conn_map_remove(qg_conn_map *m, const void *key, void (*before_free)(void *entry));
+/* Whether the map holds any entry (no lock: a hint for fast paths). */
+bool qg_conn_map_empty(const qg_conn_map *m);
+
+/* The lock, for readers that must see an entry stay alive, and for fork:
+ * a fork while another thread holds it must not leave it held in the child
+ * (pthread_atfork: write-lock before, unlock in the parent,
+ * qg_conn_map_child_after_fork in the child). */
+void qg_conn_map_read_lock(qg_conn_map *m);
+void qg_conn_map_write_lock(qg_conn_map *m);
+void qg_conn_map_unlock(qg_conn_map *m);
+void qg_conn_map_child_after_fork(qg_conn_map *m);
+
+#endif

@@ -1,0 +1,53 @@
+/* The escaper (mysql_escape.h). */
+#include "mysql_escape.h"
+
+#include <string.h>
+
+size_t qg_my_escape(const qg_encoding *enc, bool quotes_only, char *to, const char *from_bytes,
+                    size_t len)
+{
+    const unsigned char *from = (const unsigned char *)from_bytes;
+    char *o = to;
+    size_t i = 0;
+    while (i < len) {
+        unsigned char b = from[i];
+        if (b >= 0x80) {
+            size_t n = qg_encoding_char_len(enc, from + i, len - i);
+            if (n >= 1) {
+                memcpy(o, from + i, n);
+                o += n;
+                i += n;
+                continue;
+            }
+            if (!quotes_only)
+                *o++ = '\\';
+            *o++ = (char)b;
+            i++;
+            continue;
+        }
+        i++;
+        if (quotes_only) {
+            if (b == '\'')
+                *o++ = '\'';
+            *o++ = (char)b;
+            continue;
+        }
+        char esc = 0;
+        switch (b) {
+        case 0: esc = '0'; break;
+        case '\n': esc = 'n'; break;
+        case '\r': esc = 'r'; break;
+        case 0x1a: esc = 'Z'; break;
+        case '\\': case '\'': case '"': esc = (char)b; break;
+        default: break;
+        }
+        if (esc) {
+            *o++ = '\\';
+            *o++ = esc;
+        } else {
+            *o++ = (char)b;
+        }
+    }
+    *o = '\0';
+    return (size_t)(o - to);
+}

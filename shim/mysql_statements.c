@@ -1,0 +1,409 @@
+/* What the statements of one multi-statement text do to the session state
+ * before the server lexes the statements after them.
+ *
+ * The server reports every change of the state once a statement ran (session
+ * tracking); but the later statements of one text are lexed with what the
+ * earlier ones set before any report reaches the client.  So a text of
+ * several statements is read here statement by statement: the SET
+ * statements whose effect is plain (SET NAMES x, SET character_set_client =
+ * x, SET sql_mode = '…', in any spelling of scope and name) give the next
+ * state; any other statement that may change it (a SET of an expression,
+ * CALL, EXECUTE, a compound statement, SET STATEMENT … FOR) leaves it
+ * unknown.  Pure logic: no client library. */
+#include "mysql_statements.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "quoteguard.h"
+
+/* ------------------------------------------------ reading SET statements */
+
+typedef enum item_kind { IT_END, IT_WORD, IT_STRING, IT_QIDENT, IT_PUNCT } item_kind;
+
+typedef struct item {
+    item_kind kind;
+    size_t start, end; /* bytes of the item (quotes included for strings) */
+    qg_string_form form;
+} item;
+
+/* Walks one statement as the server reads it: the checker's lexer finds
+ * literals, identifiers and comments; the code between them is split into
+ * words and punctuation here. */
+typedef struct cursor {
+    qg_lexer lx;
+    const char *sql;
+    size_t len;
+    size_t pos;
+    qg_token tok;
+    bool have_tok;
+    bool in_exec_comment;
+    bool saw_uncertain; /* an executable comment that may not run */
+    size_t end;          /* statement end, past its ';' */
+    bool done;
+} cursor;
+
+static bool is_word_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$' || c == '@' || c == '.' || c >= 0x80;
+}
+
+static void cursor_init(cursor *c, const qg_context *ctx, const char *sql, size_t len)
+{
+    memset(c, 0, sizeof *c);
+    qg_lexer_init(&c->lx, ctx, sql, len, QG_READ_SERVER, NULL);
+    c->sql = sql;
+    c->len = len;
+    c->have_tok = qg_lexer_next(&c->lx, &c->tok);
+    c->end = len;
+}
+
+/* An executable-comment marker at p: its length, and whether MariaDB surely
+ * runs the body (no version, or a 5-digit one below 50700); 0 when none. */
+static size_t exec_comment_marker(const char *s, size_t len, size_t p, bool *certain)
+{
+    size_t q = p + 2;
+    if (q < len && s[q] == 'M')
+        q++;
+    if (q >= len || s[q] != '!')
+        return 0;
+    q++;
+    size_t digits = 0;
+    while (q + digits < len && digits < 6 && s[q + digits] >= '0' && s[q + digits] <= '9')
+        digits++;
+    if (digits == 5 || digits == 6) {
+        *certain = s[p + 2] != 'M' && digits == 5 && strncmp(s + q, "50700", 5) < 0;
+        return q + digits - p;
+    }
+    *certain = true;
+    return q - p;
+}
+
+static void cursor_next(cursor *c, item *it)
+{
+    it->kind = IT_END;
+    while (!c->done) {
+        if (c->have_tok && c->pos >= c->tok.start) {
+            qg_token t = c->tok;
+            c->pos = t.end;
+            c->have_tok = qg_lexer_next(&c->lx, &c->tok);
+            if (t.kind == QG_TOK_COMMENT)
+                continue;
+            it->kind = t.kind == QG_TOK_IDENT ? IT_QIDENT : IT_STRING;
+            it->start = t.start;
+            it->end = t.end;
+            it->form = t.form;
+            return;
+        }
+        size_t limit = c->have_tok ? c->tok.start : c->len;
+        const char *s = c->sql;
+        while (c->pos < limit && (unsigned char)s[c->pos] <= ' ')
+            c->pos++;
+        if (c->pos >= limit) {
+            if (!c->have_tok) {
+                c->done = true;
+                c->end = c->len;
+            }
+            continue;
+        }
+        size_t p = c->pos;
+        bool certain;
+        size_t marker;
+        if (s[p] == ';') {
+            c->done = true;
+            c->end = p + 1;
+        } else if (s[p] == '/' && p + 1 < limit && s[p + 1] == '*' &&
+                   (marker = exec_comment_marker(s, limit, p, &certain)) != 0) {
+            c->in_exec_comment = true;
+            c->saw_uncertain |= !certain;
+            c->pos = p + marker;
+        } else if (s[p] == '*' && p + 1 < limit && s[p + 1] == '/' && c->in_exec_comment) {
+            c->in_exec_comment = false;
+            c->pos = p + 2;
+        } else if (is_word_byte((unsigned char)s[p])) {
+            size_t q = p;
+            while (q < limit && is_word_byte((unsigned char)s[q]))
+                q++;
+            it->kind = IT_WORD;
+            it->start = p;
+            it->end = q;
+            c->pos = q;
+            return;
+        } else {
+            it->kind = IT_PUNCT;
+            it->start = p;
+            /* ':=' assigns like '=' */
+            it->end = (s[p] == ':' && p + 1 < limit && s[p + 1] == '=') ? p + 2 : p + 1;
+            c->pos = it->end;
+            return;
+        }
+    }
+}
+
+static bool item_word(const cursor *c, const item *it, const char *want)
+{
+    return it->kind == IT_WORD && qg_my_word_is(c->sql + it->start, it->end - it->start, want);
+}
+
+/* ':=' counts as '='. */
+static bool item_punct(const cursor *c, const item *it, char want)
+{
+    if (it->kind != IT_PUNCT)
+        return false;
+    char first = c->sql[it->start];
+    return first == want || (want == '=' && first == ':' && it->end - it->start == 2);
+}
+
+/* The text of a literal value: a bare word, or a plain quoted string without
+ * escapes.  False for anything else (an expression). */
+static bool literal_value(const cursor *c, const item *it, const char **text, size_t *len)
+{
+    const char *s = c->sql + it->start;
+    size_t n = it->end - it->start;
+    if (it->kind == IT_WORD) {
+        if (s[0] == '@' || qg_my_word_is(s, n, "DEFAULT"))
+            return false;
+        *text = s;
+        *len = n;
+        return true;
+    }
+    if (it->kind != IT_STRING || (it->form != QG_FORM_PLAIN && it->form != QG_FORM_DOUBLE) ||
+        n < 2 || s[0] != s[n - 1])
+        return false;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (s[i] == '\\' || s[i] == s[0])
+            return false;
+    *text = s + 1;
+    *len = n - 2;
+    return true;
+}
+
+typedef enum tracked_var { VAR_OTHER, VAR_CHARSET_CLIENT, VAR_SQL_MODE } tracked_var;
+
+static tracked_var tracked_variable(const char *name, size_t len)
+{
+    if (qg_my_word_is(name, len, "character_set_client"))
+        return VAR_CHARSET_CLIENT;
+    if (qg_my_word_is(name, len, "sql_mode"))
+        return VAR_SQL_MODE;
+    return VAR_OTHER;
+}
+
+/* Reads the value after `=` up to the next top-level ',' or the end; *it is
+ * left on that ',' or the end.  Returns whether it was a single literal. */
+static bool read_value(cursor *c, item *it, const char **text, size_t *len)
+{
+    cursor_next(c, it);
+    item first = *it;
+    bool single = true;
+    int depth = 0;
+    cursor_next(c, it);
+    if (first.kind == IT_END || item_punct(c, &first, ','))
+        return false;
+    if (item_punct(c, &first, '('))
+        depth = 1, single = false;
+    while (it->kind != IT_END && (depth > 0 || !item_punct(c, it, ','))) {
+        if (item_punct(c, it, '('))
+            depth++;
+        else if (item_punct(c, it, ')'))
+            depth--;
+        single = false;
+        cursor_next(c, it);
+    }
+    return single && literal_value(c, &first, text, len);
+}
+
+/* A charset name after NAMES / CHARACTER SET, and an optional COLLATE. */
+static void read_charset_clause(cursor *c, item *it, qg_my_state *st, qg_my_effect *fx)
+{
+    const char *text;
+    size_t len;
+    cursor_next(c, it);
+    if (literal_value(c, it, &text, &len)) {
+        qg_my_state_set_charset(st, text, len);
+        fx->changed = true;
+    } else {
+        fx->unknown = true;
+    }
+    cursor_next(c, it);
+    if (item_word(c, it, "COLLATE")) {
+        cursor_next(c, it);
+        cursor_next(c, it);
+    }
+}
+
+/* SET forms that assign no variable. */
+static bool inert_set(const cursor *c, const item *it)
+{
+    return item_word(c, it, "TRANSACTION") || item_word(c, it, "PASSWORD") ||
+           item_word(c, it, "ROLE") || item_word(c, it, "DEFAULT");
+}
+
+/* SET [scope] assignment {, assignment}: applies the tracked ones to *st. */
+static void read_set_list(cursor *c, qg_my_state *st, qg_my_effect *fx)
+{
+    bool sticky_global = false; /* a bare GLOBAL applies to later bare names too */
+    item it;
+    cursor_next(c, &it);
+    for (;;) {
+        bool global = sticky_global, scope_given = false;
+        if (item_word(c, &it, "GLOBAL") || item_word(c, &it, "SESSION") ||
+            item_word(c, &it, "LOCAL")) {
+            global = sticky_global = item_word(c, &it, "GLOBAL");
+            scope_given = true;
+            cursor_next(c, &it);
+        }
+        if (item_word(c, &it, "NAMES")) {
+            read_charset_clause(c, &it, st, fx);
+        } else if (item_word(c, &it, "CHARSET") || item_word(c, &it, "CHARACTER")) {
+            if (item_word(c, &it, "CHARACTER")) {
+                cursor_next(c, &it);
+                if (!item_word(c, &it, "SET")) {
+                    fx->unknown = true;
+                    return;
+                }
+            }
+            read_charset_clause(c, &it, st, fx);
+        } else if (it.kind == IT_WORD || it.kind == IT_QIDENT) {
+            item first = it;
+            const char *name = c->sql + it.start;
+            size_t len = it.end - it.start;
+            if (it.kind == IT_QIDENT) {
+                name++;
+                len = len >= 2 ? len - 2 : 0;
+            } else if (len > 2 && name[0] == '@' && name[1] == '@') {
+                name += 2, len -= 2;
+                scope_given = true;
+                global = false;
+                if (len > 7 && qg_my_word_is(name, 7, "global."))
+                    global = true, name += 7, len -= 7;
+                else if (len > 8 && qg_my_word_is(name, 8, "session."))
+                    name += 8, len -= 8;
+                else if (len > 6 && qg_my_word_is(name, 6, "local."))
+                    name += 6, len -= 6;
+            }
+            tracked_var var = tracked_variable(name, len);
+            cursor_next(c, &it);
+            if (!item_punct(c, &it, '=')) {
+                /* SET TRANSACTION, PASSWORD, ROLE, DEFAULT ROLE change
+                 * nothing tracked; what else is not read here (SET
+                 * STATEMENT … FOR, a spaced name) is for the server to say */
+                fx->unknown |= !(it.kind == IT_WORD && inert_set(c, &first));
+                return;
+            }
+            const char *text;
+            size_t text_len;
+            bool literal = read_value(c, &it, &text, &text_len);
+            /* A sticky GLOBAL (no scope of its own) may or may not apply:
+             * like an expression, that is for the server to say. */
+            if (var != VAR_OTHER && (!global || !scope_given)) {
+                unsigned flags;
+                bool known = !global && literal;
+                /* A number is a collation id: the server knows its set. */
+                if (known && var == VAR_CHARSET_CLIENT && text_len > 0 &&
+                    strspn(text, "0123456789") >= text_len)
+                    known = false;
+                if (known && var == VAR_CHARSET_CLIENT)
+                    qg_my_state_set_charset(st, text, text_len);
+                else if (known && qg_my_sql_mode_flags(text, text_len, &flags))
+                    st->flags = flags;
+                else
+                    known = false;
+                fx->changed |= known;
+                fx->unknown |= !known;
+            }
+        } else {
+            fx->unknown = true;
+            return;
+        }
+        if (!item_punct(c, &it, ','))
+            return;
+        cursor_next(c, &it);
+    }
+}
+
+/* Statements that leave the charset and sql_mode as they were (a stored
+ * function they call may still change them: the server's report after the
+ * text tells). */
+static bool inert_statement(const cursor *c, const item *it)
+{
+    static const char *const words[] = {
+        "ALTER",    "ANALYZE", "CHECK",    "COMMIT",   "CREATE",     "DEALLOCATE", "DELETE",
+        "DESC",     "DESCRIBE", "DROP",    "EXPLAIN",  "FLUSH",      "GRANT",      "HANDLER",
+        "INSERT",   "KILL",    "LOAD",     "LOCK",     "OPTIMIZE",   "PREPARE",    "RELEASE",
+        "RENAME",   "REPAIR",  "REPLACE",  "REVOKE",   "ROLLBACK",   "SAVEPOINT",  "SELECT",
+        "SHOW",     "START",   "TABLE",    "TRUNCATE", "UNLOCK",     "UPDATE",     "USE",
+        "VALUES",   "WITH",    "XA"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (item_word(c, it, words[i]))
+            return true;
+    return false;
+}
+
+size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_effect *fx)
+{
+    memset(fx, 0, sizeof *fx);
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
+    if (!enc) /* the checker reports the unknown charset; split byte-wise */
+        enc = qg_encoding_find(QG_DIALECT_MYSQL, "latin1");
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_MYSQL, enc, st->flags);
+    cursor c;
+    cursor_init(&c, &ctx, sql, len);
+    item it;
+    cursor_next(&c, &it);
+    fx->nonempty = it.kind != IT_END;
+    if (item_word(&c, &it, "BEGIN")) {
+        cursor_next(&c, &it); /* BEGIN [WORK] starts a transaction; BEGIN NOT ATOMIC a block */
+        fx->unknown = it.kind != IT_END && !item_word(&c, &it, "WORK");
+    } else if (item_word(&c, &it, "SET")) {
+        read_set_list(&c, st, fx);
+    } else if (fx->nonempty && !inert_statement(&c, &it)) {
+        fx->unknown = true; /* CALL, EXECUTE, compound statements, SET@@… */
+    } else if (!memchr(sql + c.pos, ';', len - c.pos))
+        return len; /* the one statement changes nothing: no need to read on */
+    while (it.kind != IT_END) /* the rest of the statement */
+        cursor_next(&c, &it);
+    /* a name the shim does not know is for the server to resolve */
+    if (fx->changed && !qg_encoding_find(QG_DIALECT_MYSQL, st->charset))
+        fx->unknown = true;
+    /* whether this server ran it is for the server to say */
+    if (c.saw_uncertain && (fx->changed || fx->unknown))
+        fx->unknown = true;
+    return c.end;
+}
+
+bool qg_my_reads_alike(const char *sql, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)sql[i] >= 0x80 || sql[i] == '\\')
+            return false;
+    return true;
+}
+
+bool qg_mysql_text_effect(char *charset, size_t cap, unsigned *flags, const char *sql,
+                          size_t len, bool *changed)
+{
+    *changed = false;
+    qg_my_state st;
+    qg_my_state_set_charset(&st, charset, strlen(charset));
+    st.flags = *flags;
+    bool unknown = false;
+    unsigned statements = 0;
+    for (size_t pos = 0; pos < len;) {
+        qg_my_effect fx;
+        size_t step = qg_my_read_statement(&st, sql + pos, len - pos, &fx);
+        if (step == 0)
+            break;
+        pos += step;
+        statements += fx.nonempty;
+        *changed |= fx.changed;
+        unknown |= fx.unknown;
+    }
+    if (unknown || (statements > 1 && *changed))
+        return false;
+    snprintf(charset, cap, "%s", st.charset);
+    *flags = st.flags;
+    return true;
+}
