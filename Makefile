@@ -87,9 +87,11 @@ $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 	$(CC) $(QG_CFLAGS) -I/usr/include/postgresql $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -ldl -lpthread
 
 # The detection rule's error rates on generated statements (docs/DETECTION.md):
-# a bounded run is tests/t/38-rule-measure.t, the long one `make measure`.
+# a bounded run is tests/t/38-rule-measure.t, the long one `make measure`
+# (with 20000 statements a dialect through real drivers, tests/t/39-rule-drivers.t).
 MEASURE_BIN = $(BUILD)/measure/measure_rule
 MEASURE_PER_DIALECT ?= 1000000
+MEASURE_DRIVER_STATEMENTS ?= 20000
 
 $(MEASURE_BIN): tests/measure/measure_rule.c tests/measure/escapers.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
@@ -120,6 +122,7 @@ lint:
 
 measure: deps all clients $(MEASURE_BIN)
 	$(MEASURE_BIN) --per-dialect $(MEASURE_PER_DIALECT)
+	BUILD=$(BUILD) QG_DRIVER_STATEMENTS=$(MEASURE_DRIVER_STATEMENTS) tests/run tests/t/39-rule-drivers.t
 
 demo: deps all clients
 	scripts/demo

@@ -224,17 +224,25 @@ static bool looks_like_lead(const qg_encoding *enc, unsigned char b)
 }
 
 /* MySQL: an ill-formed sequence whose first byte looks like a lead byte,
- * right before a quote or backslash — the historical attack, and what a
- * reader that trusts the lead byte takes as one character.  A byte that
+ * with a quote or backslash within the length that lead byte declares —
+ * the historical attack, and what a reader that trusts the lead byte takes
+ * as one character.  A byte that
  * starts no character (gbk 0x80, 0xff; a UTF-8 continuation byte) is only
  * ill-formed. */
 static qg_reason illformed_reason(const qg_encoding *enc, const unsigned char *s, size_t at,
                                   size_t len)
 {
-    unsigned char next = at + 1 < len ? s[at + 1] : 0;
-    bool quote_next = next == '\'' || next == '"' || next == '`' || next == '\\';
-    return quote_next && looks_like_lead(enc, s[at]) ? QG_REASON_ILLFORMED_QUOTE
-                                                     : QG_REASON_ILLFORMED;
+    if (!looks_like_lead(enc, s[at]))
+        return QG_REASON_ILLFORMED;
+    /* The length the lead byte declares: UTF-8's by its high bits, two
+     * bytes elsewhere.  A quote or backslash within it is swallowed by a
+     * reader that trusts the lead byte (UTF-8 e8 a1 '). */
+    unsigned char lead = s[at];
+    size_t declared = !enc->utf8 ? 2 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+    for (size_t i = at + 1; i < at + declared && i < len; i++)
+        if (s[i] == '\'' || s[i] == '"' || s[i] == '`' || s[i] == '\\')
+            return QG_REASON_ILLFORMED_QUOTE;
+    return QG_REASON_ILLFORMED;
 }
 
 /* ASCII bytes read one by one before handing back to the vector scan. */

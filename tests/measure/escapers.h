@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "encoding_tables.h"
 #include "quoteguard.h"
 
 typedef enum escaper {
@@ -33,14 +34,50 @@ typedef enum escaper {
     ESC_DOUBLE_BOTH,     /* ' -> '', \ -> \\ byte by byte (PQescapeString, wrong encoding) */
     ESC_AWARE_BACKSLASH, /* the connection's encoding, but \ escapes (wrong idea of scs / NBE) */
     ESC_WRONG_MB,        /* backslash escaping in another multibyte encoding */
+    ESC_LEAD_TRUSTING,   /* backslash escaping that takes a lead byte's length on trust */
     ESC_COUNT
 } escaper;
 
 static const char *const escaper_name[ESC_COUNT] = {
     "PQescapeStringConn", "PQescapeLiteral", "psycopg2", "DBD::Pg", "mysql_real_escape",
     "mysql_real_escape\"", "addslashes", "mysql_escape_string", "backslash+quote", "doubler",
-    "double-both", "aware-backslash", "wrong-multibyte",
+    "double-both", "aware-backslash", "wrong-multibyte", "lead-trusting",
 };
+
+/* The length a lead byte declares, to an escaper that trusts it (as
+ * pg_mblen and MySQL's mbcharlen do): UTF-8's by its high bits, elsewhere
+ * that of the encoding's first form the byte starts. */
+static inline size_t declared_length(const qg_encoding *enc, unsigned char c)
+{
+    if (c < 0x80)
+        return 1;
+    if (enc->utf8)
+        return c >= 0xf8 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    return enc->lead[c] >= L_FORM ? enc->forms[enc->lead[c] - L_FORM].len : 1;
+}
+
+/* Backslash escaping that copies what a lead byte declares without
+ * looking at it. */
+static inline size_t escape_lead_trusting(const qg_encoding *enc, const unsigned char *in, size_t n,
+                                          unsigned char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t step = declared_length(enc, in[i]);
+        if (step > 1) {
+            step = step < n - i ? step : n - i;
+            memcpy(out + o, in + i, step);
+            o += step;
+            i += step;
+            continue;
+        }
+        unsigned char c = in[i++];
+        if (c == '\\' || c == '\'' || c == '"')
+            out[o++] = '\\';
+        out[o++] = c;
+    }
+    return o;
+}
 
 /* Length of the character at p as an encoding-aware escaper steps: a valid
  * multibyte character whole, anything else one byte. */
@@ -177,6 +214,9 @@ static inline size_t escape_literal(escaper e, qg_dialect dialect, const qg_enco
     case ESC_AWARE_BACKSLASH:
         o += pg ? escape_backslash_body(enc, in, n, body, "\\'", false)
                 : escape_backslash_body(enc, in, n, body, "0\n\r\\'\"\x1a", true);
+        break;
+    case ESC_LEAD_TRUSTING:
+        o += escape_lead_trusting(enc, in, n, body);
         break;
     case ESC_WRONG_MB:
         o += pg ? escape_doubling_body(other, in, n, body, true)

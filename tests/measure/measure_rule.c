@@ -13,6 +13,7 @@
  *               or other code between them.  Target: none passes.
  *
  * Usage: measure_rule [--per-dialect N] [--seed S] [--show K] [--dialect pg|mysql]
+ *        measure_rule --verify ESCAPER pg|mysql ENCODING FLAGS < "value literal" lines (hex)
  * Prints a table per encoding and quoting mode; exits 1 when a legitimate
  * statement is blocked or an attack passes (and shows up to K of each).
  * Each statement is also checked by the reference implementation; where
@@ -649,7 +650,7 @@ static void gen_code_payload(value *v)
 
 static const escaper naive_escapers[] = {ESC_ADDSLASHES, ESC_MY_ESCAPE, ESC_BACKSLASH_QUOTE,
                                          ESC_DOUBLER, ESC_DOUBLE_BOTH, ESC_AWARE_BACKSLASH,
-                                         ESC_WRONG_MB};
+                                         ESC_WRONG_MB, ESC_LEAD_TRUSTING};
 
 static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, example *ex)
 {
@@ -734,8 +735,63 @@ static void settings_of(qg_dialect d, setting *out, unsigned *count)
     }
 }
 
+static size_t unhex(const char *h, unsigned char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; h[0] && h[1] && n < cap; h += 2) {
+        unsigned v;
+        if (sscanf(h, "%2x", &v) != 1)
+            break;
+        out[n++] = (unsigned char)v;
+    }
+    return n;
+}
+
+/* --verify: reads "value literal" lines (hex) that a real escaper wrote and
+ * prints how many there were and how many the model writes otherwise. */
+static int verify(const char *name, const char *dialect, const char *encoding, unsigned flags)
+{
+    qg_dialect d = !strcmp(dialect, "pg") ? QG_DIALECT_POSTGRES : QG_DIALECT_MYSQL;
+    const qg_encoding *enc = qg_encoding_find(d, encoding);
+    int e = -1;
+    for (int i = 0; i < ESC_COUNT; i++)
+        if (!strcmp(escaper_name[i], name))
+            e = i;
+    if (!enc || e < 0) {
+        fprintf(stderr, "unknown encoding or escaper\n");
+        return 2;
+    }
+    static char line[4 * MAX_SQL];
+    unsigned long lines = 0, bad = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        char *space = strchr(line, ' ');
+        if (!space)
+            continue;
+        *space = '\0';
+        unsigned char value[MAX_SQL], real[2 * MAX_SQL], model[2 * MAX_SQL + 8];
+        size_t vn = unhex(line, value, sizeof value), rn = unhex(space + 1, real, sizeof real);
+        if (vn * 2 + 8 > sizeof model)
+            continue;
+        size_t mn = escape_literal((escaper)e, d, enc, NULL, flags, value, vn, model);
+        lines++;
+        if (mn != rn || memcmp(model, real, mn) != 0) {
+            if (bad++ < 3) {
+                fputs("real:  ", stderr);
+                print_bytes(stderr, real, rn);
+                fputs("\nmodel: ", stderr);
+                print_bytes(stderr, model, mn);
+                fputc('\n', stderr);
+            }
+        }
+    }
+    printf("%lu %lu\n", lines, bad);
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 6 && !strcmp(argv[1], "--verify"))
+        return verify(argv[2], argv[3], argv[4], (unsigned)strtoul(argv[5], NULL, 10));
     uint64_t per_dialect = 100000, seed = 20261205;
     unsigned show_limit = 5;
     int only = -1;
