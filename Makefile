@@ -34,7 +34,8 @@ UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CLIENT_SRC = $(wildcard tests/clients/*.c)
 CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
-.PHONY: all check unit clients deps clean asan install uninstall demo bench bench-shape fuzz lint \
+.PHONY: all check unit clients deps clean asan install uninstall demo bench bench-shape \
+        bench-callgrind fuzz lint \
         diff-tools measure
 
 # ------------------------------------------------------------------- build
@@ -132,7 +133,8 @@ clean:
 
 # ------------------------------------------------------------------- bench
 # `make bench`: the checker alone (bench/bench_checker.c), query shapes
-# (bench/bench_shape.c) and, unless BENCH_E2E=0, real clients with and
+# (bench/bench_shape.c), the instructions the shim adds per query
+# (bench/bench_callgrind.sh) and, unless BENCH_E2E=0, real clients with and
 # without the shim (bench/bench_e2e.sh).  Tables on stdout, JSON in
 # $(BUILD)/bench/.  Never part of `make check`; see docs/PERFORMANCE.md.
 BENCH_E2E  ?= 1
@@ -171,7 +173,11 @@ $(BENCH_SHAPE_BIN): bench/bench_shape.c $(LOGIC_OBJ)
 bench-shape: $(BENCH_SHAPE_BIN)
 	$(BENCH_SHAPE_BIN) --runs $(BENCH_RUNS)
 
-bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-shape
+# Instructions the shim adds per query, counted by callgrind.
+bench-callgrind: deps all
+	BUILD=$(BUILD) bench/bench_callgrind.sh
+
+bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-shape bench-callgrind
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi
