@@ -35,7 +35,7 @@ CLIENT_SRC = $(wildcard tests/clients/*.c)
 CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
 .PHONY: all check unit clients deps clean asan install uninstall demo bench bench-shape \
-        bench-callgrind fuzz lint \
+        bench-callgrind fuzz lint lint-locale \
         diff-tools measure
 
 # ------------------------------------------------------------------- build
@@ -114,7 +114,14 @@ asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all unit
 
 LINT_SRC = $(SHIM_SRC) $(wildcard tools/*.c)
-lint:
+# Case and character classes follow the process locale in the C library
+# (Turkish 'I'); the shim uses shim/ascii.h.
+LOCALE_CALLS = \<(str(n)?casecmp|strcasestr|to(lower|upper)|is(alpha|alnum|digit|xdigit|space|upper|lower|punct|print|graph|cntrl|blank))[[:space:]]*\(
+lint-locale:
+	@! grep -nE '$(LOCALE_CALLS)' $(LINT_SRC) $(wildcard shim/*.h) || \
+	  { echo "lint: locale-dependent calls above; use shim/ascii.h" >&2; false; }
+
+lint: lint-locale
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem $(LINT_SRC)
 	clang-tidy --quiet $(LINT_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim

@@ -466,9 +466,9 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
             report_value(p, o, value, "expected needed or all");
         break;
     case KEY_WIRE:
-        if (strcasecmp(value, "on") == 0)
+        if (qg_ascii_casecmp(value, "on") == 0)
             s->wire = true;
-        else if (strcasecmp(value, "off") == 0)
+        else if (qg_ascii_casecmp(value, "off") == 0)
             s->wire = false;
         else
             report_value(p, o, value, "expected on or off");
