@@ -119,21 +119,24 @@ static void env_name(const char *key, char *out, size_t cap)
  * one naming the file) set aside while loading. */
 static void load_file_only(qg_settings *s)
 {
-    char *saved[64] = {0};
+    enum { KEYS_MAX = 64 };
+    char *saved[KEYS_MAX] = {0};
     char var[96];
-    const char *key;
-    for (size_t k = 0; (key = qg_settings_key(k)) && k < 64; k++) {
-        env_name(key, var, sizeof var);
+    size_t n = 0;
+    while (n < KEYS_MAX && qg_settings_key(n))
+        n++;
+    for (size_t k = 0; k < n; k++) {
+        env_name(qg_settings_key(k), var, sizeof var);
         const char *value = getenv(var);
         saved[k] = value ? strdup(value) : NULL;
         unsetenv(var);
     }
     qg_settings_load_all(s, kept, KEPT_MAX);
-    for (size_t k = 0; (key = qg_settings_key(k)) && k < 64; k++) {
-        if (!saved[k])
-            continue;
-        env_name(key, var, sizeof var);
-        setenv(var, saved[k], 1);
+    for (size_t k = 0; k < n; k++) {
+        if (saved[k]) {
+            env_name(qg_settings_key(k), var, sizeof var);
+            setenv(var, saved[k], 1);
+        }
         free(saved[k]);
     }
 }
