@@ -8,6 +8,7 @@ import hashlib
 import os
 import random
 import re
+import struct
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -100,6 +101,31 @@ CONFIG = [
 ]
 
 
+def pg_stream(statements):
+    """A PostgreSQL client stream: startup, then each statement as a Query
+    or (every third) as Parse + Bind + Execute + Sync."""
+    body = b"\0\3\0\0user\0qg\0\0"
+    out = struct.pack(">I", len(body) + 4) + body
+    for k, stmt in enumerate(statements):
+        if k % 3 == 2:
+            parse = b"s\0" + stmt + b"\0\0\0"
+            out += b"P" + struct.pack(">I", len(parse) + 4) + parse
+            out += b"B\0\0\0\x0e\0s\0\0\0\0\0\0\0" + b"E\0\0\0\x09\0\0\0\0\0" + b"S\0\0\0\4"
+        else:
+            out += b"Q" + struct.pack(">I", len(stmt) + 5) + stmt + b"\0"
+    return out
+
+
+def mysql_stream(statements):
+    """A MySQL client stream after authentication: COM_QUERY, every third a
+    COM_STMT_PREPARE, and a COM_PING."""
+    out = b""
+    for k, stmt in enumerate(statements):
+        payload = (b"\x16" if k % 3 == 2 else b"\x03") + stmt
+        out += struct.pack("<I", len(payload))[:3] + b"\0" + payload
+    return out + b"\1\0\0\0\x0e"
+
+
 def write(dirpath, data):
     os.makedirs(dirpath, exist_ok=True)
     name = hashlib.sha1(data).hexdigest()
@@ -132,6 +158,13 @@ def main():
     for enc in range(len(table)):
         for stmt in ATTACKS + unit[:20]:
             write(os.path.join(out, "fuzz_encoding"), bytes([enc]) + stmt)
+    for k in range(0, 60, 4):
+        chunk = pg_sql[k:k + 4] + [b"X" + pg_sql[k]]
+        for mode in (0, 4):
+            write(os.path.join(out, "fuzz_wire"), bytes([mode, k, k % 16]) + pg_stream(chunk))
+        chunk = my_sql[k:k + 4] + [b"X" + my_sql[k]]
+        for mode in (3, 7):
+            write(os.path.join(out, "fuzz_wire"), bytes([mode, k, k % 16]) + mysql_stream(chunk))
     for text in CONFIG:
         for errlen in (0, 1, 8, 39):
             write(os.path.join(out, "fuzz_config"), bytes([errlen]) + text)

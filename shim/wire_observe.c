@@ -198,7 +198,7 @@ static void start_message(qg_wire_conn *c)
 
 static void end_message(qg_wire_conn *c)
 {
-    if (c->in_keep) {
+    if (c->in_keep && c->in_body.len > 0) {
         if (c->proto == QG_WIRE_PG)
             pg_parameter_status(c, c->in_body.data, c->in_body.len);
         else

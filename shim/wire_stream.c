@@ -126,6 +126,10 @@ static void set_passthrough(qg_wire_conn *c)
  * what it negotiated.  Idempotent: a retried write reads it again. */
 static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, size_t len)
 {
+    if (len < 9) { /* not a protocol-41 response: nothing to follow */
+        set_passthrough(c);
+        return;
+    }
     uint32_t caps = (uint32_t)payload[0] | (uint32_t)payload[1] << 8 |
                     (uint32_t)payload[2] << 16 | (uint32_t)payload[3] << 24;
     c->my_client_caps = caps;
@@ -135,7 +139,7 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
         c->session.encoding[sizeof c->session.encoding - 1] = '\0';
     }
     if (!(caps & MY_CLIENT_PROTOCOL_41) || (caps & (MY_CLIENT_SSL | MY_CLIENT_COMPRESS)) ||
-        (caps & MY_CLIENT_QUERY_ATTRIBUTES) || len < 9)
+        (caps & MY_CLIENT_QUERY_ATTRIBUTES))
         set_passthrough(c);
 }
 
@@ -579,7 +583,8 @@ ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, s
     for (;;) {
         if (c->owed.len > 0 && push_owed(c, io) < 0)
             return done ? (ssize_t)done : -1;
-        if (c->covers > 0) {
+        if (c->covers > 0 && done < n) {
+            /* a retry may be shorter than the message it completes */
             size_t take = c->covers < n - done ? c->covers : n - done;
             c->covers -= take;
             done += take;
