@@ -35,7 +35,7 @@ CLIENT_SRC = $(wildcard tests/clients/*.c)
 CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
 .PHONY: all check unit clients deps clean asan install uninstall demo bench bench-shape \
-        bench-callgrind fuzz lint lint-locale \
+        bench-callgrind fuzz lint lint-locale lint-includes \
         diff-tools measure
 
 # ------------------------------------------------------------------- build
@@ -121,7 +121,13 @@ lint-locale:
 	@! grep -nE '$(LOCALE_CALLS)' $(LINT_SRC) $(wildcard shim/*.h) || \
 	  { echo "lint: locale-dependent calls above; use shim/ascii.h" >&2; false; }
 
-lint: lint-locale
+# No cycle between files: a.c or a.h including b.h makes a depend on b,
+# and tsort refuses a loop.
+lint-includes:
+	@for f in shim/*.[ch]; do m=$${f##*/}; m=$${m%.?}; \
+	  sed -n 's/^#include "\(.*\)\.h".*/\1/p' $$f | sed "s|^|$$m |"; done | tsort >/dev/null
+
+lint: lint-locale lint-includes
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem $(LINT_SRC)
 	clang-tidy --quiet $(LINT_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim
