@@ -161,6 +161,37 @@ ok "… leaving no temporary file" [ -z "$(ls -A "$TMP" | grep '^\.quoteguard')"
 counters=$("$REPORT" --counters "$TMP/counters")
 has "$counters" "pg_legacy: 0 running, 3 exited; queries checked $checked, blocked 1" "--counters: the text summary"
 
+# A forked child counts in a file of its own, not in its parent's.
+cat > "$TMP/forker.c" <<'EOF2'
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void query(int n) {
+    PGconn *c = PQconnectdb("");
+    for (int i = 0; i < n; i++) PQclear(PQexec(c, "SELECT 1"));
+    PQfinish(c);
+}
+int main(void) {
+    query(2);
+    pid_t child = fork();
+    if (child == 0) { query(5); return 0; }
+    waitpid(child, NULL, 0);
+    query(1);
+    printf("%d %d\n", (int)getpid(), (int)child);
+    return 0;
+}
+EOF2
+cc -I"$(pg_config --includedir)" -o "$TMP/forker" "$TMP/forker.c" -lpq || tap_bail "cannot build the fork client"
+mkdir "$TMP/fork-counters"
+read -r parent child < <(QUOTEGUARD_COUNTERS_DIR=$TMP/fork-counters "$QG" -q --config "$TMP/empty.conf" "$TMP/forker")
+"$REPORT" --counters "$TMP/fork-counters" --json > "$TMP/fork.json"
+is "$(json_get "$TMP/fork.json" '{x["pid"]: x["checked"] for x in r}['"$parent"']')" 3 \
+    "fork: the parent counted its 3 queries in its file"
+is "$(json_get "$TMP/fork.json" '{x["pid"]: x["checked"] for x in r}['"$child"']')" 5 \
+    "fork: the child counted its 5 in a file of its own"
+is "$(json_get "$TMP/fork.json" 'len(r)')" 2 "fork: two files, no more"
+
 # Allow the attack's fingerprint by hand, run it in enforce: it passes, logged as allowed.
 json_get "$TMP/real.json" '"\n".join("allow = " + x["fingerprint"] for x in r["fingerprints"] if x["encoding"] == "postgres SJIS")' \
     > "$TMP/allow.conf"
