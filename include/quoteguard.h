@@ -94,9 +94,12 @@ typedef enum qg_reading {
                                   them as in S (addslashes, mysql_escape_string) */
     QG_READ_NAIVE_DOUBLING = 2, /* N as a quote doubler reads: '' a quote, '\' an
                                    ordinary byte */
-    QG_READ_NAIVE_AWARE = 3     /* N as a backslash escaper that knows the encoding
+    QG_READ_NAIVE_AWARE = 3,    /* N as a backslash escaper that knows the encoding
                                    reads (its idea of the quoting rules is wrong):
                                    characters whole, '\' escaping in every form */
+    QG_READ_NAIVE_TRUSTING = 4  /* as QG_READ_NAIVE_AWARE, but a byte that starts no
+                                   valid character takes the length its value
+                                   declares (an escaper that trusts lead bytes) */
 } qg_reading;
 
 typedef enum qg_reason {

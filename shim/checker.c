@@ -91,53 +91,133 @@ static bool comment_hides_delimiter(const qg_token *tn, const qg_token *ts, bool
     return !(ts->start < tn->start && ts->end > tn->end);
 }
 
-/* Pass 2, for one byte-naive escaper's reading N (`reading`).  Returns
- * true when N is the reading of a text that escaper could have written
- * into the program's SQL and some byte N takes as literal data is, for the
- * server, outside every literal: code, a comment or an identifier.  That
- * is injection: input the escaper meant as data runs as SQL.  *offset is
- * the first such byte, the span N's literal around it.  N is not the
- * escaper's reading when it leaves a quote open, finds a backslash in code
- * or takes for a comment of the program's bytes holding a quote that the
- * server reads as a literal's end: the text was then escaped by something
- * that knew the encoding and the quoting rules, and N is out of step with
- * it (docs/DETECTION.md).  N reads by `believed`: the connection's context,
- * or one with the encoding the escaper believed in. */
-QG_COLD static bool data_becomes_code(const qg_context *ctx, const qg_context *believed,
-                                      const char *sql, size_t len, qg_reading reading,
-                                      size_t *offset, size_t *span_start, size_t *span_end)
+/* Where an injection was found: the first byte of input the server runs
+ * as SQL, and N's literal around it. */
+typedef struct injection {
+    size_t offset, span_start, span_end;
+} injection;
+
+/* One way of reading the text as an escaper wrote it, token by token: N's
+ * lexer where it stands, and the server's data token that walks along. */
+typedef struct naive_path {
+    qg_lexer naive;
+    qg_lexer server;
+    qg_token ts;
+    bool has_s, found;
+    size_t code_from;
+    injection at;
+} naive_path;
+
+/* A reading N may take for a literal: the escaper's idea of the encoding
+ * (`believed`) and of the rules. */
+typedef struct naive_variant {
+    const qg_context *believed;
+    qg_reading reading;
+} naive_variant;
+
+/* Readings followed at once; past that, the search gives up (and the
+ * readings each taken alone still apply). */
+enum { MAX_PATHS = 16 };
+
+/* Takes N's next token into the path.  False when it shows N out of step
+ * with the text: a quote left open, a backslash in code (a program's own
+ * SQL has none outside its literals), or a comment holding a quote the
+ * server reads as a literal's end.  Otherwise notes the first byte N
+ * takes as literal data that is, for the server, outside every literal:
+ * code, a comment or an identifier. */
+static bool path_take(naive_path *p, const char *sql, const qg_token *tn)
 {
-    qg_lexer server, naive;
-    qg_token ts, tn;
-    bool found = false;
-    size_t code_from = 0;
-    qg_lexer_init(&server, ctx, sql, len, QG_READ_SERVER, NULL);
-    qg_lexer_init(&naive, believed, sql, len, reading, NULL);
-    bool has_s = next_data(&server, &ts);
-    while (qg_lexer_next(&naive, &tn)) {
-        if (tn.unterminated || backslash_in_code(sql, code_from, tn.start))
-            return false;
-        code_from = tn.end;
-        /* S's data tokens are sorted and disjoint: walk them over N's. */
-        while (has_s && ts.end <= tn.start)
-            has_s = next_data(&server, &ts);
-        if (tn.kind == QG_TOK_COMMENT && comment_hides_delimiter(&tn, &ts, has_s))
-            return false;
-        if (found || !is_data(&tn))
-            continue;
-        for (size_t at = tn.start; at < tn.end; at = ts.end) {
-            while (has_s && ts.end <= at)
-                has_s = next_data(&server, &ts);
-            if (!has_s || ts.start > at) {
-                found = true;
-                *offset = at;
-                *span_start = tn.start;
-                *span_end = tn.end;
-                break;
-            }
+    if (tn->unterminated || backslash_in_code(sql, p->code_from, tn->start))
+        return false;
+    p->code_from = tn->end;
+    /* S's data tokens are sorted and disjoint: walk them over N's. */
+    while (p->has_s && p->ts.end <= tn->start)
+        p->has_s = next_data(&p->server, &p->ts);
+    if (tn->kind == QG_TOK_COMMENT && comment_hides_delimiter(tn, &p->ts, p->has_s))
+        return false;
+    if (p->found || !is_data(tn))
+        return true;
+    for (size_t at = tn->start; at < tn->end; at = p->ts.end) {
+        while (p->has_s && p->ts.end <= at)
+            p->has_s = next_data(&p->server, &p->ts);
+        if (!p->has_s || p->ts.start > at) {
+            p->found = true;
+            p->at = (injection){at, tn->start, tn->end};
+            break;
         }
     }
-    return found && !backslash_in_code(sql, code_from, len);
+    return true;
+}
+
+/* Pass 2, for one escaper family: whether the text reads, literal by
+ * literal, as that escaper's output (each literal by one of `variants`)
+ * in which some byte the escaper put in a literal is, for the server,
+ * outside every literal.  That is injection: input the escaper meant as
+ * data runs as SQL.  Readings that agree on where a literal ends are
+ * followed as one. */
+QG_COLD static bool escaper_injects(const qg_context *ctx, const naive_variant *variants,
+                                    int count, const char *sql, size_t len, injection *where)
+{
+    naive_path paths[MAX_PATHS], next[MAX_PATHS];
+    int live = 1;
+    memset(&paths[0], 0, sizeof paths[0]);
+    qg_lexer_init(&paths[0].naive, variants[0].believed, sql, len, variants[0].reading, NULL);
+    qg_lexer_init(&paths[0].server, ctx, sql, len, QG_READ_SERVER, NULL);
+    paths[0].has_s = next_data(&paths[0].server, &paths[0].ts);
+    while (live > 0) {
+        int kept = 0;
+        for (int i = 0; i < live; i++) {
+            for (int v = 0; v < count; v++) {
+                naive_path p = paths[i];
+                qg_lexer_init(&p.naive, variants[v].believed, sql, len, variants[v].reading, NULL);
+                p.naive.pos = paths[i].naive.pos;
+                p.naive.last_mb_end = paths[i].naive.last_mb_end;
+                p.naive.exec_comment_depth = paths[i].naive.exec_comment_depth;
+                qg_token tn;
+                if (!qg_lexer_next(&p.naive, &tn)) {
+                    if (p.found && !backslash_in_code(sql, p.code_from, len)) {
+                        *where = p.at;
+                        return true;
+                    }
+                    continue;
+                }
+                if (!path_take(&p, sql, &tn))
+                    continue;
+                bool seen = false;
+                for (int k = 0; k < kept && !seen; k++)
+                    seen = next[k].naive.pos == p.naive.pos && next[k].found == p.found;
+                if (seen)
+                    continue;
+                if (kept == MAX_PATHS)
+                    return false;
+                next[kept++] = p;
+            }
+        }
+        memcpy(paths, next, (size_t)kept * sizeof paths[0]);
+        live = kept;
+    }
+    return false;
+}
+
+/* One reading for every literal. */
+static bool reading_injects(const qg_context *ctx, const qg_context *believed, qg_reading reading,
+                            const char *sql, size_t len, injection *where)
+{
+    naive_variant only = {believed, reading};
+    return escaper_injects(ctx, &only, 1, sql, len, where);
+}
+
+/* A backslash escaper that knows the encoding `believed`: each literal as
+ * it reads a valid character, or byte by byte (where the escaper took the
+ * input for invalid), and, for the connection's own encoding, as an
+ * escaper that trusts lead bytes reads it. */
+static bool aware_escaper_injects(const qg_context *ctx, const qg_context *believed,
+                                  const char *sql, size_t len, injection *where)
+{
+    naive_variant variants[3] = {{believed, QG_READ_NAIVE},
+                                 {believed, QG_READ_NAIVE_AWARE},
+                                 {believed, QG_READ_NAIVE_TRUSTING}};
+    return escaper_injects(ctx, variants, believed == ctx ? 3 : 2, sql, len, where);
 }
 
 /* The encodings whose characters may end in a byte 0x5c: an escaper that
@@ -172,8 +252,8 @@ static bool backslash_after_high(const char *sql, size_t len)
 /* Pass 2 for an escaper that knows an encoding other than the
  * connection's: where it takes a byte and a backslash for one of its
  * characters that the server does not, the backslash is not escaped. */
-QG_COLD static bool foreign_data_becomes_code(const qg_context *ctx, const char *sql, size_t len,
-                                              size_t *offset, size_t *span_start, size_t *span_end)
+QG_COLD static bool foreign_escaper_injects(const qg_context *ctx, const char *sql, size_t len,
+                                            injection *where)
 {
     for (const char *const *name = ascii_trail_names[ctx->dialect]; *name; name++) {
         const qg_encoding *other = qg_encoding_find(ctx->dialect, *name);
@@ -181,8 +261,7 @@ QG_COLD static bool foreign_data_becomes_code(const qg_context *ctx, const char 
             continue;
         qg_context believed = *ctx;
         believed.encoding = other;
-        if (data_becomes_code(ctx, &believed, sql, len, QG_READ_NAIVE_AWARE, offset, span_start,
-                              span_end))
+        if (aware_escaper_injects(ctx, &believed, sql, len, where))
             return true;
     }
     return false;
@@ -230,24 +309,24 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     }
 
     /* The reference compares the readings whenever N might read otherwise;
-     * the lexer already knows whether it does, literal by literal. */
-    bool parted = lx.diverges || (qg_reference_forced() && lx.ambiguous);
+     * the lexer already knows whether it does, literal by literal.  An
+     * ill-formed sequence (MySQL, logged) is where a lead-trusting
+     * escaper reads otherwise. */
+    bool parted = lx.diverges || res->verdict == QG_VERDICT_LOG ||
+                  (qg_reference_forced() && lx.ambiguous);
     if (res->verdict == QG_VERDICT_BLOCK)
         return res->verdict;
-    size_t offset = 0, span_start = 0, span_end = 0;
+    injection at = {0, 0, 0};
     bool found = false;
     if (parted)
-        found = data_becomes_code(ctx, ctx, sql, len, QG_READ_NAIVE, &offset, &span_start,
-                                  &span_end) ||
-                data_becomes_code(ctx, ctx, sql, len, QG_READ_NAIVE_DOUBLING, &offset,
-                                  &span_start, &span_end) ||
-                (qg_encoding_has_ascii_trail(ctx->encoding) &&
-                 data_becomes_code(ctx, ctx, sql, len, QG_READ_NAIVE_AWARE, &offset, &span_start,
-                                   &span_end));
+        found = reading_injects(ctx, ctx, QG_READ_NAIVE, sql, len, &at) ||
+                reading_injects(ctx, ctx, QG_READ_NAIVE_DOUBLING, sql, len, &at) ||
+                (!qg_encoding_is_single_byte(ctx->encoding) &&
+                 aware_escaper_injects(ctx, ctx, sql, len, &at));
     if (!found && backslash_after_high(sql, len))
-        found = foreign_data_becomes_code(ctx, sql, len, &offset, &span_start, &span_end);
+        found = foreign_escaper_injects(ctx, sql, len, &at);
     if (found)
-        record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, offset, span_start, span_end);
+        record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, at.offset, at.span_start, at.span_end);
     return res->verdict;
 }
 

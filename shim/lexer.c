@@ -223,6 +223,18 @@ static bool looks_like_lead(const qg_encoding *enc, unsigned char b)
     return enc->lead[b] >= L_FORM;
 }
 
+/* The length a byte that looks like a lead byte declares, to a reader
+ * that trusts it: UTF-8's by its high bits, elsewhere that of the first
+ * form it starts (at most `avail`, at least 1). */
+static size_t declared_length(const qg_encoding *enc, const unsigned char *p, size_t avail)
+{
+    size_t n = 1;
+    if (looks_like_lead(enc, p[0]))
+        n = enc->utf8 ? (p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2)
+                      : enc->forms[enc->lead[p[0]] - L_FORM].len;
+    return n < avail ? n : avail;
+}
+
 /* MySQL: an ill-formed sequence whose first byte looks like a lead byte,
  * with a quote or backslash within the length that lead byte declares —
  * the historical attack, and what a reader that trusts the lead byte takes
@@ -237,9 +249,8 @@ static qg_reason illformed_reason(const qg_encoding *enc, const unsigned char *s
     /* The length the lead byte declares: UTF-8's by its high bits, two
      * bytes elsewhere.  A quote or backslash within it is swallowed by a
      * reader that trusts the lead byte (UTF-8 e8 a1 '). */
-    unsigned char lead = s[at];
-    size_t declared = !enc->utf8 ? 2 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
-    for (size_t i = at + 1; i < at + declared && i < len; i++)
+    size_t declared = declared_length(enc, s + at, len - at);
+    for (size_t i = at + 1; i < at + declared; i++)
         if (s[i] == '\'' || s[i] == '"' || s[i] == '`' || s[i] == '\\')
             return QG_REASON_ILLFORMED_QUOTE;
     return QG_REASON_ILLFORMED;
@@ -280,6 +291,8 @@ consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, unsig
                     if (s[pos + i] == '\\' || s[pos + i] == '\'' || s[pos + i] == '"')
                         lx->ambiguous = true;
             pos += n;
+        } else if (n == 0 && lx->reading == QG_READ_NAIVE_TRUSTING) {
+            pos += declared_length(enc, s + pos, len - pos);
         } else {
             if (n == 0 && check) {
                 if (is_pg(lx))

@@ -1,0 +1,26 @@
+#!/bin/bash
+# The detection rule's error rates on generated statements, bounded
+# (`make measure` runs a million a dialect): correctly escaped legitimate
+# statements blocked and effective attacks passed, per dialect, both 0
+# (tests/measure/measure_rule.c, docs/DETECTION.md "Measured error rates").
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/tap.sh
+BIN=${BUILD:-build}/measure/measure_rule
+[ -x "$BIN" ] || tap_bail "$BIN is not built (make unit)"
+
+per_dialect=${QG_MEASURE_PER_DIALECT:-200000}
+out=$("$BIN" --per-dialect "$per_dialect" --show 5 2>&1)
+status=$?
+for dialect in pg mysql; do
+    line=$(printf '%s\n' "$out" | awk -v d="$dialect" '$1 == d && $2 == "all"')
+    [ -n "$line" ] || tap_bail "no summary line for $dialect: $(printf '%s' "$out" | tail -n 5)"
+    read -r _ _ _ legit blocked _logged attacks passed _refused _ <<<"$line"
+    ok "$dialect: $legit legitimate statements, $blocked blocked" [ "$blocked" -eq 0 ]
+    ok "$dialect: $attacks effective attacks, $passed passed" [ "$passed" -eq 0 ]
+    ok "$dialect: the generator made at least $per_dialect legitimate statements and 10000 attacks" \
+        [ "$legit" -ge "$per_dialect" -a "$attacks" -ge 10000 ]
+done
+ok "measure_rule exits 0" [ "$status" -eq 0 ]
+[ "$status" -eq 0 ] || tap_diag "$(printf '%s\n' "$out" | grep -E 'blocked|passed|differ' | head -n 12)"
+tap_diag "$(printf '%s\n' "$out" | tail -n 1)"
+tap_done
