@@ -192,6 +192,30 @@ is "$(json_get "$TMP/fork.json" '{x["pid"]: x["checked"] for x in r}['"$child"']
     "fork: the child counted its 5 in a file of its own"
 is "$(json_get "$TMP/fork.json" 'len(r)')" 2 "fork: two files, no more"
 
+# check --pid on a running client shows its counters.
+cat > "$TMP/sleeper.c" <<'EOF2'
+#include <libpq-fe.h>
+#include <unistd.h>
+int main(void) {
+    PGconn *c = PQconnectdb("");
+    for (int i = 0; i < 3; i++) PQclear(PQexec(c, "SELECT 1"));
+    sleep(30);
+    PQfinish(c);
+    return 0;
+}
+EOF2
+cc -I"$(pg_config --includedir)" -o "$TMP/sleeper" "$TMP/sleeper.c" -lpq || tap_bail "cannot build the sleeping client"
+mkdir "$TMP/pid-counters"
+QUOTEGUARD_COUNTERS_DIR=$TMP/pid-counters "$QG" -q --config "$TMP/empty.conf" "$TMP/sleeper" & sleeper=$!
+for i in $(seq 100); do
+    [ "$("$REPORT" --counters "$TMP/pid-counters" --json | python3 -c 'import json,sys; print(sum(x["checked"] for x in json.load(sys.stdin)))')" = 3 ] && break
+    sleep 0.1
+done
+out=$("$QG" check --pid "$sleeper")
+matches "$out" "^counters: +$TMP/pid-counters/sleeper\.$sleeper\$" "check --pid names the process's counters file"
+matches "$out" '^ +sleeper: 1 running, 0 exited; queries checked 3, blocked 0$' "… and shows its counts"
+kill "$sleeper"
+
 # Allow the attack's fingerprint by hand, run it in enforce: it passes, logged as allowed.
 json_get "$TMP/real.json" '"\n".join("allow = " + x["fingerprint"] for x in r["fingerprints"] if x["encoding"] == "postgres SJIS")' \
     > "$TMP/allow.conf"
