@@ -51,6 +51,7 @@
 #include "quoteguard.h"
 #include "real.h"
 #include "settings.h"
+#include "wire_stream.h"
 
 #define QG_EXPORT __attribute__((visibility("default")))
 
@@ -665,6 +666,14 @@ QG_HOT static int send_real(real_sender r, MYSQL *mysql, const char *sql, unsign
     return r.plain ? r.plain(mysql, sql) : r.sized(mysql, sql, len);
 }
 
+/* Sends, in place of a blocked query, the SIGNAL the wire front sends. */
+QG_COLD static bool send_signal(real_sender real, MYSQL *mysql, const qg_decision *d)
+{
+    char text[256];
+    size_t len = qg_wire_mysql_signal(text, sizeof text, d->message);
+    return real.sized && real.sized(mysql, text, len) == 0;
+}
+
 QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len,
                                 query_api api, const void *caller)
 {
@@ -680,12 +689,16 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
     qg_decision d;
     conn_entry *e;
     if (!connection_query_allowed(mysql, api_names[api], sql, len, caller, &d, &e)) {
+        /* An asynchronous driver (Ruby's mysql2) waits for the socket to
+         * turn readable and takes a failed send for a lost connection: it
+         * gets a statement the server answers with an error naming us. */
+        bool answered = api == API_SEND_QUERY && send_signal(real, mysql, &d);
         if (e)
-            set_block(&e->block, &d, api == API_SEND_QUERY);
+            set_block(&e->block, &d, api == API_SEND_QUERY && !answered);
         else
-            orphan_mysql = mysql, set_block(&orphan, &d, api == API_SEND_QUERY);
+            orphan_mysql = mysql, set_block(&orphan, &d, api == API_SEND_QUERY && !answered);
         qg_guard_leave();
-        return 1;
+        return answered ? 0 : 1;
     }
     if (e)
         e->may_hide = may_change_unreported(sql, len);

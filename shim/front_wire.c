@@ -167,6 +167,7 @@ static wire_fd *recognise(int fd, qg_wire_proto proto)
         return expected > CANDIDATE ? expected : NULL;
     }
     qg_log_note_db_socket(fd); /* the log never writes into it */
+    qg_log_note_db_socket(fd); /* the log never writes into it */
     const qg_settings *s = qg_settings_get();
     if (s->verbosity >= 2) {
         char detail[64];

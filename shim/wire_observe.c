@@ -267,6 +267,15 @@ static void literal_safe(char *out, size_t cap, const char *message, size_t max)
     out[o] = '\0';
 }
 
+size_t qg_wire_mysql_signal(char *out, size_t cap, const char *message)
+{
+    char safe[160];
+    literal_safe(safe, sizeof safe, message, 128); /* MESSAGE_TEXT holds 128 characters */
+    int n = snprintf(out, cap, "SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1105, MESSAGE_TEXT = '%s'",
+                     safe);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
 static bool put_be32(qg_wire_buf *b, uint32_t v)
 {
     uint8_t bytes[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
@@ -310,10 +319,7 @@ bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char
     }
     uint8_t command;
     if (m->kind == QG_WIRE_MY_QUERY) {
-        /* MESSAGE_TEXT holds 128 characters */
-        literal_safe(safe, sizeof safe, message, 128);
-        snprintf(text, sizeof text,
-                 "SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1105, MESSAGE_TEXT = '%s'", safe);
+        qg_wire_mysql_signal(text, sizeof text, message);
         command = 0x03;
     } else {
         /* an unknown column fails the prepare itself; names hold 64 characters */

@@ -167,6 +167,10 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n);
 bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char *message,
                          const char *sqlstate, qg_wire_buf *out);
 
+/* The MySQL statement a blocked query becomes: SIGNAL SQLSTATE '45000' with
+ * error 1105 and (the head of) `message`.  Returns its length (< cap). */
+size_t qg_wire_mysql_signal(char *out, size_t cap, const char *message);
+
 /* MySQL collation id (handshake) → character set name, or NULL. */
 const char *qg_wire_mysql_charset_of_collation(unsigned id);
 

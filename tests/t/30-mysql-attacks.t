@@ -130,8 +130,9 @@ for case in "${CASES[@]}"; do
         "$tag: audit: a JSON line records the finding"
 done
 
-# mysql_send_query: refused, and mysql_read_query_result fails instead of
-# waiting for an answer to a query that was never sent.
+# mysql_send_query: the statement is replaced by a SIGNAL naming quoteguard,
+# so mysql_read_query_result fails with the server's answer to it (an
+# asynchronous driver that waits for the socket gets that answer).
 marker=qgm_send_$$
 RUNNER=(with_shim enforce "$QG_MY_DIR/send.log")
 out=$(legacy "$marker" via=send set-names=gbk escape=bytewise input=bf$ATTACK_TAIL sql="SELECT 'alive_send'")
