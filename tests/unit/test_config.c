@@ -384,6 +384,36 @@ static void test_loader(void)
     clear_env();
 }
 
+/* allow = shape:HEX[@SITE] entries and counters_dir. */
+static void test_allow_shapes_and_counters(void)
+{
+    qg_settings s;
+    char err[512] = "";
+    qg_settings_defaults(&s);
+    tap_ok(parse(&s,
+                 "allow = shape:00000000000000aa@legacy+0x1a2b, 0123456789abcdef\n"
+                 "allow = shape:FEDCBA9876543210\n"
+                 "counters_dir = /run/quoteguard\n",
+                 err, sizeof err) == 0,
+           "shape entries, a fingerprint beside them and counters_dir parse (%s)", err);
+    tap_ok(s.allow_shape_count == 2 && s.allow_shapes[0].shape == 0xaa &&
+               strcmp(s.allow_shapes[0].site, "legacy+0x1a2b") == 0 &&
+               s.allow_shapes[1].shape == 0xfedcba9876543210ULL && s.allow_shapes[1].site[0] == '\0',
+           "shape entries keep their shape and site (none: any site)");
+    tap_ok(s.allow_count == 1 && s.allow[0] == 0x0123456789abcdefULL,
+           "the fingerprint beside them is a fingerprint entry");
+    tap_ok(s.counters && strcmp(s.counters_dir, "/run/quoteguard") == 0, "counters_dir sets counting");
+
+    expect_problem("mode = off\nallow = shape:00aa\n", "shape:00aa", "shape:FINGERPRINT",
+                   "a short shape");
+    expect_problem("mode = off\nallow = shape:00000000000000aa@\n", "@", "shape:FINGERPRINT@SITE",
+                   "an empty site");
+    expect_problem("mode = off\ncounters_dir = run/qg\n", "run/qg", "absolute directory",
+                   "a relative counters_dir");
+    expect_problem("mode = off\nmode = \"audit\"\n", "audit", "without quotes",
+                   "a quoted value: the message says values take none");
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -394,6 +424,7 @@ int main(void)
     test_mode_names();
     test_file_full();
     test_file_problems();
+    test_allow_shapes_and_counters();
     test_env();
     test_programs();
     test_loader_unreadable_file();
