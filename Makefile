@@ -167,6 +167,19 @@ $(BENCH_PAIRED_BIN): bench/bench_paired.c bench/sjis_literal.h
 	    $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -lpq \
 	    $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb) -ldl -lm
 
+# What the wire front costs: non-database descriptors, and a query through
+# it vs through the libpq front (bench/bench_wire.sh).
+BENCH_WIRE_BIN = $(BUILD)/bench/bench_wire
+
+$(BENCH_WIRE_BIN): bench/bench_wire.c
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
+	    -o $@ $< -lpq -ldl
+
+.PHONY: bench-wire
+bench-wire: deps all $(BENCH_WIRE_BIN)
+	BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_wire.sh
+
 # The checker's cost right after a round trip (bench_e2e.sh).
 BENCH_COLD_BIN = $(BUILD)/bench/bench_cold
 
@@ -190,7 +203,7 @@ bench-shape: $(BENCH_SHAPE_BIN)
 bench-callgrind: deps all
 	BUILD=$(BUILD) bench/bench_callgrind.sh
 
-bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-shape bench-callgrind
+bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-shape bench-callgrind bench-wire
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi

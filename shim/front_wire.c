@@ -52,6 +52,9 @@ typedef struct wire_fd {
     pthread_mutex_t lock;
     unsigned refs; /* descriptors that share it (dup) */
     bool told_passthrough;
+    /* passthrough with nothing held or owed: its bytes go straight to libc
+     * without the lock (set once, under it) */
+    bool settled;
     qg_wire_conn conn;
 } wire_fd;
 
@@ -194,6 +197,15 @@ QG_COLD static void tell_passthrough(wire_fd *w)
                        "could not be followed: its queries are not checked");
 }
 
+/* Called under the lock after each use of the connection. */
+static void settle(wire_fd *w)
+{
+    const qg_wire_conn *c = &w->conn;
+    if (c->passthrough && c->hold.len == 0 && c->owed.len == 0 && c->covers == 0 &&
+        !c->dropping)
+        __atomic_store_n(&w->settled, true, __ATOMIC_RELEASE);
+}
+
 void qg_wire_library_guarded(int fd)
 {
     wire_fd *w = fd_entry(fd);
@@ -206,6 +218,7 @@ void qg_wire_library_guarded(int fd)
     pthread_mutex_lock(&w->lock);
     w->conn.passthrough = true;
     w->told_passthrough = true; /* not unguarded: the library front has it */
+    settle(w);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -353,11 +366,14 @@ static wire_fd *entry_for_write(int fd, const uint8_t *p, size_t n)
 
 static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
 {
+    if (__atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+        return send_bytes(sc, buf, n);
     qg_wire_io io = {send_bytes, check_query, sc};
     pthread_mutex_lock(&w->lock);
     ssize_t r = qg_wire_write(&w->conn, &io, buf, n);
     if (w->conn.passthrough && !w->told_passthrough)
         tell_passthrough(w);
+    settle(w);
     pthread_mutex_unlock(&w->lock);
     return r;
 }
@@ -373,10 +389,13 @@ static void observe(int fd, wire_fd *w, const void *p, size_t r)
         if (w <= CANDIDATE)
             return;
     }
+    if (__atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+        return;
     pthread_mutex_lock(&w->lock);
     qg_wire_read(&w->conn, p, r);
     if (w->conn.passthrough && !w->told_passthrough)
         tell_passthrough(w);
+    settle(w);
     pthread_mutex_unlock(&w->lock);
 }
 

@@ -1,0 +1,230 @@
+/*
+ * What the wire front costs, measured in pairs.  Run under
+ * LD_PRELOAD=libquoteguard.so (bench/bench_wire.sh runs it).
+ *
+ *   bench_wire fd ROUNDS        non-database descriptors
+ *   bench_wire pg PAIRS         one query, libpq front vs wire front
+ *
+ * fd: each round times a batch of 1-byte write(2)s to /dev/null, read(2)s
+ * from /dev/zero, and send(2)/recv(2) over a connected unix stream socket
+ * (a socket the shim saw created, dropped from its table at the first
+ * write), once through the entry points the shim interposes and once
+ * through libc's own (dlsym on libc's handle); the order alternates.  The
+ * median difference per call is what the shim adds to a descriptor that is
+ * not a database connection.
+ *
+ * pg: two connections to the same server (PG* variables).  The first is
+ * used through libpq's entry points the shim interposes, so the libpq front
+ * checks its queries and hands its socket over; the second only through
+ * libpq's own functions (dlsym on libpq's handle, as psycopg 3's ctypes
+ * binding does), so the wire front checks its queries at the socket.  Each
+ * pair sends the same query on both (order alternating); a third, direct
+ * connection opened with the wire front off would need another process, so
+ * the baseline is bench_wire.sh's run without the shim.  Prints the median
+ * latency of each and the median of the pair differences.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_wire: %s\n", what);
+    exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ------------------------------------------------------------------- fds */
+
+typedef ssize_t (*io_fn)(int, void *, size_t);
+typedef ssize_t (*sock_fn)(int, void *, size_t, int);
+
+#define BATCH 2000
+
+static double time_io(io_fn fn, int fd, char *byte)
+{
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < BATCH; i++)
+        fn(fd, byte, 1);
+    return (double)(now_ns() - t0) / BATCH;
+}
+
+/* send then recv of one byte on a connected pair. */
+static double time_sock(sock_fn send_fn, sock_fn recv_fn, int a, int b, char *byte)
+{
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+        send_fn(a, byte, 1, 0);
+        recv_fn(b, byte, 1, 0);
+    }
+    return (double)(now_ns() - t0) / BATCH / 2;
+}
+
+/* A connected unix stream pair made with socket(2), as a program makes one. */
+static void stream_pair(int *client, int *server)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/bench_wire.%d", (int)getpid());
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+    int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+    unlink(path);
+    if (listener < 0 || bind(listener, (struct sockaddr *)&addr, sizeof addr) < 0 ||
+        listen(listener, 1) < 0)
+        die("cannot listen on a unix socket");
+    *client = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (*client < 0 || connect(*client, (struct sockaddr *)&addr, sizeof addr) < 0)
+        die("cannot connect");
+    *server = accept(listener, NULL, NULL);
+    close(listener);
+    unlink(path);
+}
+
+static void bench_fds(int rounds)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    io_fn libc_write = libc ? (io_fn)dlsym(libc, "write") : NULL;
+    io_fn libc_read = libc ? (io_fn)dlsym(libc, "read") : NULL;
+    sock_fn libc_send = libc ? (sock_fn)dlsym(libc, "send") : NULL;
+    sock_fn libc_recv = libc ? (sock_fn)dlsym(libc, "recv") : NULL;
+    if (!libc_write || !libc_read || !libc_send || !libc_recv)
+        die("cannot find libc's own entries");
+    if ((void *)libc_write == (void *)write)
+        die("the shim is not preloaded: run under LD_PRELOAD=libquoteguard.so");
+    int null_fd = open("/dev/null", O_WRONLY), zero_fd = open("/dev/zero", O_RDONLY);
+    int a, b;
+    stream_pair(&a, &b);
+    char byte = 'x';
+    write(a, &byte, 1); /* the first write drops the socket from the shim's table */
+    read(b, &byte, 1);
+    double *dw = calloc((size_t)rounds, sizeof(double));
+    double *dr = calloc((size_t)rounds, sizeof(double));
+    double *ds = calloc((size_t)rounds, sizeof(double));
+    double *bw = calloc((size_t)rounds, sizeof(double));
+    for (int r = 0; r < rounds; r++) {
+        double shim_w, own_w, shim_r, own_r, shim_s, own_s;
+        if (r % 2) {
+            own_w = time_io(libc_write, null_fd, &byte);
+            shim_w = time_io((io_fn)write, null_fd, &byte);
+            own_r = time_io(libc_read, zero_fd, &byte);
+            shim_r = time_io(read, zero_fd, &byte);
+            own_s = time_sock(libc_send, libc_recv, a, b, &byte);
+            shim_s = time_sock((sock_fn)send, recv, a, b, &byte);
+        } else {
+            shim_w = time_io((io_fn)write, null_fd, &byte);
+            own_w = time_io(libc_write, null_fd, &byte);
+            shim_r = time_io(read, zero_fd, &byte);
+            own_r = time_io(libc_read, zero_fd, &byte);
+            shim_s = time_sock((sock_fn)send, recv, a, b, &byte);
+            own_s = time_sock(libc_send, libc_recv, a, b, &byte);
+        }
+        dw[r] = shim_w - own_w;
+        dr[r] = shim_r - own_r;
+        ds[r] = shim_s - own_s;
+        bw[r] = own_w;
+    }
+    printf("fd\trounds=%d\tcalls_per_round=%d\twrite_devnull_ns=%.1f\tadded_write_ns=%.1f\t"
+           "added_read_ns=%.1f\tadded_send_recv_ns=%.1f\n",
+           rounds, BATCH, median(bw, (size_t)rounds), median(dw, (size_t)rounds),
+           median(dr, (size_t)rounds), median(ds, (size_t)rounds));
+}
+
+/* ------------------------------------------------------------------- pg */
+
+typedef PGresult *(*exec_fn)(PGconn *, const char *);
+typedef void (*clear_fn)(PGresult *);
+
+static double timed_query(exec_fn exec, clear_fn clear, PGconn *conn, const char *sql)
+{
+    uint64_t t0 = now_ns();
+    PGresult *res = exec(conn, sql);
+    uint64_t t1 = now_ns();
+    if (PQresultStatus(res) != PGRES_TUPLES_OK)
+        die(PQresultErrorMessage(res));
+    clear(res);
+    return (double)(t1 - t0) / 1000.0;
+}
+
+static void bench_pg(int pairs)
+{
+    void *libpq = dlopen("libpq.so.5", RTLD_NOW | RTLD_NOLOAD);
+    exec_fn own_exec = libpq ? (exec_fn)dlsym(libpq, "PQexec") : NULL;
+    clear_fn own_clear = libpq ? (clear_fn)dlsym(libpq, "PQclear") : NULL;
+    if (!own_exec || !own_clear)
+        die("cannot find libpq's own entries");
+    PGconn *front = PQconnectdb(""), *wire = PQconnectdb("");
+    if (PQstatus(front) != CONNECTION_OK || PQstatus(wire) != CONNECTION_OK)
+        die("cannot connect (PG* variables)");
+    static const char *const shapes[][2] = {
+        {"select", "SELECT 1"},
+        {"string", "SELECT 'some plain text of a few words, as a query carries', 1"},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const char *sql = shapes[s][1];
+        double *f = calloc((size_t)pairs, sizeof(double)), *w = calloc((size_t)pairs, sizeof(double));
+        double *d = calloc((size_t)pairs, sizeof(double));
+        for (int i = 0; i < 200; i++) { /* warm both paths */
+            PQclear(PQexec(front, sql));
+            own_clear(own_exec(wire, sql));
+        }
+        for (int i = 0; i < pairs; i++) {
+            if (i % 2) {
+                w[i] = timed_query(own_exec, own_clear, wire, sql);
+                f[i] = timed_query(PQexec, PQclear, front, sql);
+            } else {
+                f[i] = timed_query(PQexec, PQclear, front, sql);
+                w[i] = timed_query(own_exec, own_clear, wire, sql);
+            }
+            d[i] = w[i] - f[i];
+        }
+        printf("pg\tshape=%s\tpairs=%d\tlibpq_front_us=%.2f\twire_front_us=%.2f\t"
+               "wire_minus_front_us=%.3f\n",
+               shapes[s][0], pairs, median(f, (size_t)pairs), median(w, (size_t)pairs),
+               median(d, (size_t)pairs));
+        free(f), free(w), free(d);
+    }
+    PQfinish(front);
+    PQfinish(wire);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        die("usage: bench_wire fd ROUNDS | bench_wire pg PAIRS");
+    int n = atoi(argv[2]);
+    if (n < 1)
+        die("ROUNDS/PAIRS must be positive");
+    if (strcmp(argv[1], "fd") == 0)
+        bench_fds(n);
+    else if (strcmp(argv[1], "pg") == 0)
+        bench_pg(n);
+    else
+        die("unknown benchmark");
+    return 0;
+}
