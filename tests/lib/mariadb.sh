@@ -6,8 +6,8 @@
 #   my_stop             # also run from the EXIT trap my_start installs
 #
 # The server runs as the unprivileged user qgtest, in a fresh temp dir, with
-# no TCP listener: clients reach it through $QG_MY_SOCKET as database user
-# root with no password.  Every statement that reaches the server is in the
+# no TCP listener (unless QG_MY_TCP_PORT names a port on 127.0.0.1): clients
+# reach it through $QG_MY_SOCKET as database user root with no password.  Every statement that reaches the server is in the
 # general query log $QG_MY_LOG, so tests can prove that a blocked statement
 # never left the client.
 . "$(dirname "${BASH_SOURCE[0]}")/atexit.sh"
@@ -48,7 +48,10 @@ my_start() {
         --skip-test-db --skip-name-resolve --innodb-buffer-pool-size=16M \
         >"$QG_MY_DIR/install.log" 2>&1 || { cat "$QG_MY_DIR/install.log" >&2; return 1; }
 
-    "$server" "${common[@]}" --skip-networking --socket="$QG_MY_SOCKET" \
+    # QG_MY_TCP_PORT: listen on 127.0.0.1 too (clients that cannot use the socket: JDBC)
+    local -a network=(--skip-networking)
+    [ -z "${QG_MY_TCP_PORT:-}" ] || network=(--bind-address=127.0.0.1 --port="$QG_MY_TCP_PORT")
+    "$server" "${common[@]}" "${network[@]}" --socket="$QG_MY_SOCKET" \
         --pid-file="$QG_MY_DIR/mysqld.pid" --log-error="$QG_MY_DIR/error.log" \
         --general-log=1 --general-log-file="$QG_MY_LOG" \
         --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
