@@ -308,12 +308,16 @@ fuzz: deps $(FUZZ_BIN)
 	fuzz/run --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) $(FUZZ_BIN)
 
 # Helpers of the differential tests tests/t/6*.t (built by `make check`).
-DIFF_TOOLS = $(BUILD)/diff/encoding_verdicts $(BUILD)/diff/pgquery_spans
+DIFF_TOOLS = $(BUILD)/diff/encoding_verdicts $(BUILD)/diff/pgquery_spans $(BUILD)/diff/pg_conversions
 diff-tools: $(DIFF_TOOLS)
 
 $(BUILD)/diff/encoding_verdicts: tests/diff/encoding_verdicts.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -o $@ $< $(CORE_OBJ)
+
+$(BUILD)/diff/pg_conversions: tests/diff/pg_conversions.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) -o $@ $< $(CORE_OBJ) -lpq
 
 $(BUILD)/diff/pgquery_spans: tests/diff/pgquery_spans.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)

@@ -59,6 +59,59 @@ QG_API bool qg_encoding_is_single_byte(const qg_encoding *enc);
  * character truncated by the end of the buffer). */
 QG_API size_t qg_encoding_char_len(const qg_encoding *enc, const unsigned char *p, size_t avail);
 
+/* ------------------------------------------------------------ conversions */
+
+/* PostgreSQL converts the whole query from the client encoding to the
+ * server's before its lexer runs, and a few conversions turn a character
+ * that is not ASCII into an ASCII byte the lexer reads (SHIFT_JIS_2004
+ * 81 5f is a backslash in UTF8).  One such character: */
+typedef struct qg_ascii_conversion {
+    unsigned char bytes[4]; /* the client's character */
+    unsigned char len;      /* its length; 0 ends a table */
+    unsigned char ascii;    /* the byte the server reads */
+} qg_ascii_conversion;
+
+/* The characters of `client` that the conversion to the server encoding
+ * named `server` (as the server reports it) turns into ASCII, ended by an
+ * entry of len 0; NULL when there are none: the server's lexer then reads
+ * every ASCII byte where the client's text has it, and nothing else as
+ * ASCII. */
+QG_API const qg_ascii_conversion *qg_conversion_to_ascii(const qg_encoding *client,
+                                                         const char *server);
+/* Whether the conversion to some server encoding turns a character of
+ * `client` into ASCII (one pointer test: worth asking before the server
+ * encoding is looked up). */
+QG_API bool qg_encoding_converts_to_ascii(const qg_encoding *client);
+
+/* A character of the client's text that the server reads as one ASCII
+ * byte: where that byte is in the view, and its bytes in the client's text. */
+typedef struct qg_converted_char {
+    size_t view, start, end;
+} qg_converted_char;
+
+/* The query as the server's lexer reads it after the conversion: the
+ * client's text with each converted character replaced by its ASCII byte
+ * (text, len), and where each replacement is (chars, in order).  The rest
+ * keeps the client's bytes, read in the client encoding: the conversion
+ * keeps ASCII and turns every other character into bytes of 0x80 or more,
+ * which the server's lexer reads as one would read that character. */
+typedef struct qg_server_view {
+    const char *text;
+    size_t len;
+    const qg_converted_char *chars;
+    size_t count;
+} qg_server_view;
+
+/* The number of characters of sql[0, len) in `client` that `table` (from
+ * qg_conversion_to_ascii) converts to ASCII. */
+QG_API size_t qg_server_view_count(const qg_encoding *client, const qg_ascii_conversion *table,
+                                   const char *sql, size_t len);
+/* Builds the view of sql[0, len) into `text` (room for len bytes) and
+ * `chars` (room for qg_server_view_count's answer); *out points into them. */
+QG_API void qg_server_view_build(const qg_encoding *client, const qg_ascii_conversion *table,
+                                 const char *sql, size_t len, char *text, qg_converted_char *chars,
+                                 qg_server_view *out);
+
 /* ------------------------------------------------------------------- lexer */
 
 typedef enum qg_token_kind {
@@ -126,6 +179,9 @@ typedef struct qg_context {
     qg_dialect dialect;
     const qg_encoding *encoding; /* client encoding; must not be NULL */
     unsigned flags;              /* QG_STD_STRINGS, QG_NO_BACKSLASH_ESCAPES, QG_ANSI_QUOTES */
+    /* PG: the query as the server reads it after converting it, when that
+     * differs from the client's text (qg_server_view_build); NULL else. */
+    const qg_server_view *view;
     /* What each reason does; qg_context_init() fills the defaults. */
     qg_action action[QG_REASON_COUNT];
 } qg_context;

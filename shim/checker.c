@@ -64,13 +64,47 @@ static bool is_data(const qg_token *tok)
     return tok->kind == QG_TOK_STRING || tok->kind == QG_TOK_DOLLAR;
 }
 
-/* The server's next data token. */
+/* Where byte `at` of the converted view is in the client's text. */
+static size_t client_offset(const qg_server_view *view, size_t at)
+{
+    size_t lo = 0, hi = view->count; /* the converted characters at or before `at`: [0, lo) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (view->chars[mid].view <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return at;
+    const qg_converted_char *c = &view->chars[lo - 1];
+    return at == c->view ? c->start : c->end + (at - c->view - 1);
+}
+
+/* The server's next data token, in the client's offsets. */
 static bool next_data(qg_lexer *server, qg_token *tok)
 {
-    while (qg_lexer_next(server, tok))
-        if (is_data(tok))
+    while (qg_lexer_next(server, tok)) {
+        if (is_data(tok)) {
+            const qg_server_view *view = server->ctx->view;
+            if (view) {
+                tok->start = client_offset(view, tok->start);
+                tok->end = client_offset(view, tok->end);
+            }
             return true;
+        }
+    }
     return false;
+}
+
+/* S: the server's reading, of the view where the server converts the text. */
+static void server_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
+                              qg_result *findings)
+{
+    if (ctx->view)
+        qg_lexer_init(lx, ctx, ctx->view->text, ctx->view->len, QG_READ_SERVER, findings);
+    else
+        qg_lexer_init(lx, ctx, sql, len, QG_READ_SERVER, findings);
 }
 
 /* A backslash in N's code: outside every literal, where a program's own
@@ -162,7 +196,7 @@ QG_COLD static bool escaper_injects(const qg_context *ctx, const naive_variant *
     int live = 1;
     memset(&paths[0], 0, sizeof paths[0]);
     qg_lexer_init(&paths[0].naive, variants[0].believed, sql, len, variants[0].reading, NULL);
-    qg_lexer_init(&paths[0].server, ctx, sql, len, QG_READ_SERVER, NULL);
+    server_lexer_init(&paths[0].server, ctx, sql, len, NULL);
     paths[0].has_s = next_data(&paths[0].server, &paths[0].ts);
     while (live > 0) {
         int kept = 0;
@@ -287,6 +321,24 @@ static bool doubler_may_part(const qg_context *ctx, const char *sql, size_t len)
            (ctx->dialect == QG_DIALECT_MYSQL && memchr(escaped, '#', rest));
 }
 
+/* Pass 2 for every escaper family the rule knows (`parted`: S and N part
+ * somewhere); records a structure_mismatch for the first one fooled. */
+static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t len, bool parted,
+                                  qg_result *res)
+{
+    injection at = {0, 0, 0};
+    bool found = false;
+    if (parted)
+        found = reading_injects(ctx, ctx, QG_READ_NAIVE, sql, len, &at) ||
+                reading_injects(ctx, ctx, QG_READ_NAIVE_DOUBLING, sql, len, &at) ||
+                (!qg_encoding_is_single_byte(ctx->encoding) &&
+                 aware_escaper_injects(ctx, ctx, sql, len, &at));
+    if (!found && backslash_after_high(sql, len))
+        found = foreign_escaper_injects(ctx, sql, len, &at);
+    if (found)
+        record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, at.offset, at.span_start, at.span_end);
+}
+
 /* The lexer's reading of a text the quick scan did not settle: out of
  * line, so that a settled query does not set up its frame. */
 static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context *ctx, const char *sql,
@@ -314,27 +366,47 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
      * escaper reads otherwise. */
     bool parted = lx.diverges || res->verdict == QG_VERDICT_LOG ||
                   (qg_reference_forced() && lx.ambiguous);
-    if (res->verdict == QG_VERDICT_BLOCK)
-        return res->verdict;
-    injection at = {0, 0, 0};
-    bool found = false;
-    if (parted)
-        found = reading_injects(ctx, ctx, QG_READ_NAIVE, sql, len, &at) ||
-                reading_injects(ctx, ctx, QG_READ_NAIVE_DOUBLING, sql, len, &at) ||
-                (!qg_encoding_is_single_byte(ctx->encoding) &&
-                 aware_escaper_injects(ctx, ctx, sql, len, &at));
-    if (!found && backslash_after_high(sql, len))
-        found = foreign_escaper_injects(ctx, sql, len, &at);
-    if (found)
-        record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, at.offset, at.span_start, at.span_end);
+    if (res->verdict != QG_VERDICT_BLOCK)
+        record_fooled_escaper(ctx, sql, len, parted, res);
+    return res->verdict;
+}
+
+/* Where the server converts a character to ASCII (ctx->view), the client's
+ * bytes are checked as they are (the conversion rejects what is not a
+ * character), and the tokens, read in the view, are compared with N's of
+ * the client's bytes, always: N reads the converted characters otherwise. */
+QG_COLD static qg_verdict check_converted(const qg_context *ctx, const char *sql, size_t len,
+                                          qg_result *res)
+{
+    qg_lexer lx;
+    qg_token tok;
+    qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
+    while (qg_lexer_next(&lx, &tok))
+        continue;
+    server_lexer_init(&lx, ctx, sql, len, NULL);
+    while (qg_lexer_next(&lx, &tok))
+        if (tok.unterminated)
+            record(res, ctx, QG_REASON_UNTERMINATED, client_offset(ctx->view, tok.start),
+                   client_offset(ctx->view, tok.start), len);
+    if (res->verdict != QG_VERDICT_BLOCK)
+        record_fooled_escaper(ctx, sql, len, true, res);
     return res->verdict;
 }
 
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
+    qg_result scratch; /* findings no one reads: not cleared */
     if (result) {
         result->verdict = QG_VERDICT_CLEAN;
         result->count = 0;
+    }
+    if (ctx->view) {
+        if (!result) {
+            scratch.verdict = QG_VERDICT_CLEAN;
+            scratch.count = 0;
+            result = &scratch;
+        }
+        return check_converted(ctx, sql, len, result);
     }
     /* A text of code, plain strings and comments is settled by one small
      * scan before the lexer's larger code runs: between two round trips,
@@ -344,7 +416,6 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
     if (!qg_reference_forced() && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
     if (!result) {
-        qg_result scratch; /* findings no one reads: not cleared */
         scratch.verdict = QG_VERDICT_CLEAN;
         scratch.count = 0;
         return check_lexed(ctx, sql, len, &scratch);

@@ -625,3 +625,98 @@ QG_HOT const encoding_dfa_t *encoding_dfa(const qg_encoding *enc)
     size_t i = (size_t)(enc - encodings);
     return __atomic_load_n(&dfa_built[i], __ATOMIC_ACQUIRE) ? &dfas[i] : NULL;
 }
+
+/* ------------------------------------------------------------ conversions */
+
+/* The client characters PostgreSQL's conversions turn into ASCII, measured
+ * over every character of every client encoding against every server
+ * encoding it converts to (tests/t/63-diff-conversions-pg.t, which fails
+ * when a conversion makes ASCII this table does not list). */
+static const qg_ascii_conversion sjis2004_ascii[] = {
+    {{0x81, 0x5f}, 2, '\\'},
+    {{0x81, 0xb0}, 2, '~'},
+    {{0}, 0, 0},
+};
+
+static const struct {
+    const char *client, *server;
+    const qg_ascii_conversion *table;
+} ascii_conversions[] = {
+    {"SHIFT_JIS_2004", "UTF8", sjis2004_ascii},
+};
+#define ASCII_CONVERSION_COUNT (sizeof ascii_conversions / sizeof ascii_conversions[0])
+
+bool qg_encoding_converts_to_ascii(const qg_encoding *client)
+{
+    for (size_t i = 0; i < ASCII_CONVERSION_COUNT; i++)
+        if (strcmp(ascii_conversions[i].client, client->name) == 0)
+            return true;
+    return false;
+}
+
+const qg_ascii_conversion *qg_conversion_to_ascii(const qg_encoding *client, const char *server)
+{
+    for (size_t i = 0; server && i < ASCII_CONVERSION_COUNT; i++)
+        if (strcmp(ascii_conversions[i].client, client->name) == 0 &&
+            strcmp(ascii_conversions[i].server, server) == 0)
+            return ascii_conversions[i].table;
+    return NULL;
+}
+
+/* The table's entry for the character of n bytes at p, or NULL. */
+static const qg_ascii_conversion *converted(const qg_ascii_conversion *table,
+                                            const unsigned char *p, size_t n)
+{
+    for (; table->len; table++)
+        if (table->len == n && memcmp(table->bytes, p, n) == 0)
+            return table;
+    return NULL;
+}
+
+/* Walks the characters of the client's text as the server's conversion
+ * does (an invalid byte alone: the conversion rejects the query there, and
+ * the checker reports it) and counts the converted ones; with `text`, also
+ * writes the view there and the converted characters to `chars`, and the
+ * view's length to *view_len. */
+static size_t walk_converted(const qg_encoding *client, const qg_ascii_conversion *table,
+                             const unsigned char *s, size_t len, char *text,
+                             qg_converted_char *chars, size_t *view_len)
+{
+    size_t count = 0, view = 0;
+    for (size_t pos = 0; pos < len;) {
+        size_t n = s[pos] < 0x80 ? 1 : encoding_char_len(client, s + pos, len - pos);
+        if (n == 0)
+            n = 1;
+        const qg_ascii_conversion *c = s[pos] < 0x80 ? NULL : converted(table, s + pos, n);
+        if (text && c) {
+            chars[count] = (qg_converted_char){view, pos, pos + n};
+            text[view++] = (char)c->ascii;
+        } else if (text) {
+            memcpy(text + view, s + pos, n);
+            view += n;
+        }
+        count += c != NULL;
+        pos += n;
+    }
+    if (view_len)
+        *view_len = view;
+    return count;
+}
+
+size_t qg_server_view_count(const qg_encoding *client, const qg_ascii_conversion *table,
+                            const char *sql, size_t len)
+{
+    return table ? walk_converted(client, table, (const unsigned char *)sql, len, NULL, NULL, NULL)
+                 : 0;
+}
+
+void qg_server_view_build(const qg_encoding *client, const qg_ascii_conversion *table,
+                          const char *sql, size_t len, char *text, qg_converted_char *chars,
+                          qg_server_view *out)
+{
+    static const qg_ascii_conversion none[] = {{{0}, 0, 0}};
+    out->text = text;
+    out->chars = chars;
+    out->count = walk_converted(client, table ? table : none, (const unsigned char *)sql, len,
+                                text, chars, &out->len);
+}

@@ -351,6 +351,7 @@ QG_HOT static bool decide(const qg_settings *s, const qg_query *q, qg_decision *
 
     qg_context ctx;
     qg_context_init(&ctx, q->dialect, enc, q->flags);
+    ctx.view = q->view;
     if (q->dialect == QG_DIALECT_MYSQL) {
         ctx.action[QG_REASON_ILLFORMED_QUOTE] = s->mysql_illformed_quote;
         ctx.action[QG_REASON_ILLFORMED] = s->mysql_illformed;

@@ -13,6 +13,7 @@ typedef struct qg_query {
     qg_dialect dialect;
     const char *encoding_name; /* as the server names the client encoding */
     unsigned flags;            /* QG_STD_STRINGS … */
+    const qg_server_view *view; /* PG: the text as the server reads it after converting it, or NULL */
     const void *conn;
     const char *api;           /* name of the intercepted function */
     const char *sql;
