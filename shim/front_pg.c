@@ -24,6 +24,7 @@
 #include "guard.h"
 #include "hot.h"
 #include "log.h"
+#include "pg_state.h"
 #include "real.h"
 #include "rewriter.h"
 #include "settings.h"
@@ -212,6 +213,14 @@ static const blocked_message *registry_find(registry *r, const void *key)
 
 /* ------------------------------------------------------------------- check */
 
+/* The encoding the server reports for itself ("" when it reports none). */
+static const char *server_encoding(const PGconn *conn)
+{
+    PQparameterStatus_fn status = real_PQparameterStatus();
+    const char *name = status ? status(conn, "server_encoding") : NULL;
+    return name ? name : "";
+}
+
 /* The client encoding.  libpq keeps it as a number (PQclientEncoding),
  * read in one step where the name the server reported is a walk down the
  * list of every reported parameter.  But libpq takes a name it does not
@@ -227,6 +236,19 @@ QG_HOT static const char *client_encoding(const PGconn *conn)
     PQparameterStatus_fn status = real_PQparameterStatus();
     name = status ? status(conn, "client_encoding") : NULL;
     return name ? name : "";
+}
+
+/* The encoding the server checks a client's text against: a SQL_ASCII
+ * client's text is checked against the server encoding (the server does
+ * not convert it, but verifies it as its own).  A server that reports none
+ * leaves it unknown (""): blocked, not guessed. */
+static const char *checked_encoding(const PGconn *conn, const char *client)
+{
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, client);
+    if (!enc || strcmp(qg_encoding_name(enc), "SQL_ASCII") != 0)
+        return client;
+    const char *server = server_encoding(conn);
+    return strcmp(server, "SQL_ASCII") == 0 ? client : server;
 }
 
 QG_HOT static unsigned quoting_flags(const PGconn *conn)
@@ -266,13 +288,135 @@ QG_HOT static void close_query(void)
     qg_guard_leave();
 }
 
-/* The query with the connection's state as of now. */
+/* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
+ * there the query goes as it is, so that libpq answers as it would. */
+QG_HOT static bool pipeline_off(const PGconn *conn)
+{
+    PQpipelineStatus_fn pipeline = real_PQpipelineStatus();
+    return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
+}
+
+/* ------------------------------------------------------ pipeline state */
+
+/* In pipeline mode a statement meets the state every statement queued
+ * before it leaves, which libpq reports only once their results are read:
+ * per connection, the states its pipeline's statements may meet
+ * (shim/pg_state.h).  A connection is used by one thread at a time; the
+ * lock guards the list only. */
+typedef struct pipeline_states {
+    const PGconn *conn;
+    struct pipeline_states *next;
+    qg_pg_pending pending;
+} pipeline_states;
+
+static struct {
+    pthread_mutex_t lock;
+    pipeline_states *head;
+    unsigned live;
+} pipelines = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+
+static void lock_pipelines(void)
+{
+    pthread_mutex_lock(&pipelines.lock);
+}
+
+static void unlock_pipelines(void)
+{
+    pthread_mutex_unlock(&pipelines.lock);
+}
+
+__attribute__((constructor)) static void keep_pipelines_across_fork(void)
+{
+    pthread_atfork(lock_pipelines, unlock_pipelines, unlock_pipelines);
+}
+
+/* The connection's entry, made when `make`; NULL when there is none (or
+ * no memory for one). */
+static pipeline_states *pipeline_find(const PGconn *conn, bool make)
+{
+    if (!make && __atomic_load_n(&pipelines.live, __ATOMIC_ACQUIRE) == 0)
+        return NULL;
+    lock_pipelines();
+    pipeline_states *p = pipelines.head;
+    while (p && p->conn != conn)
+        p = p->next;
+    if (!p && make && (p = calloc(1, sizeof *p)) != NULL) {
+        p->conn = conn;
+        p->next = pipelines.head;
+        pipelines.head = p;
+        __atomic_add_fetch(&pipelines.live, 1, __ATOMIC_RELEASE);
+    }
+    unlock_pipelines();
+    return p;
+}
+
+/* Out of pipeline mode every result has been read: libpq's state is the
+ * server's, and the connection's entry goes. */
+static void pipeline_forget(const PGconn *conn)
+{
+    if (__atomic_load_n(&pipelines.live, __ATOMIC_ACQUIRE) == 0)
+        return;
+    lock_pipelines();
+    pipeline_states *gone = NULL;
+    for (pipeline_states **link = &pipelines.head; *link; link = &(*link)->next) {
+        if ((*link)->conn == conn) {
+            gone = *link;
+            *link = gone->next;
+            __atomic_sub_fetch(&pipelines.live, 1, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    unlock_pipelines();
+    free(gone);
+}
+
+/* ------------------------------------------------------------------ check */
+
+/* The name a query is checked under when a statement queued before it in
+ * the pipeline sets the client encoding to a value not known in advance:
+ * the guard blocks it as an unknown encoding. */
+static const char unknown_pipeline_encoding[] =
+    "set by a statement queued before it in the pipeline, to a value not known in advance";
+
+/* Checks q (encoding_name and flags set) as the server reads it: where its
+ * conversion to the server encoding makes ASCII of a client character,
+ * through the converted view.  True = send it. */
+static bool check_converted(PGconn *conn, qg_query *q, qg_decision *d)
+{
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name);
+    const qg_ascii_conversion *table =
+        enc && qg_encoding_converts_to_ascii(enc)
+            ? qg_conversion_to_ascii(enc, server_encoding(conn))
+            : NULL;
+    size_t count = table ? qg_server_view_count(enc, table, q->sql, q->len) : 0;
+    if (count == 0)
+        return qg_guard_query(q, d);
+    char *text = malloc(q->len + 1);
+    qg_converted_char *chars = malloc(count * sizeof *chars);
+    bool allowed = false;
+    if (text && chars) {
+        qg_server_view view;
+        qg_server_view_build(enc, table, q->sql, q->len, text, chars, &view);
+        q->view = &view;
+        allowed = qg_guard_query(q, d);
+        q->view = NULL;
+    } else {
+        /* Not read as the server reads it, so not sent. */
+        q->encoding_name = "(no memory for the converted text)";
+        allowed = qg_guard_query(q, d);
+    }
+    free(text);
+    free(chars);
+    return allowed;
+}
+
+/* The query with the connection's state as libpq reports it now. */
 QG_HOT static qg_query describe_query(PGconn *conn, const char *api, const char *sql,
                                       const void *caller)
 {
     return (qg_query){
         .dialect = QG_DIALECT_POSTGRES,
-        .encoding_name = client_encoding(conn),
+        .encoding_name = checked_encoding(conn, client_encoding(conn)),
         .flags = quoting_flags(conn),
         .conn = conn,
         .api = api,
@@ -282,20 +426,51 @@ QG_HOT static qg_query describe_query(PGconn *conn, const char *api, const char 
     };
 }
 
-/* Checks the text with the connection's state as of now; true = send it. */
+/* Checks the text of q (described now) under every state the server may
+ * read it in: the connection's as libpq reports it, and in pipeline mode
+ * every state a statement queued before it may leave.  A text that passes
+ * in a pipeline adds the states it may set.  True = send it. */
+static bool check(PGconn *conn, const qg_query *described, qg_decision *d)
+{
+    qg_query q = *described;
+    if (pipeline_off(conn)) {
+        pipeline_forget(conn);
+        return check_converted(conn, &q, d);
+    }
+    pipeline_states *p = pipeline_find(conn, true);
+    if (!p) {
+        q.encoding_name = "(no memory for the pipeline's states)";
+        return check_converted(conn, &q, d);
+    }
+    qg_pg_pending_add_reported(&p->pending, described->encoding_name,
+                               described->flags & QG_STD_STRINGS);
+    const qg_pg_pending *states = &p->pending;
+    bool allowed = true;
+    for (unsigned scs = 0; allowed && scs < 2; scs++) {
+        if (!(scs ? states->scs_on : states->scs_off))
+            continue;
+        q.flags = scs ? QG_STD_STRINGS : 0;
+        for (unsigned i = 0; allowed && i < states->encoding_count; i++) {
+            q.encoding_name = checked_encoding(conn, states->encodings[i]);
+            allowed = check_converted(conn, &q, d);
+        }
+        if (allowed && states->encoding_unknown) {
+            q.encoding_name = unknown_pipeline_encoding;
+            allowed = check_converted(conn, &q, d);
+        }
+    }
+    if (allowed) {
+        qg_pg_effect effect = qg_pg_statement_effect(q.sql, q.len);
+        qg_pg_pending_add_effect(&p->pending, &effect);
+    }
+    return allowed;
+}
+
 static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
                           qg_decision *d)
 {
     qg_query q = describe_query(conn, api, sql, caller);
-    return qg_guard_query(&q, d);
-}
-
-/* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
- * there the query goes as it is, so that libpq answers as it would. */
-QG_HOT static bool pipeline_off(const PGconn *conn)
-{
-    PQpipelineStatus_fn pipeline = real_PQpipelineStatus();
-    return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
+    return check(conn, &q, d);
 }
 
 /* A statement that fails on the server aborts the transaction it is in; a
@@ -337,9 +512,41 @@ QG_COLD static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
     return res;
 }
 
-/* What a blocked PQsend* returns: 0, with the message in PQerrorMessage. */
+/* In pipeline mode a blocked statement is replaced by one that fails on the
+ * server with our message, in its place: the application reads an error
+ * result for it as for any statement the server rejects, and the server
+ * aborts the pipeline's transaction (an explicit one stays aborted, so a
+ * COMMIT queued after it commits nothing) and skips what follows up to the
+ * next sync.  The message goes as ASCII without quotes, backslashes, dollar
+ * or percent signs; it holds none of the query. */
+QG_COLD static int fail_in_pipeline(PGconn *conn, const qg_decision *d)
+{
+    char text[sizeof d->message + 160], message[sizeof d->message];
+    size_t n = 0;
+    for (const char *c = d->message; *c && n + 1 < sizeof message; c++)
+        message[n++] = *c >= ' ' && *c <= '~' && !strchr("'\\$%", *c) ? *c : '?';
+    message[n] = '\0';
+    snprintf(text, sizeof text,
+             "DO $quoteguard$BEGIN RAISE EXCEPTION '%s' USING ERRCODE = '%.5s'; END$quoteguard$",
+             message, d->sqlstate ? d->sqlstate : "42000");
+    PQsendQueryParams_fn send = real_PQsendQueryParams();
+    if (!send) {
+        report_missing("PQsendQueryParams");
+        return 0;
+    }
+    bool entered = qg_guard_enter(conn, text, 0);
+    int sent = send(conn, text, 0, NULL, NULL, NULL, NULL, 0);
+    if (entered)
+        qg_guard_leave();
+    return sent;
+}
+
+/* What a blocked PQsend* returns: 0, with the message in PQerrorMessage;
+ * in pipeline mode, what the failing statement sent in its place does. */
 QG_COLD static int blocked_send(PGconn *conn, const qg_decision *d)
 {
+    if (!pipeline_off(conn))
+        return fail_in_pipeline(conn, d);
     abort_open_transaction(conn);
     registry_put(&pending_conn_messages, conn, d);
     return 0;
@@ -366,9 +573,7 @@ static void rewritten_release(rewritten *rw)
 
 static bool server_is_utf8(const PGconn *conn)
 {
-    PQparameterStatus_fn status = real_PQparameterStatus();
-    const char *name = status ? status(conn, "server_encoding") : NULL;
-    return name && strcmp(name, "UTF8") == 0;
+    return strcmp(server_encoding(conn), "UTF8") == 0;
 }
 
 /* Rewrite mode, for a query `q` that passed the check: true when rw->text
@@ -388,7 +593,11 @@ QG_HOT static bool rewrite_query(PGconn *conn, const qg_query *q, rewritten *rw)
     const char *why = qg_rewrite_skip_reason(sql, len, options);
     if (!why) {
         const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name);
-        if (!enc)
+        /* The rewriter decodes literals in the client encoding; where the
+         * conversion makes ASCII of some character the server decodes
+         * another text. */
+        if (!enc || (qg_encoding_converts_to_ascii(enc) &&
+                     qg_conversion_to_ascii(enc, server_encoding(conn))))
             return false;
         qg_context ctx;
         qg_context_init(&ctx, QG_DIALECT_POSTGRES, enc, q->flags);
@@ -477,7 +686,7 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
         return real(conn, query);
     qg_decision d;
     qg_query q = describe_query(conn, "PQexec", query, __builtin_return_address(0));
-    PGresult *res = qg_guard_query(&q, &d) ? exec_allowed(conn, &q, real) : blocked_result(conn, &d);
+    PGresult *res = check(conn, &q, &d) ? exec_allowed(conn, &q, real) : blocked_result(conn, &d);
     close_query();
     return res;
 }
@@ -493,7 +702,7 @@ QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
         return real(conn, query);
     qg_decision d;
     qg_query q = describe_query(conn, "PQsendQuery", query, __builtin_return_address(0));
-    int sent = qg_guard_query(&q, &d) ? send_allowed(conn, &q, real) : blocked_send(conn, &d);
+    int sent = check(conn, &q, &d) ? send_allowed(conn, &q, real) : blocked_send(conn, &d);
     close_query();
     return sent;
 }
@@ -693,6 +902,7 @@ QG_HOT QG_EXPORT void PQclear(PGresult *res)
 QG_EXPORT void PQfinish(PGconn *conn)
 {
     registry_drop(&pending_conn_messages, conn);
+    pipeline_forget(conn);
     PQfinish_fn real = real_PQfinish();
     if (!real) {
         report_missing("PQfinish");
