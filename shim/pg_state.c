@@ -157,8 +157,9 @@ static void read_set(words *w, qg_pg_effect *e)
     if (strcmp(name, "names") != 0 && !next_is(w, "to") && !next_byte(w, '='))
         return;
     bool one = next_value(w, value, sizeof value);
+    next_byte(w, ';');
     skip_space(w);
-    bool alone = w->pos >= w->len || w->s[w->pos] == ';';
+    bool alone = w->pos >= w->len; /* a list or a second statement: not read here */
     note(e, name, one && alone ? value : NULL);
 }
 

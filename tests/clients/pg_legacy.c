@@ -1,13 +1,14 @@
 /* A legacy-style libpq client: pastes an escaped string into SQL text.
  *
- * pg_legacy [--encoding ENC] [--scs on|off] [--escape naive|conn|none]
+ * pg_legacy [--encoding ENC] [--scs on|off] [--escape naive|conn|literal|none]
  *           [--api exec|send|params|prepare] [--after SQL]... TEMPLATE HEX
  *
  * Connects with the PG* environment, SETs client_encoding and
  * standard_conforming_strings (and, when scs is off, backslash_quote = on so
  * the server accepts \', and escape_string_warning = off), decodes HEX into
  * the input bytes, escapes them — naive: a backslash before ' and \ byte by
- * byte (addslashes), conn: PQescapeStringConn, none: raw — replaces the first
+ * byte (addslashes), conn: PQescapeStringConn, literal: PQescapeLiteral (quotes
+ * included), none: raw — replaces the first
  * %s of TEMPLATE with the result and runs it through the chosen API (params:
  * a TEMPLATE using $1 also gets the raw input as the value of $1).  Each
  * --after statement then runs with PQexec on the same connection.
@@ -24,7 +25,7 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: pg_legacy [--encoding ENC] [--scs on|off] [--escape naive|conn|none]\n"
+    fprintf(stderr, "usage: pg_legacy [--encoding ENC] [--scs on|off] [--escape naive|conn|literal|none]\n"
                     "                 [--api exec|send|params|prepare] [--after SQL]... TEMPLATE HEX\n");
     exit(2);
 }
@@ -192,7 +193,15 @@ int main(int argc, char **argv)
         escaped = escape_naive(input, len);
     else if (strcmp(escape, "conn") == 0)
         escaped = escape_conn(conn, input, len);
-    else if (strcmp(escape, "none") == 0)
+    else if (strcmp(escape, "literal") == 0) {
+        char *literal = PQescapeLiteral(conn, input, len);
+        if (!literal) {
+            print_line("ESCAPE-ERROR: ", PQerrorMessage(conn));
+            return 2;
+        }
+        escaped = strdup(literal);
+        PQfreemem(literal);
+    } else if (strcmp(escape, "none") == 0)
         escaped = strdup(input);
     else
         usage();

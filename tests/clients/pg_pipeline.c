@@ -1,13 +1,13 @@
 /* A libpq client that queues statements in pipeline mode (libpq 14+).
  *
- * pg_pipeline [--encoding ENC] [--scs on|off] [--input HEX] [--api params|send]
+ * pg_pipeline [--encoding ENC] [--scs on|off] [--input HEX]
  *             [--after SQL]... STATEMENT...
  *
  * Connects with the PG* environment, SETs client_encoding and
  * standard_conforming_strings (with scs off also backslash_quote = on and
  * escape_string_warning = off) outside the pipeline, then enters pipeline
- * mode and queues every STATEMENT with PQsendQueryParams (no parameters) or
- * PQsendQuery; a "%s" in a statement is replaced by the input (HEX decoded)
+ * mode and queues every STATEMENT with PQsendQueryParams (no parameters;
+ * libpq 15 refuses PQsendQuery in pipeline mode); a "%s" in a statement is replaced by the input (HEX decoded)
  * escaped byte by byte as addslashes does.  One PQpipelineSync, then every
  * result is read and printed (pg_print.h; a statement libpq refused to queue
  * prints "QUEUE-ERROR: <PQerrorMessage>"), the pipeline is left, and each
@@ -26,7 +26,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: pg_pipeline [--encoding ENC] [--scs on|off] [--input HEX]\n"
-                    "                   [--api params|send] [--after SQL]... STATEMENT...\n");
+                    "                   [--after SQL]... STATEMENT...\n");
     exit(2);
 }
 
@@ -73,7 +73,7 @@ static char *paste(const char *statement, const char *value)
 
 int main(int argc, char **argv)
 {
-    const char *encoding = NULL, *scs = NULL, *api = "params", *after[MAX_STATEMENTS];
+    const char *encoding = NULL, *scs = NULL, *after[MAX_STATEMENTS];
     char *input = NULL;
     int n_after = 0, i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
@@ -85,8 +85,6 @@ int main(int argc, char **argv)
             scs = argv[i + 1];
         else if (strcmp(argv[i], "--input") == 0)
             input = escaped_input(argv[i + 1]);
-        else if (strcmp(argv[i], "--api") == 0)
-            api = argv[i + 1];
         else if (strcmp(argv[i], "--after") == 0 && n_after < MAX_STATEMENTS)
             after[n_after++] = argv[i + 1];
         else
@@ -119,9 +117,7 @@ int main(int argc, char **argv)
     int queued = 0;
     for (; i < argc; i++) {
         char *sql = paste(argv[i], input);
-        int ok = strcmp(api, "send") == 0 ? PQsendQuery(conn, sql)
-                                          : PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0);
-        if (ok)
+        if (PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0))
             queued++;
         else
             print_line("QUEUE-ERROR: ", PQerrorMessage(conn));

@@ -90,9 +90,10 @@ has "$(step 8)" "ERROR: 42601 $BLOCKED" "SET client_encoding SJIS mid-session: n
 has "$(step 11)" "ERROR: 42601 $BLOCKED" "SET standard_conforming_strings on mid-session: the backslash no longer escapes, blocked"
 has "$(step 13)" "STATUS: PGRES_TUPLES_OK" "SET standard_conforming_strings off again: passes again"
 # libpq numbers SQL_ASCII 0, as it does a name it does not know: the shim
-# reads this one's name as the server reported it.  One byte per character:
-# the shim lets the bytes go, and the UTF8 server refuses them itself.
-has "$(step 15)" "ERROR: 22021 invalid byte sequence" "SQL_ASCII: the shim lets the bytes through, the server refuses them"
+# reads this one's name as the server reported it.  The server checks a
+# SQL_ASCII client's text against its own encoding (UTF8), and so does the
+# shim: the bytes never leave.
+has "$(step 15)" "ERROR: 22021 quoteguard: blocked invalid_sequence" "SQL_ASCII: checked against the server encoding, blocked before the server sees it"
 has "$(step 17)" "ERROR: 42601 $BLOCKED" "from SQL_ASCII back to SJIS: blocked again"
 has "$(grep -a '"action"' "$log")" '"encoding":"LATIN1"' "the scs=on finding names the live encoding"
 

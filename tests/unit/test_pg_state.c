@@ -1,0 +1,81 @@
+/* What a PostgreSQL statement does to the client encoding and
+ * standard_conforming_strings (shim/pg_state.c), and the states a
+ * pipeline's statements may meet. */
+#include <string.h>
+
+#include "pg_state.h"
+#include "tap.h"
+
+static qg_pg_effect effect(const char *sql)
+{
+    return qg_pg_statement_effect(sql, strlen(sql));
+}
+
+static void encoding_is(const char *sql, qg_pg_change change, const char *name)
+{
+    qg_pg_effect e = effect(sql);
+    tap_ok(e.encoding == change && (change != QG_PG_SETS || strcmp(e.encoding_name, name) == 0),
+           "%s: encoding %s%s", sql,
+           change == QG_PG_SETS ? "set to " : change == QG_PG_KEEPS ? "kept" : "unknown",
+           change == QG_PG_SETS ? name : "");
+}
+
+static void scs_is(const char *sql, qg_pg_change change, bool on)
+{
+    qg_pg_effect e = effect(sql);
+    tap_ok(e.scs == change && (change != QG_PG_SETS || e.scs_on == on), "%s: scs %s", sql,
+           change == QG_PG_SETS ? (on ? "on" : "off") : change == QG_PG_KEEPS ? "kept" : "unknown");
+}
+
+int main(void)
+{
+    encoding_is("SET client_encoding TO 'SJIS'", QG_PG_SETS, "SJIS");
+    encoding_is("set Client_Encoding = sjis", QG_PG_SETS, "sjis");
+    encoding_is("SET SESSION client_encoding TO \"UTF8\";", QG_PG_SETS, "UTF8");
+    encoding_is("/* c */ SET LOCAL /* d */ client_encoding TO 'BIG5'", QG_PG_SETS, "BIG5");
+    encoding_is("SET NAMES 'GBK'", QG_PG_SETS, "GBK");
+    encoding_is("SET client_encoding TO DEFAULT", QG_PG_UNKNOWN, "");
+    encoding_is("SET client_encoding TO 'SJIS'; SET client_encoding TO 'UTF8'", QG_PG_UNKNOWN, "");
+    encoding_is("RESET client_encoding", QG_PG_UNKNOWN, "");
+    encoding_is("RESET ALL", QG_PG_UNKNOWN, "");
+    encoding_is("DISCARD ALL", QG_PG_UNKNOWN, "");
+    encoding_is("SELECT set_config('client_encoding', 'EUC_JP', false)", QG_PG_SETS, "EUC_JP");
+    encoding_is("SELECT set_config('client_encoding', $1, false)", QG_PG_UNKNOWN, "");
+    encoding_is("DO $$BEGIN EXECUTE 'SET client_encoding TO ' || x; END$$", QG_PG_UNKNOWN, "");
+    encoding_is("SELECT 'client_encoding'", QG_PG_UNKNOWN, "");
+    encoding_is("SELECT name FROM users WHERE name = 'a'", QG_PG_KEEPS, "");
+    encoding_is("SET search_path TO public", QG_PG_KEEPS, "");
+    encoding_is("SELECT set_config('search_path', 'public', false)", QG_PG_KEEPS, "");
+
+    scs_is("SET standard_conforming_strings = on", QG_PG_SETS, true);
+    scs_is("SET standard_conforming_strings TO 'off'", QG_PG_SETS, false);
+    scs_is("SET standard_conforming_strings TO tr", QG_PG_SETS, true);
+    scs_is("SET standard_conforming_strings TO 0", QG_PG_SETS, false);
+    scs_is("SET standard_conforming_strings TO o", QG_PG_UNKNOWN, false);
+    scs_is("SELECT set_config('standard_conforming_strings', 'on', false)", QG_PG_SETS, true);
+    scs_is("RESET standard_conforming_strings", QG_PG_UNKNOWN, false);
+    scs_is("SET client_encoding TO 'SJIS'", QG_PG_KEEPS, false);
+
+    qg_pg_pending p = {0};
+    qg_pg_pending_add_reported(&p, "LATIN1", false);
+    qg_pg_effect e = effect("SET client_encoding TO 'SJIS'");
+    qg_pg_pending_add_effect(&p, &e);
+    e = effect("SET standard_conforming_strings = on");
+    qg_pg_pending_add_effect(&p, &e);
+    qg_pg_pending_add_reported(&p, "LATIN1", false);
+    tap_ok(p.encoding_count == 2 && strcmp(p.encodings[0], "LATIN1") == 0 &&
+               strcmp(p.encodings[1], "SJIS") == 0 && p.scs_off && p.scs_on && !p.encoding_unknown,
+           "a pipeline's states: the reported one and each queued SET's, once each");
+    e = effect("RESET ALL");
+    qg_pg_pending_add_effect(&p, &e);
+    tap_ok(p.encoding_unknown, "a statement with an effect not known in advance marks it unknown");
+    qg_pg_pending full = {0};
+    char name[16];
+    for (int i = 0; i <= QG_PG_MAX_ENCODINGS; i++) {
+        snprintf(name, sizeof name, "ENC%d", i);
+        qg_pg_pending_add_reported(&full, name, true);
+    }
+    tap_ok(full.encoding_count == QG_PG_MAX_ENCODINGS && full.encoding_unknown,
+           "more encodings than can be checked each: unknown");
+    return tap_done();
+}
