@@ -307,6 +307,10 @@ typedef struct pipeline_states {
     const PGconn *conn;
     struct pipeline_states *next;
     qg_pg_pending pending;
+    /* A statement this connection prepared may change the state: executed
+     * in a pipeline (no text to read), it may set any value.  Kept while
+     * the connection lives. */
+    bool prepared_sets_state;
 } pipeline_states;
 
 static struct {
@@ -350,24 +354,60 @@ static pipeline_states *pipeline_find(const PGconn *conn, bool make)
     return p;
 }
 
-/* Out of pipeline mode every result has been read: libpq's state is the
- * server's, and the connection's entry goes. */
-static void pipeline_forget(const PGconn *conn)
+/* Unlinks the connection's entry; the caller frees it. */
+static pipeline_states *pipeline_unlink(const PGconn *conn, bool keep_prepared)
 {
     if (__atomic_load_n(&pipelines.live, __ATOMIC_ACQUIRE) == 0)
-        return;
+        return NULL;
     lock_pipelines();
     pipeline_states *gone = NULL;
     for (pipeline_states **link = &pipelines.head; *link; link = &(*link)->next) {
-        if ((*link)->conn == conn) {
-            gone = *link;
-            *link = gone->next;
+        pipeline_states *p = *link;
+        if (p->conn != conn)
+            continue;
+        if (keep_prepared && p->prepared_sets_state) {
+            memset(&p->pending, 0, sizeof p->pending);
+        } else {
+            gone = p;
+            *link = p->next;
             __atomic_sub_fetch(&pipelines.live, 1, __ATOMIC_RELEASE);
-            break;
         }
+        break;
     }
     unlock_pipelines();
-    free(gone);
+    return gone;
+}
+
+/* Out of pipeline mode every result has been read: libpq's state is the
+ * server's, and the states the pipeline's statements might meet go. */
+static void pipeline_forget(const PGconn *conn)
+{
+    free(pipeline_unlink(conn, true));
+}
+
+/* A prepared statement that may change the state (its text is read once,
+ * here): noted for a pipeline that may execute it later. */
+static void note_prepared(const PGconn *conn, const char *sql)
+{
+    qg_pg_effect effect = qg_pg_statement_effect(sql, strlen(sql));
+    if (effect.encoding == QG_PG_KEEPS && effect.scs == QG_PG_KEEPS)
+        return;
+    pipeline_states *p = pipeline_find(conn, true);
+    if (p)
+        p->prepared_sets_state = true;
+}
+
+/* A prepared statement executed in a pipeline: where the connection
+ * prepared one that may change the state, the statements after it are
+ * checked under every state. */
+static void note_prepared_executed(const PGconn *conn)
+{
+    static const qg_pg_effect any = {.encoding = QG_PG_UNKNOWN, .scs = QG_PG_UNKNOWN};
+    if (pipeline_off(conn))
+        return;
+    pipeline_states *p = pipeline_find(conn, false);
+    if (p && p->prepared_sets_state)
+        qg_pg_pending_add_effect(&p->pending, &any);
 }
 
 /* ------------------------------------------------------------------ check */
@@ -375,8 +415,7 @@ static void pipeline_forget(const PGconn *conn)
 /* The name a query is checked under when a statement queued before it in
  * the pipeline sets the client encoding to a value not known in advance:
  * the guard blocks it as an unknown encoding. */
-static const char unknown_pipeline_encoding[] =
-    "set by a statement queued before it in the pipeline, to a value not known in advance";
+static const char unknown_pipeline_encoding[] = "set in the pipeline to a value not known in advance";
 
 /* Checks q (encoding_name and flags set) as the server reads it: where its
  * conversion to the server encoding makes ASCII of a client character,
@@ -523,8 +562,12 @@ QG_COLD static int fail_in_pipeline(PGconn *conn, const qg_decision *d)
 {
     char text[sizeof d->message + 160], message[sizeof d->message];
     size_t n = 0;
-    for (const char *c = d->message; *c && n + 1 < sizeof message; c++)
-        message[n++] = *c >= ' ' && *c <= '~' && !strchr("'\\$%", *c) ? *c : '?';
+    for (const char *c = d->message; *c && n + 1 < sizeof message; c++) {
+        if (*c >= ' ' && *c <= '~' && !strchr("'\\$%", *c))
+            message[n++] = *c;
+        else
+            message[n++] = '?';
+    }
     message[n] = '\0';
     snprintf(text, sizeof text,
              "DO $quoteguard$BEGIN RAISE EXCEPTION '%s' USING ERRCODE = '%.5s'; END$quoteguard$",
@@ -763,9 +806,11 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
     if (!open_query(conn, query))
         return real(conn, stmtName, query, nParams, paramTypes);
     qg_decision d;
-    PGresult *res = query_allowed(conn, "PQprepare", query, __builtin_return_address(0), &d)
-                        ? real(conn, stmtName, query, nParams, paramTypes)
-                        : blocked_result(conn, &d);
+    bool allowed = query_allowed(conn, "PQprepare", query, __builtin_return_address(0), &d);
+    if (allowed)
+        note_prepared(conn, query);
+    PGresult *res =
+        allowed ? real(conn, stmtName, query, nParams, paramTypes) : blocked_result(conn, &d);
     close_query();
     return res;
 }
@@ -781,9 +826,10 @@ QG_EXPORT int PQsendPrepare(PGconn *conn, const char *stmtName, const char *quer
     if (!open_query(conn, query))
         return real(conn, stmtName, query, nParams, paramTypes);
     qg_decision d;
-    int sent = query_allowed(conn, "PQsendPrepare", query, __builtin_return_address(0), &d)
-                   ? real(conn, stmtName, query, nParams, paramTypes)
-                   : blocked_send(conn, &d);
+    bool allowed = query_allowed(conn, "PQsendPrepare", query, __builtin_return_address(0), &d);
+    if (allowed)
+        note_prepared(conn, query);
+    int sent = allowed ? real(conn, stmtName, query, nParams, paramTypes) : blocked_send(conn, &d);
     close_query();
     return sent;
 }
@@ -813,6 +859,7 @@ QG_EXPORT int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParam
         return 0;
     }
     registry_drop(&pending_conn_messages, conn);
+    note_prepared_executed(conn);
     return real(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
 }
 
@@ -902,7 +949,7 @@ QG_HOT QG_EXPORT void PQclear(PGresult *res)
 QG_EXPORT void PQfinish(PGconn *conn)
 {
     registry_drop(&pending_conn_messages, conn);
-    pipeline_forget(conn);
+    free(pipeline_unlink(conn, false));
     PQfinish_fn real = real_PQfinish();
     if (!real) {
         report_missing("PQfinish");

@@ -2,6 +2,7 @@
  * read under (shim/pg_state.h). */
 #include "pg_state.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ascii.h"
@@ -137,7 +138,7 @@ static void note(qg_pg_effect *e, const char *name, const char *value)
         if (value && strcmp(value, "default") != 0 &&
             strlen(value) < sizeof e->encoding_name) {
             e->encoding = QG_PG_SETS;
-            strcpy(e->encoding_name, value);
+            snprintf(e->encoding_name, sizeof e->encoding_name, "%s", value);
         }
     } else if (strcmp(name, "standard_conforming_strings") == 0) {
         e->scs = value && parse_bool(value, &e->scs_on) ? QG_PG_SETS : QG_PG_UNKNOWN;
@@ -230,7 +231,7 @@ static void add_encoding(qg_pg_pending *p, const char *name)
         p->encoding_unknown = true; /* too many to check under each */
         return;
     }
-    strcpy(p->encodings[p->encoding_count++], name);
+    snprintf(p->encodings[p->encoding_count++], sizeof p->encodings[0], "%s", name);
 }
 
 void qg_pg_pending_add_reported(qg_pg_pending *p, const char *encoding, bool scs_on)

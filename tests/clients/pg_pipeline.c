@@ -1,13 +1,15 @@
 /* A libpq client that queues statements in pipeline mode (libpq 14+).
  *
- * pg_pipeline [--encoding ENC] [--scs on|off] [--input HEX]
+ * pg_pipeline [--encoding ENC] [--scs on|off] [--input HEX] [--prepare SQL]
  *             [--after SQL]... STATEMENT...
  *
  * Connects with the PG* environment, SETs client_encoding and
  * standard_conforming_strings (with scs off also backslash_quote = on and
  * escape_string_warning = off) outside the pipeline, then enters pipeline
  * mode and queues every STATEMENT with PQsendQueryParams (no parameters;
- * libpq 15 refuses PQsendQuery in pipeline mode); a "%s" in a statement is replaced by the input (HEX decoded)
+ * libpq 15 refuses PQsendQuery in pipeline mode), the statement "@prepared"
+ * with PQsendQueryPrepared of the --prepare statement (PQprepare'd before
+ * the pipeline as "qg_prepared"); a "%s" in a statement is replaced by the input (HEX decoded)
  * escaped byte by byte as addslashes does.  One PQpipelineSync, then every
  * result is read and printed (pg_print.h; a statement libpq refused to queue
  * prints "QUEUE-ERROR: <PQerrorMessage>"), the pipeline is left, and each
@@ -25,7 +27,7 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: pg_pipeline [--encoding ENC] [--scs on|off] [--input HEX]\n"
+    fprintf(stderr, "usage: pg_pipeline [--encoding ENC] [--scs on|off] [--input HEX] [--prepare SQL]\n"
                     "                   [--after SQL]... STATEMENT...\n");
     exit(2);
 }
@@ -73,7 +75,7 @@ static char *paste(const char *statement, const char *value)
 
 int main(int argc, char **argv)
 {
-    const char *encoding = NULL, *scs = NULL, *after[MAX_STATEMENTS];
+    const char *encoding = NULL, *scs = NULL, *prepare = NULL, *after[MAX_STATEMENTS];
     char *input = NULL;
     int n_after = 0, i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
@@ -85,6 +87,8 @@ int main(int argc, char **argv)
             scs = argv[i + 1];
         else if (strcmp(argv[i], "--input") == 0)
             input = escaped_input(argv[i + 1]);
+        else if (strcmp(argv[i], "--prepare") == 0)
+            prepare = argv[i + 1];
         else if (strcmp(argv[i], "--after") == 0 && n_after < MAX_STATEMENTS)
             after[n_after++] = argv[i + 1];
         else
@@ -110,6 +114,11 @@ int main(int argc, char **argv)
             PQclear(PQexec(conn, "SET backslash_quote = on; SET escape_string_warning = off"));
     }
 
+    if (prepare) {
+        PGresult *res = PQprepare(conn, "qg_prepared", prepare, 0, NULL);
+        print_result(conn, res);
+        PQclear(res);
+    }
     if (!PQenterPipelineMode(conn)) {
         fprintf(stderr, "pg_pipeline: %s", PQerrorMessage(conn));
         return 2;
@@ -117,7 +126,10 @@ int main(int argc, char **argv)
     int queued = 0;
     for (; i < argc; i++) {
         char *sql = paste(argv[i], input);
-        if (PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0))
+        int ok = strcmp(sql, "@prepared") == 0
+                     ? PQsendQueryPrepared(conn, "qg_prepared", 0, NULL, NULL, NULL, 0)
+                     : PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+        if (ok)
             queued++;
         else
             print_line("QUEUE-ERROR: ", PQerrorMessage(conn));

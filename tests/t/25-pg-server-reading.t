@@ -37,7 +37,7 @@ attack_blocked() {
     has "$out" "ROW: secret_bob" "$name: without the shim the attack injects"
     has "$(server_log)" "${marker}_off" "$name: without the shim it reaches the server"
     out=$(with_shim enforce "$log" "${@//MARK/${marker}_on}")
-    matches "$out" "^ERROR: ([0-9A-Z]{5}|-) (ERROR:  )?quoteguard: blocked " "$name: enforce blocks it"
+    matches "$out" "^ERROR: ([0-9A-Z]{5}|-) (ERROR:  )?quoteguard: blocked[ :]" "$name: enforce blocks it"
     lacks "$out" "ROW: secret_" "$name: enforce: no secret leaks"
     lacks "$(server_log)" "${marker}_on" "$name: enforce: the statement is not in the server log"
 }
@@ -100,6 +100,10 @@ attack_blocked "pipeline: set_config('standard_conforming_strings', 'on') queued
     qgm_pipe_config "$PIPELINE" --scs off --input "$OR_TRUE" \
     "SELECT set_config('standard_conforming_strings', 'on', false)" \
     "SELECT /*MARK*/ secret FROM users WHERE name = '%s'"
+attack_blocked "pipeline: a prepared SET standard_conforming_strings on executed before it" \
+    qgm_pipe_prepared "$PIPELINE" --scs off --input "$OR_TRUE" \
+    --prepare "SET standard_conforming_strings = on" "@prepared" \
+    "SELECT /*MARK*/ secret FROM users WHERE name = '%s'"
 legit_passes "pipeline: after SET client_encoding SJIS, plain text" qgm_pipe_legit_enc "ROW: alice" \
     "$PIPELINE" --encoding LATIN1 --scs off --input 616c696365 "SET client_encoding TO 'SJIS'" \
     "SELECT /*MARK*/ name FROM users WHERE name = '%s'"
@@ -109,7 +113,7 @@ legit_passes "pipeline: after SET standard_conforming_strings on, plain text" qg
 out=$(with_shim enforce /dev/null "$PIPELINE" --input 616c696365 \
     "SELECT set_config('client_encoding', (SELECT 'SJIS'), false)" \
     "SELECT /*qgm_pipe_unknown*/ name FROM users WHERE name = '%s'")
-has "$out" "quoteguard: blocked: unknown client encoding \"set by a statement queued before it in the pipeline" \
+has "$out" "quoteguard: blocked: unknown client encoding \"set in the pipeline to a value not known in advance\"" \
     "pipeline: after a statement that sets the encoding to a value not known in advance, blocked with that reason"
 lacks "$(server_log)" qgm_pipe_unknown "pipeline: that statement is not in the server log"
 
