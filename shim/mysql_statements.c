@@ -256,8 +256,9 @@ static void read_set_list(cursor *c, qg_my_state *st, qg_my_effect *fx)
         }
         if (item_word(c, &it, "NAMES")) {
             read_charset_clause(c, &it, st, fx);
-        } else if (item_word(c, &it, "CHARSET") || item_word(c, &it, "CHARACTER")) {
-            if (item_word(c, &it, "CHARACTER")) {
+        } else if (item_word(c, &it, "CHARSET") || item_word(c, &it, "CHARACTER") ||
+                   item_word(c, &it, "CHAR")) {
+            if (!item_word(c, &it, "CHARSET")) {
                 cursor_next(c, &it);
                 if (!item_word(c, &it, "SET")) {
                     fx->unknown = true;

@@ -1,0 +1,237 @@
+/* The MySQL front's pure logic: reading the server's reports (sql_mode,
+ * tracked variables), the statement reader for multi-statement texts, the
+ * escaper and the connection map. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn_map.h"
+#include "mysql_escape.h"
+#include "mysql_state.h"
+#include "mysql_statements.h"
+#include "quoteguard.h"
+#include "tap.h"
+
+static void test_sql_mode(void)
+{
+    static const struct {
+        const char *text;
+        bool ok;
+        unsigned flags;
+    } cases[] = {
+        {"", true, 0},
+        {"STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO", true, 0},
+        {"NO_BACKSLASH_ESCAPES", true, QG_NO_BACKSLASH_ESCAPES},
+        {"no_backslash_escapes", true, QG_NO_BACKSLASH_ESCAPES},
+        {"MYSQL40,NO_BACKSLASH_ESCAPES,HIGH_NOT_PRECEDENCE", true, QG_NO_BACKSLASH_ESCAPES},
+        {"MYSQL323", true, 0},
+        {"REAL_AS_FLOAT,PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,ANSI", true, QG_ANSI_QUOTES},
+        {"ORACLE", true, QG_ANSI_QUOTES},
+        {"postgresql,NO_BACKSLASH_ESCAPES", true, QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES},
+        {" ANSI_QUOTES , NO_BACKSLASH_ESCAPES ", true, QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES},
+        {"ANSI_QUOTES,", false, 0},
+        {"ANSI_QUOTES,,ANSI", false, 0},
+        {"ANSI;DROP", false, 0},
+        {"'ANSI'", false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned flags = 99;
+        bool ok = qg_my_sql_mode_flags(cases[i].text, strlen(cases[i].text), &flags);
+        tap_ok(ok == cases[i].ok && (!ok || flags == cases[i].flags),
+               "sql_mode \"%s\": %s, flags %u", cases[i].text, ok ? "read" : "not a list", flags);
+    }
+}
+
+static bool apply(qg_my_state *st, const char *name, const char *value, bool *list)
+{
+    return qg_my_state_apply(st, name, strlen(name), value, strlen(value), list);
+}
+
+static void test_reports(void)
+{
+    qg_my_state st = {.charset = "latin1", .flags = 0};
+    bool list;
+    tap_ok(apply(&st, "character_set_client", "GBK", &list) && strcmp(st.charset, "gbk") == 0 &&
+               !list,
+           "a reported character_set_client is taken, lower-cased");
+    tap_ok(apply(&st, "sql_mode", "MYSQL40,NO_BACKSLASH_ESCAPES", &list) &&
+               st.flags == QG_NO_BACKSLASH_ESCAPES,
+           "a reported sql_mode with digits in a mode name is read");
+    tap_ok(!apply(&st, "sql_mode", "BROKEN;", &list) && st.flags == QG_NO_BACKSLASH_ESCAPES,
+           "a sql_mode that cannot be read says so and changes nothing");
+    tap_ok(apply(&st, "time_zone", "+00:00", &list) && !list && strcmp(st.charset, "gbk") == 0,
+           "other variables are ignored");
+    tap_ok(apply(&st, "SESSION_TRACK_SYSTEM_VARIABLES", "*", &list) && list,
+           "a report of the tracked list is flagged for the caller");
+    tap_ok(!apply(&st, "character_set_client", "", &list), "an empty charset name is refused");
+
+    static const char *const default_list =
+        "autocommit,character_set_client,character_set_connection,character_set_results,time_zone";
+    tap_ok(!qg_my_tracking_covers(default_list, strlen(default_list)),
+           "the server's default list does not report sql_mode");
+    static const char *const ours = "autocommit,character_set_client,session_track_system_variables,"
+                                    "sql_mode,time_zone";
+    tap_ok(qg_my_tracking_covers(ours, strlen(ours)), "the list the shim asks for covers both");
+    tap_ok(qg_my_tracking_covers("*", 1), "\"*\" reports every variable");
+    tap_ok(!qg_my_tracking_covers("", 0), "an empty list reports nothing");
+    tap_ok(!qg_my_tracking_covers("sql_mode_x,character_set_client", 31),
+           "names are compared whole");
+
+    qg_my_state a = {.charset = "gbk", .flags = 1}, b = a;
+    tap_ok(qg_my_state_equal(&a, &b), "equal states");
+    b.flags = 0;
+    tap_ok(!qg_my_state_equal(&a, &b), "states that differ in flags");
+    char text[128];
+    qg_my_state_describe(&a, text, sizeof text);
+    tap_ok(strcmp(text, "charset=gbk no_backslash_escapes=0 ansi_quotes=0") == 0,
+           "describe: %s", text);
+}
+
+typedef struct statement_case {
+    const char *sql;
+    const char *charset; /* after the first statement */
+    unsigned flags;
+    bool changed, unknown;
+    size_t length; /* of the first statement; 0 = all of it */
+} statement_case;
+
+static void test_statements(void)
+{
+    static const statement_case cases[] = {
+        {"SET NAMES gbk", "gbk", 0, true, false, 0},
+        {"SET NAMES 'sjis' COLLATE 'sjis_bin'; SELECT 1", "sjis", 0, true, false, 36},
+        {"SET CHARACTER SET big5", "big5", 0, true, false, 0},
+        {"SET CHAR SET big5", "big5", 0, true, false, 0},
+        {"SET CHARSET gbk", "gbk", 0, true, false, 0},
+        {"set names GBK", "gbk", 0, true, false, 0},
+        {"SET @@session.character_set_client = gbk", "gbk", 0, true, false, 0},
+        {"SET `character_set_client` = gbk", "gbk", 0, true, false, 0},
+        {"SET @a = 1, character_set_client := 'gbk'", "gbk", 0, true, false, 0},
+        {"SET sql_mode = 'ANSI,NO_BACKSLASH_ESCAPES'", "latin1",
+         QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES, true, false, 0},
+        {"SET GLOBAL character_set_client = gbk", "latin1", 0, false, false, 0},
+        {"SET @x = 'SET NAMES gbk'", "latin1", 0, false, false, 0},
+        {"SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "latin1", 0, false, false, 0},
+        {"SELECT 'a;b'; SET NAMES gbk", "latin1", 0, false, false, 13},
+        {"INSERT INTO t VALUES ('x')", "latin1", 0, false, false, 0},
+        {"BEGIN", "latin1", 0, false, false, 0},
+        {"BEGIN WORK; SELECT 1", "latin1", 0, false, false, 11},
+        {"SET NAMES DEFAULT", "latin1", 0, false, true, 0},
+        {"SET NAMES cp1251_koi8", "cp1251_koi8", 0, true, true, 0},
+        {"SET sql_mode = CONCAT(@@sql_mode, ',ANSI')", "latin1", 0, false, true, 0},
+        {"SET character_set_client = 28", "latin1", 0, false, true, 0},
+        {"SET STATEMENT sql_mode = '' FOR SELECT 1", "latin1", 0, false, true, 0},
+        {"SET@@character_set_client=gbk", "latin1", 0, false, true, 0},
+        {"SET @@ session . character_set_client = gbk", "latin1", 0, false, true, 0},
+        {"CALL p()", "latin1", 0, false, true, 0},
+        {"EXECUTE IMMEDIATE 'SET NAMES gbk'", "latin1", 0, false, true, 0},
+        {"EXECUTE s", "latin1", 0, false, true, 0},
+        /* a compound statement is cut at its first ';': the rest then reads as
+         * after an unknown effect */
+        {"BEGIN NOT ATOMIC SET NAMES gbk; END", "latin1", 0, false, true, 31},
+        {"IF 1 THEN SET NAMES gbk; END IF", "latin1", 0, false, true, 24},
+        {"DO f()", "latin1", 0, false, true, 0},
+        {"/*!99999 SET NAMES gbk */", "gbk", 0, true, true, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const statement_case *c = &cases[i];
+        qg_my_state st = {.charset = "latin1", .flags = 0};
+        qg_my_effect fx;
+        size_t len = strlen(c->sql);
+        size_t n = qg_my_read_statement(&st, c->sql, len, &fx);
+        tap_ok(strcmp(st.charset, c->charset) == 0 && st.flags == c->flags &&
+                   fx.changed == c->changed && fx.unknown == c->unknown &&
+                   n == (c->length ? c->length : len),
+               "[%s]: charset %s flags %u changed %d unknown %d length %zu", c->sql, st.charset,
+               st.flags, fx.changed, fx.unknown, n);
+    }
+    tap_ok(qg_my_reads_alike("SELECT 'it''s'", 14), "ASCII without backslash reads alike");
+    tap_ok(!qg_my_reads_alike("SELECT 'a\\'", 11), "a backslash does not");
+    tap_ok(!qg_my_reads_alike("SELECT '\x95'", 10), "a byte >= 0x80 does not");
+
+    char charset[64] = "latin1";
+    unsigned flags = 0;
+    bool changed;
+    tap_ok(qg_mysql_text_effect(charset, sizeof charset, &flags, "SET NAMES gbk", 13, &changed) &&
+               changed && strcmp(charset, "gbk") == 0,
+           "text effect: SET NAMES gbk");
+    tap_ok(qg_mysql_text_effect(charset, sizeof charset, &flags, "SELECT 1", 8, &changed) &&
+               !changed && strcmp(charset, "gbk") == 0,
+           "text effect: SELECT changes nothing");
+    tap_ok(!qg_mysql_text_effect(charset, sizeof charset, &flags, "CALL p()", 8, &changed),
+           "text effect: CALL is for the server to say");
+}
+
+static void test_escape(void)
+{
+    const qg_encoding *gbk = qg_encoding_find(QG_DIALECT_MYSQL, "gbk");
+    const qg_encoding *latin1 = qg_encoding_find(QG_DIALECT_MYSQL, "latin1");
+    char out[64];
+    size_t n = qg_my_escape(gbk, false, out, "\xbf'", 2);
+    tap_ok(n == 4 && memcmp(out, "\\\xbf\\'", 4) == 0 && out[n] == '\0',
+           "gbk: an ill-formed lead byte is escaped itself, so the quote stays escaped");
+    n = qg_my_escape(gbk, false, out, "\x95\\A'", 4);
+    tap_ok(n == 5 && memcmp(out, "\x95\\A\\'", 5) == 0,
+           "gbk: a character whose trail byte is 0x5c is copied whole");
+    n = qg_my_escape(latin1, false, out, "a\0b\n\r\x1a\"\\", 8);
+    tap_ok(n == 14 && memcmp(out, "a\\0b\\n\\r\\Z\\\"\\\\", 14) == 0,
+           "latin1: the escapes of mysql_real_escape_string");
+    n = qg_my_escape(latin1, true, out, "it's a\\b", 8);
+    tap_ok(n == 9 && memcmp(out, "it''s a\\b", 9) == 0,
+           "NO_BACKSLASH_ESCAPES: only the quote is doubled");
+}
+
+typedef struct test_entry {
+    qg_conn_head head;
+    int value;
+} test_entry;
+
+static int freed_before;
+
+static void count_free(void *entry)
+{
+    (void)entry;
+    freed_before++;
+}
+
+static void test_conn_map(void)
+{
+    static qg_conn_map map = QG_CONN_MAP_INIT(test_entry);
+    enum { N = 1000 };
+    static char keys[N];
+    tap_ok(qg_conn_map_empty(&map) && !qg_conn_map_find(&map, &keys[0]), "a new map is empty");
+    bool all = true;
+    for (int i = 0; i < N; i++) {
+        test_entry *e = qg_conn_map_get_or_add(&map, &keys[i]);
+        all = all && e && e->head.key == &keys[i] && e->value == 0;
+        if (e)
+            e->value = i + 1;
+    }
+    tap_ok(all, "%d entries added, each zeroed but for its key", N);
+    tap_ok(qg_conn_map_get_or_add(&map, &keys[7]) == qg_conn_map_find(&map, &keys[7]),
+           "adding a present key gives its entry");
+    for (int i = 0; i < N; i += 2)
+        qg_conn_map_remove(&map, &keys[i], count_free);
+    all = freed_before == N / 2;
+    for (int i = 0; i < N; i++) {
+        test_entry *e = qg_conn_map_find(&map, &keys[i]);
+        all = all && (i % 2 ? e && e->value == i + 1 : e == NULL);
+    }
+    tap_ok(all, "after removing every other one, the rest are found with their values");
+    for (int i = 0; i < N; i++) /* tombstones are reused or swept on growth */
+        qg_conn_map_get_or_add(&map, &keys[i]);
+    for (int i = 0; i < N; i++)
+        qg_conn_map_remove(&map, &keys[i], NULL);
+    tap_ok(qg_conn_map_empty(&map), "empty again after removing all");
+}
+
+int main(void)
+{
+    test_sql_mode();
+    test_reports();
+    test_statements();
+    test_escape();
+    test_conn_map();
+    return tap_done();
+}
