@@ -155,6 +155,15 @@ def main():
             write(os.path.join(out, "fuzz_checker"), bytes([enc, flags, 0, 0]) + stmt)
             if indexes is pg:
                 write(os.path.join(out, "fuzz_rewriter"), bytes([enc, flags, k & 3]) + stmt)
+    # fuzz_mysql_state: selector = part | (index among the MySQL rows) << 2
+    for k, stmt in enumerate(my_sql[:300]):
+        sel = (k % len(my)) << 2 & 0xFC
+        write(os.path.join(out, "fuzz_mysql_state"), bytes([sel | 2, k & 6]) + stmt)
+        write(os.path.join(out, "fuzz_mysql_state"), bytes([sel | 3, k & 2]) + stmt[:64])
+    for mode in (b"", b"NO_BACKSLASH_ESCAPES", b"MYSQL40,ANSI", b"REAL_AS_FLOAT,ANSI_QUOTES"):
+        write(os.path.join(out, "fuzz_mysql_state"), bytes([0, 0]) + mode)
+        write(os.path.join(out, "fuzz_mysql_state"),
+              bytes([1, 0]) + b"character_set_client\0GBK\0sql_mode\0" + mode)
     for enc in range(len(table)):
         for stmt in ATTACKS + unit[:20]:
             write(os.path.join(out, "fuzz_encoding"), bytes([enc]) + stmt)
