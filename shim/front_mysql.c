@@ -46,6 +46,7 @@
 #include "hot.h"
 #include "log.h"
 #include "mysql_escape.h"
+#include "mysql_session.h"
 #include "mysql_state.h"
 #include "mysql_statements.h"
 #include "quoteguard.h"
@@ -142,19 +143,7 @@ typedef struct block_note {
 
 typedef struct conn_entry {
     qg_conn_head head; /* the MYSQL handle */
-    /* Written under the map's write lock (the escapers read it from any
-     * thread); read without it by the thread using the connection. */
-    qg_my_state state;
-    /* The rest belongs to the thread that uses the connection. */
-    unsigned fresh_flags;     /* the quoting flags a new session starts with */
-    unsigned long thread_id;  /* server thread; a change means a reconnect */
-    bool stale;               /* ask the server before the next check */
-    bool setup;               /* a new session: session tracking is to be requested */
-    bool tracked;             /* the server reports changes of charset and sql_mode */
-    bool result_open;         /* a result set's end is still to be looked at */
-    bool asked;               /* the state was read from the server at least once */
-    bool may_hide;            /* the text sent may change the state unreported */
-    unsigned quoting_bits;    /* QUOTING_BITS of the server status, as last seen */
+    qg_my_session session;
     bool escape_upgrade_logged;
     bool real_escape_upgrade_logged;
     block_note block;
@@ -246,38 +235,6 @@ static bool inside_reconnect(MYSQL *mysql)
 
 /* ------------------------------------------------- the server's words */
 
-static unsigned server_status(MYSQL *mysql)
-{
-    mariadb_get_infov_fn get_info = real_mariadb_get_infov();
-    unsigned status = 0;
-    if (!get_info || get_info(mysql, MARIADB_CONNECTION_SERVER_STATUS, &status) != 0)
-        return 0;
-    return status;
-}
-
-/* The state recorded for a connection, at debug level: "asked" (read from
- * the server), "reported" (a session-tracking report), or "check" with the
- * head of the query about to be checked with it. */
-static void log_state(const conn_entry *e, const char *source, const char *sql, size_t len)
-{
-    const qg_settings *s = qg_settings_get();
-    if (s->verbosity < 2)
-        return;
-    char detail[200];
-    qg_my_state_describe(&e->state, detail, sizeof detail);
-    size_t n = strlen(detail);
-    snprintf(detail + n, sizeof detail - n, " %s%s%s%.*s", source, e->stale ? " stale" : "",
-             sql ? ": " : "", sql ? (int)(len < 64 ? len : 64) : 0, sql ? sql : "");
-    qg_log_write_event(s, "debug", "mysql_state", detail);
-}
-
-static void publish_state(conn_entry *e, const qg_my_state *st)
-{
-    qg_conn_map_write_lock(&conns);
-    e->state = *st;
-    qg_conn_map_unlock(&conns);
-}
-
 /* Sends a statement of the shim's own; true when the server took it. */
 static bool own_statement(MYSQL *mysql, mysql_real_query_fn run, const char *sql, size_t len)
 {
@@ -292,180 +249,72 @@ static bool own_statement(MYSQL *mysql, mysql_real_query_fn run, const char *sql
     return rc == 0;
 }
 
-/* Runs a query of the shim's own and stores its result. */
-static bool run_own(MYSQL *mysql, const char *sql, size_t len, MYSQL_RES **res)
-{
-    mysql_real_query_fn run = real_mysql_real_query();
-    mysql_store_result_fn store = real_mysql_store_result();
-    if (!run || !store || !own_statement(mysql, run, sql, len))
-        return false;
-    *res = store(mysql);
-    return *res != NULL;
-}
-
-/* Reads character_set_client and sql_mode; *covered: whether the server
- * reports their changes.  Only called while the connection is idle. */
-static bool ask_server(MYSQL *mysql, qg_my_state *st, bool *covered)
+static bool ask_server(void *conn, qg_my_state *st, bool *covered)
 {
     static const char query[] =
         "SELECT @@character_set_client, @@session.sql_mode, "
         "@@session.session_track_system_variables";
+    MYSQL *mysql = conn;
+    mysql_real_query_fn run = real_mysql_real_query();
+    mysql_store_result_fn store = real_mysql_store_result();
     mysql_fetch_row_fn fetch = real_mysql_fetch_row();
     mysql_free_result_fn release = real_mysql_free_result();
-    MYSQL_RES *res = NULL;
-    if (!fetch || !release || !run_own(mysql, query, sizeof query - 1, &res))
+    MYSQL_RES *res;
+    if (!run || !store || !fetch || !release || !own_statement(mysql, run, query, sizeof query - 1) ||
+        !(res = store(mysql)))
         return false;
     MYSQL_ROW row = fetch(res);
-    bool ok = row && row[0] && row[1];
-    bool tracking_list;
-    ok = ok && qg_my_state_apply(st, "character_set_client", 20, row[0], strlen(row[0]),
-                                 &tracking_list) &&
-         qg_my_state_apply(st, "sql_mode", 8, row[1], strlen(row[1]), &tracking_list);
+    bool list, ok = row && row[0] && row[1] &&
+                    qg_my_state_apply(st, "character_set_client", 20, row[0], strlen(row[0]), &list) &&
+                    qg_my_state_apply(st, "sql_mode", 8, row[1], strlen(row[1]), &list);
     *covered = ok && row[2] && qg_my_tracking_covers(row[2], strlen(row[2]));
     release(res);
     return ok;
 }
 
-/* Asks the server to report changes of the state from now on. */
-static bool request_tracking(MYSQL *mysql)
+static bool request_tracking(void *conn)
 {
     static const char sql[] = "SET SESSION session_track_system_variables = CONCAT("
                               "@@session.session_track_system_variables, '," QG_MY_TRACKED_VARIABLES
                               "')";
     mysql_real_query_fn run = real_mysql_real_query();
-    return run && own_statement(mysql, run, sql, sizeof sql - 1);
+    return run && own_statement(conn, run, sql, sizeof sql - 1);
 }
 
-/* Brings the entry up to date with the server; a failure leaves it stale. */
-QG_COLD static void refresh(conn_entry *e)
+static unsigned long thread_id(void *conn)
 {
-    MYSQL *mysql = (MYSQL *)e->head.key;
-    qg_my_state st = e->state;
-    bool covered = false;
-    bool ok = ask_server(mysql, &st, &covered);
-    mysql_thread_id_fn thread_id = real_mysql_thread_id();
-    unsigned long id = thread_id ? thread_id(mysql) : 0;
-    if (id != e->thread_id) /* asking reconnected: a new session */
-        e->setup = true;
-    e->thread_id = id;
-    if (ok && e->setup) {
-        e->fresh_flags = st.flags;
-        covered = covered || request_tracking(mysql);
-        e->setup = false;
-    }
-    e->tracked = ok && covered;
-    e->stale = !ok;
-    e->result_open = false;
-    e->quoting_bits = server_status(mysql) & QUOTING_BITS;
-    e->asked = e->asked || ok;
-    if (ok)
-        publish_state(e, &st);
-    else
-        qg_log_write_event(qg_settings_get(), "info", "mysql_state_unknown",
-                           "could not read character_set_client and sql_mode");
-    log_state(e, "asked", NULL, 0);
+    mysql_thread_id_fn fn = real_mysql_thread_id();
+    return fn ? fn(conn) : 0;
 }
 
-/* Takes on what the server reported in the OK packet just read. */
-static void read_report(conn_entry *e, MYSQL *mysql)
+static unsigned server_status(void *conn)
 {
-    mysql_session_track_get_first_fn first = real_mysql_session_track_get_first();
-    mysql_session_track_get_next_fn next = real_mysql_session_track_get_next();
-    const char *name, *value;
-    size_t name_len, value_len;
-    if (!first || !next) {
-        e->stale = true;
-        return;
-    }
-    qg_my_state st = e->state;
-    for (int rc = first(mysql, SESSION_TRACK_SYSTEM_VARIABLES, &name, &name_len); rc == 0;
-         rc = next(mysql, SESSION_TRACK_SYSTEM_VARIABLES, &name, &name_len)) {
-        bool tracking_list;
-        if (next(mysql, SESSION_TRACK_SYSTEM_VARIABLES, &value, &value_len) != 0 ||
-            !qg_my_state_apply(&st, name, name_len, value, value_len, &tracking_list))
-            e->stale = true;
-        else if (tracking_list)
-            e->tracked = qg_my_tracking_covers(value, value_len);
-    }
-    if (!qg_my_state_equal(&st, &e->state)) {
-        publish_state(e, &st);
-        log_state(e, "reported", NULL, 0);
-    }
+    mariadb_get_infov_fn get_info = real_mariadb_get_infov();
+    unsigned status = 0;
+    if (!get_info || get_info(conn, MARIADB_CONNECTION_SERVER_STATUS, &status) != 0)
+        return 0;
+    return status;
 }
 
-/* MariaDB reports no change made by SET @@name without a scope (directly,
- * through EXECUTE IMMEDIATE or in a procedure): a text that names a
- * system variable so, or runs other statements (CALL, EXECUTE), is
- * followed by a question when its answer is an OK packet. */
-static bool may_change_unreported(const char *sql, size_t len)
+static bool result_set(void *conn)
 {
-    if (memmem(sql, len, "@@", 2))
-        return true;
-    size_t i = 0;
-    while (i < len && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r'))
-        i++;
-    return (len - i >= 4 && qg_my_word_is(sql + i, 4, "CALL")) ||
-           (len - i >= 7 && qg_my_word_is(sql + i, 7, "EXECUTE"));
-}
-
-/* Quoting status bits that changed to other than the state holds: sql_mode
- * changed unreported. */
-static void note_quoting_bits(conn_entry *e, unsigned status)
-{
-    unsigned bits = status & QUOTING_BITS;
-    unsigned as_flags = (bits & SERVER_STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
-                        (bits & SERVER_STATUS_ANSI_QUOTES ? QG_ANSI_QUOTES : 0);
-    if (bits != e->quoting_bits && as_flags != e->state.flags)
-        e->stale = true;
-    e->quoting_bits = bits;
-}
-
-/* After the server answered a statement: an OK packet's report is read now,
- * a result set's end once the program has read it.  The server's quoting
- * status bits follow most changes of sql_mode, reported or not (but stay as
- * they were after a procedure restores its caller's sql_mode): a change of
- * them is a reason to ask. */
-static void take_answer(conn_entry *e, MYSQL *mysql)
-{
-    if (!e->tracked)
-        e->stale = true; /* nothing is reported: ask before the next check */
-    unsigned status = server_status(mysql);
     mysql_field_count_fn field_count = real_mysql_field_count();
-    if (field_count && field_count(mysql) != 0) {
-        e->result_open = true;
-        return;
-    }
-    if (status & SERVER_SESSION_STATE_CHANGED)
-        read_report(e, mysql);
-    note_quoting_bits(e, status);
-    if (e->may_hide)
-        e->stale = true;
+    return field_count && field_count(conn) != 0;
 }
 
-/* A result set's end reports a change without its value. */
-static void close_result(conn_entry *e, MYSQL *mysql)
+/* Without the library's report functions every item is missing: the state
+ * is then asked for. */
+static bool report_item(void *conn, bool first, const char **data, size_t *len)
 {
-    if (!e->result_open)
-        return;
-    e->result_open = false;
-    unsigned status = server_status(mysql);
-    if (status & SERVER_SESSION_STATE_CHANGED)
-        e->stale = true;
-    note_quoting_bits(e, status);
+    mysql_session_track_get_first_fn get_first = real_mysql_session_track_get_first();
+    mysql_session_track_get_next_fn get_next = real_mysql_session_track_get_next();
+    if (!get_first || !get_next)
+        return false;
+    return (first ? get_first : get_next)(conn, SESSION_TRACK_SYSTEM_VARIABLES, data, len) == 0;
 }
 
-/* Whether a statement names session-tracking variables: the program may
- * have changed what the server reports, which no report tells. */
-static bool mentions_tracking(const char *sql, size_t len)
-{
-    static const char word[] = "session_track";
-    const size_t n = sizeof word - 1, tail = sizeof "_track" - 1;
-    for (const char *p = sql; (p = memchr(p, '_', len - (size_t)(p - sql))) != NULL; p++)
-        if ((size_t)(p - sql) >= n - tail && len - (size_t)(p - sql) >= tail &&
-            qg_my_word_is(p - (n - tail), n, word))
-            return true;
-    return false;
-}
+static const qg_my_server server = {&conns,      ask_server, request_tracking, thread_id,
+                                    server_status, result_set, report_item};
 
 /* The entry to use for a query on mysql, up to date; NULL without memory. */
 QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
@@ -474,12 +323,7 @@ QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
     if (!e)
         return NULL;
     clear_block(&e->block);
-    close_result(e, mysql);
-    mysql_thread_id_fn thread_id = real_mysql_thread_id();
-    if (!e->asked || (thread_id && thread_id(mysql) != e->thread_id))
-        e->stale = e->setup = true; /* a new session (or the first query seen) */
-    if (e->stale)
-        refresh(e);
+    qg_my_session_prepare(&e->session, &server, mysql);
     __atomic_store_n(&last_used, e, __ATOMIC_RELAXED);
     return e;
 }
@@ -492,94 +336,11 @@ QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
 static __thread MYSQL *orphan_mysql TLS_STATIC;
 static __thread block_note orphan TLS_STATIC;
 
-/* The state is not known: enforce blocks, audit sends; both log it. */
-QG_COLD static bool state_unknown(MYSQL *mysql, const char *api, const char *charset,
-                                  const char *sql, size_t len, const void *caller,
-                                  qg_decision *d)
-{
-    const qg_settings *s = qg_settings_get();
-    bool block = s->mode == QG_MODE_ENFORCE || s->mode == QG_MODE_REWRITE;
-    qg_log_finding entry = {
-        .api = api,
-        .dialect = QG_DIALECT_MYSQL,
-        .encoding = charset,
-        .conn = mysql,
-        .action = block ? "blocked" : "logged",
-        .reason_name = "state_unknown",
-        .detail = "the server's character_set_client and sql_mode could not be read",
-        .sql = sql,
-        .sql_len = len,
-        .fingerprint = qg_guard_fingerprint(QG_REASON_NONE, charset, sql, len),
-        .caller = caller,
-    };
-    qg_log_write_finding(s, &entry);
-    d->block = block;
-    d->sqlstate = "HY000";
-    snprintf(d->message, sizeof d->message, "%s",
-             "quoteguard: blocked state_unknown: the connection's character set and sql_mode "
-             "could not be read from the server; the query was not checked");
-    return !block;
-}
-
-QG_HOT static bool check_piece(MYSQL *mysql, const char *api, const qg_my_state *st,
-                               const char *sql, size_t len, const void *caller,
-                               qg_decision *d)
-{
-    qg_query q = {
-        .dialect = QG_DIALECT_MYSQL,
-        .encoding_name = st->charset,
-        .flags = st->flags,
-        .conn = mysql,
-        .api = api,
-        .sql = sql,
-        .len = len,
-        .caller = caller,
-    };
-    return qg_guard_query(&q, d);
-}
-
-/* A text of several statements: each is checked with the state the ones
- * before it leave.  After one whose effect only the server knows, the rest
- * is checked only where it reads alike in every state. */
-QG_COLD static bool pieces_allowed(MYSQL *mysql, const char *api, qg_my_state st,
-                                   const char *sql, size_t len, const void *caller,
-                                   qg_decision *d)
-{
-    qg_my_state piece_state = st;
-    size_t piece_start = 0, pos = 0;
-    bool known = true;
-    while (pos < len) {
-        qg_my_effect fx;
-        size_t n = qg_my_read_statement(&st, sql + pos, len - pos, &fx);
-        if (!known && !qg_my_reads_alike(sql + pos, n))
-            return state_unknown(mysql, api, piece_state.charset, sql, len, caller, d);
-        pos += n;
-        if ((fx.changed || fx.unknown) && pos < len) {
-            if (!check_piece(mysql, api, &piece_state, sql + piece_start, pos - piece_start,
-                             caller, d))
-                return false;
-            piece_start = pos;
-            piece_state = st;
-        }
-        known = known && !fx.unknown;
-    }
-    return check_piece(mysql, api, &piece_state, sql + piece_start, len - piece_start, caller,
-                       d);
-}
-
-QG_HOT static bool text_allowed(MYSQL *mysql, const char *api, const qg_my_state *st,
-                                const char *sql, size_t len, const void *caller,
-                                qg_decision *d)
-{
-    if (memchr(sql, ';', len))
-        return pieces_allowed(mysql, api, *st, sql, len, caller, d);
-    return check_piece(mysql, api, st, sql, len, caller, d);
-}
-
 /* The state a session made anew by the client library's automatic
  * reconnect starts with (the library's charset, the server's sql_mode as
- * at connect); false when the library does not reconnect. */
-static bool reconnect_state(conn_entry *e, MYSQL *mysql, qg_my_state *fresh)
+ * at connect); false when the library does not reconnect or it is the
+ * state now. */
+static bool reconnect_state(const qg_my_session *s, MYSQL *mysql, qg_my_state *fresh)
 {
     mysql_get_optionv_fn get_option = real_mysql_get_optionv();
     mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
@@ -587,25 +348,11 @@ static bool reconnect_state(conn_entry *e, MYSQL *mysql, qg_my_state *fresh)
     if (!get_option || get_option(mysql, MYSQL_OPT_RECONNECT, &reconnect) != 0 || !reconnect)
         return false;
     const char *name = lib_charset ? lib_charset(mysql) : NULL;
-    *fresh = e->state;
+    *fresh = s->state;
     if (name)
         qg_my_state_set_charset(fresh, name, strlen(name));
-    fresh->flags = e->fresh_flags;
-    return !qg_my_state_equal(fresh, &e->state);
-}
-
-/* Checks a text about to be sent on the entry's connection; true = send. */
-QG_HOT static bool query_allowed(conn_entry *e, const char *api, const char *sql, size_t len,
-                                 const void *caller, qg_decision *d)
-{
-    MYSQL *mysql = (MYSQL *)e->head.key;
-    if (e->stale)
-        return state_unknown(mysql, api, e->state.charset, sql, len, caller, d);
-    log_state(e, "check", sql, len);
-    qg_my_state fresh;
-    return text_allowed(mysql, api, &e->state, sql, len, caller, d) &&
-           (!reconnect_state(e, mysql, &fresh) ||
-            text_allowed(mysql, api, &fresh, sql, len, caller, d));
+    fresh->flags = s->fresh_flags;
+    return !qg_my_state_equal(fresh, &s->state);
 }
 
 /* Checks a text about to be sent on mysql (guard entered); true = send.
@@ -616,15 +363,18 @@ QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, const
 {
     orphan_mysql = NULL;
     conn_entry *e = *out = entry_for_query(mysql);
-    if (e)
-        return query_allowed(e, api, sql, len, caller, d);
+    if (e) {
+        qg_my_state fresh;
+        bool resend = reconnect_state(&e->session, mysql, &fresh);
+        return qg_my_session_check(&e->session, resend ? &fresh : NULL, mysql, api, sql, len,
+                                   caller, d);
+    }
     /* no memory for the entry: the server is asked for this query alone */
     qg_log_write_event(qg_settings_get(), "error", "out_of_memory", api);
-    qg_my_state st = {.charset = ""};
+    qg_my_session alone = {.state = {.charset = ""}};
     bool covered;
-    if (ask_server(mysql, &st, &covered))
-        return text_allowed(mysql, api, &st, sql, len, caller, d);
-    return state_unknown(mysql, api, "", sql, len, caller, d);
+    alone.stale = !ask_server(mysql, &alone.state, &covered);
+    return qg_my_session_check(&alone, NULL, mysql, api, sql, len, caller, d);
 }
 
 /* ------------------------------------------------------------- queries */
@@ -701,14 +451,12 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
         return answered ? 0 : 1;
     }
     if (e)
-        e->may_hide = may_change_unreported(sql, len);
+        qg_my_session_sending(&e->session, sql, len);
     sending = mysql;
     int rc = send_real(real, mysql, sql, len);
     sending = NULL;
     if (e && rc == 0 && api != API_SEND_QUERY)
-        take_answer(e, mysql);
-    if (e && rc == 0 && mentions_tracking(sql, len))
-        e->stale = true;
+        qg_my_session_answered(&e->session, &server, mysql);
     qg_guard_leave();
     return rc;
 }
@@ -750,7 +498,7 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
     }
     my_bool rc = fn(mysql);
     if (e && rc == 0)
-        take_answer(e, mysql);
+        qg_my_session_answered(&e->session, &server, mysql);
     qg_guard_leave();
     return rc;
 }
@@ -765,10 +513,10 @@ QG_EXPORT int mysql_next_result(MYSQL *mysql)
     conn_entry *e = qg_conn_map_empty(&conns) ? NULL : qg_conn_map_find(&conns, mysql);
     if (!e || !qg_guard_enter(mysql, NULL, 0))
         return fn(mysql);
-    close_result(e, mysql);
+    qg_my_session_result_read(&e->session, &server, mysql);
     int rc = fn(mysql);
     if (rc == 0)
-        take_answer(e, mysql);
+        qg_my_session_answered(&e->session, &server, mysql);
     qg_guard_leave();
     return rc;
 }
@@ -809,7 +557,7 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
         return 1;
     }
     int rc = fn(stmt, sql, len);
-    s->may_hide = may_change_unreported(sql, len);
+    s->may_hide = qg_my_may_change_unreported(sql, len);
     qg_guard_leave();
     return rc;
 }
@@ -825,9 +573,8 @@ QG_EXPORT int mysql_stmt_execute(MYSQL_STMT *stmt)
     int rc = fn(stmt);
     stmt_entry *s = qg_conn_map_empty(&stmts) ? NULL : qg_conn_map_find(&stmts, stmt);
     conn_entry *e = s ? qg_conn_map_find(&conns, s->mysql) : NULL;
-    if (e && (server_status(s->mysql) & SERVER_SESSION_STATE_CHANGED || !e->tracked ||
-              s->may_hide))
-        e->stale = true;
+    if (e)
+        qg_my_session_executed(&e->session, &server, s->mysql, s->may_hide);
     return rc;
 }
 
@@ -861,8 +608,8 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
     conn_entry *e = connected ? qg_conn_map_get_or_add(&conns, connected) : NULL;
     if (e) {
         clear_block(&e->block);
-        e->setup = true;
-        refresh(e);
+        qg_my_session_renew(&e->session);
+        qg_my_session_refresh(&e->session, &server, connected);
         __atomic_store_n(&last_used, e, __ATOMIC_RELAXED);
     }
     qg_guard_leave();
@@ -883,7 +630,7 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
     if (e) {
         clear_block(&e->block);
         if (rc == 0) /* the library sent SET NAMES: its OK packet reports */
-            take_answer(e, mysql);
+            qg_my_session_answered(&e->session, &server, mysql);
     }
     qg_guard_leave();
     return rc;
@@ -895,7 +642,7 @@ static void forget_session(MYSQL *mysql)
     conn_entry *e = qg_conn_map_empty(&conns) ? NULL : qg_conn_map_find(&conns, mysql);
     if (e) {
         clear_block(&e->block);
-        e->stale = e->setup = true;
+        qg_my_session_renew(&e->session);
     }
 }
 
@@ -1020,15 +767,16 @@ QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const c
                         ? NULL
                         : qg_conn_map_find(&conns, mysql);
     if (e && qg_guard_enter(mysql, NULL, 0)) {
-        if (e->stale)
-            refresh(e);
+        if (e->session.stale)
+            qg_my_session_refresh(&e->session, &server, mysql);
         qg_guard_leave();
     }
-    const qg_encoding *enc = e && !e->stale ? qg_encoding_find(QG_DIALECT_MYSQL, e->state.charset)
+    const qg_encoding *enc = e && !e->session.stale
+                                 ? qg_encoding_find(QG_DIALECT_MYSQL, e->session.state.charset)
                                             : NULL;
     if (enc && lib_charset) {
         const char *lib = lib_charset(mysql);
-        bool quotes_only = e->state.flags & QG_NO_BACKSLASH_ESCAPES;
+        bool quotes_only = e->session.state.flags & QG_NO_BACKSLASH_ESCAPES;
         bool lib_quotes_only = server_status(mysql) & SERVER_STATUS_NO_BACKSLASH_ESCAPES;
         if (lib && qg_encoding_find(QG_DIALECT_MYSQL, lib) == enc && quotes_only == lib_quotes_only)
             enc = NULL; /* the library escapes right */
@@ -1064,8 +812,8 @@ QG_EXPORT unsigned long mysql_escape_string(char *to, const char *from, unsigned
         qg_conn_map_read_lock(&conns);
         conn_entry *e = __atomic_load_n(&last_used, __ATOMIC_RELAXED);
         if (e) {
-            quotes_only = e->state.flags & QG_NO_BACKSLASH_ESCAPES;
-            enc = qg_encoding_find(QG_DIALECT_MYSQL, e->state.charset);
+            quotes_only = e->session.state.flags & QG_NO_BACKSLASH_ESCAPES;
+            enc = qg_encoding_find(QG_DIALECT_MYSQL, e->session.state.charset);
             if (enc && !quotes_only && !qg_encoding_has_ascii_trail(enc))
                 enc = NULL; /* latin1 rules are right for this charset */
             if (enc)

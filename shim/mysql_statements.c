@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ascii.h"
 #include "quoteguard.h"
 
 /* ------------------------------------------------ reading SET statements */
@@ -407,4 +408,28 @@ bool qg_mysql_text_effect(char *charset, size_t cap, unsigned *flags, const char
     snprintf(charset, cap, "%s", st.charset);
     *flags = st.flags;
     return true;
+}
+
+bool qg_my_may_change_unreported(const char *sql, size_t len)
+{
+    if (memmem(sql, len, "@@", 2))
+        return true;
+    size_t i = 0;
+    while (i < len && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r'))
+        i++;
+    return (len - i >= 4 && qg_ascii_ncasecmp(sql + i, "CALL", 4) == 0) ||
+           (len - i >= 7 && qg_ascii_ncasecmp(sql + i, "EXECUTE", 7) == 0);
+}
+
+bool qg_my_names_tracking(const char *sql, size_t len)
+{
+    static const char word[] = "session_track";
+    const size_t n = sizeof word - 1, before = sizeof "session" - 1;
+    for (const char *p = sql; (p = memchr(p, '_', len - (size_t)(p - sql))) != NULL; p++) {
+        size_t at = (size_t)(p - sql);
+        if (at >= before && len - (at - before) >= n &&
+            qg_ascii_ncasecmp(p - before, word, n) == 0)
+            return true;
+    }
+    return false;
 }

@@ -22,6 +22,16 @@ size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_
  * mode the server accepts: only bytes below 0x80 and no backslash. */
 bool qg_my_reads_alike(const char *sql, size_t len);
 
+/* Whether a text may change the state without the server reporting it:
+ * MariaDB reports no change made by SET @@name without a scope (directly,
+ * through EXECUTE IMMEDIATE or in a procedure), so a text that names a
+ * system variable so, or runs other statements (CALL, EXECUTE), may. */
+bool qg_my_may_change_unreported(const char *sql, size_t len);
+
+/* Whether a text names session-tracking variables: it may change what the
+ * server reports, which no report tells. */
+bool qg_my_names_tracking(const char *sql, size_t len);
+
 /* For the wire front, which cannot ask the server: what a text does to the
  * charset (in place, `cap` bytes) and quoting flags once the server ran it.
  * *changed: whether it changes them.  False when the effect is for the

@@ -1,0 +1,253 @@
+/* A connection's session state (mysql_session.h). */
+#include "mysql_session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "hot.h"
+#include "log.h"
+#include "mysql_statements.h"
+#include "quoteguard.h"
+#include "settings.h"
+
+/* Server status flags of the MySQL protocol. */
+enum {
+    SERVER_STATUS_NO_BACKSLASH_ESCAPES = 0x0200,
+    SERVER_SESSION_STATE_CHANGED = 0x4000,
+    SERVER_STATUS_ANSI_QUOTES = 0x8000, /* MariaDB */
+    QUOTING_BITS = SERVER_STATUS_NO_BACKSLASH_ESCAPES | SERVER_STATUS_ANSI_QUOTES
+};
+
+/* The recorded state at debug level: "asked" (read from the server),
+ * "reported" (a session-tracking report), or "check" with the head of the
+ * query about to be checked with it. */
+static void log_state(const qg_my_session *s, const char *source, const char *sql, size_t len)
+{
+    const qg_settings *settings = qg_settings_get();
+    if (settings->verbosity < 2)
+        return;
+    char detail[200];
+    qg_my_state_describe(&s->state, detail, sizeof detail);
+    size_t n = strlen(detail);
+    snprintf(detail + n, sizeof detail - n, " %s%s%s%.*s", source, s->stale ? " stale" : "",
+             sql ? ": " : "", sql ? (int)(len < 64 ? len : 64) : 0, sql ? sql : "");
+    qg_log_write_event(settings, "debug", "mysql_state", detail);
+}
+
+static void publish(qg_my_session *s, const qg_my_server *srv, const qg_my_state *st)
+{
+    qg_conn_map_write_lock(srv->map);
+    s->state = *st;
+    qg_conn_map_unlock(srv->map);
+}
+
+void qg_my_session_renew(qg_my_session *s)
+{
+    s->stale = s->setup = true;
+}
+
+QG_COLD void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn)
+{
+    qg_my_state st = s->state;
+    bool covered = false;
+    bool ok = srv->ask(conn, &st, &covered);
+    unsigned long id = srv->thread_id(conn);
+    if (id != s->thread_id) /* asking reconnected: a new session */
+        s->setup = true;
+    s->thread_id = id;
+    if (ok && s->setup) {
+        s->fresh_flags = st.flags;
+        covered = covered || srv->request_tracking(conn);
+        s->setup = false;
+    }
+    s->tracked = ok && covered;
+    s->stale = !ok;
+    s->result_open = false;
+    s->quoting_bits = srv->status(conn) & QUOTING_BITS;
+    s->asked = s->asked || ok;
+    if (ok)
+        publish(s, srv, &st);
+    else
+        qg_log_write_event(qg_settings_get(), "info", "mysql_state_unknown",
+                           "could not read character_set_client and sql_mode");
+    log_state(s, "asked", NULL, 0);
+}
+
+QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn)
+{
+    qg_my_session_result_read(s, srv, conn);
+    if (!s->asked || srv->thread_id(conn) != s->thread_id)
+        qg_my_session_renew(s); /* a new session (or the first query seen) */
+    if (s->stale)
+        qg_my_session_refresh(s, srv, conn);
+}
+
+void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len)
+{
+    s->may_hide = qg_my_may_change_unreported(sql, len);
+    if (qg_my_names_tracking(sql, len))
+        s->stale = true; /* the program may change what is reported: no report says */
+}
+
+/* Takes on the last OK packet's report. */
+static void read_report(qg_my_session *s, const qg_my_server *srv, void *conn)
+{
+    qg_my_state st = s->state;
+    const char *name, *value;
+    size_t name_len, value_len;
+    for (bool first = true; srv->report_item(conn, first, &name, &name_len); first = false) {
+        bool tracking_list;
+        if (!srv->report_item(conn, false, &value, &value_len) ||
+            !qg_my_state_apply(&st, name, name_len, value, value_len, &tracking_list))
+            s->stale = true;
+        else if (tracking_list)
+            s->tracked = qg_my_tracking_covers(value, value_len);
+    }
+    if (!qg_my_state_equal(&st, &s->state)) {
+        publish(s, srv, &st);
+        log_state(s, "reported", NULL, 0);
+    }
+}
+
+/* The quoting status bits follow most changes of sql_mode, reported or not
+ * (but stay as they were after a procedure restores its caller's
+ * sql_mode): bits that changed to other than the state holds make it stale. */
+static void note_quoting_bits(qg_my_session *s, unsigned status)
+{
+    unsigned bits = status & QUOTING_BITS;
+    unsigned as_flags = (bits & SERVER_STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
+                        (bits & SERVER_STATUS_ANSI_QUOTES ? QG_ANSI_QUOTES : 0);
+    if (bits != s->quoting_bits && as_flags != s->state.flags)
+        s->stale = true;
+    s->quoting_bits = bits;
+}
+
+void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn)
+{
+    if (!s->tracked)
+        s->stale = true; /* nothing is reported: ask before the next check */
+    if (srv->result_set(conn)) {
+        s->result_open = true;
+        return;
+    }
+    unsigned status = srv->status(conn);
+    if (status & SERVER_SESSION_STATE_CHANGED)
+        read_report(s, srv, conn);
+    note_quoting_bits(s, status);
+    if (s->may_hide)
+        s->stale = true;
+}
+
+void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn)
+{
+    if (!s->result_open)
+        return;
+    s->result_open = false;
+    unsigned status = srv->status(conn);
+    if (status & SERVER_SESSION_STATE_CHANGED)
+        s->stale = true; /* a result set's end reports a change without its value */
+    note_quoting_bits(s, status);
+}
+
+void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *conn,
+                            bool may_hide)
+{
+    if (!s->tracked || may_hide || srv->status(conn) & SERVER_SESSION_STATE_CHANGED)
+        s->stale = true;
+}
+
+/* ------------------------------------------------------------ checking */
+
+QG_COLD bool qg_my_state_unknown(const void *conn, const char *api, const char *charset,
+                                 const char *sql, size_t len, const void *caller,
+                                 qg_decision *d)
+{
+    const qg_settings *settings = qg_settings_get();
+    bool block = settings->mode == QG_MODE_ENFORCE || settings->mode == QG_MODE_REWRITE;
+    qg_log_finding entry = {
+        .api = api,
+        .dialect = QG_DIALECT_MYSQL,
+        .encoding = charset,
+        .conn = conn,
+        .action = block ? "blocked" : "logged",
+        .reason_name = "state_unknown",
+        .detail = "the server's character_set_client and sql_mode could not be read",
+        .sql = sql,
+        .sql_len = len,
+        .fingerprint = qg_guard_fingerprint(QG_REASON_NONE, charset, sql, len),
+        .caller = caller,
+    };
+    qg_log_write_finding(settings, &entry);
+    d->block = block;
+    d->sqlstate = "HY000";
+    snprintf(d->message, sizeof d->message, "%s",
+             "quoteguard: blocked state_unknown: the connection's character set and sql_mode "
+             "could not be read from the server; the query was not checked");
+    return !block;
+}
+
+QG_HOT static bool check_piece(const void *conn, const char *api, const qg_my_state *st,
+                               const char *sql, size_t len, const void *caller,
+                               qg_decision *d)
+{
+    qg_query q = {
+        .dialect = QG_DIALECT_MYSQL,
+        .encoding_name = st->charset,
+        .flags = st->flags,
+        .conn = conn,
+        .api = api,
+        .sql = sql,
+        .len = len,
+        .caller = caller,
+    };
+    return qg_guard_query(&q, d);
+}
+
+/* A text of several statements: each is checked with the state the ones
+ * before it leave.  After one whose effect only the server knows, the rest
+ * is checked only where it reads alike in every state. */
+QG_COLD static bool pieces_allowed(const void *conn, const char *api, qg_my_state st,
+                                   const char *sql, size_t len, const void *caller,
+                                   qg_decision *d)
+{
+    qg_my_state piece_state = st;
+    size_t piece_start = 0, pos = 0;
+    bool known = true;
+    while (pos < len) {
+        qg_my_effect fx;
+        size_t n = qg_my_read_statement(&st, sql + pos, len - pos, &fx);
+        if (!known && !qg_my_reads_alike(sql + pos, n))
+            return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, d);
+        pos += n;
+        if ((fx.changed || fx.unknown) && pos < len) {
+            if (!check_piece(conn, api, &piece_state, sql + piece_start, pos - piece_start,
+                             caller, d))
+                return false;
+            piece_start = pos;
+            piece_state = st;
+        }
+        known = known && !fx.unknown;
+    }
+    return check_piece(conn, api, &piece_state, sql + piece_start, len - piece_start, caller,
+                       d);
+}
+
+QG_HOT static bool text_allowed(const void *conn, const char *api, const qg_my_state *st,
+                                const char *sql, size_t len, const void *caller,
+                                qg_decision *d)
+{
+    if (memchr(sql, ';', len))
+        return pieces_allowed(conn, api, *st, sql, len, caller, d);
+    return check_piece(conn, api, st, sql, len, caller, d);
+}
+
+QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
+                                const char *api, const char *sql, size_t len, const void *caller,
+                                qg_decision *d)
+{
+    if (s->stale)
+        return qg_my_state_unknown(conn, api, s->state.charset, sql, len, caller, d);
+    log_state(s, "check", sql, len);
+    return text_allowed(conn, api, &s->state, sql, len, caller, d) &&
+           (!fresh || text_allowed(conn, api, fresh, sql, len, caller, d));
+}

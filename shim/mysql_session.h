@@ -1,0 +1,94 @@
+/* One MySQL / MariaDB connection's session as the shim follows it: the state
+ * the server lexes queries with, when it must be asked for again, and the
+ * check of a text with it.  The client library is reached only through the
+ * callbacks of qg_my_server, which the front fills (this file links none).
+ *
+ * How the state is kept (see docs/DETECTION.md):
+ *  - a new session (connect, reset, change of user, reconnect) is asked for
+ *    character_set_client, sql_mode and session_track_system_variables, and
+ *    the server is asked to report changes of character_set_client,
+ *    sql_mode and session_track_system_variables from then on;
+ *  - an OK packet's report gives the new values, however the change was
+ *    made; a result set's end only says that something changed, and a text
+ *    may change the state unreported (MariaDB reports no SET @@name without
+ *    a scope): then the state is stale and asked for before the next check;
+ *  - the server's quoting status bits changing to other than the state
+ *    holds make it stale too;
+ *  - a session whose application took sql_mode out of the tracked
+ *    variables is asked before every check.
+ * A state that could not be read is stale: the check then says
+ * state_unknown rather than guessing. */
+#ifndef QG_MYSQL_SESSION_H
+#define QG_MYSQL_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conn_map.h"
+#include "guard.h"
+#include "mysql_state.h"
+
+/* What a session needs from the client library, for one connection. */
+typedef struct qg_my_server {
+    /* The map whose lock guards the published state (the escapers read it
+     * from any thread). */
+    qg_conn_map *map;
+    /* Runs the state query: the state, and whether changes of it are reported. */
+    bool (*ask)(void *conn, qg_my_state *st, bool *covered);
+    /* Asks the server to report changes of the state from now on. */
+    bool (*request_tracking)(void *conn);
+    unsigned long (*thread_id)(void *conn);
+    unsigned (*status)(void *conn);    /* the server status flags of the last answer */
+    bool (*result_set)(void *conn);    /* the last answer is a result set */
+    /* The items of the last OK packet's system-variable report in order
+     * (name, value, name, …); false after the last. */
+    bool (*report_item)(void *conn, bool first, const char **data, size_t *len);
+} qg_my_server;
+
+typedef struct qg_my_session {
+    /* Written under the map's write lock; read without it by the thread
+     * using the connection. */
+    qg_my_state state;
+    /* The rest belongs to the thread that uses the connection. */
+    unsigned fresh_flags;    /* the quoting flags a new session starts with */
+    unsigned long thread_id; /* server thread; a change means a reconnect */
+    unsigned quoting_bits;   /* the quoting status bits as last seen */
+    bool stale;              /* ask the server before the next check */
+    bool setup;              /* a new session: tracking is to be requested */
+    bool tracked;            /* the server reports changes of charset and sql_mode */
+    bool result_open;        /* a result set's end is still to be looked at */
+    bool asked;              /* the state was read at least once */
+    bool may_hide;           /* the text sent may change the state unreported */
+} qg_my_session;
+
+/* The session is made anew (reset, change of user): asked before the next check. */
+void qg_my_session_renew(qg_my_session *s);
+/* Brings the session up to date before a check: a new server thread (a
+ * reconnect, or the first query seen) or a stale state is asked for. */
+void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn);
+/* Asks the server now; a failure leaves the state stale. */
+void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn);
+/* Before a text is sent: what it may change unreported. */
+void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len);
+/* After the server answered (an OK packet or a result set's head). */
+void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn);
+/* Once a result set was read: its end's status. */
+void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn);
+
+/* After a prepared statement ran (its text may change the state
+ * unreported: may_hide): what it changed is asked for before the next check. */
+void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *conn,
+                            bool may_hide);
+
+/* Checks a text about to be sent with the session's state and, when
+ * `fresh` is not NULL, with that state too (a session the library's
+ * automatic reconnect would make).  True = send it; *d as qg_guard_query. */
+bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
+                         const char *api, const char *sql, size_t len, const void *caller,
+                         qg_decision *d);
+/* The decision when the state is not known: enforce blocks, audit sends;
+ * both log a state_unknown finding. */
+bool qg_my_state_unknown(const void *conn, const char *api, const char *charset,
+                         const char *sql, size_t len, const void *caller, qg_decision *d);
+
+#endif
