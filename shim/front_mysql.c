@@ -1,37 +1,15 @@
 /* MySQL / MariaDB front: every query text is checked, with the character set
  * and quoting rules the SERVER applies to the connection, before the client
- * library sends it.
- *
- * The state comes from the server's own words (mysql_state.h):
- *  - right after connect (and after a reset, a change of user or a
- *    reconnect) the shim asks for character_set_client, sql_mode and
- *    session_track_system_variables, and adds character_set_client,
- *    sql_mode and session_track_system_variables to the variables the
- *    server tracks for the session;
- *  - from then on every OK packet that changes one of them carries the new
- *    value, however the change was made (SET in any spelling, procedures,
- *    EXECUTE IMMEDIATE, prepared statements, compound statements); the shim
- *    reads it through mysql_session_track_get_first / _next;
- *  - a result set's end carries no values, only the SESSION_STATE_CHANGED
- *    status bit: then, and whenever the application changed what is
- *    tracked, the state is stale and asked for again before the next
- *    check.  A connection whose application took sql_mode out of the
- *    tracked variables is asked before every query.
- * A state that could not be read blocks the next query in enforce
- * (`state_unknown`) rather than checking it against a guess.  The later
- * statements of one multi-statement text are checked with the state the
- * earlier ones set (mysql_statements.h).  When the client library may
- * reconnect and resend a query into a fresh session, the query is checked
- * with the fresh session's state as well.
+ * library sends it.  What the server applies is followed from its own words
+ * (mysql_session.h); this file interposes the client library's entries and
+ * reaches the library for the session.
  *
  * A blocked query is never sent: the entry returns nonzero and, until the
  * next query on that connection (or statement), mysql_errno / mysql_error /
  * mysql_sqlstate (mysql_stmt_*) answer with the shim's error (libmariadb has
- * no setter for them).  The connection stays usable.
- *
- * The shim never includes or links the client library: the types are opaque
- * here and the real entries are found at run time (real.h).
- */
+ * no setter for them).  The connection stays usable.  The shim never
+ * includes or links the client library: the types are opaque here and the
+ * real entries are found at run time (real.h). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
