@@ -4,6 +4,9 @@
  * flags as the script sets them.
  *
  * mysqltest_check FILE...
+ * mysqltest_check --emit FILE...   prints the statements instead, for a
+ *     client to send (tests/clients/my_corpus.c): "F path" per file,
+ *     "C charset" per character_set command, "S file:line HEX" per statement
  *
  * Statements: text up to the current delimiter outside quotes ('…', "…",
  * `…` with backslash escapes; a multibyte character of the current charset
@@ -68,6 +71,7 @@ typedef struct script {
     bool expect_error;
 } script;
 
+static bool emit; /* print the statements instead of checking them */
 static unsigned long files, statements, skipped, unknown_charset, with_findings, blocking,
     logged_only;
 
@@ -268,9 +272,24 @@ static void print_excerpt(const unsigned char *p, size_t len)
     }
 }
 
+static void emit_statement(const script *s, const char *sql, size_t len, size_t at)
+{
+    printf("S %s:%zu ", s->path, line_of(s, at));
+    for (size_t i = 0; i < len; i++)
+        printf("%02x", (unsigned char)sql[i]);
+    putchar('\n');
+}
+
 static void check_statement(script *s, const char *sql, size_t len, size_t at)
 {
     statements++;
+    if (emit) {
+        emit_statement(s, sql, len, at);
+        if (!s->expect_error)
+            track_set(s, sql);
+        s->expect_error = false;
+        return;
+    }
     const qg_encoding *enc = charset_of(s->cur);
     if (!enc) {
         unknown_charset++;
@@ -347,6 +366,8 @@ static void run_command(script *s, const char *text, size_t at, bool *handled)
     } else if (strcmp(word, "character_set") == 0) {
         const char *after = next_word(rest, arg, sizeof arg);
         set_charset(s->cur, arg, after);
+        if (emit)
+            printf("C %s\n", arg);
     } else if (strcmp(word, "connection") == 0) {
         next_word(rest, arg, sizeof arg);
         s->cur = connection(s, arg, true);
@@ -508,6 +529,8 @@ static int run_file(const char *path)
     snprintf(s->delimiter, sizeof s->delimiter, ";");
     s->cur = connection(s, "default", true);
     files++;
+    if (emit)
+        printf("F %s\n", path);
     run_script(s);
     free(s);
     free(text);
@@ -517,7 +540,10 @@ static int run_file(const char *path)
 int main(int argc, char **argv)
 {
     int status = 0;
-    for (int i = 1; i < argc; i++)
+    int first = 1;
+    if (argc > 1 && strcmp(argv[1], "--emit") == 0)
+        emit = true, first = 2;
+    for (int i = first; i < argc; i++)
         if (run_file(argv[i]) != 0)
             status = 2;
     printf("MYSQLTEST: %lu files, %lu statements, %lu skipped commands, %lu unknown-charset "
