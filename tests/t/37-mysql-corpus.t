@@ -29,7 +29,20 @@ my_start || tap_bail "cannot start MariaDB"
 
 # file:line reason — why (statements the server accepts that the shim
 # would block; each one reviewed)
+#  ctype_latin1.test:230-235,244 (MDEV-6752, truncated characters): on a utf8
+#  connection, a lone UTF-8 lead byte C2 right before the closing quote, on
+#  purpose.  MariaDB reads it as an ill-formed character and the quote still
+#  closes the literal; the default policy (mysql_illformed_quote = block)
+#  blocks an ill-formed lead byte before a quote, the shape of the attack in
+#  the character sets where such a byte swallows the quote.
 REVIEWED="
+main/ctype_latin1.test:230 illformed_before_quote
+main/ctype_latin1.test:231 illformed_before_quote
+main/ctype_latin1.test:232 illformed_before_quote
+main/ctype_latin1.test:233 illformed_before_quote
+main/ctype_latin1.test:234 illformed_before_quote
+main/ctype_latin1.test:235 illformed_before_quote
+main/ctype_latin1.test:244 illformed_before_quote
 "
 
 records=$QG_MY_DIR/records
@@ -51,6 +64,9 @@ reviewed=$(printf '%s\n' "$REVIEWED" | awk 'NF { print $1 " " $2 }' | sort -u)
 new=$(comm -23 <(printf '%s\n' "$found") <(printf '%s\n' "$reviewed") | sed '/^$/d')
 ok "no statement the server accepts would be blocked, but for the reviewed ones" [ -z "$new" ] ||
     tap_diag "not reviewed:" "$new"
+gone=$(comm -13 <(printf '%s\n' "$found") <(printf '%s\n' "$reviewed") | sed '/^$/d')
+ok "every reviewed statement is still found (or the table is out of date)" [ -z "$gone" ] ||
+    tap_diag "no longer found:" "$gone"
 has "$(cat "$log")" '"event":"attached"' "the shim was attached"
 lacks "$(cat "$log")" '"reason":"state_unknown"' "the state was always known"
 tap_done
