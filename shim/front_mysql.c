@@ -428,13 +428,15 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
         qg_guard_leave();
         return answered ? 0 : 1;
     }
-    if (e)
+    /* answers read later need what the text may change now */
+    bool later = api == API_SEND_QUERY || memchr(sql, ';', len);
+    if (e && later)
         qg_my_session_sending(&e->session, sql, len);
     sending = mysql;
     int rc = send_real(real, mysql, sql, len);
     sending = NULL;
     if (e && rc == 0 && api != API_SEND_QUERY)
-        qg_my_session_answered(&e->session, &server, mysql);
+        qg_my_session_answered(&e->session, &server, mysql, later ? NULL : sql, len);
     qg_guard_leave();
     return rc;
 }
@@ -476,7 +478,7 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
     }
     my_bool rc = fn(mysql);
     if (e && rc == 0)
-        qg_my_session_answered(&e->session, &server, mysql);
+        qg_my_session_answered(&e->session, &server, mysql, NULL, 0);
     qg_guard_leave();
     return rc;
 }
@@ -494,7 +496,7 @@ QG_EXPORT int mysql_next_result(MYSQL *mysql)
     qg_my_session_result_read(&e->session, &server, mysql);
     int rc = fn(mysql);
     if (rc == 0)
-        qg_my_session_answered(&e->session, &server, mysql);
+        qg_my_session_answered(&e->session, &server, mysql, NULL, 0);
     qg_guard_leave();
     return rc;
 }
@@ -608,7 +610,7 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
     if (e) {
         clear_block(&e->block);
         if (rc == 0) /* the library sent SET NAMES: its OK packet reports */
-            qg_my_session_answered(&e->session, &server, mysql);
+            qg_my_session_answered(&e->session, &server, mysql, "", 0);
     }
     qg_guard_leave();
     return rc;

@@ -82,11 +82,17 @@ QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, voi
         qg_my_session_refresh(s, srv, conn);
 }
 
-void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len)
+/* What a text that got an OK packet may have changed unreported. */
+static void note_text(qg_my_session *s, const char *sql, size_t len)
 {
     s->may_hide = qg_my_may_change_unreported(sql, len);
     if (qg_my_names_tracking(sql, len))
         s->stale = true; /* the program may change what is reported: no report says */
+}
+
+void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len)
+{
+    note_text(s, sql, len);
 }
 
 /* Takes on the last OK packet's report. */
@@ -122,7 +128,8 @@ static void note_quoting_bits(qg_my_session *s, unsigned status)
     s->quoting_bits = bits;
 }
 
-void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn)
+void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn,
+                            const char *sql, size_t len)
 {
     if (!s->tracked)
         s->stale = true; /* nothing is reported: ask before the next check */
@@ -130,6 +137,8 @@ void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *con
         s->result_open = true;
         return;
     }
+    if (sql)
+        note_text(s, sql, len);
     unsigned status = srv->status(conn);
     if (status & SERVER_SESSION_STATE_CHANGED)
         read_report(s, srv, conn);

@@ -68,10 +68,14 @@ void qg_my_session_renew(qg_my_session *s);
 void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn);
 /* Asks the server now; a failure leaves the state stale. */
 void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn);
-/* Before a text is sent: what it may change unreported. */
+/* Before a text is sent whose answer is read later (mysql_send_query, a
+ * multi-statement text): what it may change unreported. */
 void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len);
-/* After the server answered (an OK packet or a result set's head). */
-void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn);
+/* After the server answered (an OK packet or a result set's head) the text
+ * sql (NULL: the one given to qg_my_session_sending).  A result set's text
+ * changes nothing unreported: only an OK packet's is read. */
+void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn,
+                            const char *sql, size_t len);
 /* Once a result set was read: its end's status. */
 void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn);
 
