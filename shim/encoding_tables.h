@@ -33,6 +33,14 @@ struct qg_encoding {
     bool utf8; /* lengths also follow the lead byte's high bits (0xc0, 0xf5 …) */
 };
 
+/* PG: the encoding the shim reads a client-only encoding's text in for a
+ * SQL_ASCII server, which refuses every byte of 0x80 or more from it. */
+#define QG_PG_ASCII_ONLY "SQL_ASCII server: ASCII only"
+
+/* PG: an encoding the server can convert from but never use as its own
+ * (SJIS, SHIFT_JIS_2004, BIG5, GBK, UHC, GB18030, JOHAB). */
+bool qg_encoding_pg_client_only(const qg_encoding *enc);
+
 /* MySQL: whether "--" before the high byte c starts a comment, as before a
  * space or control character. */
 bool qg_encoding_dash_space(const qg_encoding *enc, unsigned char c);

@@ -19,6 +19,13 @@
 /* Every byte but NUL is a character of its own. */
 static const uint8_t single_lead[256] = {[0x00] = L_INVALID, [0x80 ... 0xff] = L_SINGLE};
 
+/* PG: what a SQL_ASCII server accepts from a client encoding it cannot
+ * convert from (SJIS, BIG5, GBK, UHC, GB18030, JOHAB, SHIFT_JIS_2004):
+ * ASCII only, every other byte refused.  Read as a multibyte encoding
+ * without a multibyte form, so that the lexer checks every high byte. */
+static const uint8_t ascii_only_lead[256] = {[0x00] = L_INVALID, [0x80 ... 0xff] = L_INVALID};
+static const uint8_t no_trail[256] = {0};
+
 /* UTF-8 (RFC 3629).  Trail bits select the ranges the lead byte allows. */
 enum { U_CONT = 1, U_A0BF = 2, U_809F = 4, U_90BF = 8, U_808F = 16 };
 static const uint8_t utf8_trail[256] = {
@@ -152,6 +159,8 @@ static const qg_encoding encodings[] = {
     /* PostgreSQL; aliases are pg_char_to_encoding's, after removing every
      * non-alphanumeric byte and lower-casing. */
     SINGLE("SQL_ASCII", QG_DIALECT_POSTGRES, "sqlascii\0"),
+    {QG_PG_ASCII_ONLY, QG_DIALECT_POSTGRES, "\0", ascii_only_lead, no_trail, two_byte_forms, false,
+     false},
     {"UTF8", QG_DIALECT_POSTGRES, "utf8\0unicode\0", utf8_pg_lead, utf8_trail, utf8_forms, false, true},
     {"EUC_JP", QG_DIALECT_POSTGRES, "eucjp\0", eucjp_lead, euc_trail, euc_forms, false, false},
     {"EUC_JIS_2004", QG_DIALECT_POSTGRES, "eucjis2004\0", eucjp_lead, euc_trail, euc_forms, false, false},
@@ -627,6 +636,16 @@ QG_HOT const encoding_dfa_t *encoding_dfa(const qg_encoding *enc)
 }
 
 /* ------------------------------------------------------------ conversions */
+
+bool qg_encoding_pg_client_only(const qg_encoding *enc)
+{
+    static const char *const client_only[] = {"SJIS",    "SHIFT_JIS_2004", "BIG5", "GBK",
+                                              "UHC",     "GB18030",        "JOHAB"};
+    for (size_t i = 0; i < sizeof client_only / sizeof client_only[0]; i++)
+        if (enc->dialect == QG_DIALECT_POSTGRES && strcmp(enc->name, client_only[i]) == 0)
+            return true;
+    return false;
+}
 
 /* The client characters PostgreSQL's conversions turn into ASCII, measured
  * over every character of every client encoding against every server

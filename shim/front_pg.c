@@ -20,6 +20,7 @@
 
 #include "client_libraries.h"
 #include "config.h"
+#include "encoding_tables.h"
 #include "front_wire.h"
 #include "guard.h"
 #include "hot.h"
@@ -240,15 +241,22 @@ QG_HOT static const char *client_encoding(const PGconn *conn)
 
 /* The encoding the server checks a client's text against: a SQL_ASCII
  * client's text is checked against the server encoding (the server does
- * not convert it, but verifies it as its own).  A server that reports none
- * leaves it unknown (""): blocked, not guessed. */
+ * not convert it, but verifies it as its own); a SQL_ASCII server verifies
+ * an encoding it cannot convert from as ASCII only.  A server that reports
+ * no encoding leaves it unknown (""): blocked, not guessed. */
 static const char *checked_encoding(const PGconn *conn, const char *client)
 {
     const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, client);
-    if (!enc || strcmp(qg_encoding_name(enc), "SQL_ASCII") != 0)
+    if (!enc)
+        return client;
+    bool ascii_client = strcmp(qg_encoding_name(enc), "SQL_ASCII") == 0;
+    if (!ascii_client && !qg_encoding_pg_client_only(enc))
         return client;
     const char *server = server_encoding(conn);
-    return strcmp(server, "SQL_ASCII") == 0 ? client : server;
+    bool ascii_server = strcmp(server, "SQL_ASCII") == 0;
+    if (ascii_client)
+        return ascii_server ? client : server;
+    return ascii_server ? QG_PG_ASCII_ONLY : client;
 }
 
 QG_HOT static unsigned quoting_flags(const PGconn *conn)

@@ -3,7 +3,8 @@
 #   - after its conversion to the server encoding: SHIFT_JIS_2004 81 5f
 #     becomes an ASCII backslash, so text escaped by libpq's own
 #     PQescapeStringConn / PQescapeLiteral injects with backslash_quote = on;
-#   - a SQL_ASCII client's text, which the server checks as its own encoding;
+#   - a SQL_ASCII client's text, which the server checks as its own encoding,
+#     and a SQL_ASCII server, which takes only ASCII from SJIS and the like;
 #   - pipeline mode, where a SET queued before a statement changes how the
 #     server reads it, and a blocked statement in a pipelined transaction
 #     must abort it.
@@ -88,6 +89,25 @@ ok "SQL_ASCII client: nothing reached the server to refuse" [ "$(server_errors)"
 legit_passes "SQL_ASCII client, UTF-8 text" qgm_ascii_legit "ROW: c3a9" \
     "$LEGACY" --encoding SQL_ASCII --scs on --escape none \
     "SELECT /*MARK*/ encode(convert_to('%s', 'UTF8'), 'hex')" c3a9
+
+# A SQL_ASCII server refuses every byte of 0x80 or more from an encoding it
+# cannot convert from (SJIS …): so does the shim, before it leaves.
+pg_psql -q -c "CREATE DATABASE qgascii ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" ||
+    tap_bail "cannot create the SQL_ASCII database"
+out=$(PGDATABASE=qgascii "$LEGACY" --encoding SJIS --scs on --escape conn "SELECT '%s'" 955c41)
+has "$out" "ERROR: 22021 invalid byte value for encoding \"SQL_ASCII\"" \
+    "SQL_ASCII server, SJIS client: without the shim the server refuses a high byte"
+errors=$(server_errors)
+out=$(PGDATABASE=qgascii with_shim enforce /dev/null "$LEGACY" --encoding SJIS --scs on --escape conn \
+    "SELECT /*qgm_ascii_server*/ '%s'" 955c41)
+has "$out" "ERROR: 22021 quoteguard: blocked invalid_sequence" \
+    "SQL_ASCII server, SJIS client: enforce blocks it"
+ok "SQL_ASCII server: nothing reached the server to refuse" [ "$(server_errors)" -eq "$errors" ]
+legit_passes "SQL_ASCII server, SJIS client, ASCII text" qgm_ascii_server_legit "ROW: abc" \
+    env PGDATABASE=qgascii "$LEGACY" --encoding SJIS --scs on --escape conn "SELECT /*MARK*/ '%s'" 616263
+legit_passes "SQL_ASCII server, EUC_JP client (verified as EUC_JP)" qgm_ascii_server_eucjp \
+    "STATUS: PGRES_TUPLES_OK" env PGDATABASE=qgascii "$LEGACY" --encoding EUC_JP --scs on \
+    --escape conn "SELECT /*MARK*/ '%s'" a4a2
 
 # --- 4. pipeline: a SET queued before the statement --------------------------
 attack_blocked "pipeline: SET client_encoding SJIS queued before an addslashes literal" qgm_pipe_enc \

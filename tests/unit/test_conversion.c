@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoding_tables.h"
 #include "quoteguard.h"
 #include "tap.h"
 
@@ -85,10 +86,39 @@ static void test_rule(void)
            "a tilde in a dollar tag makes it no tag: the quote after it opens a literal");
 }
 
+/* A SQL_ASCII server refuses every byte of 0x80 or more from a client
+ * encoding it cannot convert from: so does the encoding the shim reads
+ * such text in, wherever the byte is. */
+static void test_ascii_only(void)
+{
+    const qg_encoding *ascii = qg_encoding_find(QG_DIALECT_POSTGRES, QG_PG_ASCII_ONLY);
+    tap_ok(ascii && qg_encoding_pg_client_only(sjis2004) &&
+               !qg_encoding_pg_client_only(qg_encoding_find(QG_DIALECT_POSTGRES, "EUC_JP")),
+           "the ASCII-only reading exists; SHIFT_JIS_2004 is client-only, EUC_JP is not");
+    static const char long_tail[] = "0123456789012345678901234567890123456789012345678901234567890123456789";
+    char texts[4][256];
+    snprintf(texts[0], sizeof texts[0], "SELECT '\x95\x5c'");
+    snprintf(texts[1], sizeof texts[1], "SELECT '%s\x81\x40%s'", long_tail, long_tail);
+    snprintf(texts[2], sizeof texts[2], "SELECT 1 -- \xe9\n");
+    snprintf(texts[3], sizeof texts[3], "SELECT \"\xa4\xa2\" FROM t");
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_POSTGRES, ascii, 0);
+    for (int i = 0; i < 4; i++) {
+        qg_result res;
+        qg_verdict v = qg_check(&ctx, texts[i], strlen(texts[i]), &res);
+        tap_ok(v == QG_VERDICT_BLOCK && res.findings[0].reason == QG_REASON_INVALID_SEQUENCE,
+               "ASCII only: a high byte blocks (text %d)", i);
+    }
+    snprintf(texts[0], sizeof texts[0], "SELECT '%s''%s'", long_tail, long_tail);
+    tap_ok(qg_check(&ctx, texts[0], strlen(texts[0]), NULL) == QG_VERDICT_CLEAN,
+           "ASCII only: ASCII text passes");
+}
+
 int main(void)
 {
     sjis2004 = qg_encoding_find(QG_DIALECT_POSTGRES, "SHIFT_JIS_2004");
     test_view();
     test_rule();
+    test_ascii_only();
     return tap_done();
 }
