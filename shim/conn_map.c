@@ -48,7 +48,7 @@ static bool grow(qg_conn_map *m)
     size_t capacity = 16;
     while (capacity < (m->live + 1) * 4)
         capacity *= 2;
-    qg_conn_head **slots = calloc(capacity, sizeof *slots);
+    qg_conn_head **slots = calloc(capacity, sizeof(qg_conn_head *));
     if (!slots)
         return false;
     for (size_t i = 0; i < m->capacity; i++) {

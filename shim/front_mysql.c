@@ -746,30 +746,26 @@ QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const c
     conn_entry *e = !tracking_enabled() || !to || !from || qg_conn_map_empty(&conns)
                         ? NULL
                         : qg_conn_map_find(&conns, mysql);
-    if (e && qg_guard_enter(mysql, NULL, 0)) {
-        if (e->session.stale)
-            qg_my_session_refresh(&e->session, &server, mysql);
+    if (e && e->session.stale && qg_guard_enter(mysql, NULL, 0)) {
+        qg_my_session_refresh(&e->session, &server, mysql);
         qg_guard_leave();
     }
-    const qg_encoding *enc = e && !e->session.stale
-                                 ? qg_encoding_find(QG_DIALECT_MYSQL, e->session.state.charset)
-                                            : NULL;
-    if (enc && lib_charset) {
-        const char *lib = lib_charset(mysql);
-        bool quotes_only = e->session.state.flags & QG_NO_BACKSLASH_ESCAPES;
-        bool lib_quotes_only = server_status(mysql) & SERVER_STATUS_NO_BACKSLASH_ESCAPES;
-        if (lib && qg_encoding_find(QG_DIALECT_MYSQL, lib) == enc && quotes_only == lib_quotes_only)
-            enc = NULL; /* the library escapes right */
-        if (enc && !__atomic_exchange_n(&e->real_escape_upgrade_logged, true, __ATOMIC_RELAXED)) {
-            char detail[160];
-            snprintf(detail, sizeof detail, "escaping for charset %s%s: the client library escapes as %s%s",
-                     qg_encoding_name(enc), quotes_only ? " with NO_BACKSLASH_ESCAPES" : "",
-                     lib ? lib : "(unknown)", lib_quotes_only ? " with NO_BACKSLASH_ESCAPES" : "");
-            qg_log_write_event(qg_settings_get(), "info", "mysql_real_escape_string_upgraded", detail);
-        }
-        if (enc)
-            return qg_my_escape(enc, quotes_only, to, from, length);
+    const char *lib = lib_charset ? lib_charset(mysql) : NULL;
+    bool lib_quotes_only = server_status(mysql) & SERVER_STATUS_NO_BACKSLASH_ESCAPES;
+    bool quotes_only;
+    const qg_encoding *enc =
+        e && !e->session.stale
+            ? qg_my_escape_for_server(&e->session.state, lib, lib_quotes_only, &quotes_only)
+            : NULL;
+    if (enc && !__atomic_exchange_n(&e->real_escape_upgrade_logged, true, __ATOMIC_RELAXED)) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "escaping for charset %s%s: the client library escapes as %s%s",
+                 qg_encoding_name(enc), quotes_only ? " with NO_BACKSLASH_ESCAPES" : "",
+                 lib ? lib : "(unknown)", lib_quotes_only ? " with NO_BACKSLASH_ESCAPES" : "");
+        qg_log_write_event(qg_settings_get(), "info", "mysql_real_escape_string_upgraded", detail);
     }
+    if (enc)
+        return qg_my_escape(enc, quotes_only, to, from, length);
     if (fn)
         return fn(mysql, to, from, length);
     report_missing("mysql_real_escape_string");
@@ -792,10 +788,7 @@ QG_EXPORT unsigned long mysql_escape_string(char *to, const char *from, unsigned
         qg_conn_map_read_lock(&conns);
         conn_entry *e = __atomic_load_n(&last_used, __ATOMIC_RELAXED);
         if (e) {
-            quotes_only = e->session.state.flags & QG_NO_BACKSLASH_ESCAPES;
-            enc = qg_encoding_find(QG_DIALECT_MYSQL, e->session.state.charset);
-            if (enc && !quotes_only && !qg_encoding_has_ascii_trail(enc))
-                enc = NULL; /* latin1 rules are right for this charset */
+            enc = qg_my_escape_for_legacy(&e->session.state, &quotes_only);
             if (enc)
                 first_upgrade =
                     !__atomic_exchange_n(&e->escape_upgrade_logged, true, __ATOMIC_RELAXED);

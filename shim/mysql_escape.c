@@ -51,3 +51,21 @@ size_t qg_my_escape(const qg_encoding *enc, bool quotes_only, char *to, const ch
     *o = '\0';
     return (size_t)(o - to);
 }
+
+const qg_encoding *qg_my_escape_for_server(const qg_my_state *st, const char *lib_charset,
+                                           bool lib_quotes_only, bool *quotes_only)
+{
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
+    *quotes_only = st->flags & QG_NO_BACKSLASH_ESCAPES;
+    if (enc && lib_charset && qg_encoding_find(QG_DIALECT_MYSQL, lib_charset) == enc &&
+        *quotes_only == lib_quotes_only)
+        return NULL;
+    return enc;
+}
+
+const qg_encoding *qg_my_escape_for_legacy(const qg_my_state *st, bool *quotes_only)
+{
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
+    *quotes_only = st->flags & QG_NO_BACKSLASH_ESCAPES;
+    return enc && (*quotes_only || qg_encoding_has_ascii_trail(enc)) ? enc : NULL;
+}

@@ -163,6 +163,29 @@ static void test_statements(void)
            "text effect: CALL is for the server to say");
 }
 
+static void test_escape_choice(void)
+{
+    bool quotes_only;
+    qg_my_state gbk = {.charset = "gbk", .flags = 0};
+    qg_my_state nbe = {.charset = "latin1", .flags = QG_NO_BACKSLASH_ESCAPES};
+    qg_my_state utf8 = {.charset = "utf8mb4", .flags = 0};
+    tap_ok(qg_my_escape_for_server(&gbk, "latin1", false, &quotes_only) ==
+                   qg_encoding_find(QG_DIALECT_MYSQL, "gbk") &&
+               !quotes_only,
+           "real_escape: the library believes latin1, the server has gbk: escape for gbk");
+    tap_ok(!qg_my_escape_for_server(&gbk, "GBK", false, &quotes_only),
+           "real_escape: the library is right: its own escaping runs");
+    tap_ok(qg_my_escape_for_server(&nbe, "latin1", false, &quotes_only) && quotes_only,
+           "real_escape: the server has NO_BACKSLASH_ESCAPES, the library does not know");
+    tap_ok(qg_my_escape_for_server(&utf8, "utf8mb4", true, &quotes_only) && !quotes_only,
+           "real_escape: a stale NO_BACKSLASH_ESCAPES bit (after CALL): backslashes again");
+    tap_ok(qg_my_escape_for_legacy(&gbk, &quotes_only) && !quotes_only,
+           "escape_string: gbk needs the upgrade");
+    tap_ok(!qg_my_escape_for_legacy(&utf8, &quotes_only), "escape_string: utf8mb4 does not");
+    tap_ok(qg_my_escape_for_legacy(&nbe, &quotes_only) && quotes_only,
+           "escape_string: NO_BACKSLASH_ESCAPES does");
+}
+
 static void test_escape(void)
 {
     const qg_encoding *gbk = qg_encoding_find(QG_DIALECT_MYSQL, "gbk");
@@ -232,6 +255,7 @@ int main(void)
     test_reports();
     test_statements();
     test_escape();
+    test_escape_choice();
     test_conn_map();
     return tap_done();
 }
