@@ -64,16 +64,22 @@ static int highest_fd = -1; /* for the walk after fork */
 
 /* ------------------------------------------------------- real functions */
 
+/* libc's entry `name`, resolved once into *slot. */
+static void *resolve_next(void **slot, const char *name)
+{
+    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        fn = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+    }
+    return fn;
+}
+
 #define NEXT(name)                                                                        \
     static __typeof__(&name) next_##name(void)                                            \
     {                                                                                     \
-        static __typeof__(&name) fn;                                                      \
-        __typeof__(&name) found = __atomic_load_n(&fn, __ATOMIC_RELAXED);                 \
-        if (!found) {                                                                     \
-            found = (__typeof__(&name))dlsym(RTLD_NEXT, #name);                           \
-            __atomic_store_n(&fn, found, __ATOMIC_RELAXED);                               \
-        }                                                                                 \
-        return found;                                                                     \
+        static void *slot;                                                                \
+        return (__typeof__(&name))resolve_next(&slot, #name);                             \
     }
 
 NEXT(socket)
