@@ -625,8 +625,8 @@ static size_t journal_datagram(int facility, int severity, const line *l)
         char name[64] = "QUOTEGUARD_";
         size_t name_len = strlen(name);
         for (size_t k = key; k < key_end && name_len < sizeof name - 1; k++) {
-            char c = l->buf[k];
-            name[name_len++] = c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+            unsigned char c = (unsigned char)l->buf[k];
+            name[name_len++] = (char)(c >= 'a' && c <= 'z' ? c - ('a' - 'A') : c);
         }
         name[name_len++] = '=';
         if (!append(&len, name, name_len) || !append(&len, l->buf + value, value_end - value) ||

@@ -475,7 +475,7 @@ static void test_reentrancy(void)
 
     /* Deeper than recorded: the library's inner calls are checked again,
      * never skipped wrongly, and the depth stays balanced. */
-    char texts[12][4];
+    char texts[12][16];
     for (int i = 0; i < 12; i++) {
         snprintf(texts[i], sizeof texts[i], "q%d", i);
         qg_guard_enter(&conn_a, texts[i], 2);
