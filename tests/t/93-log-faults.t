@@ -73,6 +73,30 @@ for log in stderr default; do
     done
 done
 
+# The same under the wire front: drivers that speak the protocol themselves.
+if /usr/bin/python3 -c 'import pg8000, pymysql' 2>/dev/null; then
+    for mode in enforce audit; do
+        out=$(bash -c '. tests/lib/shim.sh; with_shim "$@" 2>&-' _ $mode stderr \
+            /usr/bin/python3 tests/wire/pg_clients.py pg8000 SJIS "95$TAIL" qg_fd2_wire_$$ 2>/dev/null)
+        if [ $mode = enforce ]; then
+            has "$out" "quoteguard: blocked" "wire pg8000, fd 2 closed, enforce: the attack is blocked"
+        else
+            lacks "$out" "quoteguard: blocked" "wire pg8000, fd 2 closed, audit: the attack passes"
+        fi
+        has "$out" "ALIVE: alive" "wire pg8000, fd 2 closed, $mode: the connection keeps working"
+        out=$(bash -c '. tests/lib/shim.sh; with_shim "$@" 2>&-' _ $mode stderr \
+            /usr/bin/python3 tests/wire/mysql_pymysql.py "$QG_MY_SOCKET" gbk "bf$TAIL" qg_fd2_wire_$$ 2>/dev/null)
+        if [ $mode = enforce ]; then
+            has "$out" "quoteguard: blocked" "wire PyMySQL, fd 2 closed, enforce: the attack is blocked"
+        else
+            lacks "$out" "quoteguard: blocked" "wire PyMySQL, fd 2 closed, audit: the attack passes"
+        fi
+        has "$out" "ALIVE: alive" "wire PyMySQL, fd 2 closed, $mode: the connection keeps working"
+    done
+else
+    ok "python3-pg8000 and python3-pymysql (scripts/install-deps installs them)" false
+fi
+
 # ---------------------------------------------------- FIFO as the log
 mkfifo "$TMP/log.fifo"
 for mode in enforce audit; do
