@@ -76,10 +76,10 @@ static void *resolve_next(void **slot, const char *name)
 }
 
 #define NEXT(name)                                                                        \
-    static __typeof__(&name) next_##name(void)                                            \
+    static __typeof__(&(name)) next_##name(void)                                            \
     {                                                                                     \
         static void *slot;                                                                \
-        return (__typeof__(&name))resolve_next(&slot, #name);                             \
+        return (__typeof__(&(name)))resolve_next(&slot, #name);                             \
     }
 
 NEXT(socket)

@@ -262,7 +262,12 @@ static void literal_safe(char *out, size_t cap, const char *message, size_t max)
     size_t o = 0;
     for (size_t i = 0; message[i] && o + 1 < cap && o < max; i++) {
         unsigned char ch = (unsigned char)message[i];
-        out[o++] = ch == '\'' || ch == '\\' || ch == '`' ? '"' : ch < 0x20 || ch > 0x7e ? '?' : (char)ch;
+        char safe_ch = (char)ch;
+        if (ch == '\'' || ch == '\\' || ch == '`')
+            safe_ch = '"';
+        else if (ch < 0x20 || ch > 0x7e)
+            safe_ch = '?';
+        out[o++] = safe_ch;
     }
     out[o] = '\0';
 }
