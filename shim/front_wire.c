@@ -39,6 +39,7 @@
 #include "guard.h"
 #include "hot.h"
 #include "log.h"
+#include "mysql_session.h"
 #include "mysql_statements.h"
 #include "settings.h"
 #include "wire_stream.h"
@@ -332,9 +333,17 @@ static bool check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wir
                  "quoteguard: blocked: a query of more than %u MiB cannot be checked",
                  QG_WIRE_HOLD_MAX >> 20);
         qg_log_write_event(s, pass ? "warning" : "error", "wire_query_too_large", d.message);
+    } else if (c->proto == QG_WIRE_MYSQL) {
+        /* as the libmariadb front checks: a multi-statement text statement
+         * by statement, each with the state the ones before it leave */
+        qg_my_session session = {0};
+        qg_my_state_set_charset(&session.state, c->session.encoding, strlen(c->session.encoding));
+        session.state.flags = quoting_flags(c);
+        pass = qg_my_session_check(&session, NULL, c, api_of(m->kind), m->sql, m->len, sc->caller,
+                                   &d);
     } else {
         qg_query q = {
-            .dialect = c->proto == QG_WIRE_PG ? QG_DIALECT_POSTGRES : QG_DIALECT_MYSQL,
+            .dialect = QG_DIALECT_POSTGRES,
             .encoding_name = c->session.encoding,
             .flags = quoting_flags(c),
             .conn = c,

@@ -92,6 +92,18 @@ for case in "${CASES[@]}"; do
     done
 done
 
+# SET NAMES and the attack in one multi-statement text: each statement is
+# checked with the state the ones before it leave.
+out=$("$PY" $W/mysql_pymysql.py "$QG_MY_SOCKET" gbk "bf$ATTACK_TAIL" qgw_multi_plain_$$ multi 2>&1)
+ok "multi-statement SET NAMES gbk; SELECT …: without the shim the attack injects" [ "$(secrets "$out")" -eq 2 ]
+marker=qgw_multi_$$
+log=$QG_MY_DIR/multi.log
+out=$(with_shim enforce "$log" "$PY" $W/mysql_pymysql.py "$QG_MY_SOCKET" gbk "bf$ATTACK_TAIL" "$marker" multi 2>&1)
+lacks "$out" "ROW: secret_" "multi-statement: enforce: no secret leaks"
+lacks "$(general_log)" "$marker" "multi-statement: enforce: the text never reaches the server"
+has "$(cat "$log")" '"action":"blocked","api":"wire:COM_QUERY","dialect":"mysql","encoding":"gbk"' \
+    "multi-statement: the SELECT is read as gbk, the charset the SET before it sets"
+
 marker=qgw_audit_$$
 log=$QG_MY_DIR/audit.log
 out=$(page with_shim audit "$log" -- mysqli real_escape_string gbk "bf$ATTACK_TAIL" "$marker" 2>&1)

@@ -1,20 +1,30 @@
 """A legacy PyMySQL program: SET NAMES as a query, then a query whose input
-was escaped byte-wise (addslashes).
-   python3 mysql_pymysql.py SOCKET CHARSET INPUT_HEX MARKER"""
+was escaped byte-wise (addslashes).  With "multi", both in one text.
+   python3 mysql_pymysql.py SOCKET CHARSET INPUT_HEX MARKER [multi]"""
 import sys
+
 import pymysql
+from pymysql.constants import CLIENT
 
 sock, charset, hexinput, marker = sys.argv[1:5]
-db = pymysql.connect(unix_socket=sock, user="root", database="qg", charset="utf8mb4")
+multi = sys.argv[5:] == ["multi"]
+db = pymysql.connect(unix_socket=sock, user="root", database="qg", charset="utf8mb4",
+                     client_flag=CLIENT.MULTI_STATEMENTS if multi else 0)
 cur = db.cursor()
-cur.execute("SET NAMES " + charset)
 raw = bytes.fromhex(hexinput)
 esc = raw.replace(b"\\", b"\\\\").replace(b"'", b"\\'")
 sql = b"SELECT /*" + marker.encode() + b"*/ secret FROM users WHERE name = '" + esc + b"'"
+if multi:
+    sql = b"SET NAMES " + charset.encode() + b"; " + sql
+else:
+    cur.execute("SET NAMES " + charset)
 try:
     cur.execute(sql)
-    for row in cur.fetchall():
-        print("ROW:", row[0])
+    while True:
+        for row in cur.fetchall():
+            print("ROW:", row[0])
+        if not cur.nextset():
+            break
 except pymysql.MySQLError as e:
     print("ERROR:", e.args[0], e.args[1])
 cur.execute("SELECT 'alive'")
