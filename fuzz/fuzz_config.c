@@ -30,7 +30,13 @@ static void check_settings(const qg_settings *s, int problems)
     FUZZ_CHECK(path_len < QG_PATH_MAX, "log path not terminated");
     if (s->log_sink == QG_LOG_FILE)
         FUZZ_CHECK(s->log_path[0] == '/', "log file \"%s\" is not absolute", s->log_path);
-    FUZZ_CHECK(s->verbosity >= 0 && s->verbosity <= 2, "verbosity %d", s->verbosity);
+    else
+        FUZZ_CHECK(s->log_path[0] == '\0' || s->log_path[0] == '/',
+                   "log socket \"%s\" is not absolute", s->log_path);
+    if (s->log_sink == QG_LOG_STDERR || s->log_sink == QG_LOG_DEFAULT)
+        FUZZ_CHECK(s->log_path[0] == '\0', "sink %d with a path", (int)s->log_sink);
+    FUZZ_CHECK(s->verbosity == QG_VERBOSITY_UNSET || (s->verbosity >= 0 && s->verbosity <= 2),
+               "verbosity %d", s->verbosity);
     FUZZ_CHECK(s->mysql_illformed_quote <= QG_ACTION_BLOCK && s->mysql_illformed <= QG_ACTION_BLOCK,
                "actions %d %d", s->mysql_illformed_quote, s->mysql_illformed);
     FUZZ_CHECK(s->allow_count <= QG_MAX_ALLOW, "%zu fingerprints", s->allow_count);
