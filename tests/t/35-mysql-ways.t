@@ -154,6 +154,17 @@ way same "sql=SET NAMES gbk" change-user
 way same "sql=SET NAMES gbk" "sql=SET NAMES DEFAULT" "sql=SET NAMES latin1"
 my_sql -e "SET GLOBAL character_set_client = DEFAULT"
 
+# The prepared-statement API is checked like mysql_real_query: the attack
+# in mysql_stmt_prepare is blocked (mysql_stmt_error says so) and never
+# reaches the server; a clean statement is prepared and runs.
+marker=qgm_stmt_$$
+out=$(with_shim enforce "$QG_MY_DIR/stmt.log" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=latin1 "sql=SET NAMES gbk" \
+    "stmt=SELECT /*$marker*/ secret FROM users WHERE name = '"$'\xbf'"\\' OR 1=1 -- '" "stmt=SELECT 1")
+matches "$out" '^ERROR: 1105 42601 quoteguard: blocked structure_mismatch at byte [0-9]+ \(gbk\)' \
+    "mysql_stmt_prepare: the attack is blocked, mysql_stmt_errno / _sqlstate / _error say so"
+lacks "$(cat "$QG_MY_LOG")" "$marker" "mysql_stmt_prepare: the blocked statement never reaches the server"
+has "$out" "OK: stmt" "mysql_stmt_prepare: a clean statement is prepared and runs"
+
 # Automatic reconnect.  The server's global sql_mode has NO_BACKSLASH_ESCAPES;
 # the session clears it.  After KILL the library reconnects and resends the
 # next query into a fresh session, which has NO_BACKSLASH_ESCAPES again: there
