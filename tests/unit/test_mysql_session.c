@@ -1,0 +1,169 @@
+/* The MySQL session's state machine (mysql_session.c) against a scripted
+ * server: when the state is taken from a report, when it is asked for, and
+ * what a failed question leaves. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn_map.h"
+#include "mysql_session.h"
+#include "quoteguard.h"
+#include "tap.h"
+
+/* What the scripted server answers. */
+typedef struct fake {
+    qg_my_state state;    /* what a state query reads */
+    bool ask_fails;
+    bool covered;         /* the tracked variables include charset and sql_mode */
+    unsigned long thread; /* server thread id */
+    unsigned status;      /* status flags of the last answer */
+    bool result_set;
+    const char *report[8]; /* name, value, … of the last OK packet */
+    unsigned asked, tracking_requests;
+} fake;
+
+static fake server_state;
+static qg_conn_map map = QG_CONN_MAP_INIT(qg_conn_head);
+
+static bool ask(void *conn, qg_my_state *st, bool *covered)
+{
+    (void)conn;
+    server_state.asked++;
+    if (server_state.ask_fails)
+        return false;
+    *st = server_state.state;
+    *covered = server_state.covered;
+    return true;
+}
+
+static bool request_tracking(void *conn)
+{
+    (void)conn;
+    server_state.tracking_requests++;
+    server_state.covered = true;
+    return true;
+}
+
+static unsigned long thread_id(void *conn)
+{
+    (void)conn;
+    return server_state.thread;
+}
+
+static unsigned status(void *conn)
+{
+    (void)conn;
+    return server_state.status;
+}
+
+static bool result_set(void *conn)
+{
+    (void)conn;
+    return server_state.result_set;
+}
+
+static size_t report_at;
+
+static bool report_item(void *conn, bool first, const char **data, size_t *len)
+{
+    (void)conn;
+    if (first)
+        report_at = 0;
+    const char *item = report_at < 8 ? server_state.report[report_at] : NULL;
+    if (!item)
+        return false;
+    report_at++;
+    *data = item;
+    *len = strlen(item);
+    return true;
+}
+
+static const qg_my_server srv = {&map, ask, request_tracking, thread_id, status, result_set,
+                                 report_item};
+
+enum { STATE_CHANGED = 0x4000, NBE_BIT = 0x0200 };
+
+static void answer_ok(qg_my_session *s, unsigned flags, const char *sql)
+{
+    server_state.result_set = false;
+    server_state.status = flags;
+    qg_my_session_answered(s, &srv, NULL, sql, strlen(sql));
+}
+
+int main(void)
+{
+    /* the settings the shim reads, whatever the machine has */
+    setenv("QUOTEGUARD_CONFIG", "/dev/null", 1);
+    setenv("QUOTEGUARD_MODE", "enforce", 1);
+    setenv("QUOTEGUARD_LOG", "/dev/null", 1);
+    qg_my_session s = {0};
+    server_state = (fake){.state = {.charset = "latin1"}, .thread = 7};
+
+    qg_my_session_prepare(&s, &srv, NULL);
+    tap_ok(server_state.asked == 1 && server_state.tracking_requests == 1 && s.tracked &&
+               !s.stale && strcmp(s.state.charset, "latin1") == 0,
+           "first query: the state is asked for and tracking requested");
+    qg_my_session_prepare(&s, &srv, NULL);
+    tap_ok(server_state.asked == 1, "then nothing is asked before a query");
+
+    server_state.report[0] = "character_set_client";
+    server_state.report[1] = "gbk";
+    server_state.report[2] = "sql_mode";
+    server_state.report[3] = "MYSQL40,NO_BACKSLASH_ESCAPES";
+    answer_ok(&s, STATE_CHANGED | NBE_BIT, "SET NAMES gbk, sql_mode = 'MYSQL40,NO_BACKSLASH_ESCAPES'");
+    tap_ok(strcmp(s.state.charset, "gbk") == 0 && s.state.flags == QG_NO_BACKSLASH_ESCAPES &&
+               !s.stale,
+           "an OK packet's report is taken as it is, without asking");
+    memset(server_state.report, 0, sizeof server_state.report);
+
+    answer_ok(&s, NBE_BIT, "INSERT INTO t VALUES (1)");
+    tap_ok(!s.stale, "an OK packet without a report changes nothing");
+
+    answer_ok(&s, NBE_BIT, "SET @@character_set_client = sjis");
+    tap_ok(s.stale, "SET @@name without a scope (never reported): stale");
+    server_state.state = (qg_my_state){.charset = "sjis", .flags = QG_NO_BACKSLASH_ESCAPES};
+    qg_my_session_prepare(&s, &srv, NULL);
+    tap_ok(server_state.asked == 2 && !s.stale && strcmp(s.state.charset, "sjis") == 0,
+           "and asked for before the next check");
+
+    answer_ok(&s, 0, "DO 1");
+    tap_ok(s.stale, "quoting status bits that change to other than the state holds: stale");
+    server_state.state.flags = 0;
+    qg_my_session_prepare(&s, &srv, NULL);
+
+    server_state.result_set = true;
+    server_state.status = 0;
+    qg_my_session_answered(&s, &srv, NULL, "SELECT f()", 10);
+    tap_ok(s.result_open && !s.stale, "a result set: its end is looked at later");
+    server_state.status = STATE_CHANGED;
+    qg_my_session_result_read(&s, &srv, NULL);
+    tap_ok(s.stale, "a result set's end that says the state changed: stale");
+    qg_my_session_prepare(&s, &srv, NULL);
+
+    answer_ok(&s, 0, "SET session_track_system_variables = ''");
+    server_state.covered = false;
+    qg_my_session_prepare(&s, &srv, NULL);
+    tap_ok(!s.tracked && server_state.tracking_requests == 1,
+           "the program took sql_mode out of the report: untracked, not overridden");
+    unsigned before = server_state.asked;
+    answer_ok(&s, 0, "SELECT 1 FROM dual WHERE 0");
+    qg_my_session_prepare(&s, &srv, NULL);
+    tap_ok(server_state.asked == before + 1, "untracked: asked before every check");
+
+    server_state.thread = 8;
+    server_state.covered = false;
+    qg_my_session_prepare(&s, &srv, NULL);
+    tap_ok(server_state.tracking_requests == 2 && s.tracked,
+           "a new server thread (reconnect): tracking is requested again");
+
+    server_state.ask_fails = true;
+    qg_my_session_renew(&s);
+    qg_my_session_prepare(&s, &srv, NULL);
+    tap_ok(s.stale, "a question that fails leaves the state stale");
+    qg_decision d;
+    tap_ok(!qg_my_session_check(&s, NULL, NULL, "test", "SELECT 1", 8, NULL, &d) && d.block &&
+               strstr(d.message, "state_unknown"),
+           "and a stale state blocks with state_unknown (enforce, the default)");
+    return tap_done();
+}
