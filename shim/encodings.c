@@ -722,11 +722,22 @@ static size_t walk_converted(const qg_encoding *client, const qg_ascii_conversio
     return count;
 }
 
+/* Whether the bytes of some character in the table occur in the text at
+ * all: where none does, no character converts, and nothing need be walked. */
+static bool may_hold_converted(const qg_ascii_conversion *table, const char *sql, size_t len)
+{
+    for (; table->len; table++)
+        if (memmem(sql, len, table->bytes, table->len))
+            return true;
+    return false;
+}
+
 size_t qg_server_view_count(const qg_encoding *client, const qg_ascii_conversion *table,
                             const char *sql, size_t len)
 {
-    return table ? walk_converted(client, table, (const unsigned char *)sql, len, NULL, NULL, NULL)
-                 : 0;
+    if (!table || !may_hold_converted(table, sql, len))
+        return 0;
+    return walk_converted(client, table, (const unsigned char *)sql, len, NULL, NULL, NULL);
 }
 
 void qg_server_view_build(const qg_encoding *client, const qg_ascii_conversion *table,
