@@ -69,6 +69,7 @@ QG_REAL_FN(int, mysql_set_character_set, (MYSQL *, const char *), qg_mysql_sonam
 QG_REAL_FN(my_bool, mysql_change_user, (MYSQL *, const char *, const char *, const char *),
            qg_mysql_sonames)
 QG_REAL_FN(int, mysql_reset_connection, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(int, mysql_ping, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(void, mysql_close, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(unsigned int, mysql_errno, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(const char *, mysql_error, (MYSQL *), qg_mysql_sonames)
@@ -536,7 +537,9 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
         qg_guard_leave();
         return 1;
     }
+    sending = s->mysql;
     int rc = fn(stmt, sql, len);
+    sending = NULL;
     s->may_hide = qg_my_may_change_unreported(sql, len);
     qg_guard_leave();
     return rc;
@@ -550,8 +553,11 @@ QG_EXPORT int mysql_stmt_execute(MYSQL_STMT *stmt)
         report_missing("mysql_stmt_execute");
         return 1;
     }
-    int rc = fn(stmt);
     stmt_entry *s = qg_conn_map_empty(&stmts) ? NULL : qg_conn_map_find(&stmts, stmt);
+    MYSQL *outer = sending;
+    sending = s ? s->mysql : outer; /* a reconnect inside is the library's */
+    int rc = fn(stmt);
+    sending = outer;
     conn_entry *e = s ? qg_conn_map_find(&conns, s->mysql) : NULL;
     if (e)
         qg_my_session_executed(&e->session, &server, s->mysql, s->may_hide);
@@ -648,6 +654,22 @@ QG_EXPORT int mysql_reset_connection(MYSQL *mysql)
     }
     int rc = fn(mysql);
     forget_session(mysql);
+    return rc;
+}
+
+/* mysql_ping reconnects when automatic reconnect is on: a reconnect inside
+ * is the library's (the next check sees the new session's thread). */
+QG_EXPORT int mysql_ping(MYSQL *mysql)
+{
+    mysql_ping_fn fn = real_mysql_ping();
+    if (!fn) {
+        report_missing("mysql_ping");
+        return 1;
+    }
+    MYSQL *outer = sending;
+    sending = mysql;
+    int rc = fn(mysql);
+    sending = outer;
     return rc;
 }
 
