@@ -1,7 +1,8 @@
 /* The "attached" line: proof for operators that the shim is loaded and sees
- * a client library.  Logged once per process: at start-up when the program
- * links a client library, else at the first query (a library an
- * interpreter dlopen()ed later), never in processes without one. */
+ * a client library or a database connection.  Logged once per process: at
+ * start-up when the program links a client library, else at the first query
+ * (a library an interpreter dlopen()ed later) or the first connection the
+ * wire front recognises, never in processes without either. */
 #include "attach.h"
 
 #include <dlfcn.h>
@@ -50,6 +51,17 @@ void qg_attach_announce(void)
         return;
     if (!__atomic_exchange_n(&announced, true, __ATOMIC_ACQ_REL))
         qg_log_write_startup(s, found);
+}
+
+void qg_attach_announce_wire(const char *what)
+{
+    if (__atomic_load_n(&announced, __ATOMIC_ACQUIRE))
+        return;
+    const qg_settings *s = qg_settings_get();
+    if (s->mode == QG_MODE_OFF || !s->active)
+        return;
+    if (!__atomic_exchange_n(&announced, true, __ATOMIC_ACQ_REL))
+        qg_log_write_startup(s, what);
 }
 
 /* Libraries the program links are mapped before any constructor runs. */

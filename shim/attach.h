@@ -6,4 +6,8 @@
  * is mapped (audit, enforce and rewrite modes; active programs only). */
 void qg_attach_announce(void);
 
+/* The same for a process without a client library whose database
+ * connection the wire front recognised; `what` names it ("wire:mysql"). */
+void qg_attach_announce_wire(const char *what);
+
 #endif

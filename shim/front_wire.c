@@ -34,6 +34,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "config.h"
 #include "front_wire.h"
 #include "guard.h"
@@ -177,7 +178,11 @@ static wire_fd *recognise(int fd, qg_wire_proto proto)
         return expected > CANDIDATE ? expected : NULL;
     }
     qg_log_note_db_socket(fd); /* the log never writes into it */
+    qg_attach_announce(); /* a client library mapped later, else the wire */
+    qg_attach_announce_wire(proto == QG_WIRE_PG ? "wire:postgresql" : "wire:mysql");
     qg_log_note_db_socket(fd); /* the log never writes into it */
+    qg_attach_announce(); /* a client library mapped later, else the wire */
+    qg_attach_announce_wire(proto == QG_WIRE_PG ? "wire:postgresql" : "wire:mysql");
     const qg_settings *s = qg_settings_get();
     if (s->verbosity >= 2) {
         char detail[64];
