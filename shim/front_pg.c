@@ -431,10 +431,14 @@ static const char unknown_pipeline_encoding[] = "set in the pipeline to a value 
 static bool check_converted(PGconn *conn, qg_query *q, qg_decision *d)
 {
     const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name);
-    const qg_ascii_conversion *table =
-        enc && qg_encoding_converts_to_ascii(enc)
-            ? qg_conversion_to_ascii(enc, server_encoding(conn))
-            : NULL;
+    bool converts = enc && qg_encoding_converts_to_ascii(enc);
+    const char *server = converts ? server_encoding(conn) : "";
+    if (converts && !*server) {
+        /* Which conversion the server runs is not known: not guessed. */
+        q->encoding_name = "(no server_encoding reported to read the conversion by)";
+        return qg_guard_query(q, d);
+    }
+    const qg_ascii_conversion *table = converts ? qg_conversion_to_ascii(enc, server) : NULL;
     size_t count = table ? qg_server_view_count(enc, table, q->sql, q->len) : 0;
     if (count == 0)
         return qg_guard_query(q, d);
