@@ -234,6 +234,7 @@ typedef struct qg_lexer {
     bool watch_escaped_quotes; /* S: count quotes escaped by a backslash, where a
                                   quote doubler's reading ends a literal */
     unsigned escaped_quotes;   /* S: their parity, bit 0 for ', bit 1 for " */
+    bool doubler_parts;        /* S: a comment after an odd number of them */
     qg_result *findings;       /* where encoding findings go, or NULL */
     const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
 } qg_lexer;

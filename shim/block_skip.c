@@ -310,6 +310,12 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
     return pos + 63 - (size_t)__builtin_clzll(bits);
 }
 
+/* The parity of the bits below bit `at` (0 to 64). */
+static inline unsigned parity_below(uint64_t bits, unsigned at)
+{
+    return (unsigned)__builtin_parityll(at >= 64 ? bits : bits & ((1ull << at) - 1));
+}
+
 /* Where S reads backslash escapes, at a byte the automaton stopped at
  * between characters: whether S and N still read alike.  N takes a trail
  * byte 0x5c for an escape and S does not, which parts them only where a
@@ -829,6 +835,9 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
      * blocks the string goes on into need not ask again. */
     bool open_introduced_asked = false;
     uint64_t escape_carry = 0; /* 1: N escapes the block's first byte */
+    /* Where the lexer counts quotes escaped by a backslash (a quote
+     * doubler's literal ends there): their parity at pos and at anchor. */
+    unsigned escaped_quotes = lx->escaped_quotes & 1, anchor_escaped = escaped_quotes;
     const needles *n = needle_table();
     for (;;) {
         const unsigned char *p = s + pos;
@@ -853,6 +862,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 bad |= quotes & escaped;
             }
         }
+        uint64_t escaped_quote = lx->watch_escaped_quotes && escapes ? m.quote & escaped & live : 0;
         uint64_t inside = prefix_xor(quotes) ^ in_string;
         if (m.backslash & live) {
             /* Strings of other rules are the lexer's.  The quotes are right
@@ -878,12 +888,16 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             if (after && (!mb || strings_valid(lx->dfa, s, p, valid, inside & ~quotes & ahead,
                                                m.high & ahead, m.quote, m.backslash, escapes,
                                                escaped & ahead, &chars))) {
+                escaped_quotes ^= parity_below(escaped_quote, at);
+                if ((escaped_quotes || (lx->escaped_quotes & 2)) && lx->findings)
+                    lx->doubler_parts = true; /* as doubler_sees_literal in shim/lexer.c */
                 if (after >= len) {
                     lx->pos = len;
                     lx->quiet_from = len + 1;
                     return;
                 }
                 pos = anchor = after;
+                anchor_escaped = escaped_quotes;
                 in_string = escape_carry = 0;
                 continue;
             }
@@ -895,8 +909,11 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                                              &chars)))
             problem |= (m.high & live) | (chars_before ? 1 : 0); /* 1: a character from the block before */
         if (!problem && valid > BLOCK) {
-            if (anchors)
+            if (anchors) {
                 anchor = last_bit(pos, anchors);
+                anchor_escaped = escaped_quotes ^ parity_below(escaped_quote, (unsigned)(anchor - pos));
+            }
+            escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote);
             in_string = (inside >> 63) ? ~0ull : 0;
             if (in_string && quotes) /* its quote is the block's last */
                 open_quote = last_bit(pos, quotes);
@@ -909,14 +926,19 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         unsigned stop = problem ? (unsigned)__builtin_ctzll(problem) : (unsigned)valid;
         bool open = (inside >> (problem ? stop : stop - 1)) & 1; /* valid >= 1 */
         uint64_t before = stop == BLOCK ? ~0ull : (1ull << stop) - 1;
-        if (anchors & before)
+        if (anchors & before) {
             anchor = last_bit(pos, anchors & before);
+            anchor_escaped = escaped_quotes ^ parity_below(escaped_quote, (unsigned)(anchor - pos));
+        }
         if (!problem && !open) {
             lx->pos = len; /* ends in code: nothing left */
         } else {
-            if (pg && in_continuation_gap(s, start, anchor))
+            if (pg && in_continuation_gap(s, start, anchor)) {
                 anchor = start;
+                anchor_escaped = lx->escaped_quotes & 1;
+            }
             lx->pos = anchor;
+            lx->escaped_quotes = (lx->escaped_quotes & ~1u) | anchor_escaped;
         }
         /* Stopped at once by a high byte this skip does not read: such
          * text keeps the lexer busy for a while; leave it the next block

@@ -233,12 +233,22 @@ QG_COLD static bool escaper_injects(const qg_context *ctx, const naive_variant *
     return false;
 }
 
-/* One reading for every literal. */
-static bool reading_injects(const qg_context *ctx, const qg_context *believed, qg_reading reading,
-                            const char *sql, size_t len, injection *where)
+/* One reading for every literal: escaper_injects with one variant, in one
+ * pass. */
+static bool reading_injects(const qg_context *ctx, qg_reading reading, const char *sql, size_t len,
+                            injection *where)
 {
-    naive_variant only = {believed, reading};
-    return escaper_injects(ctx, &only, 1, sql, len, where);
+    naive_path p;
+    memset(&p, 0, sizeof p);
+    qg_lexer_init(&p.naive, ctx, sql, len, reading, NULL);
+    server_lexer_init(&p.server, ctx, sql, len, NULL);
+    p.has_s = next_data(&p.server, &p.ts);
+    qg_token tn;
+    while (qg_lexer_next(&p.naive, &tn))
+        if (!path_take(&p, sql, &tn))
+            return false;
+    *where = p.at;
+    return p.found && !backslash_in_code(sql, p.code_from, len);
 }
 
 /* A backslash escaper that knows the encoding `believed`: each literal as
@@ -273,14 +283,46 @@ static bool backslash_trails(const qg_encoding *enc, const char *sql, size_t len
     return false;
 }
 
-/* Whether some backslash follows a byte >= 0x80. */
-static bool backslash_after_high(const char *sql, size_t len)
+/* Where an encoding-aware escaper's reading may part from S without the
+ * lexer seeing it (the block skip reads backslashes as S and a byte-wise
+ * N do): a backslash after a byte >= 0x80. */
+typedef struct backslash_pairs {
+    bool foreign; /* the two make no character of the connection's encoding:
+                     an escaper believing another may have taken them for one
+                     and left the backslash unescaped */
+    bool trail;   /* they make one, and a backslash or quote follows: the
+                     escaper's reading escapes it, S's may not */
+} backslash_pairs;
+
+static backslash_pairs backslash_after_high(const qg_encoding *enc, const char *sql, size_t len)
 {
-    const unsigned char *s = (const unsigned char *)sql;
-    for (const unsigned char *b = memchr(s, '\\', len); b; b = memchr(b + 1, '\\', len - (size_t)(b + 1 - s)))
-        if (b > s && b[-1] >= 0x80)
-            return true;
-    return false;
+    const unsigned char *s = (const unsigned char *)sql, *end = s + len;
+    backslash_pairs found = {false, false};
+    for (const unsigned char *b = memchr(s, '\\', len); b; b = memchr(b + 1, '\\', (size_t)(end - b - 1))) {
+        if (b == s || b[-1] < 0x80)
+            continue;
+        /* Where the server's characters lie: no byte below 0x30 is part of
+         * a multibyte character in any encoding, so the server reads one
+         * on from the last of those.  Past a bound, both are assumed. */
+        const unsigned char *from = b - 1;
+        while (from > s && from[-1] >= 0x30 && b - from < 256)
+            from--;
+        if (from > s && from[-1] >= 0x30) {
+            found.foreign = found.trail = true;
+            break;
+        }
+        const unsigned char *p = from, *last = from;
+        while (p < b) {
+            size_t n = p[0] < 0x80 ? 1 : qg_encoding_char_len(enc, p, (size_t)(end - p));
+            last = p;
+            p += n ? n : 1;
+        }
+        if (p == b && last[0] >= 0x80)
+            found.foreign = true; /* the server's backslash, after a byte >= 0x80 */
+        else if (p > b && b + 1 < end && (b[1] == '\\' || b[1] == '\''))
+            found.trail = true; /* a trail byte 0x5c before a backslash or quote */
+    }
+    return found;
 }
 
 /* Pass 2 for an escaper that knows an encoding other than the
@@ -309,10 +351,10 @@ QG_COLD static bool foreign_escaper_injects(const qg_context *ctx, const char *s
  * The lexer then counts the escaped quotes before each comment. */
 static bool doubler_may_part(const qg_context *ctx, const char *sql, size_t len)
 {
-    const char *escaped = memmem(sql, len, "\\'", 2);
-    if (!escaped)
-        escaped = memmem(sql, len, "\\\"", 2);
-    if (!escaped)
+    const char *escaped = memchr(sql, '\\', len);
+    while (escaped && escaped + 1 < sql + len && escaped[1] != '\'' && escaped[1] != '"')
+        escaped = memchr(escaped + 1, '\\', len - (size_t)(escaped + 1 - sql));
+    if (!escaped || escaped + 1 >= sql + len)
         return false;
     if (qg_reference_forced())
         return true;
@@ -321,19 +363,37 @@ static bool doubler_may_part(const qg_context *ctx, const char *sql, size_t len)
            (ctx->dialect == QG_DIALECT_MYSQL && memchr(escaped, '#', rest));
 }
 
-/* Pass 2 for every escaper family the rule knows (`parted`: S and N part
- * somewhere); records a structure_mismatch for the first one fooled. */
-static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t len, bool parted,
+/* What pass 1 saw that calls for pass 2 (all of it where the reference
+ * runs, or the server converts the text). */
+typedef struct parting {
+    bool naive;     /* N ended some literal elsewhere than S */
+    bool doubler;   /* a comment after an odd number of escaped quotes */
+    bool illformed; /* an ill-formed sequence (MySQL, logged) where they block
+                       before a quote: where a lead-trusting escaper reads
+                       otherwise (mysql_illformed_quote = log: binary dumps) */
+} parting;
+
+/* Pass 2 for every escaper family the rule knows; records a
+ * structure_mismatch for the first one fooled. */
+static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t len, parting why,
                                   qg_result *res)
 {
     injection at = {0, 0, 0};
     bool found = false;
-    if (parted)
-        found = reading_injects(ctx, ctx, QG_READ_NAIVE, sql, len, &at) ||
-                reading_injects(ctx, ctx, QG_READ_NAIVE_DOUBLING, sql, len, &at) ||
-                (!qg_encoding_is_single_byte(ctx->encoding) &&
-                 aware_escaper_injects(ctx, ctx, sql, len, &at));
-    if (!found && backslash_after_high(sql, len))
+    backslash_pairs pairs = backslash_after_high(ctx->encoding, sql, len);
+    if (why.naive || why.illformed)
+        found = reading_injects(ctx, QG_READ_NAIVE, sql, len, &at);
+    if (!found && why.doubler)
+        found = reading_injects(ctx, QG_READ_NAIVE_DOUBLING, sql, len, &at);
+    /* An encoding-aware escaper reads otherwise than a byte-wise one only
+     * at a trail byte 0x5c or an invalid sequence (in a comment of the
+     * server's too, where the lexer does not look). */
+    bool aware = !qg_encoding_is_single_byte(ctx->encoding) &&
+                 (why.naive || why.illformed ||
+                  (pairs.trail && qg_encoding_has_ascii_trail(ctx->encoding)));
+    if (!found && aware)
+        found = aware_escaper_injects(ctx, ctx, sql, len, &at);
+    if (!found && pairs.foreign)
         found = foreign_escaper_injects(ctx, sql, len, &at);
     if (found)
         record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, at.offset, at.span_start, at.span_end);
@@ -347,11 +407,7 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     qg_lexer lx;
     qg_token tok;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
-    if (doubler_may_part(ctx, sql, len)) {
-        /* The block skip reads escaped quotes as S does: not here. */
-        lx.watch_escaped_quotes = true;
-        lx.quiet_from = SIZE_MAX;
-    }
+    lx.watch_escaped_quotes = doubler_may_part(ctx, sql, len);
     for (;;) {
         qg_lexer_skip_quiet(&lx);
         if (lx.pos >= len || !qg_lexer_next(&lx, &tok))
@@ -361,13 +417,14 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     }
 
     /* The reference compares the readings whenever N might read otherwise;
-     * the lexer already knows whether it does, literal by literal.  An
-     * ill-formed sequence (MySQL, logged) is where a lead-trusting
-     * escaper reads otherwise. */
-    bool parted = lx.diverges || res->verdict == QG_VERDICT_LOG ||
-                  (qg_reference_forced() && lx.ambiguous);
+     * the lexer already knows whether it does, literal by literal, and
+     * whether a quote doubler's reading may part from S. */
+    bool everything = qg_reference_forced() && lx.ambiguous;
+    parting why = {lx.diverges || everything, lx.doubler_parts || everything,
+                   res->verdict == QG_VERDICT_LOG &&
+                       ctx->action[QG_REASON_ILLFORMED_QUOTE] == QG_ACTION_BLOCK};
     if (res->verdict != QG_VERDICT_BLOCK)
-        record_fooled_escaper(ctx, sql, len, parted, res);
+        record_fooled_escaper(ctx, sql, len, why, res);
     return res->verdict;
 }
 
@@ -389,7 +446,7 @@ QG_COLD static qg_verdict check_converted(const qg_context *ctx, const char *sql
             record(res, ctx, QG_REASON_UNTERMINATED, client_offset(ctx->view, tok.start),
                    client_offset(ctx->view, tok.start), len);
     if (res->verdict != QG_VERDICT_BLOCK)
-        record_fooled_escaper(ctx, sql, len, true, res);
+        record_fooled_escaper(ctx, sql, len, (parting){true, true, true}, res);
     return res->verdict;
 }
 

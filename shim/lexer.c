@@ -531,15 +531,14 @@ static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     lx->ambiguous = false;
     scan_quoted(lx, tok, quote, rules, check_encoding);
     if (lx->ambiguous && !is_naive(lx) && lx->findings) {
-        /* The byte-wise backslash escaper's reading; where S reads
-         * backslash escapes, the quote doubler's too (elsewhere it is S's);
-         * where it does not, the encoding-aware backslash escaper's (which
-         * only a trail byte 0x5c tells from the byte-wise one). */
-        static const qg_reading naive[3] = {QG_READ_NAIVE, QG_READ_NAIVE_DOUBLING,
-                                            QG_READ_NAIVE_AWARE};
-        bool wanted[3] = {true, rules == RULES_BACKSLASH,
-                          rules == RULES_DOUBLING && lx->ctx->encoding->ascii_trail};
-        for (int i = 0; i < 3 && !lx->diverges; i++) {
+        /* The byte-wise backslash escaper's reading and, where S does not
+         * read backslash escapes, the encoding-aware one's (which only a
+         * trail byte 0x5c tells from the byte-wise one).  A quote
+         * doubler's reading parts from S at every escaped quote; the
+         * lexer counts those instead (doubler_sees_literal). */
+        static const qg_reading naive[2] = {QG_READ_NAIVE, QG_READ_NAIVE_AWARE};
+        bool wanted[2] = {true, rules == RULES_DOUBLING && lx->ctx->encoding->ascii_trail};
+        for (int i = 0; i < 2 && !lx->diverges; i++) {
             if (!wanted[i])
                 continue;
             qg_lexer reread = *lx;
@@ -548,8 +547,7 @@ static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
             reread.findings = NULL;
             reread.pos = q;
             naive_tok.unterminated = false;
-            scan_quoted(&reread, &naive_tok, quote,
-                        naive[i] == QG_READ_NAIVE_DOUBLING ? RULES_DOUBLING : naive_rules, false);
+            scan_quoted(&reread, &naive_tok, quote, naive_rules, false);
             if (naive_tok.end != tok->end || naive_tok.unterminated != tok->unterminated)
                 lx->diverges = true;
         }
@@ -756,7 +754,7 @@ QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, 
 static void doubler_sees_literal(qg_lexer *lx)
 {
     if (lx->escaped_quotes && lx->findings)
-        lx->diverges = true;
+        lx->doubler_parts = true;
 }
 
 bool qg_lexer_next(qg_lexer *lx, qg_token *tok)

@@ -691,7 +691,10 @@ static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, e
     plain.action[QG_REASON_ILLFORMED_QUOTE] = QG_ACTION_IGNORE;
     plain.action[QG_REASON_ILLFORMED] = QG_ACTION_IGNORE;
     qg_result server_res;
-    if (qg_check(&plain, (const char *)st.sql, st.len, &server_res) == QG_VERDICT_BLOCK) {
+    qg_force_reference(true); /* S as differential-tested against the servers */
+    qg_verdict refused = qg_check(&plain, (const char *)st.sql, st.len, &server_res);
+    qg_force_reference(false);
+    if (refused == QG_VERDICT_BLOCK) {
         st_out->attacks_rejected++;
         return;
     }
