@@ -171,10 +171,10 @@ $(BENCH_PAIRED_BIN): bench/bench_paired.c bench/sjis_literal.h
 # it vs through the libpq front (bench/bench_wire.sh).
 BENCH_WIRE_BIN = $(BUILD)/bench/bench_wire
 
-$(BENCH_WIRE_BIN): bench/bench_wire.c
+$(BENCH_WIRE_BIN): bench/bench_wire.c $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
-	    -o $@ $< -lpq -ldl
+	    -o $@ $< $(LOGIC_OBJ) -lpq $(LDLIBS_SHIM)
 
 .PHONY: bench-wire
 bench-wire: deps all $(BENCH_WIRE_BIN)

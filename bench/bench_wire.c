@@ -4,6 +4,7 @@
  *
  *   bench_wire fd ROUNDS        non-database descriptors
  *   bench_wire pg PAIRS         one query, libpq front vs wire front
+ *   bench_wire cpu ROUNDS       the wire front's own work per query, no server
  *
  * fd: each round times a batch of 1-byte write(2)s to /dev/null, read(2)s
  * from /dev/zero, and send(2)/recv(2) over a connected unix stream socket
@@ -21,7 +22,18 @@
  * pair sends the same query on both (order alternating); a third, direct
  * connection opened with the wire front off would need another process, so
  * the baseline is bench_wire.sh's run without the shim.  Prints the median
- * latency of each and the median of the pair differences.
+ * latency of each and the median of the pair differences.  Two connections
+ * differ by their server processes' placement on the CPUs, by microseconds
+ * either way (bench_wire.sh runs it without the shim too): this bounds the
+ * wire front's cost from above on a quiet machine only.
+ *
+ * cpu: the work the wire front adds to the check itself, without a server:
+ * rounds of 20000 PostgreSQL "SELECT 1" round trips through
+ * qg_wire_write (a sink that takes every byte, the check the shim runs) and
+ * qg_wire_read (the server's RowDescription, DataRow, CommandComplete,
+ * ReadyForQuery), against the check alone (qg_guard_query_with) on the same
+ * text, alternating; prints the medians per query.  Built with the shim's
+ * objects.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -34,6 +46,10 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "guard.h"
+#include "settings.h"
+#include "wire_stream.h"
 
 static void die(const char *what)
 {
@@ -213,10 +229,87 @@ static void bench_pg(int pairs)
     PQfinish(wire);
 }
 
+/* ------------------------------------------------------------------- cpu */
+
+static ssize_t sink_all(void *ctx, const uint8_t *p, size_t n)
+{
+    (void)ctx, (void)p;
+    return (ssize_t)n;
+}
+
+static bool check_guard(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire_buf *out)
+{
+    (void)out;
+    const qg_settings *s = ctx;
+    qg_query q = {.dialect = QG_DIALECT_POSTGRES, .encoding_name = c->session.encoding,
+                  .flags = c->session.std_strings ? QG_STD_STRINGS : 0, .api = "wire:Query",
+                  .sql = m->sql, .len = m->len};
+    qg_decision d;
+    return qg_guard_query_with(s, &q, &d);
+}
+
+static void put_msg(qg_wire_buf *b, char type, const void *body, uint32_t len)
+{
+    uint8_t h[5] = {(uint8_t)type, (uint8_t)((len + 4) >> 24), (uint8_t)((len + 4) >> 16),
+                    (uint8_t)((len + 4) >> 8), (uint8_t)(len + 4)};
+    qg_wire_buf_append(b, h, 5);
+    qg_wire_buf_append(b, body, len);
+}
+
+#define CPU_QUERIES 20000
+
+static void bench_cpu(int rounds)
+{
+    static qg_settings settings;
+    qg_settings_defaults(&settings);
+    settings.verbosity = 0;
+    static const char sql[] = "SELECT 1";
+    qg_wire_buf query = {0}, answer = {0};
+    put_msg(&query, 'Q', sql, sizeof sql);
+    static const uint8_t row_description[] = {0, 1, '?', 'c', 'o', 'l', 'u', 'm', 'n', '?', 0,
+                                              0, 0, 0, 0, 0, 0, 0, 0, 0, 23, 0, 4, 255, 255,
+                                              255, 255, 0, 0};
+    static const uint8_t data_row[] = {0, 1, 0, 0, 0, 1, '1'};
+    put_msg(&answer, 'T', row_description, sizeof row_description);
+    put_msg(&answer, 'D', data_row, sizeof data_row);
+    put_msg(&answer, 'C', "SELECT 1", 9);
+    put_msg(&answer, 'Z', "I", 1);
+    qg_wire_conn c;
+    qg_wire_conn_init(&c, QG_WIRE_PG);
+    c.out.untyped = false;
+    snprintf(c.session.encoding, sizeof c.session.encoding, "UTF8");
+    c.session.std_strings = true;
+    qg_wire_io io = {sink_all, check_guard, &settings};
+    qg_query q = {.dialect = QG_DIALECT_POSTGRES, .encoding_name = "UTF8",
+                  .flags = QG_STD_STRINGS, .api = "PQexec", .sql = sql, .len = sizeof sql - 1};
+    double *wire = calloc((size_t)rounds, sizeof(double));
+    double *check = calloc((size_t)rounds, sizeof(double));
+    for (int r = 0; r < rounds; r++) {
+        uint64_t t0 = now_ns();
+        for (int i = 0; i < CPU_QUERIES; i++) {
+            qg_wire_write(&c, &io, query.data, query.len);
+            qg_wire_read(&c, answer.data, answer.len);
+        }
+        uint64_t t1 = now_ns();
+        for (int i = 0; i < CPU_QUERIES; i++) {
+            qg_decision d;
+            qg_guard_query_with(&settings, &q, &d);
+        }
+        uint64_t t2 = now_ns();
+        wire[r] = (double)(t1 - t0) / CPU_QUERIES;
+        check[r] = (double)(t2 - t1) / CPU_QUERIES;
+    }
+    printf("cpu\trounds=%d\tqueries_per_round=%d\twire_front_ns=%.1f\tcheck_alone_ns=%.1f\n",
+           rounds, CPU_QUERIES, median(wire, (size_t)rounds), median(check, (size_t)rounds));
+    qg_wire_conn_release(&c);
+    qg_wire_buf_free(&query);
+    qg_wire_buf_free(&answer);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3)
-        die("usage: bench_wire fd ROUNDS | bench_wire pg PAIRS");
+        die("usage: bench_wire fd ROUNDS | pg PAIRS | cpu ROUNDS");
     int n = atoi(argv[2]);
     if (n < 1)
         die("ROUNDS/PAIRS must be positive");
@@ -224,6 +317,8 @@ int main(int argc, char **argv)
         bench_fds(n);
     else if (strcmp(argv[1], "pg") == 0)
         bench_pg(n);
+    else if (strcmp(argv[1], "cpu") == 0)
+        bench_cpu(n);
     else
         die("unknown benchmark");
     return 0;

@@ -3,6 +3,8 @@
 #  - a descriptor that is not a database connection: write(2) to /dev/null,
 #    read(2) from /dev/zero, send/recv on a unix stream socket, through the
 #    shim and through libc's own entries, paired in one process;
+#  - the wire front's own work per query (framing both directions) beside
+#    the check alone, without a server;
 #  - one query through the wire front vs through the libpq front, paired in
 #    one process on two connections to a throwaway server; and the same
 #    program without the shim, for the baseline of both.
@@ -22,6 +24,8 @@ pg_start >/dev/null || { echo "bench_wire: cannot start PostgreSQL" >&2; exit 1;
 pg_psql -qc "ALTER SYSTEM SET log_statement = 'none'" -c "SELECT pg_reload_conf()" >/dev/null
 shim() { env QUOTEGUARD_CONFIG=/dev/null QUOTEGUARD_MODE=enforce LD_PRELOAD="$SHIM" "$@"; }
 
+echo "== wire front: its own work per query beside the check alone (ns, no server)"
+for _ in $(seq 1 "$RUNS"); do env -u LD_PRELOAD "$BIN" cpu 21; done
 echo "== wire front: a descriptor that is not a database connection (ns added per call)"
 for _ in $(seq 1 "$RUNS"); do shim "$BIN" fd "$ROUNDS"; done
 echo "== wire front vs libpq front: one query (us), enforce"
