@@ -466,9 +466,7 @@ static void signals_release(quiet_signals *q)
     pthread_sigmask(SIG_SETMASK, &q->old, NULL);
 }
 
-/* One write of the whole line; a regular file is not written past the
- * file-size limit (no half line).  False with *why on any failure. */
-static bool write_line(int fd, const char *buf, size_t len, char *why, size_t cap)
+bool qg_log_write_whole(int fd, const void *buf, size_t len, char *why, size_t cap)
 {
     struct stat st;
     struct rlimit limit;
@@ -495,10 +493,34 @@ static bool write_line(int fd, const char *buf, size_t len, char *why, size_t ca
     return false;
 }
 
+int qg_log_open_file(const char *path, int flags, mode_t mode, char *why, size_t cap)
+{
+    static const char not_file[] = "not a regular file or character device";
+    struct stat st;
+    /* A FIFO is never opened at all: opening it may wake a writer. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+        snprintf(why, cap, "%s: %s", path, not_file);
+        errno = EINVAL;
+        return -1;
+    }
+    int fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
+    if (fd < 0) {
+        int err = errno;
+        snprintf(why, cap, "%s: %s", path, strerrordesc_np(err));
+        errno = err;
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))) {
+        close(fd);
+        snprintf(why, cap, "%s: %s", path, not_file);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
 /* The log file, (re)opened when the path changed, the file was rotated
- * away, or the descriptor is no longer ours.  Never a FIFO or a socket:
- * only a regular file or a character device the operator named (opened
- * without blocking, so a terminal or a device never holds the program). */
+ * away, or the descriptor is no longer ours. */
 static int log_file_fd(const char *path, char *why, size_t cap)
 {
     struct stat on_disk;
@@ -508,19 +530,10 @@ static int log_file_fd(const char *path, char *why, size_t cap)
             return log_file.fd;
         release(&log_file);
     }
-    static const char not_file[] = "not a regular file or character device";
-    if (stat(path, &on_disk) == 0 && !S_ISREG(on_disk.st_mode) && !S_ISCHR(on_disk.st_mode)) {
-        snprintf(why, cap, "cannot open log file %s: %s", path, not_file);
-        return -1;
-    }
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0640);
+    char reason[QG_PATH_MAX + 64];
+    int fd = qg_log_open_file(path, O_WRONLY | O_APPEND | O_CREAT, 0640, reason, sizeof reason);
     if (fd < 0) {
-        snprintf(why, cap, "cannot open log file %s: %s", path, strerrordesc_np(errno));
-        return -1;
-    }
-    if (fstat(fd, &on_disk) != 0 || (!S_ISREG(on_disk.st_mode) && !S_ISCHR(on_disk.st_mode))) {
-        close(fd);
-        snprintf(why, cap, "cannot open log file %s: %s", path, not_file);
+        snprintf(why, cap, "cannot open log file %s", reason);
         return -1;
     }
     adopt(&log_file, fd);
@@ -680,7 +693,7 @@ static bool deliver(const qg_settings *s, target t, int severity, const line *l,
     switch (t) {
     case TARGET_FILE: {
         int fd = log_file_fd(s->log_path, why, cap);
-        return fd >= 0 && write_line(fd, l->buf, l->len, why, cap);
+        return fd >= 0 && qg_log_write_whole(fd, l->buf, l->len, why, cap);
     }
     case TARGET_SYSLOG:
         return send_to_syslog(s, severity, l, why, cap);
@@ -688,7 +701,7 @@ static bool deliver(const qg_settings *s, target t, int severity, const line *l,
     case TARGET_COUNT:
         break;
     }
-    return stderr_usable(why, cap) && write_line(STDERR_FILENO, l->buf, l->len, why, cap);
+    return stderr_usable(why, cap) && qg_log_write_whole(STDERR_FILENO, l->buf, l->len, why, cap);
 }
 
 /* Where a target's failures are reported. */

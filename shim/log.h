@@ -41,8 +41,10 @@
 #ifndef QG_LOG_H
 #define QG_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "quoteguard.h"
@@ -84,6 +86,15 @@ void qg_log_write_event(const qg_settings *s, const char *level, const char *eve
  * when it becomes descriptor 2.  Cheap enough for every query: a system
  * call only the first time a descriptor number is seen. */
 void qg_log_note_db_socket(int fd);
+
+/* Opens path (flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) only when it is a
+ * regular file or a character device: a FIFO, a socket or a terminal never
+ * holds or changes the program.  -1 with errno and *why ("PATH: reason"). */
+int qg_log_open_file(const char *path, int flags, mode_t mode, char *why, size_t cap);
+/* One write() of the whole buffer: never past the file-size limit of a
+ * regular file (no half line, no SIGXFSZ), and a SIGPIPE or SIGXFSZ it
+ * raises is taken back.  False with *why on any failure or short write. */
+bool qg_log_write_whole(int fd, const void *buf, size_t len, char *why, size_t cap);
 
 /* "2026-12-03T07:06:39.123Z": now, UTC, as the log lines have it.  No
  * time-zone file is read. */

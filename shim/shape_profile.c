@@ -255,11 +255,11 @@ static void load(const qg_settings *s)
     char path[QG_PATH_MAX];
     char detail[QG_PATH_MAX + QG_NAME_MAX + 160];
     qg_shape_profile_path(s, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char why[QG_PATH_MAX + 64];
+    int fd = qg_log_open_file(path, O_RDONLY, 0, why, sizeof why);
     if (fd < 0) {
         if (errno != ENOENT || s->shapes == QG_SHAPES_ENFORCE) {
-            snprintf(detail, sizeof detail,
-                     "shapes profile %s cannot be read: %s%s", path, strerrordesc_np(errno),
+            snprintf(detail, sizeof detail, "shapes profile cannot be read: %s%s", why,
                      s->shapes == QG_SHAPES_ENFORCE ? "; every query has an unknown shape" : "");
             qg_log_write_event(s, "error", "shapes_profile_unreadable", detail);
         }
@@ -334,9 +334,9 @@ void qg_shape_profile_learn(const qg_settings *s, uint64_t fingerprint, qg_diale
     line[n++] = '\n';
 
     qg_shape_profile_path(s, path, sizeof path);
-    ssize_t written = -1;
-    int err;
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+    bool written = false;
+    char why[QG_PATH_MAX + 128];
+    int fd = qg_log_open_file(path, O_RDWR | O_APPEND | O_CREAT, 0640, why, sizeof why);
     if (fd >= 0) {
         /* Other processes learn into the same file: under the file lock,
          * take in what they appended, and append only a shape still new. */
@@ -344,7 +344,7 @@ void qg_shape_profile_learn(const qg_settings *s, uint64_t fingerprint, qg_diale
             ;
         read_new_lines(s, fd, path);
         if (set_has(current_set, fingerprint)) {
-            written = (ssize_t)n;
+            written = true;
         } else {
             profile_add(fingerprint);
             /* A hand-edited last line without its newline keeps it. */
@@ -353,27 +353,25 @@ void qg_shape_profile_learn(const qg_settings *s, uint64_t fingerprint, qg_diale
                 line[0] = '\n';
                 n++;
             }
-            do
-                written = write(fd, line, n);
-            while (written < 0 && errno == EINTR);
-            if (written == (ssize_t)n) {
+            written = qg_log_write_whole(fd, line, n, why, sizeof why);
+            if (written) {
                 file_read.upto += (off_t)n;
                 file_read.lines++;
                 file_read.ends_in_newline = true;
             }
         }
-        err = errno;
         flock(fd, LOCK_UN);
         close(fd);
     } else {
-        err = errno;
         profile_add(fingerprint); /* reported once below; not retried per query */
     }
-    if (written != (ssize_t)n && !write_failure_reported) {
+    if (!written && !write_failure_reported) {
         write_failure_reported = true;
-        char detail[QG_PATH_MAX + 128];
-        snprintf(detail, sizeof detail, "cannot append to shapes profile %s: %s", path,
-                 written < 0 ? strerrordesc_np(err) : "short write");
+        char detail[2 * QG_PATH_MAX + 256];
+        if (fd < 0) /* why names the path */
+            snprintf(detail, sizeof detail, "cannot append to shapes profile %s", why);
+        else
+            snprintf(detail, sizeof detail, "cannot append to shapes profile %s: %s", path, why);
         qg_log_write_event(s, "error", "shapes_profile_unwritable", detail);
     }
     pthread_mutex_unlock(&profile_lock);

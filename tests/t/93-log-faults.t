@@ -1,9 +1,9 @@
 #!/bin/bash
 # The log never hurts the program: descriptor 2 closed (the connection takes
-# its number), a FIFO as the log or the config, the file-size limit reached,
-# /dev/full, stderr a pipe nobody reads.  Each time the program finishes with
-# the right results, enforce still blocks, audit still passes, and one line
-# says what was lost.
+# its number), a FIFO as the log, the config or the shapes profile, the
+# file-size limit reached, /dev/full, stderr a pipe nobody reads.  Each time
+# the program finishes with the right results, enforce still blocks, audit
+# still passes, and one line says what was lost.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
@@ -117,6 +117,14 @@ ok "config a FIFO without a writer: the program finishes" [ $? -ne 124 ]
 pg_right "$out" enforce "config a FIFO (audit asked, enforce because of the problem)"
 has "$(cat "$TMP/conf-fifo.err")" "config file $TMP/conf.fifo: not a regular file; not read; using mode enforce" \
     "config a FIFO: one line says it was not read"
+
+# ------------------------------------------- FIFO as the shapes profile
+mkfifo "$TMP/shapes.fifo"
+out=$(QUOTEGUARD_VERBOSE=0 pg_attack enforce "$TMP/shapes.log" QUOTEGUARD_SHAPES=learn \
+    QUOTEGUARD_SHAPES_FILE="$TMP/shapes.fifo" 2>/dev/null)
+pg_right "$out" enforce "shapes profile a FIFO"
+has "$(cat "$TMP/shapes.log")" "shapes profile cannot be read: $TMP/shapes.fifo: not a regular file or character device" \
+    "shapes profile a FIFO: not opened, and said so"
 
 # --------------------------------------------------- ulimit -f reached
 # The next line does not fit under the limit (bash counts ulimit -f in
