@@ -11,7 +11,8 @@
 # turns the front off.  Legitimate pages (text with 0x5c trail bytes, the
 # charset set the way the driver knows, prepared statements) print the same
 # bytes with and without the shim; a TCP echo and a curl download in the
-# same process / under the shim are byte-identical.
+# same process / under the shim are byte-identical.  A connection made before
+# fork(2) is guarded in the child.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
@@ -103,6 +104,16 @@ lacks "$out" "ROW: secret_" "multi-statement: enforce: no secret leaks"
 lacks "$(general_log)" "$marker" "multi-statement: enforce: the text never reaches the server"
 has "$(cat "$log")" '"action":"blocked","api":"wire:COM_QUERY","dialect":"mysql","encoding":"gbk"' \
     "multi-statement: the SELECT is read as gbk, the charset the SET before it sets"
+
+# A connection made before fork(2): the child inherits what the shim knows of it.
+out=$("$PY" $W/mysql_fork.py "$QG_MY_SOCKET" qgw_fork_plain_$$ 2>&1)
+ok "fork: without the shim the child's attack injects" [ "$(printf '%s\n' "$out" | grep -c '^CHILD ROW: secret_')" -eq 2 ]
+marker=qgw_fork_$$
+out=$(with_shim enforce "$QG_MY_DIR/fork.log" "$PY" $W/mysql_fork.py "$QG_MY_SOCKET" "$marker" 2>&1)
+matches "$out" '^CHILD ERROR: 1105 quoteguard: blocked structure_mismatch at byte [0-9]+ \(gbk\)' \
+    "fork: the child's attack is blocked, read as gbk from the SET NAMES the parent sent"
+has "$out" "CHILD ALIVE: alive" "fork: the child's connection stays usable"
+lacks "$(general_log)" "$marker" "fork: the child's attack never reaches the server"
 
 marker=qgw_audit_$$
 log=$QG_MY_DIR/audit.log
