@@ -37,13 +37,16 @@ my_start() {
     fi
     QG_MY_DIR=$(mktemp -d /tmp/qg-my.XXXXXX) || return 1
     chmod 755 "$QG_MY_DIR"
-    mkdir "$QG_MY_DIR/data"
-    [ "$(id -u)" -eq 0 ] && chown "$QG_MY_USER" "$QG_MY_DIR/data" "$QG_MY_DIR"
+    mkdir "$QG_MY_DIR/data" "$QG_MY_DIR/tmp"
+    [ "$(id -u)" -eq 0 ] && chown "$QG_MY_USER" "$QG_MY_DIR/data" "$QG_MY_DIR/tmp" "$QG_MY_DIR"
     qg_at_exit my_stop
 
     QG_MY_SOCKET=$QG_MY_DIR/mysqld.sock
     QG_MY_LOG=$QG_MY_DIR/general.log
-    local -a common=(--no-defaults --datadir="$QG_MY_DIR/data" --user="$QG_MY_USER")
+    # a temporary directory of its own: servers started at once in a shared
+    # /tmp may pick the same temporary file names
+    local -a common=(--no-defaults --datadir="$QG_MY_DIR/data" --tmpdir="$QG_MY_DIR/tmp"
+        --user="$QG_MY_USER")
     mariadb-install-db "${common[@]}" --auth-root-authentication-method=normal \
         --skip-test-db --skip-name-resolve --innodb-buffer-pool-size=16M \
         >"$QG_MY_DIR/install.log" 2>&1 || { cat "$QG_MY_DIR/install.log" >&2; return 1; }
