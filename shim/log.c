@@ -296,9 +296,17 @@ static void unlock_sinks(void)
     pthread_mutex_unlock(&sink_lock);
 }
 
+/* The parent reports the losses it had before the fork; the child only its own. */
+static void unlock_sinks_in_child(void)
+{
+    for (target t = 0; t < TARGET_COUNT; t++)
+        healths[t].told = healths[t].lost;
+    pthread_mutex_unlock(&sink_lock);
+}
+
 static void register_atfork(void)
 {
-    pthread_atfork(lock_sinks, unlock_sinks, unlock_sinks);
+    pthread_atfork(lock_sinks, unlock_sinks, unlock_sinks_in_child);
 }
 
 static bool same_file(const struct stat *st, dev_t dev, ino_t ino)
