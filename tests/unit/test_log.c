@@ -840,6 +840,53 @@ static void test_syslog(void)
            "syslog: one datagram, configured facility, ident quoteguard, the JSON: %s", msg);
 }
 
+/* journald's native protocol: each JSON field is also a KEY=value line, the
+ * value as the JSON has it (escapes kept, quotes gone), a cut line too. */
+static void test_journal_fields(void)
+{
+    char sock_path[256];
+    path_in_tmp(sock_path, sizeof sock_path, "journal.sock");
+    int sock = socket(AF_UNIX, SOCK_DGRAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    memcpy(addr.sun_path, sock_path, strlen(sock_path) + 1); /* tmpdir is short */
+    if (bind(sock, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        tap_ok(0, "bind %s: %s", sock_path, strerror(errno));
+        return;
+    }
+    qg_settings s;
+    qg_settings_defaults(&s);
+    qg_settings_set_program(&s, "test_log");
+    s.log_sink = QG_LOG_JOURNAL;
+    snprintf(s.log_path, sizeof s.log_path, "%s", sock_path);
+    s.log_full_query = true;
+    const char sql[] = "SELECT 'a\\\"b', \"x,y\" FROM t";
+    qg_log_finding f = sample_finding(sql, sizeof sql - 1, 8);
+    qg_log_write_finding(&s, &f);
+    char msg[3 * QG_LOG_LINE_MAX];
+    ssize_t n = recv(sock, msg, sizeof msg - 1, MSG_DONTWAIT);
+    msg[n > 0 ? n : 0] = '\0';
+    tap_ok(strncmp(msg, "PRIORITY=4\nSYSLOG_FACILITY=10\nSYSLOG_IDENTIFIER=quoteguard\n", 57) == 0 &&
+               strstr(msg, "\nMESSAGE={\"time\":") != NULL,
+           "journal: priority, facility, identifier, the JSON line as MESSAGE");
+    tap_ok(strstr(msg, "\nQUOTEGUARD_EXCERPT=SELECT 'a\\\\\\\"b', \\\"x,y\\\" FROM t\n") != NULL &&
+               strstr(msg, "\nQUOTEGUARD_SPAN=[6,11]\nQUOTEGUARD_EXCERPT=") != NULL &&
+               strstr(msg, "\nQUOTEGUARD_REASON=structure_mismatch\n") != NULL &&
+               msg[n - 1] == '\n',
+           "journal: escaped quotes, commas and arrays stay inside their field");
+
+    /* A line cut at the limit: its "truncated" field is a field too. */
+    char big[3 * QG_LOG_LINE_MAX];
+    memset(big, 'A', sizeof big);
+    f = sample_finding(big, sizeof big, 8);
+    qg_log_write_finding(&s, &f);
+    n = recv(sock, msg, sizeof msg - 1, MSG_DONTWAIT);
+    msg[n > 0 ? n : 0] = '\0';
+    tap_ok(n > 0 && strstr(msg, "\nQUOTEGUARD_TRUNCATED=true\n") != NULL,
+           "journal: a cut line says QUOTEGUARD_TRUNCATED=true");
+    close(sock);
+    unlink(sock_path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--child") == 0) {
@@ -864,6 +911,7 @@ int main(int argc, char **argv)
     test_descriptor_reuse_and_rotation();
     test_open_failure();
     test_stderr_checks();
+    test_journal_fields();
     test_syslog();
 
     char cmd[128];
