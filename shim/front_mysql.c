@@ -19,6 +19,7 @@
 #include "client_libraries.h"
 #include "config.h"
 #include "conn_map.h"
+#include "front_mysql.h"
 #include "front_wire.h"
 #include "guard.h"
 #include "hot.h"
@@ -34,22 +35,6 @@
 
 #define QG_EXPORT __attribute__((visibility("default")))
 
-/* The client library's types and constants, as far as the shim needs them
- * (their values are part of the library's ABI). */
-typedef struct st_mysql MYSQL;
-typedef struct st_mysql_res MYSQL_RES;
-typedef struct st_mysql_stmt MYSQL_STMT;
-typedef char **MYSQL_ROW;
-typedef char my_bool;
-enum {
-    MYSQL_OPT_RECONNECT = 20,              /* enum mysql_option */
-    MARIADB_CONNECTION_SERVER_STATUS = 30, /* enum mariadb_value */
-    SESSION_TRACK_SYSTEM_VARIABLES = 0,    /* enum enum_session_state_type */
-    SERVER_STATUS_NO_BACKSLASH_ESCAPES = 0x0200,
-    SERVER_SESSION_STATE_CHANGED = 0x4000,
-    SERVER_STATUS_ANSI_QUOTES = 0x8000, /* MariaDB */
-    QUOTING_BITS = SERVER_STATUS_NO_BACKSLASH_ESCAPES | SERVER_STATUS_ANSI_QUOTES
-};
 /* ER_UNKNOWN_ERROR: a generic server error number, so that no program takes
  * a blocked query for a lost connection (2006) or a deadlock (1213) and
  * retries it. */
@@ -79,17 +64,7 @@ QG_REAL_FN(unsigned long, mysql_escape_string, (char *, const char *, unsigned l
 QG_REAL_FN(unsigned long, mysql_real_escape_string,
            (MYSQL *, char *, const char *, unsigned long), qg_mysql_sonames)
 QG_REAL_FN(const char *, mysql_character_set_name, (MYSQL *), qg_mysql_sonames)
-QG_REAL_FN(unsigned long, mysql_thread_id, (MYSQL *), qg_mysql_sonames)
-QG_REAL_FN(unsigned int, mysql_field_count, (MYSQL *), qg_mysql_sonames)
-QG_REAL_FN(my_bool, mariadb_get_infov, (MYSQL *, int, void *, ...), qg_mysql_sonames)
 QG_REAL_FN(int, mysql_get_optionv, (MYSQL *, int, void *, ...), qg_mysql_sonames)
-QG_REAL_FN(int, mysql_session_track_get_first, (MYSQL *, int, const char **, size_t *),
-           qg_mysql_sonames)
-QG_REAL_FN(int, mysql_session_track_get_next, (MYSQL *, int, const char **, size_t *),
-           qg_mysql_sonames)
-QG_REAL_FN(MYSQL_RES *, mysql_store_result, (MYSQL *), qg_mysql_sonames)
-QG_REAL_FN(MYSQL_ROW, mysql_fetch_row, (MYSQL_RES *), qg_mysql_sonames)
-QG_REAL_FN(void, mysql_free_result, (MYSQL_RES *), qg_mysql_sonames)
 QG_REAL_FN(int, mysql_get_socket, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(MYSQL_STMT *, mysql_stmt_init, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(int, mysql_stmt_prepare, (MYSQL_STMT *, const char *, unsigned long), qg_mysql_sonames)
@@ -197,103 +172,15 @@ static void forget_stmt(void *entry)
     clear_block(&((stmt_entry *)entry)->block);
 }
 
-/* The connection whose library call this thread is in (a query, the
- * shim's own state query): a reconnect inside it makes a session on a
- * handle of the library's own (its mysql_real_connect, init commands,
- * mysql_set_character_set, and mysql_close of the old session), which
- * passes straight to the library.  initial-exec: reading it never
- * allocates. */
-#define TLS_STATIC __attribute__((tls_model("initial-exec")))
-static __thread MYSQL *sending TLS_STATIC;
-
 /* Whether a call on mysql is the library's own, inside a reconnect. */
 static bool inside_reconnect(MYSQL *mysql)
 {
-    return sending && (sending == mysql || !qg_conn_map_find(&conns, mysql));
+    return qg_my_sending && (qg_my_sending == mysql || !qg_conn_map_find(&conns, mysql));
 }
 
-/* ------------------------------------------------- the server's words */
-
-/* Sends a statement of the shim's own; true when the server took it. */
-static bool own_statement(MYSQL *mysql, mysql_real_query_fn run, const char *sql, size_t len)
-{
-    /* the library's inner calls for this text are not queries to check */
-    bool entered = qg_guard_enter(mysql, sql, len);
-    MYSQL *outer = sending;
-    sending = mysql;
-    int rc = run(mysql, sql, len);
-    sending = outer;
-    if (entered)
-        qg_guard_leave();
-    return rc == 0;
-}
-
-static bool ask_server(void *conn, qg_my_state *st, bool *covered)
-{
-    static const char query[] =
-        "SELECT @@character_set_client, @@session.sql_mode, "
-        "@@session.session_track_system_variables";
-    MYSQL *mysql = conn;
-    mysql_real_query_fn run = real_mysql_real_query();
-    mysql_store_result_fn store = real_mysql_store_result();
-    mysql_fetch_row_fn fetch = real_mysql_fetch_row();
-    mysql_free_result_fn release = real_mysql_free_result();
-    MYSQL_RES *res;
-    if (!run || !store || !fetch || !release || !own_statement(mysql, run, query, sizeof query - 1) ||
-        !(res = store(mysql)))
-        return false;
-    MYSQL_ROW row = fetch(res);
-    bool list, ok = row && row[0] && row[1] &&
-                    qg_my_state_apply(st, "character_set_client", 20, row[0], strlen(row[0]), &list) &&
-                    qg_my_state_apply(st, "sql_mode", 8, row[1], strlen(row[1]), &list);
-    *covered = ok && row[2] && qg_my_tracking_covers(row[2], strlen(row[2]));
-    release(res);
-    return ok;
-}
-
-static bool request_tracking(void *conn)
-{
-    static const char sql[] = "SET SESSION session_track_system_variables = CONCAT("
-                              "@@session.session_track_system_variables, '," QG_MY_TRACKED_VARIABLES
-                              "')";
-    mysql_real_query_fn run = real_mysql_real_query();
-    return run && own_statement(conn, run, sql, sizeof sql - 1);
-}
-
-static unsigned long thread_id(void *conn)
-{
-    mysql_thread_id_fn fn = real_mysql_thread_id();
-    return fn ? fn(conn) : 0;
-}
-
-static unsigned server_status(void *conn)
-{
-    mariadb_get_infov_fn get_info = real_mariadb_get_infov();
-    unsigned status = 0;
-    if (!get_info || get_info(conn, MARIADB_CONNECTION_SERVER_STATUS, &status) != 0)
-        return 0;
-    return status;
-}
-
-static bool result_set(void *conn)
-{
-    mysql_field_count_fn field_count = real_mysql_field_count();
-    return field_count && field_count(conn) != 0;
-}
-
-/* Without the library's report functions every item is missing: the state
- * is then asked for. */
-static bool report_item(void *conn, bool first, const char **data, size_t *len)
-{
-    mysql_session_track_get_first_fn get_first = real_mysql_session_track_get_first();
-    mysql_session_track_get_next_fn get_next = real_mysql_session_track_get_next();
-    if (!get_first || !get_next)
-        return false;
-    return (first ? get_first : get_next)(conn, SESSION_TRACK_SYSTEM_VARIABLES, data, len) == 0;
-}
-
-static const qg_my_server server = {&conns,      ask_server, request_tracking, thread_id,
-                                    server_status, result_set, report_item};
+static const qg_my_server server = {&conns,          qg_my_lib_ask,    qg_my_lib_request_tracking,
+                                    qg_my_lib_thread_id, qg_my_lib_status, qg_my_lib_result_set,
+                                    qg_my_lib_report_item};
 
 /* The entry to use for a query on mysql, up to date; NULL without memory. */
 QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
@@ -312,6 +199,7 @@ QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
 /* A block the shim could not record in the connection map (no memory for
  * the entry): this thread's error readers answer with it until its next
  * query.  initial-exec: reading it never allocates. */
+#define TLS_STATIC __attribute__((tls_model("initial-exec")))
 static __thread MYSQL *orphan_mysql TLS_STATIC;
 static __thread block_note orphan TLS_STATIC;
 
@@ -352,7 +240,7 @@ QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, const
     qg_log_write_event(qg_settings_get(), "error", "out_of_memory", api);
     qg_my_session alone = {.state = {.charset = ""}};
     bool covered;
-    alone.stale = !ask_server(mysql, &alone.state, &covered);
+    alone.stale = !qg_my_lib_ask(mysql, &alone.state, &covered);
     return qg_my_session_check(&alone, NULL, mysql, api, sql, len, caller, d);
 }
 
@@ -433,9 +321,9 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
     bool later = api == API_SEND_QUERY || memchr(sql, ';', len);
     if (e && later)
         qg_my_session_sending(&e->session, sql, len);
-    sending = mysql;
+    qg_my_sending = mysql;
     int rc = send_real(real, mysql, sql, len);
-    sending = NULL;
+    qg_my_sending = NULL;
     if (e && rc == 0 && api != API_SEND_QUERY)
         qg_my_session_answered(&e->session, &server, mysql, later ? NULL : sql, len);
     qg_guard_leave();
@@ -537,9 +425,9 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
         qg_guard_leave();
         return 1;
     }
-    sending = s->mysql;
+    qg_my_sending = s->mysql;
     int rc = fn(stmt, sql, len);
-    sending = NULL;
+    qg_my_sending = NULL;
     s->may_hide = qg_my_may_change_unreported(sql, len);
     qg_guard_leave();
     return rc;
@@ -554,10 +442,10 @@ QG_EXPORT int mysql_stmt_execute(MYSQL_STMT *stmt)
         return 1;
     }
     stmt_entry *s = qg_conn_map_empty(&stmts) ? NULL : qg_conn_map_find(&stmts, stmt);
-    MYSQL *outer = sending;
-    sending = s ? s->mysql : outer; /* a reconnect inside is the library's */
+    MYSQL *outer = qg_my_sending;
+    qg_my_sending = s ? s->mysql : outer; /* a reconnect inside is the library's */
     int rc = fn(stmt);
-    sending = outer;
+    qg_my_sending = outer;
     conn_entry *e = s ? qg_conn_map_find(&conns, s->mysql) : NULL;
     if (e)
         qg_my_session_executed(&e->session, &server, s->mysql, s->may_hide);
@@ -666,10 +554,10 @@ QG_EXPORT int mysql_ping(MYSQL *mysql)
         report_missing("mysql_ping");
         return 1;
     }
-    MYSQL *outer = sending;
-    sending = mysql;
+    MYSQL *outer = qg_my_sending;
+    qg_my_sending = mysql;
     int rc = fn(mysql);
-    sending = outer;
+    qg_my_sending = outer;
     return rc;
 }
 
@@ -773,7 +661,7 @@ QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const c
         qg_guard_leave();
     }
     const char *lib = lib_charset ? lib_charset(mysql) : NULL;
-    bool lib_quotes_only = server_status(mysql) & SERVER_STATUS_NO_BACKSLASH_ESCAPES;
+    bool lib_quotes_only = qg_my_lib_status(mysql) & SERVER_STATUS_NO_BACKSLASH_ESCAPES;
     bool quotes_only;
     const qg_encoding *enc =
         e && !e->session.stale
