@@ -227,6 +227,7 @@ QG_COLD static bool escaper_injects(const qg_context *ctx, const naive_variant *
                 next[kept++] = p;
             }
         }
+        /* cppcheck-suppress uninitvar ; next[0, kept) were written above */
         memcpy(paths, next, (size_t)kept * sizeof paths[0]);
         live = kept;
     }
