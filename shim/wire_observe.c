@@ -276,8 +276,8 @@ size_t qg_wire_mysql_signal(char *out, size_t cap, const char *message)
 {
     char safe[160];
     literal_safe(safe, sizeof safe, message, 128); /* MESSAGE_TEXT holds 128 characters */
-    int n = snprintf(out, cap, "SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1105, MESSAGE_TEXT = '%s'",
-                     safe);
+    int n = snprintf(out, cap,
+                     "SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1105, MESSAGE_TEXT = '%s'", safe);
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
@@ -291,7 +291,8 @@ bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char
                          const char *sqlstate, qg_wire_buf *out)
 {
     char code[6] = "42501";
-    if (sqlstate && strlen(sqlstate) == 5 && strspn(sqlstate, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") == 5)
+    static const char sqlstate_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    if (sqlstate && strlen(sqlstate) == 5 && strspn(sqlstate, sqlstate_chars) == 5)
         memcpy(code, sqlstate, 6);
     char safe[600], text[800];
     out->len = 0;

@@ -1,0 +1,71 @@
+/* What the wire front's two files share (front_wire.c: the descriptor
+ * table, recognition and checking; front_wire_io.c: the C library's entry
+ * points).  Internal to the wire front. */
+#ifndef QG_FRONT_WIRE_FD_H
+#define QG_FRONT_WIRE_FD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "wire_stream.h"
+
+#define QG_WIRE_FDS 65536
+#define QG_WIRE_CANDIDATE ((wire_fd *)1)
+
+typedef struct wire_fd {
+    pthread_mutex_t lock;
+    unsigned refs; /* descriptors that share it (dup) */
+    bool told_passthrough;
+    /* passthrough with nothing held or owed: its bytes go straight to libc
+     * without the lock (set once, under it) */
+    bool settled;
+    qg_wire_conn conn;
+} wire_fd;
+
+/* NULL: not ours; CANDIDATE: a fresh stream socket; else a connection. */
+/* NULL: not ours; QG_WIRE_CANDIDATE: a fresh stream socket; else a
+ * connection.  Read with one atomic load on every read and write. */
+extern wire_fd *qg_wire_fds[QG_WIRE_FDS];
+
+static inline wire_fd *qg_wire_fd_entry(int fd)
+{
+    return fd >= 0 && fd < QG_WIRE_FDS ? __atomic_load_n(&qg_wire_fds[fd], __ATOMIC_ACQUIRE) : NULL;
+}
+
+/* How the program's call sends bytes, so that the rest of its stream goes
+ * the same way. */
+typedef enum send_how { HOW_WRITE, HOW_SEND, HOW_SENDTO, HOW_SENDMSG } send_how;
+
+typedef struct send_ctx {
+    int fd;
+    send_how how;
+    int flags;
+    const struct sockaddr *addr;
+    socklen_t addrlen;
+    const struct msghdr *msg; /* HOW_SENDMSG */
+    bool control_sent;
+    const void *caller;
+} send_ctx;
+
+
+/* Puts w (or NULL) at fd, releasing what was there. */
+void qg_wire_fd_put(int fd, wire_fd *w);
+/* fd's entry for a duplicate descriptor (a connection gains a reference). */
+wire_fd *qg_wire_fd_share(int fd);
+/* The wire front is on (setting wire, mode not off, program active). */
+bool qg_wire_enabled(void);
+/* A candidate whose first bytes are known: the connection, or NULL. */
+wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto);
+/* A candidate whose first bytes are not a database's. */
+void qg_wire_drop_candidate(int fd);
+/* Under the lock, after each use of a connection: says once that it is no
+ * longer followed, and lets a settled one pass without the lock. */
+void qg_wire_after_use(wire_fd *w);
+/* The qg_wire_io check: the guard's verdict on one whole query (ctx is the
+ * send_ctx of the call). */
+bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
+                         qg_wire_buf *replacement);
+
+#endif

@@ -1,0 +1,319 @@
+/* The wire front's framing: message boundaries of the client's stream, what
+ * each message carries, and the SQL text of the ones that carry it (the
+ * rules are in wire_stream.h). */
+#include "wire_frame.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PG_SSL_REQUEST 80877103u
+#define PG_GSSENC_REQUEST 80877104u
+#define PG_CANCEL_REQUEST 80877102u
+#define PG_STARTUP_MAX 10000u
+
+#define MY_COM_QUERY 0x03
+#define MY_COM_STMT_PREPARE 0x16
+#define MY_CLIENT_COMPRESS 0x20u
+#define MY_CLIENT_PROTOCOL_41 0x200u
+#define MY_CLIENT_SSL 0x800u
+#define MY_CLIENT_QUERY_ATTRIBUTES (1u << 27)
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+uint32_t qg_wire_le24(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+
+bool qg_wire_buf_append(qg_wire_buf *b, const void *p, size_t n)
+{
+    if (n > b->cap - b->len) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->len < n)
+            cap *= 2;
+        uint8_t *grown = realloc(b->data, cap);
+        if (!grown)
+            return false;
+        b->data = grown;
+        b->cap = cap;
+    }
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return true;
+}
+
+void qg_wire_buf_free(qg_wire_buf *b)
+{
+    free(b->data);
+    *b = (qg_wire_buf){0};
+}
+
+void qg_wire_conn_init(qg_wire_conn *c, qg_wire_proto proto)
+{
+    memset(c, 0, sizeof *c);
+    c->proto = proto;
+    c->out.untyped = proto == QG_WIRE_PG;
+}
+
+void qg_wire_conn_release(qg_wire_conn *c)
+{
+    qg_wire_buf_free(&c->hold);
+    qg_wire_buf_free(&c->owed);
+    qg_wire_buf_free(&c->decided);
+    qg_wire_buf_free(&c->in_body);
+}
+
+bool qg_wire_looks_like_pg(const uint8_t *p, size_t n)
+{
+    if (n < 8)
+        return false;
+    uint32_t len = be32(p), code = be32(p + 4);
+    if (code == PG_SSL_REQUEST || code == PG_GSSENC_REQUEST)
+        return len == 8;
+    if (code == PG_CANCEL_REQUEST)
+        return len == 16;
+    return code >> 16 == 3 && len >= 8 && len <= PG_STARTUP_MAX;
+}
+
+bool qg_wire_looks_like_mysql(const uint8_t *p, size_t n)
+{
+    /* length (3), sequence 0, protocol 10, then a printable version string */
+    if (n < 6 || p[3] != 0 || p[4] != 10)
+        return false;
+    uint32_t len = qg_wire_le24(p);
+    if (len < 20 || len > 1024)
+        return false;
+    size_t i = 5;
+    while (i < n && i < 4 + len && p[i] != 0) {
+        if (p[i] < 0x20 || p[i] > 0x7e)
+            return false;
+        i++;
+    }
+    return i > 5;
+}
+
+/* ------------------------------------------------------------ framing */
+
+void qg_wire_set_passthrough(qg_wire_conn *c)
+{
+    c->passthrough = true;
+}
+
+/* The MySQL handshake response (or SSL request): the client's collation and
+ * what it negotiated.  Idempotent: a retried write reads it again. */
+static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, size_t len)
+{
+    if (len < 9) { /* not a protocol-41 response: nothing to follow */
+        qg_wire_set_passthrough(c);
+        return;
+    }
+    uint32_t caps = (uint32_t)payload[0] | (uint32_t)payload[1] << 8 |
+                    (uint32_t)payload[2] << 16 | (uint32_t)payload[3] << 24;
+    c->my_client_caps = caps;
+    const char *charset = qg_wire_mysql_charset_of_collation(payload[8]);
+    if (charset) {
+        strncpy(c->session.encoding, charset, sizeof c->session.encoding - 1);
+        c->session.encoding[sizeof c->session.encoding - 1] = '\0';
+    }
+    if (!(caps & MY_CLIENT_PROTOCOL_41) || (caps & (MY_CLIENT_SSL | MY_CLIENT_COMPRESS)) ||
+        (caps & MY_CLIENT_QUERY_ATTRIBUTES))
+        qg_wire_set_passthrough(c);
+}
+
+/* Walks the packets of a MySQL command from p: complete (total set) or the
+ * bytes needed to know more. */
+static void my_command_extent(const uint8_t *p, size_t n, qg_wire_classified *cl)
+{
+    uint64_t off = 0;
+    for (;;) {
+        if (off + 4 > n) {
+            cl->need = (size_t)off + 4;
+            return;
+        }
+        uint32_t len = qg_wire_le24(p + off);
+        if (off + 4 + len > QG_WIRE_HOLD_MAX + 4) {
+            cl->too_large = true;
+            cl->need = n + 1;
+            return;
+        }
+        if (off + 4 + len > n) {
+            cl->need = (size_t)(off + 4 + len);
+            return;
+        }
+        off += 4 + len;
+        if (len < QG_MY_PACKET_MAX) {
+            cl->complete = true;
+            cl->total = off;
+            return;
+        }
+    }
+}
+
+static void classify_mysql(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t *p,
+                           size_t n, qg_wire_classified *cl)
+{
+    if (n < 4) {
+        cl->need = 4;
+        return;
+    }
+    uint32_t len = qg_wire_le24(p);
+    uint8_t seq = p[3];
+    cl->next = *f;
+    cl->next.packets = f->packets < 255 ? f->packets + 1 : 255;
+    if (!f->continues && c->my_command_phase && seq == 0 && len > 0) {
+        if (n < 5) {
+            cl->need = 5;
+            return;
+        }
+        c->my_awaiting_reply = true;
+        if (p[4] == MY_COM_QUERY || p[4] == MY_COM_STMT_PREPARE) {
+            cl->status = QG_CL_SQL;
+            cl->kind = p[4] == MY_COM_QUERY ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE;
+            my_command_extent(p, n, cl);
+            cl->next.continues = false;
+            cl->next.left = cl->total;
+            if (!cl->complete && !cl->too_large)
+                cl->status = QG_CL_NEED;
+            return;
+        }
+    } else if (!c->my_command_phase && seq == 1 && f->packets == 0) {
+        size_t want = len < 32 ? len : 32;
+        if (n < 4 + want) {
+            cl->need = 4 + want;
+            return;
+        }
+        observe_handshake_response(c, p + 4, want);
+    }
+    cl->status = QG_CL_PASS;
+    cl->total = 4 + (uint64_t)len;
+    cl->next.continues = len == QG_MY_PACKET_MAX;
+    cl->next.left = cl->total;
+}
+
+static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t *p, size_t n,
+                        qg_wire_classified *cl)
+{
+    cl->next = *f;
+    if (f->untyped) {
+        if (n < 8) {
+            cl->need = 8;
+            return;
+        }
+        uint32_t len = be32(p), code = be32(p + 4);
+        if (len < 8 || len > PG_STARTUP_MAX) {
+            qg_wire_set_passthrough(c);
+            len = 8;
+        }
+        c->pg_tls_asked = code == PG_SSL_REQUEST || code == PG_GSSENC_REQUEST;
+        cl->status = QG_CL_PASS;
+        cl->total = len;
+        cl->next.startup = code >> 16 == 3;
+        cl->next.left = len;
+        return;
+    }
+    if (n < 5) {
+        cl->need = 5;
+        return;
+    }
+    uint32_t len = be32(p + 1);
+    if (len < 4) {
+        qg_wire_set_passthrough(c);
+        len = 4;
+    }
+    cl->total = 1 + (uint64_t)len;
+    cl->next.left = cl->total;
+    if ((p[0] != 'Q' && p[0] != 'P') || c->passthrough) {
+        cl->status = QG_CL_PASS;
+        return;
+    }
+    cl->status = QG_CL_SQL;
+    cl->kind = p[0] == 'Q' ? QG_WIRE_PG_QUERY : QG_WIRE_PG_PARSE;
+    cl->too_large = len > QG_WIRE_HOLD_MAX;
+    cl->complete = !cl->too_large && cl->total <= n;
+    if (!cl->complete && !cl->too_large) {
+        cl->status = QG_CL_NEED;
+        cl->need = (size_t)cl->total;
+    }
+}
+
+void qg_wire_classify(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t *p, size_t n,
+                     qg_wire_classified *cl)
+{
+    memset(cl, 0, sizeof *cl);
+    if (c->proto == QG_WIRE_PG)
+        classify_pg(c, f, p, n, cl);
+    else
+        classify_mysql(c, f, p, n, cl);
+}
+
+void qg_wire_message_ended(qg_wire_framer *f)
+{
+    if (f->untyped && f->startup)
+        f->untyped = false;
+    f->startup = false;
+}
+
+void qg_wire_advance(qg_wire_conn *c, const uint8_t *p, size_t n, size_t avail)
+{
+    qg_wire_framer *f = &c->out;
+    size_t i = 0;
+    while (i < n) {
+        if (f->left == 0) {
+            qg_wire_classified cl;
+            qg_wire_classify(c, f, p + i, avail - i, &cl);
+            *f = cl.next;
+            if (f->left == 0) /* cannot happen for planned bytes; never loop */
+                f->left = n - i;
+        }
+        uint64_t step = f->left < n - i ? f->left : n - i;
+        f->left -= step;
+        i += (size_t)step;
+        if (f->left == 0)
+            qg_wire_message_ended(f);
+    }
+}
+
+/* ----------------------------------------------------------- the query */
+
+bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p, size_t n,
+                         qg_wire_buf *joined, qg_wire_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->kind = kind;
+    if (c->proto == QG_WIRE_PG) {
+        const uint8_t *body = p + 5, *end = p + n;
+        if (kind == QG_WIRE_PG_PARSE) {
+            const uint8_t *nul = memchr(body, 0, (size_t)(end - body));
+            if (!nul)
+                return false;
+            m->name = (const char *)body;
+            m->name_len = (size_t)(nul - body);
+            body = nul + 1;
+        }
+        const uint8_t *nul = memchr(body, 0, (size_t)(end - body));
+        m->sql = (const char *)body;
+        m->len = nul ? (size_t)(nul - body) : (size_t)(end - body);
+        return true;
+    }
+    uint32_t first = qg_wire_le24(p);
+    if (first < QG_MY_PACKET_MAX) {
+        m->sql = (const char *)p + 5;
+        m->len = first - 1;
+        return true;
+    }
+    for (size_t off = 0; off < n;) {
+        uint32_t len = qg_wire_le24(p + off);
+        size_t skip = off == 0 ? 5 : 4;
+        if (len + 4 < skip || !qg_wire_buf_append(joined, p + off + skip, len + 4 - skip))
+            return false;
+        off += 4 + len;
+    }
+    m->sql = (const char *)joined->data;
+    m->len = joined->len;
+    return true;
+}
+

@@ -1,0 +1,158 @@
+/* The wire front's connections and framing (shim/wire_frame.c): the state
+ * of one followed connection, where each client message or packet begins and
+ * ends, what it carries, and its SQL text.  wire_stream.h builds on it. */
+#ifndef QG_WIRE_FRAME_H
+#define QG_WIRE_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum qg_wire_proto {
+    QG_WIRE_PG = 1,
+    QG_WIRE_MYSQL = 2,
+} qg_wire_proto;
+
+/* Largest query held to be checked: MySQL's max_allowed_packet at most is
+ * 1 GiB, PostgreSQL's messages 1 GiB; real queries are far below this. */
+#define QG_WIRE_HOLD_MAX (64u << 20)
+
+/* What a client message is. */
+typedef enum qg_wire_kind {
+    QG_WIRE_OTHER = 0,
+    QG_WIRE_PG_QUERY,   /* 'Q' */
+    QG_WIRE_PG_PARSE,   /* 'P' */
+    QG_WIRE_MY_QUERY,   /* COM_QUERY 0x03 */
+    QG_WIRE_MY_PREPARE, /* COM_STMT_PREPARE 0x16 */
+} qg_wire_kind;
+
+/* One whole SQL-carrying message, as `check` sees it. */
+typedef struct qg_wire_msg {
+    qg_wire_kind kind;
+    const char *sql; /* the query text (not NUL-terminated) */
+    size_t len;
+    const char *name; /* PG Parse: the statement name */
+    size_t name_len;
+    bool too_large; /* longer than QG_WIRE_HOLD_MAX: sql is NULL, not checkable */
+} qg_wire_msg;
+
+#define QG_WIRE_CHARSET_MAX 64
+
+/* The connection's state as the server will lex the next query. */
+typedef struct qg_wire_session {
+    char encoding[QG_WIRE_CHARSET_MAX]; /* PG client_encoding / MySQL character_set_client */
+    bool std_strings;                   /* PG standard_conforming_strings = on */
+    bool no_backslash_escapes;          /* MySQL */
+    bool ansi_quotes;                   /* MySQL, from SET sql_mode only */
+} qg_wire_session;
+
+/* Where one direction stands: `left` bytes remain of the current message
+ * (PG) or packet (MySQL); at 0 the next byte starts a header. */
+typedef struct qg_wire_framer {
+    uint64_t left;
+    bool untyped;      /* PG before the startup message: no type byte */
+    bool startup;      /* PG: the untyped message being passed is a StartupMessage */
+    bool continues;    /* MySQL: the packet being passed is 0xffffff long */
+    uint8_t packets;   /* MySQL: packets seen (handshake phase) */
+} qg_wire_framer;
+
+/* A growable byte buffer. */
+typedef struct qg_wire_buf {
+    uint8_t *data;
+    size_t len, cap;
+} qg_wire_buf;
+
+typedef struct qg_wire_conn qg_wire_conn;
+struct qg_wire_conn {
+    qg_wire_proto proto;
+    bool passthrough;        /* TLS, compression, or a stream we cannot follow */
+    /* client to server */
+    qg_wire_framer out;
+    uint64_t out_pos;        /* client bytes accounted so far */
+    uint64_t approved_end;   /* out_pos at the end of the last query `check` passed */
+    qg_wire_buf hold;        /* an incomplete message, from its first header byte */
+    qg_wire_buf owed;        /* bytes due to the kernel before `covers` more client bytes count */
+    size_t owed_done;
+    size_t covers;
+    qg_wire_buf decided;     /* the replacement of a blocked query not reached yet */
+    uint64_t decided_at;     /* out_pos where that query starts */
+    bool dropping;           /* an unchecked oversized query is being dropped */
+    uint8_t drop_hdr[4];     /* MySQL: a dropped continuation packet's header so far */
+    uint8_t drop_hdr_len;
+    bool my_command_phase;   /* MySQL: authentication succeeded */
+    uint32_t my_client_caps; /* MySQL: capability flags of the handshake response */
+    bool pg_tls_asked;       /* PG: SSLRequest/GSSENCRequest sent, answer byte not seen */
+    /* server to client */
+    qg_wire_framer in;
+    uint8_t in_hdr[5];
+    uint8_t in_hdr_len;
+    uint8_t in_type;         /* PG message type / MySQL first payload byte */
+    uint8_t in_seq;
+    qg_wire_buf in_body;     /* a message to parse (ParameterStatus, OK, greeting) */
+    bool in_keep;            /* in_body is being filled */
+    bool my_awaiting_reply;  /* MySQL: a command was sent, its first answer is next */
+    /* session */
+    qg_wire_session session;
+    bool effect_pending;     /* MySQL: a sent query's SET effects await its OK */
+    qg_wire_session effect;
+};
+
+void qg_wire_conn_init(qg_wire_conn *c, qg_wire_proto proto);
+void qg_wire_conn_release(qg_wire_conn *c);
+
+/* First bytes a client writes on a fresh stream socket: a PostgreSQL v3
+ * StartupMessage, SSLRequest, GSSENCRequest or CancelRequest. */
+bool qg_wire_looks_like_pg(const uint8_t *p, size_t n);
+/* First bytes a client reads on a socket it has not written to: a MySQL
+ * server greeting (protocol 10). */
+bool qg_wire_looks_like_mysql(const uint8_t *p, size_t n);
+
+bool qg_wire_buf_append(qg_wire_buf *b, const void *p, size_t n);
+void qg_wire_buf_free(qg_wire_buf *b);
+
+
+/* MySQL collation id (handshake) → character set name, or NULL. */
+const char *qg_wire_mysql_charset_of_collation(unsigned id);
+
+#define QG_MY_PACKET_MAX 0xffffffu
+
+typedef enum qg_wire_cl_status {
+    QG_CL_NEED, /* more bytes are needed to know: `need` in all */
+    QG_CL_PASS, /* a packet or message without SQL: `total` bytes */
+    QG_CL_SQL,  /* a query message: whole when `complete` (then `total` bytes) */
+} qg_wire_cl_status;
+
+typedef struct qg_wire_classified {
+    qg_wire_cl_status status;
+    qg_wire_kind kind;
+    uint64_t total;
+    size_t need;
+    bool complete;
+    bool too_large;      /* cannot be held: PG length known to exceed the bound */
+    qg_wire_framer next; /* the framer at the start of this message, left = total */
+} qg_wire_classified;
+
+/* A MySQL packet's length (3 bytes, little-endian). */
+uint32_t qg_wire_le24(const uint8_t *p);
+
+/* From here on every byte passes unread. */
+void qg_wire_set_passthrough(qg_wire_conn *c);
+
+/* What starts at p (a message boundary of framer f).  Notes what the
+ * client negotiates (MySQL handshake response, PG SSLRequest) in c. */
+void qg_wire_classify(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t *p, size_t n,
+                      qg_wire_classified *cl);
+
+/* The framer after the last byte of its message or packet. */
+void qg_wire_message_ended(qg_wire_framer *f);
+
+/* Moves c->out over n sent bytes of p, all inside a planned run whose
+ * headers are complete within `avail` bytes. */
+void qg_wire_advance(qg_wire_conn *c, const uint8_t *p, size_t n, size_t avail);
+
+/* The text of the whole SQL message p[0, n) (continuation packets' headers
+ * removed into `joined` when there are several); false when malformed. */
+bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p, size_t n,
+                          qg_wire_buf *joined, qg_wire_msg *m);
+
+#endif
