@@ -55,6 +55,15 @@ shimmed=$(with_shim enforce "$QG_PG_DIR/node-pg-legit.log" node $W/node_pg.js - 
 has "$plain" "ROW: true true" "pg legit: a parameter and escapeLiteral round-trip"
 ok "pg legit: the same output with the shim" [ "$plain" = "$shimmed" ]
 
+# 8 MiB queries on node's non-blocking socket: short writes and EAGAIN
+big_md5=$(head -c $((8 << 20)) /dev/zero | tr '\0' x | md5sum | cut -d' ' -f1)
+plain=$(node $W/node_pg_big.js 2>&1)
+has "$plain" "BIG: 8388608 $big_md5" "pg big: without the shim the 8 MiB query arrives whole"
+out=$(with_shim enforce "$QG_PG_DIR/node-pg-big.log" node $W/node_pg_big.js 2>&1)
+has "$out" "BIG: 8388608 $big_md5" "pg big: with the shim the 8 MiB query arrives whole, byte for byte"
+has "$out" "ATTACK: quoteguard: blocked structure_mismatch" "pg big: the 8 MiB attack is replaced"
+has "$out" "ALIVE: alive" "pg big: the connection stays in step"
+
 # ------------------------------------------------------------ mysql2
 attack="' OR 1=1 -- "
 out=$(node $W/node_mysql2.js "$QG_MY_SOCKET" "$attack" qgw_node_my_plain_$$ 2>&1)
