@@ -58,6 +58,14 @@ for driver in pg8000 psycopg; do
     lacks "$(cat "$log" 2>/dev/null)" '"action"' "$driver legit: nothing logged as a finding"
 done
 
+# In a transaction: the replacement raises, so the server aborts the
+# transaction, and a program that ignores the error and commits commits nothing.
+out=$("$PY" tests/wire/pg_txn.py qgw_txn_plain_$$ 2>&1)
+has "$out" "COMMITTED ROWS: 1" "transaction: without the shim the INSERT before the attack is committed"
+out=$(with_shim enforce "$QG_PG_DIR/txn.log" "$PY" tests/wire/pg_txn.py qgw_txn_$$ 2>&1)
+has "$out" "ATTACK: error ignored" "transaction: enforce: the attack fails"
+has "$out" "COMMITTED ROWS: 0" "transaction: enforce: the program's COMMIT commits nothing"
+
 marker=qgw_audit_$$
 log=$QG_PG_DIR/audit.log
 out=$(with_shim audit "$log" "$PY" tests/wire/pg_clients.py pg8000 SJIS "95$ATTACK_TAIL" "$marker" 2>&1)
