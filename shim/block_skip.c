@@ -9,8 +9,10 @@
  * 32-byte lanes as qg_skip_quiet_avx2 and qg_quick_scan_avx2 (with PCLMUL
  * for the quote parity and BMI2's shift for the automaton); and, compiled
  * with -mavx512bw too, the quick scan alone (SKIP_QUIET undefined) with
- * 64-byte lanes as qg_quick_scan_avx512.  The lexer picks the widest the
- * CPU runs.  The AVX2 build also counts characters for the rewriter's
+ * 64-byte lanes as qg_quick_scan_avx512.  The algorithm is written once,
+ * here; each build's lanes and names are in its header (simd_sse2.h,
+ * simd_avx2.h, simd_avx512.h), and shim/vectors.c picks the widest build
+ * the CPU runs.  The AVX2 build also counts characters for the rewriter's
  * padding, with the checker's tests of multibyte blocks
  * (qg_count_chars_avx2).
  */
@@ -33,123 +35,13 @@
 
 #define BLOCK 64
 
-#ifdef __AVX512BW__
-/* The quick scan only: one 64-byte lane a span, its masks straight from
- * the compares. */
-#define LANE 64
-typedef __m512i lane_t;
-#define QUICK_SCAN qg_quick_scan_avx512
-static inline lane_t load_lane(const unsigned char *p)
-{
-    return _mm512_loadu_si512((const void *)p);
-}
-static inline uint64_t eq_bits(lane_t a, lane_t b)
-{
-    return _mm512_cmpeq_epi8_mask(a, b);
-}
-static inline lane_t or_lanes(lane_t a, lane_t b)
-{
-    return _mm512_or_si512(a, b);
-}
-static inline lane_t and_lanes(lane_t a, lane_t b)
-{
-    return _mm512_and_si512(a, b);
-}
-/* Byte i of the result: row's byte index[i] (0-15) of the same 16. */
-static inline lane_t lookup(lane_t row, lane_t index)
-{
-    return _mm512_shuffle_epi8(row, index);
-}
-/* Each byte's high nibble in its low bits (with the next byte's low bits
- * above, for a mask to clear). */
-static inline lane_t nibbles_down(lane_t v)
-{
-    return _mm512_srli_epi16(v, 4);
-}
+/* The lanes of this build, and the scans it provides. */
+#if defined(__AVX512BW__)
+#include "simd_avx512.h"
 #elif defined(__AVX2__)
-#define LANE 32
-typedef __m256i lane_t;
-#define SKIP_QUIET qg_skip_quiet_avx2
-#define QUICK_SCAN qg_quick_scan_avx2
-#define COUNT_CHARS qg_count_chars_avx2
-static inline lane_t load_lane(const unsigned char *p)
-{
-    return _mm256_loadu_si256((const __m256i *)p);
-}
-static inline lane_t eq(lane_t a, lane_t b)
-{
-    return _mm256_cmpeq_epi8(a, b);
-}
-static inline lane_t or_lanes(lane_t a, lane_t b)
-{
-    return _mm256_or_si256(a, b);
-}
-static inline lane_t and_lanes(lane_t a, lane_t b)
-{
-    return _mm256_and_si256(a, b);
-}
-static inline uint64_t bits_of(lane_t m)
-{
-    return (uint32_t)_mm256_movemask_epi8(m);
-}
-static inline uint64_t eq_bits(lane_t a, lane_t b)
-{
-    return bits_of(eq(a, b));
-}
-static inline lane_t lookup(lane_t row, lane_t index)
-{
-    return _mm256_shuffle_epi8(row, index);
-}
-static inline lane_t nibbles_down(lane_t v)
-{
-    return _mm256_srli_epi16(v, 4);
-}
-/* The bytes one further on: v's bytes 1-31, then follow's byte 0. */
-static inline lane_t next_bytes(lane_t v, lane_t follow)
-{
-    return _mm256_alignr_epi8(_mm256_permute2x128_si256(v, follow, 0x21), v, 1);
-}
-static inline lane_t one_byte(unsigned char c)
-{
-    return _mm256_zextsi128_si256(_mm_cvtsi32_si128(c));
-}
+#include "simd_avx2.h"
 #else
-#define LANE 16
-typedef __m128i lane_t;
-#define SKIP_QUIET qg_skip_quiet_sse2
-#define QUICK_SCAN qg_quick_scan_sse2
-static inline lane_t load_lane(const unsigned char *p)
-{
-    return _mm_loadu_si128((const __m128i *)p);
-}
-static inline lane_t eq(lane_t a, lane_t b)
-{
-    return _mm_cmpeq_epi8(a, b);
-}
-static inline lane_t or_lanes(lane_t a, lane_t b)
-{
-    return _mm_or_si128(a, b);
-}
-static inline lane_t and_lanes(lane_t a, lane_t b)
-{
-    return _mm_and_si128(a, b);
-}
-static inline uint64_t bits_of(lane_t m)
-{
-    return (uint16_t)_mm_movemask_epi8(m);
-}
-static inline uint64_t eq_bits(lane_t a, lane_t b)
-{
-    return bits_of(eq(a, b));
-}
-static inline lane_t next_bytes(lane_t v, lane_t follow)
-{
-    return _mm_or_si128(_mm_srli_si128(v, 1), _mm_slli_si128(follow, 15));
-}
-static inline lane_t one_byte(unsigned char c)
-{
-    return _mm_cvtsi32_si128(c);
-}
+#include "simd_sse2.h"
 #endif
 
 #define LANES (BLOCK / LANE)
