@@ -993,22 +993,20 @@ _Noreturn static void usage(void)
                     "                     [--regress DIR] [--json PATH] [--seed N]\n"
                     "                     [--only SHAPE/DIALECT/ENCODING/LITERALS substring]\n"
                     "                     [--vectors sse2|avx2|avx512: the widest build to run]\n"
-                    "       bench_checker --verify [--regress DIR] [--seed N]: fast checker against\n"
-                    "                     the reference on every query of every corpus (TAP)\n");
+                    "       bench_checker --verify [--regress DIR] [--seed N] [--only …]: the fast checker\n"
+                    "                     against the reference on every query of every corpus (TAP)\n");
     exit(64);
 }
 
 #define MAX_CORPORA 32
 
 /* The vector builds by QG_VECTORS_*, as --vectors names them. */
-static const char *const vector_builds[QG_VECTOR_BUILDS] = {"sse2", "avx2", "avx512"};
-
 static int vector_build(const char *name)
 {
-    for (int b = 0; b < QG_VECTOR_BUILDS; b++)
-        if (strcmp(name, vector_builds[b]) == 0)
-            return b;
-    usage();
+    int build = qg_vectors_named(name);
+    if (build < 0)
+        usage();
+    return build;
 }
 
 static size_t corpora_bytes(const corpus *c, size_t n)
@@ -1093,7 +1091,7 @@ static size_t verify_strings_floor(corpus *corpora, size_t n, unsigned char *cop
             failed += differ > 0;
             printf("%s %zu - strings floor, %s build, %s/%s/%s/%s: %zu queries, as they are and "
                    "with a byte replaced (%zu of those give up), %zu differ from the byte loop\n",
-                   differ ? "not ok" : "ok", ++*test, vector_builds[build], c->shape,
+                   differ ? "not ok" : "ok", ++*test, qg_vectors_name(build), c->shape,
                    dialect_name(c->dialect), c->encoding, c->literals, c->count, gave_up, differ);
         }
     }
@@ -1111,6 +1109,8 @@ static bool verify_corpora(corpus *corpora, size_t n)
     unsigned char *copy = malloc(longest + 1);
     if (!copy)
         return false;
+    printf("# the reference against every vector build up to %s\n",
+           qg_vectors_name(qg_allow_vectors(QG_VECTOR_BUILDS - 1)));
     size_t failed = verify_checker(corpora, n, copy, &test);
     failed += verify_strings_floor(corpora, n, copy, &test);
     free(copy);
@@ -1217,6 +1217,15 @@ int main(int argc, char **argv)
     params->flags = QG_STD_STRINGS;
     params->params = true;
     fill_params(params);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        char key[128];
+        snprintf(key, sizeof key, "%.24s/%s/%.24s/%.24s", corpora[i].shape,
+                 dialect_name(corpora[i].dialect), corpora[i].encoding, corpora[i].literals);
+        if (!only || strstr(key, only))
+            corpora[kept++] = corpora[i];
+    }
+    n = kept;
     if (verify)
         return verify_corpora(corpora, n) ? 0 : 1;
     long rss_corpora = peak_rss_kib();
@@ -1227,21 +1236,14 @@ int main(int argc, char **argv)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     printf("quoteguard checker benchmark: %s, %ld cores online, %s build of the vector scans; "
            "median of %d runs, each >= %.2f s; seed %llu; MB = 10^6 bytes\n",
-           cpu, cores, vector_builds[vectors], runs, min_time, (unsigned long long)seed);
+           cpu, cores, qg_vectors_name(vectors), runs, min_time, (unsigned long long)seed);
     fflush(stdout);
 
     static row rows[MAX_CORPORA];
-    size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        char key[128];
-        snprintf(key, sizeof key, "%.24s/%s/%.24s/%.24s", corpora[i].shape,
-                 dialect_name(corpora[i].dialect), corpora[i].encoding, corpora[i].literals);
-        if (!only || strstr(key, only))
-            rows[kept++].c = &corpora[i];
-    }
-    n = kept;
-    for (size_t i = 0; i < n; i++)
+        rows[i].c = &corpora[i];
         bench_checker_phase(&rows[i]);
+    }
     long rss_checker = peak_rss_kib();
     for (size_t i = 0; i < n; i++)
         bench_pg_query_phase(&rows[i]);
@@ -1260,7 +1262,7 @@ int main(int argc, char **argv)
     printf("peak RSS: %ld KiB after building the corpora (%zu MB of queries), %ld KiB after the "
            "checker runs, %ld KiB after pg_query_scan\n",
            rss_corpora, total_bytes / 1000000, rss_checker, rss_end);
-    if (json_path && !write_json(json_path, rows, n, cpu, cores, vector_builds[vectors], seed,
+    if (json_path && !write_json(json_path, rows, n, cpu, cores, qg_vectors_name(vectors), seed,
                                  rss_corpora, rss_checker, rss_end))
         return 1;
     return 0;

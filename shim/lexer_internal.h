@@ -97,5 +97,8 @@ size_t qg_count_chars_avx2(const encoding_dfa_t *dfa, const unsigned char *s, si
 enum { QG_VECTORS_SSE2, QG_VECTORS_AVX2, QG_VECTORS_AVX512, QG_VECTOR_BUILDS };
 int qg_cpu_vectors(void);
 int qg_allow_vectors(int widest);
+/* "sse2", "avx2", "avx512"; qg_vectors_named gives -1 for another name. */
+const char *qg_vectors_name(int build);
+int qg_vectors_named(const char *name);
 
 #endif

@@ -1,8 +1,12 @@
 /* The one place that picks which build of the vector scans runs
  * (shim/block_skip.c, built for SSE2, AVX2 and AVX-512): the widest the CPU
- * has, chosen once per process; tests narrow it to compare the builds. */
+ * has, chosen once per process.  Tests narrow it to compare the builds: in
+ * process with qg_allow_vectors, a whole process (a real client under the
+ * shim) with QUOTEGUARD_FORCE_VECTORS=sse2|avx2|avx512. */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "encoding_tables.h"
 #include "hot.h"
@@ -28,20 +32,48 @@ int qg_cpu_vectors(void)
 #endif
 }
 
-static int widest_allowed = QG_VECTORS_AVX512;
+static const char *const build_names[QG_VECTOR_BUILDS] = {"sse2", "avx2", "avx512"};
+
+const char *qg_vectors_name(int build)
+{
+    return build >= 0 && build < QG_VECTOR_BUILDS ? build_names[build] : "?";
+}
+
+int qg_vectors_named(const char *name)
+{
+    for (int build = 0; name && build < QG_VECTOR_BUILDS; build++)
+        if (strcmp(name, build_names[build]) == 0)
+            return build;
+    return -1;
+}
+
+/* The widest build the environment lets run (any build when unset). */
+static int forced_widest(void)
+{
+    int named = qg_vectors_named(secure_getenv("QUOTEGUARD_FORCE_VECTORS"));
+    return named < 0 ? QG_VECTOR_BUILDS - 1 : named;
+}
+
+static int widest_allowed = -1; /* -1: the environment not read yet */
 static int vectors_in_use = -1; /* -1: not picked yet; races only store the same answer */
 
 /* The widest build of the vector scans that can run here and is not
  * turned off for a test. */
 static int widest_runnable(void)
 {
+    int allowed = __atomic_load_n(&widest_allowed, __ATOMIC_RELAXED);
+    if (allowed < 0) {
+        allowed = forced_widest();
+        __atomic_store_n(&widest_allowed, allowed, __ATOMIC_RELAXED);
+    }
     int found = qg_cpu_vectors();
-    return found < widest_allowed ? found : widest_allowed;
+    return found < allowed ? found : allowed;
 }
 
 int qg_allow_vectors(int widest)
 {
-    widest_allowed = widest;
+    int forced = forced_widest();
+    __atomic_store_n(&widest_allowed, widest < forced ? widest : forced, __ATOMIC_RELAXED);
     __atomic_store_n(&vectors_in_use, -1, __ATOMIC_RELAXED);
     return widest_runnable();
 }

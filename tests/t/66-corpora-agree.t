@@ -1,5 +1,5 @@
 #!/bin/bash
-# The fast checker (this CPU's build and SSE2) and the scalar reference give
+# The fast checker (every vector build the CPU runs) and the scalar reference give
 # the same verdict and findings on every query of the benchmark's corpora:
 # OLTP statements and 1 MiB batches, ASCII and multibyte (UTF-8, SJIS, GBK,
 # BIG5, GB18030), both dialects, and PostgreSQL's regression statements and
