@@ -9,7 +9,8 @@ QG_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -fvisibility=hidd
 LDLIBS_SHIM = -ldl -lpthread
 
 # Pure logic (no client library): the checker, usable without the shim.
-CORE_SRC  = shim/encodings.c shim/lexer.c shim/vectors.c shim/block_skip.c shim/checker.c shim/rewriter.c
+CORE_SRC  = shim/encodings.c shim/lexer.c shim/vectors.c shim/block_skip.c shim/block_scalar.c \
+            shim/checker.c shim/rewriter.c
 # Everything the preloaded library is made of.
 SHIM_SRC  = $(wildcard shim/*.c)
 # The shim minus the interposing fronts: what unit tests link.

@@ -26,6 +26,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "block_scalar.h"
 #include "encoding_tables.h"
 #include "hot.h"
 #include "lexer_internal.h"
@@ -582,130 +583,6 @@ __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const uns
 #endif
 #endif
 
-/* Whether a quote after c may open a string that reads backslashes
- * otherwise than a plain one, where they escape: X'', B'', PG U&''. */
-static inline bool is_prefix(unsigned char c)
-{
-    static const bool prefix_byte[256] = {['x'] = 1, ['X'] = 1, ['b'] = 1, ['B'] = 1, ['&'] = 1};
-    return prefix_byte[c];
-}
-
-#ifdef SKIP_QUIET
-/* Quotes after a prefix that changes how backslashes read (where they
- * escape: X'', B'', PG U&''; where they do not: PG E''), in a block at
- * `pos` of the input s; only looked for in blocks with a backslash.  Where
- * backslashes escape, a quote after a quote too: it may go on with a U&''
- * string that began blocks before. */
-static uint64_t quotes_after_prefix(const unsigned char *s, size_t pos, uint64_t quotes,
-                                    bool escapes)
-{
-    uint64_t found = 0;
-    for (; quotes; quotes &= quotes - 1) {
-        size_t at = pos + (size_t)__builtin_ctzll(quotes);
-        unsigned char before = at > 0 ? s[at - 1] : ' ';
-        if (escapes ? is_prefix(before) || before == '\'' : (before | 0x20) == 'e')
-            found |= quotes & -quotes;
-    }
-    return found;
-}
-
-static bool is_word_byte(unsigned char c)
-{
-    unsigned char lower = c | 0x20;
-    return (lower >= 'a' && lower <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
-}
-
-/* MySQL: quotes after an introducer (_latin1'...', _utf8 '...'): the
- * lexer checks such a string in the character set it names.  Any word
- * that starts with an underscore counts here, and so does a quote after a
- * quote: the string goes on after a doubled quote, and began before it,
- * maybe blocks before. */
-static uint64_t introduced_quotes(const unsigned char *s, size_t pos, uint64_t quotes)
-{
-    uint64_t found = 0;
-    for (; quotes; quotes &= quotes - 1) {
-        size_t at = pos + (size_t)__builtin_ctzll(quotes);
-        if (at > 0 && s[at - 1] == '\'') {
-            found |= quotes & -quotes;
-            continue;
-        }
-        while (at > 0 && qg_is_space(s[at - 1]))
-            at--;
-        size_t word = at;
-        while (word > 0 && at - word < 64 && is_word_byte(s[word - 1]))
-            word--;
-        if (word < at && s[word] == '_')
-            found |= quotes & -quotes;
-    }
-    return found;
-}
-#endif
-
-/* PG: whether the code byte at `at` may lie between two parts of one
- * string (only whitespace back to a quote); then the lexer goes on from
- * `start`, where the skip began. */
-static bool in_continuation_gap(const unsigned char *s, size_t start, size_t at)
-{
-    while (at > start && qg_is_space(s[at]))
-        at--;
-    return s[at] == '\'' && at > start;
-}
-
-/* Where the text of the comment that starts at `at` ends: after a line
- * comment (PG and MySQL "--", MySQL "#"), at its newline (PG: or carriage
- * return; the newline is code) or the text's end; after a block comment
- * (nested in PG), past its end.  0 for a NUL or high byte inside, or no
- * end. */
-static size_t comment_text_end(const unsigned char *s, size_t len, size_t at, bool pg)
-{
-    size_t i;
-    if (s[at] != '/') {
-        i = qg_skip_comment_text(s, at + (s[at] == '#' ? 1 : 2), len, false, pg);
-        return i < len && (s[i] == 0 || s[i] >= 0x80) ? 0 : i;
-    }
-    size_t depth = 1;
-    for (i = at + 2; (i = qg_skip_comment_text(s, i, len, true, pg)) < len; i++) {
-        if (s[i] == 0 || s[i] >= 0x80)
-            return 0;
-        if (s[i] == '*' && i + 1 < len && s[i + 1] == '/') {
-            i++;
-            if (!pg || --depth == 0)
-                return i + 1;
-        } else if (pg && s[i] == '/' && i + 1 < len && s[i + 1] == '*') {
-            i++;
-            depth++;
-        }
-    }
-    return 0;
-}
-
-/* Whether the lexer would find nothing in the comment from `at` to `end`
- * (a comment_text_end): not so for a MySQL executable comment, for "--" not
- * followed by a space in MySQL, for a PG line comment between two parts of
- * one string (from `start`, where the skip began). */
-static inline __attribute__((always_inline)) bool
-comment_is_quiet(const unsigned char *s, size_t len, size_t at, size_t start, size_t end, bool pg)
-{
-    if (s[at] == '/')
-        return pg || !(at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M'));
-    if (!pg)
-        return s[at] == '#' || at + 2 >= len || qg_is_space_or_control(s[at + 2]);
-    /* (Nothing after its newline, as at the end of a statement: no part.) */
-    return end + 1 >= len ||
-           !(at > 0 && in_continuation_gap(s, start, at - 1) && qg_pg_continuation(s, len, end));
-}
-
-/* The end of a comment that starts at `at` in code, when the lexer would
- * find nothing in it; 0 for anything else (no comment starts there). */
-static size_t comment_end(const unsigned char *s, size_t len, size_t at, size_t start, bool pg)
-{
-    bool opens = at + 1 < len && ((s[at] == '-' && s[at + 1] == '-') ||
-                                  (s[at] == '/' && s[at + 1] == '*'));
-    if (!opens && !(s[at] == '#' && !pg))
-        return 0;
-    size_t end = comment_text_end(s, len, at, pg);
-    return end && comment_is_quiet(s, len, at, start, end, pg) ? end : 0;
-}
 
 #ifdef SKIP_QUIET
 /* Advances from lx->pos (in code) block by block while nothing in the
@@ -723,7 +600,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     uint64_t in_string = 0; /* all ones while a string is open at the block start */
     uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
     size_t open_quote = 0;  /* in_string: where that string opened */
-    /* MySQL mb: introduced_quotes has passed open_quote already, so the
+    /* MySQL mb: qg_introduced_quotes has passed open_quote already, so the
      * blocks the string goes on into need not ask again. */
     bool open_introduced_asked = false;
     uint64_t escape_carry = 0; /* 1: N escapes the block's first byte */
@@ -759,14 +636,14 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         if (m.backslash & live) {
             /* Strings of other rules are the lexer's.  The quotes are right
              * up to the first string that opens after such a prefix. */
-            bad |= quotes_after_prefix(s, pos, quotes & inside & live, escapes);
-            if (in_string && quotes_after_prefix(s, open_quote, 1, escapes))
+            bad |= qg_quotes_after_prefix(s, pos, quotes & inside & live, escapes);
+            if (in_string && qg_quotes_after_prefix(s, open_quote, 1, escapes))
                 bad |= 1; /* the string open since a block before */
         }
         bool introducers_asked = !pg && mb && (m.high & inside & live);
         if (introducers_asked) {
-            bad |= introduced_quotes(s, pos, quotes & inside & live);
-            if (in_string && !open_introduced_asked && introduced_quotes(s, open_quote, 1))
+            bad |= qg_introduced_quotes(s, pos, quotes & inside & live);
+            if (in_string && !open_introduced_asked && qg_introduced_quotes(s, open_quote, 1))
                 bad |= 1;
         }
         uint64_t problem = (bad | ((m.special | m.high | m.backslash) & ~inside)) & live;
@@ -776,7 +653,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
              * it are found valid; the blocks go on after it. */
             unsigned at = (unsigned)__builtin_ctzll(problem);
             uint64_t ahead = (1ull << at) - 1;
-            size_t after = comment_end(s, len, pos + at, start, pg);
+            size_t after = qg_comment_end(s, len, pos + at, start, pg);
             if (after && (!mb || strings_valid(lx->dfa, s, p, valid, inside & ~quotes & ahead,
                                                m.high & ahead, m.quote, m.backslash, escapes,
                                                escaped & ahead, &chars))) {
@@ -1107,8 +984,8 @@ static inline __attribute__((always_inline)) uint64_t span_bits(const needles *n
     return bits;
 }
 
-/* comment_text_end for a comment at `at` whose text ends in the span of
- * `lanes` lanes at span_at (where the quick scan found no NUL or high
+/* Where the text of a comment at `at` ends (as block_scalar.c reads it),
+ * when it ends in the span of `lanes` lanes at span_at (where the quick scan found no NUL or high
  * byte), from the span's bytes: no scan, no call.  0 when it ends later. */
 static inline __attribute__((always_inline)) size_t
 comment_end_in_span(const unsigned char *s, size_t len, size_t at, size_t span_at, int lanes,
@@ -1172,7 +1049,7 @@ quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int
         size_t start = dashes ? pos - 1 : pos;
         size_t end = comment_end_in_span(s, len, start, span_at, lanes, pg);
         if (!end)
-            return comment_end(s, len, start, 0, pg);
+            return qg_comment_end(s, len, start, 0, pg);
         return comment_is_quiet(s, len, start, 0, end, pg) ? end : 0;
     }
     return SIZE_MAX;

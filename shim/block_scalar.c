@@ -1,0 +1,90 @@
+/* The out-of-line scalar helpers of the block skip (block_scalar.h). */
+#include "block_scalar.h"
+
+static bool is_word_byte(unsigned char c)
+{
+    unsigned char lower = c | 0x20;
+    return (lower >= 'a' && lower <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+/* Where the text of the comment that starts at `at` ends: after a line
+ * comment (PG and MySQL "--", MySQL "#"), at its newline (PG: or carriage
+ * return; the newline is code) or the text's end; after a block comment
+ * (nested in PG), past its end.  0 for a NUL or high byte inside, or no
+ * end. */
+static size_t comment_text_end(const unsigned char *s, size_t len, size_t at, bool pg)
+{
+    size_t i;
+    if (s[at] != '/') {
+        i = qg_skip_comment_text(s, at + (s[at] == '#' ? 1 : 2), len, false, pg);
+        return i < len && (s[i] == 0 || s[i] >= 0x80) ? 0 : i;
+    }
+    size_t depth = 1;
+    for (i = at + 2; (i = qg_skip_comment_text(s, i, len, true, pg)) < len; i++) {
+        if (s[i] == 0 || s[i] >= 0x80)
+            return 0;
+        if (s[i] == '*' && i + 1 < len && s[i + 1] == '/') {
+            i++;
+            if (!pg || --depth == 0)
+                return i + 1;
+        } else if (pg && s[i] == '/' && i + 1 < len && s[i + 1] == '*') {
+            i++;
+            depth++;
+        }
+    }
+    return 0;
+}
+
+/* The end of a comment that starts at `at` in code, when the lexer would
+ * find nothing in it; 0 for anything else (no comment starts there). */
+size_t qg_comment_end(const unsigned char *s, size_t len, size_t at, size_t start, bool pg)
+{
+    bool opens = at + 1 < len && ((s[at] == '-' && s[at + 1] == '-') ||
+                                  (s[at] == '/' && s[at + 1] == '*'));
+    if (!opens && !(s[at] == '#' && !pg))
+        return 0;
+    size_t end = comment_text_end(s, len, at, pg);
+    return end && comment_is_quiet(s, len, at, start, end, pg) ? end : 0;
+}
+
+/* Quotes after a prefix that changes how backslashes read (where they
+ * escape: X'', B'', PG U&''; where they do not: PG E''), in a block at
+ * `pos` of the input s; only looked for in blocks with a backslash.  Where
+ * backslashes escape, a quote after a quote too: it may go on with a U&''
+ * string that began blocks before. */
+uint64_t qg_quotes_after_prefix(const unsigned char *s, size_t pos, uint64_t quotes, bool escapes)
+{
+    uint64_t found = 0;
+    for (; quotes; quotes &= quotes - 1) {
+        size_t at = pos + (size_t)__builtin_ctzll(quotes);
+        unsigned char before = at > 0 ? s[at - 1] : ' ';
+        if (escapes ? is_prefix(before) || before == '\'' : (before | 0x20) == 'e')
+            found |= quotes & -quotes;
+    }
+    return found;
+}
+
+/* MySQL: quotes after an introducer (_latin1'...', _utf8 '...'): the
+ * lexer checks such a string in the character set it names.  Any word
+ * that starts with an underscore counts here, and so does a quote after a
+ * quote: the string goes on after a doubled quote, and began before it,
+ * maybe blocks before. */
+uint64_t qg_introduced_quotes(const unsigned char *s, size_t pos, uint64_t quotes)
+{
+    uint64_t found = 0;
+    for (; quotes; quotes &= quotes - 1) {
+        size_t at = pos + (size_t)__builtin_ctzll(quotes);
+        if (at > 0 && s[at - 1] == '\'') {
+            found |= quotes & -quotes;
+            continue;
+        }
+        while (at > 0 && qg_is_space(s[at - 1]))
+            at--;
+        size_t word = at;
+        while (word > 0 && at - word < 64 && is_word_byte(s[word - 1]))
+            word--;
+        if (word < at && s[word] == '_')
+            found |= quotes & -quotes;
+    }
+    return found;
+}
