@@ -658,7 +658,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                                                m.high & ahead, m.quote, m.backslash, escapes,
                                                escaped & ahead, &chars))) {
                 escaped_quotes ^= parity_below(escaped_quote, at);
-                if ((escaped_quotes || (lx->escaped_quotes & 2)) && lx->findings)
+                unsigned kinds = escaped_quotes | (lx->escaped_quotes & 2);
+                if (kinds && lx->findings && qg_quote_after(s, len, pos + at, kinds))
                     lx->doubler_parts = true; /* as doubler_sees_literal in shim/lexer.c */
                 if (after >= len) {
                     lx->pos = len;
@@ -1350,8 +1351,9 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
         if (openers) {
             /* A quote doubler reads an escaped quote as a literal's end: a
              * comment after an odd number of them is inside its literal,
-             * and may hide the quote that leaves over (the lexer's and the
-             * checker's: doubler_sees_literal in shim/lexer.c). */
+             * and may hide the quote that leaves over where one follows
+             * (the lexer's and the checker's: doubler_sees_literal in
+             * shim/lexer.c). */
             uint64_t all_quotes = quote, before_comment = 0;
             size_t end = quick_comment(s, len, i, at, lanes, openers, &quote, open, ctx,
                                        &before_comment);
@@ -1359,7 +1361,8 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 return LANE_STOP;
             if (end != SIZE_MAX) {
                 escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote & before_comment);
-                if (escaped_quotes)
+                if (escaped_quotes &&
+                    qg_quote_after(s, len, i + (size_t)__builtin_popcountll(before_comment), 1))
                     return LANE_STOP;
                 *quote_parity ^= quote;
                 /* A comment that ends inside the span, with nothing after it

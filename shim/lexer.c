@@ -749,12 +749,14 @@ QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, 
 
 /* At a comment S reads in code: a quote doubler's reading is inside a
  * literal there when an odd number of quotes before were escaped by a
- * backslash, and the comment may hide the quote that leaves over, so the
- * checker compares the readings (docs/DETECTION.md). */
-static void doubler_sees_literal(qg_lexer *lx)
+ * backslash, and the comment may hide the quote that leaves over (one must
+ * follow, for the doubler's literal to end), so the checker compares the
+ * readings (docs/DETECTION.md). */
+static void doubler_sees_literal(qg_lexer *lx, size_t comment)
 {
     if (lx->escaped_quotes && lx->findings)
-        lx->doubler_parts = true;
+        lx->doubler_parts = lx->doubler_parts || qg_quote_after(lx->sql, lx->len, comment,
+                                                                lx->escaped_quotes);
 }
 
 bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
@@ -823,13 +825,13 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             tok->start = at;
             lx->pos++;
             scan_comment(lx, tok, false);
-            doubler_sees_literal(lx);
+            doubler_sees_literal(lx, tok->start);
             return true;
         } else if (c == '#') {
             tok->kind = QG_TOK_COMMENT;
             tok->start = at;
             scan_comment(lx, tok, false);
-            doubler_sees_literal(lx);
+            doubler_sees_literal(lx, tok->start);
             return true;
         } else if (c == '/' && next == '*') {
             size_t marker = pg ? 0 : mysql_executable_comment(lx);
@@ -841,7 +843,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             tok->kind = QG_TOK_COMMENT;
             tok->start = at;
             scan_comment(lx, tok, true);
-            doubler_sees_literal(lx);
+            doubler_sees_literal(lx, tok->start);
             return true;
         } else if (c == '*' && next == '/' && lx->exec_comment_depth) {
             lx->exec_comment_depth = 0;

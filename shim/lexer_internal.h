@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "quoteguard.h"
 
@@ -54,6 +55,15 @@ static inline bool qg_is_space(unsigned char c)
 static inline bool qg_is_space_or_control(unsigned char c)
 {
     return c <= 0x20 || c == 0x7f;
+}
+
+/* Whether a quote a quote doubler's literal may end at follows `from`:
+ * a single quote where `kinds` has bit 0 (an odd number of escaped ones
+ * before), a double quote where it has bit 1. */
+static inline bool qg_quote_after(const unsigned char *s, size_t len, size_t from, unsigned kinds)
+{
+    return ((kinds & 1) && memchr(s + from, '\'', len - from)) ||
+           ((kinds & 2) && memchr(s + from, '"', len - from));
 }
 
 /* Whether the server reads backslash escapes in plain strings. */

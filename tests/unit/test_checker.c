@@ -1323,9 +1323,9 @@ static void test_quick_scan_escapes_long(void)
            checks, wrong, differ);
 }
 
-/* A comment after an odd number of escaped quotes is inside a quote
- * doubler's literal: the quick scan (every build) leaves such a text to the
- * lexer, at every position of a 192- and 400-byte text, and the checker
+/* A comment after an odd number of escaped quotes, with a quote after it,
+ * is inside a quote doubler's literal, which may end there: the quick
+ * scan (every build) leaves such a text to the lexer, at every position of a 192- and 400-byte text, and the checker
  * blocks the doubler's injection there ('\'' OR 1=1 --'); after an even
  * number the text is settled. */
 static void test_quick_scan_doubler(void)
@@ -1339,7 +1339,7 @@ static void test_quick_scan_doubler(void)
         for (size_t at = 0; at + 40 < len; at++) {
             char text[400];
             memset(text, 'a', len);
-            memcpy(text + at, "'x\\'y' -- c\n", 12);  /* odd: the lexer's */
+            memcpy(text + at, "'x\\'y' -- '\n", 12);  /* odd, a quote after: the lexer's */
             char even[400];
             memcpy(even, text, len);
             memcpy(even + at, "'\\'\\'' -- c\n", 12); /* even: settled */
