@@ -298,29 +298,34 @@ typedef struct backslash_pairs {
 static backslash_pairs backslash_after_high(const qg_encoding *enc, const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql, *end = s + len;
+    /* p: where the walk over the server's characters got, at a boundary;
+     * last: the start of the character before it. */
+    const unsigned char *p = s, *last = s;
     backslash_pairs found = {false, false};
     for (const unsigned char *b = memchr(s, '\\', len); b; b = memchr(b + 1, '\\', (size_t)(end - b - 1))) {
-        if (b == s || b[-1] < 0x80)
+        /* Either escaper leaves a backslash before a backslash or quote
+         * that the server reads otherwise; elsewhere both read it alike. */
+        if (b == s || b[-1] < 0x80 || b + 1 >= end || (b[1] != '\\' && b[1] != '\''))
             continue;
-        /* Where the server's characters lie: no byte below 0x30 is part of
-         * a multibyte character in any encoding, so the server reads one
-         * on from the last of those.  Past a bound, both are assumed. */
-        const unsigned char *from = b - 1;
-        while (from > s && from[-1] >= 0x30 && b - from < 256)
-            from--;
-        if (from > s && from[-1] >= 0x30) {
-            found.foreign = found.trail = true;
-            break;
-        }
-        const unsigned char *p = from, *last = from;
-        while (p < b) {
-            size_t n = p[0] < 0x80 ? 1 : qg_encoding_char_len(enc, p, (size_t)(end - p));
-            last = p;
-            p += n ? n : 1;
+        if (b > p) {
+            /* No byte below 0x30 is part of a multibyte character in any
+             * encoding: the server's characters begin after the last one. */
+            const unsigned char *from = b - 1;
+            while (from > p && from[-1] >= 0x30)
+                from--;
+            if (from > p) {
+                p = from;
+                last = from - 1;
+            }
+            while (p < b) {
+                size_t n = p[0] < 0x80 ? 1 : qg_encoding_char_len(enc, p, (size_t)(end - p));
+                last = p;
+                p += n ? n : 1;
+            }
         }
         if (p == b && last[0] >= 0x80)
             found.foreign = true; /* the server's backslash, after a byte >= 0x80 */
-        else if (p > b && b + 1 < end && (b[1] == '\\' || b[1] == '\''))
+        else if (p > b)
             found.trail = true; /* a trail byte 0x5c before a backslash or quote */
     }
     return found;
