@@ -11,6 +11,9 @@
  */
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "hot.h"
 #include "lexer_internal.h"
@@ -295,6 +298,29 @@ typedef struct backslash_pairs {
                      escaper's reading escapes it, S's may not */
 } backslash_pairs;
 
+/* The first backslash at or after p (p > the text's start) whose byte
+ * before is 0x80 or more, or NULL: sixteen bytes at a time. */
+static const unsigned char *next_backslash_after_high(const unsigned char *p,
+                                                      const unsigned char *end)
+{
+#ifdef __SSE2__
+    const __m128i backslash = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        __m128i here = _mm_loadu_si128((const __m128i *)p);
+        __m128i before = _mm_loadu_si128((const __m128i *)(p - 1));
+        unsigned hits = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, backslash)) &
+                        (unsigned)_mm_movemask_epi8(before);
+        if (hits)
+            return p + __builtin_ctz(hits);
+        p += 16;
+    }
+#endif
+    for (; p < end; p++)
+        if (p[0] == '\\' && p[-1] >= 0x80)
+            return p;
+    return NULL;
+}
+
 static backslash_pairs backslash_after_high(const qg_encoding *enc, const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql, *end = s + len;
@@ -302,10 +328,13 @@ static backslash_pairs backslash_after_high(const qg_encoding *enc, const char *
      * last: the start of the character before it. */
     const unsigned char *p = s, *last = s;
     backslash_pairs found = {false, false};
-    for (const unsigned char *b = memchr(s, '\\', len); b; b = memchr(b + 1, '\\', (size_t)(end - b - 1))) {
+    if (len < 2)
+        return found;
+    for (const unsigned char *b = next_backslash_after_high(s + 1, end); b;
+         b = next_backslash_after_high(b + 1, end)) {
         /* Either escaper leaves a backslash before a backslash or quote
          * that the server reads otherwise; elsewhere both read it alike. */
-        if (b == s || b[-1] < 0x80 || b + 1 >= end || (b[1] != '\\' && b[1] != '\''))
+        if (b + 1 >= end || (b[1] != '\\' && b[1] != '\''))
             continue;
         if (b > p) {
             /* No byte below 0x30 is part of a multibyte character in any
@@ -347,37 +376,6 @@ QG_COLD static bool foreign_escaper_injects(const qg_context *ctx, const char *s
             return true;
     }
     return false;
-}
-
-/* Whether the bytes `first`, `second` follow one another in s[0, n)
- * (memchr: memmem is slower for two bytes). */
-static bool pair_after(const char *s, size_t n, char first, char second)
-{
-    for (const char *p = memchr(s, first, n); p && p + 1 < s + n;
-         p = memchr(p + 1, first, n - (size_t)(p + 1 - s)))
-        if (p[1] == second)
-            return true;
-    return false;
-}
-
-/* Whether a quote doubler's reading may part from S in a way pass 2 must
- * see: where S reads a backslash before a quote as an escape, the
- * doubler's literal ends at that quote, and only a comment can hide the
- * quote that leaves over; without one its reading stays out of step with
- * S and ends open, or finds a backslash in its code (docs/DETECTION.md).
- * The lexer then counts the escaped quotes before each comment. */
-static bool doubler_may_part(const qg_context *ctx, const char *sql, size_t len)
-{
-    const char *escaped = memchr(sql, '\\', len);
-    while (escaped && escaped + 1 < sql + len && escaped[1] != '\'' && escaped[1] != '"')
-        escaped = memchr(escaped + 1, '\\', len - (size_t)(escaped + 1 - sql));
-    if (!escaped || escaped + 1 >= sql + len)
-        return false;
-    if (qg_reference_forced())
-        return true;
-    size_t rest = len - (size_t)(escaped - sql);
-    return (ctx->dialect == QG_DIALECT_MYSQL && memchr(escaped, '#', rest)) ||
-           pair_after(escaped, rest, '-', '-') || pair_after(escaped, rest, '/', '*');
 }
 
 /* What pass 1 saw that calls for pass 2 (all of it where the reference
@@ -424,7 +422,7 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     qg_lexer lx;
     qg_token tok;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
-    lx.watch_escaped_quotes = doubler_may_part(ctx, sql, len);
+    lx.watch_escaped_quotes = true;
     for (;;) {
         qg_lexer_skip_quiet(&lx);
         if (lx.pos >= len || !qg_lexer_next(&lx, &tok))
