@@ -216,7 +216,7 @@ static void apply_allow(qg_settings *s, const origin *o, const char *value, prob
             continue;
         int shown = (int)(it.len > 40 ? 40 : it.len);
         if (it.len > 6 && memcmp(it.p, "shape:", 6) == 0) {
-            qg_allow_shape entry;
+            qg_allow_shape entry = {0}; /* the same bytes each time the text is read */
             if (!parse_allow_shape(&it, &entry)) {
                 report(p, "%s=\"%.200s\" (%s): \"%.*s\" is not shape:FINGERPRINT or "
                           "shape:FINGERPRINT@SITE",
