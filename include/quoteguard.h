@@ -229,8 +229,10 @@ typedef struct qg_lexer {
     bool ambiguous;            /* S: saw a byte N may read otherwise (a trail byte
                                   that is a quote or backslash, a backslash
                                   S takes literally) */
-    bool diverges;             /* S: N ends some literal elsewhere (looked for only
-                                  by a lexer with findings) */
+    bool diverges;             /* S: N ends some literal elsewhere, or (PG) an
+                                  invalid sequence that an escaper trusting lead
+                                  bytes reads on past (looked for only by a lexer
+                                  with findings) */
     bool watch_escaped_quotes; /* S: count quotes escaped by a backslash, where a
                                   quote doubler's reading ends a literal */
     unsigned escaped_quotes;   /* S: their parity, bit 0 for ', bit 1 for " */

@@ -265,7 +265,12 @@ static bool aware_escaper_injects(const qg_context *ctx, const qg_context *belie
     naive_variant variants[3] = {{believed, QG_READ_NAIVE},
                                  {believed, QG_READ_NAIVE_AWARE},
                                  {believed, QG_READ_NAIVE_TRUSTING}};
-    return escaper_injects(ctx, variants, believed == ctx ? 3 : 2, sql, len, where);
+    /* The lead-trusting reading is the attack an ill-formed sequence before
+     * a quote stands for: on MySQL it applies where those findings block
+     * (mysql_illformed_quote = log lets binary dumps through). */
+    bool trusting = believed == ctx && (ctx->dialect == QG_DIALECT_POSTGRES ||
+                                        ctx->action[QG_REASON_ILLFORMED_QUOTE] == QG_ACTION_BLOCK);
+    return escaper_injects(ctx, variants, trusting ? 3 : 2, sql, len, where);
 }
 
 /* The encodings whose characters may end in a byte 0x5c: an escaper that
@@ -423,19 +428,25 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     qg_token tok;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
     lx.watch_escaped_quotes = true;
+    bool open_at_end = false;
     for (;;) {
         qg_lexer_skip_quiet(&lx);
         if (lx.pos >= len || !qg_lexer_next(&lx, &tok))
             break;
-        if (tok.unterminated)
+        if (tok.unterminated) {
             record(res, ctx, QG_REASON_UNTERMINATED, tok.start, tok.start, tok.end);
+            open_at_end = true;
+        }
     }
 
     /* The reference compares the readings whenever N might read otherwise;
      * the lexer already knows whether it does, literal by literal, and
      * whether a quote doubler's reading may part from S. */
     bool everything = qg_reference_forced() && lx.ambiguous;
-    parting why = {lx.diverges || everything, lx.doubler_parts || everything,
+    /* A token S leaves open (where that is not blocked) may hold the
+     * quote that ends a quote doubler's literal, as a comment may. */
+    bool doubler = lx.doubler_parts || open_at_end;
+    parting why = {lx.diverges || everything, doubler || everything,
                    res->verdict == QG_VERDICT_LOG &&
                        ctx->action[QG_REASON_ILLFORMED_QUOTE] == QG_ACTION_BLOCK};
     if (res->verdict != QG_VERDICT_BLOCK)

@@ -295,9 +295,13 @@ consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, unsig
             pos += declared_length(enc, s + pos, len - pos);
         } else {
             if (n == 0 && check) {
-                if (is_pg(lx))
+                if (is_pg(lx)) {
                     add_finding(lx, QG_REASON_INVALID_SEQUENCE, pos, span_start, span_end);
-                else
+                    /* An escaper that trusts the lead byte reads on past
+                     * the bytes it declares: the checker compares the
+                     * readings even where the finding is not acted on. */
+                    lx->diverges = lx->diverges || lx->findings;
+                } else
                     add_finding(lx, illformed_reason(enc, s, pos, len), pos, span_start, span_end);
             }
             pos++;
@@ -747,17 +751,21 @@ QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, 
     lx->findings = findings;
 }
 
-/* At a comment S reads in code: a quote doubler's reading is inside a
- * literal there when an odd number of quotes before were escaped by a
- * backslash, and the comment may hide the quote that leaves over (one must
- * follow, for the doubler's literal to end), so the checker compares the
- * readings (docs/DETECTION.md). */
-static void doubler_sees_literal(qg_lexer *lx, size_t comment)
+/* At a token S reads as no literal of the quote `kinds` (bit 0: single,
+ * bit 1: double) stand for: a quote doubler's reading is inside such a
+ * literal there when an odd number of its quotes before were escaped by a
+ * backslash, and the token (a comment, a dollar quote, a quoted identifier,
+ * a string of the other quote) may hide the quote that leaves over (one
+ * must follow, for the doubler's literal to end), so the checker compares
+ * the readings (docs/DETECTION.md). */
+static void doubler_sees_literal(qg_lexer *lx, size_t token, unsigned kinds)
 {
-    if (lx->escaped_quotes && lx->findings)
-        lx->doubler_parts = lx->doubler_parts || qg_quote_after(lx->sql, lx->len, comment,
-                                                                lx->escaped_quotes);
+    unsigned open = lx->escaped_quotes & kinds;
+    if (open && lx->findings)
+        lx->doubler_parts = lx->doubler_parts || qg_quote_after(lx->sql, lx->len, token, open);
 }
+
+enum { DOUBLER_SINGLE = 1u, DOUBLER_DOUBLE = 2u, DOUBLER_BOTH = 3u };
 
 bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
 {
@@ -784,6 +792,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             add_finding(lx, QG_REASON_NUL_BYTE, at, at, at);
             lx->pos++;
         } else if (c == '\'') {
+            doubler_sees_literal(lx, at, DOUBLER_DOUBLE);
             lex_string(lx, tok);
             return true;
         } else if (c == '"') {
@@ -796,6 +805,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
                 tok->form = QG_FORM_UNICODE;
                 tok->start = at - 2;
             }
+            doubler_sees_literal(lx, at, ident ? DOUBLER_BOTH : DOUBLER_SINGLE);
             if (ident) {
                 scan_quoted(lx, tok, '"', RULES_DOUBLING, true);
                 return true;
@@ -806,6 +816,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
                         RULES_BACKSLASH, true);
             return true;
         } else if (c == '`') {
+            doubler_sees_literal(lx, at, DOUBLER_BOTH);
             tok->kind = QG_TOK_IDENT;
             tok->start = at;
             scan_quoted(lx, tok, '`', RULES_DOUBLING, true);
@@ -816,6 +827,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
                 lx->pos++;
                 continue;
             }
+            doubler_sees_literal(lx, at, DOUBLER_BOTH);
             tok->kind = QG_TOK_DOLLAR;
             tok->start = at;
             scan_dollar(lx, tok, delim);
@@ -825,13 +837,13 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             tok->start = at;
             lx->pos++;
             scan_comment(lx, tok, false);
-            doubler_sees_literal(lx, tok->start);
+            doubler_sees_literal(lx, tok->start, DOUBLER_BOTH);
             return true;
         } else if (c == '#') {
             tok->kind = QG_TOK_COMMENT;
             tok->start = at;
             scan_comment(lx, tok, false);
-            doubler_sees_literal(lx, tok->start);
+            doubler_sees_literal(lx, tok->start, DOUBLER_BOTH);
             return true;
         } else if (c == '/' && next == '*') {
             size_t marker = pg ? 0 : mysql_executable_comment(lx);
@@ -843,7 +855,7 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             tok->kind = QG_TOK_COMMENT;
             tok->start = at;
             scan_comment(lx, tok, true);
-            doubler_sees_literal(lx, tok->start);
+            doubler_sees_literal(lx, tok->start, DOUBLER_BOTH);
             return true;
         } else if (c == '*' && next == '/' && lx->exec_comment_depth) {
             lx->exec_comment_depth = 0;
