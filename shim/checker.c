@@ -422,12 +422,15 @@ static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t
 /* The lexer's reading of a text the quick scan did not settle: out of
  * line, so that a settled query does not set up its frame. */
 static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context *ctx, const char *sql,
-                                                        size_t len, qg_result *res)
+                                                        size_t len, bool every_byte,
+                                                        qg_result *res)
 {
     qg_lexer lx;
     qg_token tok;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
     lx.watch_escaped_quotes = true;
+    if (every_byte)
+        lx.quiet_from = SIZE_MAX; /* the block skip does not look */
     bool open_at_end = false;
     for (;;) {
         qg_lexer_skip_quiet(&lx);
@@ -496,12 +499,17 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * what costs is code and data the caches have lost; in a long text, the
      * lexer's work per byte.  One that stops late (a dollar quote deep in
      * a script) is read twice (make bench: the regression corpora). */
-    if (!qg_reference_forced() && qg_only_plain_strings(ctx, sql, len))
+    /* PG with backslash escapes in plain strings: a dollar sign past a
+     * quote escaped by a backslash is for the lexer to see, byte by byte
+     * (a quote doubler may read a dollar quote there). */
+    bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
+                      qg_dollar_after_escaped_quote((const unsigned char *)sql, 0, len);
+    if (!qg_reference_forced() && !every_byte && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
     if (!result) {
         scratch.verdict = QG_VERDICT_CLEAN;
         scratch.count = 0;
-        return check_lexed(ctx, sql, len, &scratch);
+        return check_lexed(ctx, sql, len, every_byte, &scratch);
     }
-    return check_lexed(ctx, sql, len, result);
+    return check_lexed(ctx, sql, len, every_byte, result);
 }

@@ -57,6 +57,19 @@ static inline bool qg_is_space_or_control(unsigned char c)
     return c <= 0x20 || c == 0x7f;
 }
 
+/* Whether s[from, to) holds a quote escaped by a backslash with a dollar
+ * sign after it: a quote doubler reads code past that quote, where the
+ * dollar sign may open a dollar quote that hides the server's closing
+ * quote. */
+static inline bool qg_dollar_after_escaped_quote(const unsigned char *s, size_t from, size_t to)
+{
+    const unsigned char *dollar = memrchr(s + from, '$', to - from);
+    for (const unsigned char *p = s + from; dollar && p + 1 < dollar; p++)
+        if (p[0] == '\\' && p[1] == '\'')
+            return true;
+    return false;
+}
+
 /* Whether a quote a quote doubler's literal may end at follows `from`:
  * a single quote where `kinds` has bit 0 (an odd number of escaped ones
  * before), a double quote where it has bit 1. */

@@ -862,6 +862,15 @@ static void test_fuzzer_finds(void)
         {QG_DIALECT_POSTGRES, "WIN1254", QG_STD_STRINGS,
          "SELECT('C:\\dir\\', E'a\\'b', $q$x'y$q$, Un */ */",
          "a dollar quote after an odd number of escaped quotes may hide a quote doubler's end", 0, 0},
+        {QG_DIALECT_POSTGRES, "LATIN1", 0,
+         "SELECT 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, '"
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+         "\\'$q$'y$q$'x' FROM t",
+         "a dollar sign past a quote escaped in a plain string may open a quote doubler's "
+         "dollar quote (scs off, past the vector scans' first blocks)", 0, 0},
+        {QG_DIALECT_POSTGRES, "ISO_8859_5", QG_STD_STRINGS, "8 E'\\'$q$'y$q$'\\'",
+         "a dollar sign past a quote escaped in an E'' string may open a quote doubler's "
+         "dollar quote", 0, 0},
         {QG_DIALECT_POSTGRES, "BIG5", QG_STD_STRINGS, "'\\\xad'j'",
          "an invalid sequence not acted on still calls for the lead-trusting reading",
          1u << QG_REASON_INVALID_SEQUENCE | 1u << QG_REASON_UNTERMINATED, 0},
