@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "front_wire_fd.h"
+#include "real.h"
 #include "hot.h"
 #include "wire_stream.h"
 
@@ -21,22 +22,11 @@
 
 /* ------------------------------------------------------- real functions */
 
-/* libc's entry `name`, resolved once into *slot. */
-static void *resolve_next(void **slot, const char *name)
-{
-    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        fn = dlsym(RTLD_NEXT, name);
-        __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
-    }
-    return fn;
-}
-
 #define NEXT(name)                                                                        \
     static __typeof__(&(name)) next_##name(void)                                            \
     {                                                                                     \
         static void *slot;                                                                \
-        return (__typeof__(&(name)))resolve_next(&slot, #name);                             \
+        return (__typeof__(&(name)))qg_real_next(&slot, #name);                             \
     }
 
 NEXT(socket)

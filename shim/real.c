@@ -15,26 +15,26 @@ void qg_real_invalidate(void)
     __atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
 }
 
+void *qg_real_next(void **slot, const char *name)
+{
+    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        fn = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+    }
+    return fn;
+}
+
 qg_dlopen_fn qg_real_dlopen(void)
 {
-    static qg_dlopen_fn fn;
-    qg_dlopen_fn found = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-    if (!found) {
-        found = (qg_dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
-        __atomic_store_n(&fn, found, __ATOMIC_RELEASE);
-    }
-    return found;
+    static void *slot;
+    return (qg_dlopen_fn)qg_real_next(&slot, "dlopen");
 }
 
 qg_dlclose_fn qg_real_dlclose(void)
 {
-    static qg_dlclose_fn fn;
-    qg_dlclose_fn found = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-    if (!found) {
-        found = (qg_dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
-        __atomic_store_n(&fn, found, __ATOMIC_RELEASE);
-    }
-    return found;
+    static void *slot;
+    return (qg_dlclose_fn)qg_real_next(&slot, "dlclose");
 }
 
 QG_HOT void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *sonames)

@@ -17,6 +17,11 @@ void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *s
 /* Called when the program dlclose()s a library: every slot resolves again. */
 void qg_real_invalidate(void);
 
+/* The next definition of `name` after the shim (dlsym(RTLD_NEXT)),
+ * resolved once into *slot: for the C library's entries, which are never
+ * unloaded. */
+void *qg_real_next(void **slot, const char *name);
+
 /* The C library's dlopen and dlclose, found past the shim's own
  * (front_dlopen.c): what the shim calls for itself.  NULL when missing. */
 typedef void *(*qg_dlopen_fn)(const char *, int);
