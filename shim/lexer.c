@@ -256,6 +256,24 @@ static qg_reason illformed_reason(const qg_encoding *enc, const unsigned char *s
     return QG_REASON_ILLFORMED;
 }
 
+/* MySQL reads the bytes of b'' and x'' alone and leaves them unchecked (the
+ * server rejects what is not a digit), but a reader that trusts a lead
+ * byte there may run past the closing quote: the readings are compared. */
+static bool bare_body_hides_quote(const qg_lexer *lx, size_t from, size_t to)
+{
+    const qg_encoding *enc = lx->ctx->encoding;
+    for (size_t at = from; at < to; at++) {
+        if (lx->sql[at] < 0x80)
+            continue;
+        size_t n = encoding_char_len(enc, lx->sql + at, lx->len - at);
+        if (n == 0 && illformed_reason(enc, lx->sql, at, lx->len) == QG_REASON_ILLFORMED_QUOTE)
+            return true;
+        if (n > 1)
+            at += n - 1;
+    }
+    return false;
+}
+
 /* ASCII bytes read one by one before handing back to the vector scan. */
 #define MIXED_ASCII_RUN 16
 
@@ -721,6 +739,8 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
     }
     if (tok->form == QG_FORM_BIT || tok->form == QG_FORM_HEX) {
         scan_string(lx, tok, '\'', RULES_BARE, RULES_BARE, is_pg(lx)); /* PG converts them too */
+        if (!is_pg(lx) && lx->findings && bare_body_hides_quote(lx, q + 1, tok->end))
+            lx->diverges = true;
         return;
     }
     const qg_encoding *introduced = is_pg(lx) ? NULL : mysql_introducer(lx, q);

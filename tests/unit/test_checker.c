@@ -880,6 +880,10 @@ static void test_fuzzer_finds(void)
         {QG_DIALECT_POSTGRES, "BIG5", 0, "'\xe4\\1\\'' \f'",
          "a string left open may hold the quote that ends a quote doubler's literal", 0,
          1u << QG_REASON_UNTERMINATED},
+        {QG_DIALECT_MYSQL, "big5", QG_STD_STRINGS | QG_NO_BACKSLASH_ESCAPES,
+         "'\\0'b'\xd7'\x01" "b'\xd7'",
+         "an ill-formed lead before the quote that ends a b'' literal calls for the "
+         "lead-trusting reading", 0, 0},
     };
     for (size_t i = 0; i < sizeof finds / sizeof finds[0]; i++) {
         qg_context ctx;
