@@ -57,12 +57,12 @@ static void register_atfork(void)
     pthread_atfork(lock_open, unlock_open, child_after_fork);
 }
 
-QG_COLD static void give_up(const qg_settings *s, const char *path, int err)
+QG_COLD static void give_up(const qg_settings *s, const char *path, const char *why)
 {
     failed = true;
-    char detail[QG_PATH_MAX + 128];
+    char detail[QG_PATH_MAX + 256];
     snprintf(detail, sizeof detail, "cannot keep counters in %s: %s; queries are not counted",
-             path, strerrordesc_np(err));
+             path, why);
     qg_log_write_event(s, "warning", "counters_error", detail);
 }
 
@@ -83,9 +83,10 @@ QG_COLD static counters_file *open_counters(const qg_settings *s)
     snprintf(path, sizeof path, "%s/%s.%ld", s->counters_dir, s->program, (long)pid);
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     struct stat st;
-    int err = errno;
+    char why[128];
+    snprintf(why, sizeof why, "%s", strerrordesc_np(errno));
     if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid() || !S_ISREG(st.st_mode))) {
-        err = EPERM;
+        snprintf(why, sizeof why, "%s", strerrordesc_np(EPERM));
         close(fd);
         fd = -1;
     }
@@ -99,15 +100,20 @@ QG_COLD static counters_file *open_counters(const qg_settings *s)
     for (int r = 0; r < QG_REASON_COUNT; r++)
         snprintf(head.names[r], NAME_SIZE, "%s", qg_reason_name((qg_reason)r));
     snprintf(head.names[ROW_UNKNOWN_SHAPE], NAME_SIZE, "unknown_shape");
-    /* A file left by an earlier process of the same pid starts again. */
-    if (fd >= 0 && (ftruncate(fd, 0) != 0 || pwrite(fd, &head, sizeof head, 0) != sizeof head)) {
-        err = errno;
+    /* A file left by an earlier process of the same pid starts again,
+     * written as the log writes (ulimit -f never raises SIGXFSZ). */
+    if (fd >= 0 && ftruncate(fd, 0) != 0) {
+        snprintf(why, sizeof why, "%s", strerrordesc_np(errno));
+        close(fd);
+        fd = -1;
+    }
+    if (fd >= 0 && !qg_log_write_whole(fd, &head, sizeof head, why, sizeof why)) {
         close(fd);
         fd = -1;
     }
     if (fd >= 0) {
         void *m = mmap(NULL, sizeof head, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        err = errno;
+        snprintf(why, sizeof why, "%s", strerrordesc_np(errno));
         close(fd);
         if (m != MAP_FAILED)
             c = m;
@@ -115,7 +121,7 @@ QG_COLD static counters_file *open_counters(const qg_settings *s)
     if (c)
         __atomic_store_n(&mapped, c, __ATOMIC_RELEASE);
     else
-        give_up(s, path, err);
+        give_up(s, path, why);
     pthread_mutex_unlock(&open_lock);
     return c;
 }

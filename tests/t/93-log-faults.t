@@ -145,6 +145,21 @@ for mode in enforce audit; do
         tap_diag "$(cat "$TMP/fsize-$mode.err")"
 done
 
+# ---------------------------------------- counters under ulimit -f 0
+# The counters file cannot take a byte: counting stops and says so once;
+# the program is not killed.  stderr is the pipe stdout is (a file could
+# not take the line either).
+for mode in enforce audit; do
+    mkdir "$TMP/counters-$mode"
+    out=$( (ulimit -f 0; QUOTEGUARD_VERBOSE=0 QUOTEGUARD_COUNTERS_DIR="$TMP/counters-$mode" \
+        pg_attack $mode stderr; echo "EXIT: $?") 2>&1)
+    ok "counters under ulimit -f 0, $mode: the program is not killed" \
+        [ "$(grep -a '^EXIT: ' <<<"$out")" = "EXIT: 0" ] || tap_diag "$out"
+    pg_right "$out" $mode "counters under ulimit -f 0"
+    ok "counters under ulimit -f 0, $mode: one line says counting stopped and why" \
+        [ "$(grep -ac '"counters_error".*file size limit' <<<"$out")" = 1 ] || tap_diag "$out"
+done
+
 # --------------------------------------------------------- /dev/full
 for mode in enforce audit; do
     out=$(QUOTEGUARD_VERBOSE=0 pg_attack $mode /dev/full 2>"$TMP/devfull-$mode.err")
