@@ -10,7 +10,7 @@ LDLIBS_SHIM = -ldl -lpthread
 
 # Pure logic (no client library): the checker, usable without the shim.
 CORE_SRC  = shim/encodings.c shim/lexer.c shim/vectors.c shim/block_skip.c shim/block_scalar.c \
-            shim/checker.c shim/rewriter.c
+            shim/checker.c shim/rewriter.c shim/sql_words.c
 # Everything the preloaded library is made of.
 SHIM_SRC  = $(wildcard shim/*.c)
 # The shim minus the interposing fronts: what unit tests link.

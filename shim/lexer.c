@@ -18,6 +18,7 @@
 #include "hot.h"
 #include "lexer_internal.h"
 #include "quoteguard.h"
+#include "sql_words.h"
 
 /* Bytes that can end a run of plain bytes, per state (bit per state). */
 enum {
@@ -70,8 +71,7 @@ static bool reads_multibyte(const qg_lexer *lx)
 
 static bool is_ident_cont(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c >= 0x80;
+    return qg_char_in(c, QG_WORD_CONT);
 }
 
 static bool is_digit(unsigned char c)
@@ -638,26 +638,6 @@ static void scan_comment(qg_lexer *lx, qg_token *tok, bool block)
     tok->end = lx->pos;
 }
 
-/* MySQL executable comments — slash-star-bang, optionally followed by a
- * 5- or 6-digit version, or MariaDB's slash-star-M-bang: the body is SQL.
- * Returns the length of the opening marker, or 0 for an ordinary comment. */
-static size_t mysql_executable_comment(const qg_lexer *lx)
-{
-    const unsigned char *s = lx->sql;
-    size_t p = lx->pos + 2;
-    if (p < lx->len && s[p] == 'M' && p + 1 < lx->len && s[p + 1] == '!')
-        p++;
-    if (p >= lx->len || s[p] != '!')
-        return 0;
-    p++;
-    size_t digits = 0;
-    while (p + digits < lx->len && digits < 6 && is_digit(s[p + digits]))
-        digits++;
-    if (digits == 5 || digits == 6)
-        p += digits;
-    return p - lx->pos;
-}
-
 static bool is_mysql_dash_comment(const qg_lexer *lx)
 {
     size_t p = lx->pos + 2;
@@ -872,8 +852,9 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
             doubler_sees_literal(lx, tok->start, DOUBLER_BOTH);
             return true;
         } else if (c == '/' && next == '*') {
-            size_t marker = pg ? 0 : mysql_executable_comment(lx);
-            if (marker) {
+            qg_exec_comment ec;
+            size_t marker = pg ? 0 : qg_my_exec_comment(s, at, lx->len, &ec);
+            if (marker) { /* whether it runs is the server's version's say: read as SQL */
                 lx->exec_comment_depth = 1;
                 lx->pos += marker;
                 continue;

@@ -17,6 +17,7 @@
 
 #include "ascii.h"
 #include "quoteguard.h"
+#include "sql_words.h"
 
 /* ------------------------------------------------ reading SET statements */
 
@@ -30,9 +31,10 @@ typedef struct item {
 
 /* Walks one statement as the server reads it: the checker's lexer finds
  * literals, identifiers and comments; the code between them is split into
- * words and punctuation here. */
+ * words (sql_words.h) and punctuation. */
 typedef struct cursor {
     qg_lexer lx;
+    const qg_encoding *multibyte; /* the encoding when it has multibyte characters */
     const char *sql;
     size_t len;
     size_t pos;
@@ -44,41 +46,18 @@ typedef struct cursor {
     bool done;
 } cursor;
 
-static bool is_word_byte(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c == '@' || c == '.' || c >= 0x80;
-}
+/* Besides a word's bytes, those of a variable's name (@@global.sql_mode). */
+#define VARIABLE_BYTES (QG_CC(QG_CC_AT) | QG_CC(QG_CC_DOT))
 
 static void cursor_init(cursor *c, const qg_context *ctx, const char *sql, size_t len)
 {
     memset(c, 0, sizeof *c);
     qg_lexer_init(&c->lx, ctx, sql, len, QG_READ_SERVER, NULL);
+    c->multibyte = qg_encoding_is_single_byte(ctx->encoding) ? NULL : ctx->encoding;
     c->sql = sql;
     c->len = len;
     c->have_tok = qg_lexer_next(&c->lx, &c->tok);
     c->end = len;
-}
-
-/* An executable-comment marker at p: its length, and whether MariaDB surely
- * runs the body (no version, or a 5-digit one below 50700); 0 when none. */
-static size_t exec_comment_marker(const char *s, size_t len, size_t p, bool *certain)
-{
-    size_t q = p + 2;
-    if (q < len && s[q] == 'M')
-        q++;
-    if (q >= len || s[q] != '!')
-        return 0;
-    q++;
-    size_t digits = 0;
-    while (q + digits < len && digits < 6 && s[q + digits] >= '0' && s[q + digits] <= '9')
-        digits++;
-    if (digits == 5 || digits == 6) {
-        *certain = s[p + 2] != 'M' && digits == 5 && strncmp(s + q, "50700", 5) < 0;
-        return q + digits - p;
-    }
-    *certain = true;
-    return q - p;
 }
 
 static void cursor_next(cursor *c, item *it)
@@ -99,7 +78,7 @@ static void cursor_next(cursor *c, item *it)
         }
         size_t limit = c->have_tok ? c->tok.start : c->len;
         const char *s = c->sql;
-        while (c->pos < limit && (unsigned char)s[c->pos] <= ' ')
+        while (c->pos < limit && qg_char_class[(unsigned char)s[c->pos]] == QG_CC_SPACE)
             c->pos++;
         if (c->pos >= limit) {
             if (!c->have_tok) {
@@ -109,23 +88,22 @@ static void cursor_next(cursor *c, item *it)
             continue;
         }
         size_t p = c->pos;
-        bool certain;
+        const unsigned char *u = (const unsigned char *)s;
+        qg_exec_comment ec;
         size_t marker;
         if (s[p] == ';') {
             c->done = true;
             c->end = p + 1;
         } else if (s[p] == '/' && p + 1 < limit && s[p + 1] == '*' &&
-                   (marker = exec_comment_marker(s, limit, p, &certain)) != 0) {
+                   (marker = qg_my_exec_comment(u, p, limit, &ec)) != 0) {
             c->in_exec_comment = true;
-            c->saw_uncertain |= !certain;
+            c->saw_uncertain |= !qg_my_exec_comment_always_runs(&ec);
             c->pos = p + marker;
         } else if (s[p] == '*' && p + 1 < limit && s[p + 1] == '/' && c->in_exec_comment) {
             c->in_exec_comment = false;
             c->pos = p + 2;
-        } else if (is_word_byte((unsigned char)s[p])) {
-            size_t q = p;
-            while (q < limit && is_word_byte((unsigned char)s[q]))
-                q++;
+        } else if (qg_char_in(u[p], QG_WORD_CONT | VARIABLE_BYTES)) {
+            size_t q = qg_word_end(c->multibyte, u, p, limit, VARIABLE_BYTES);
             it->kind = IT_WORD;
             it->start = p;
             it->end = q;

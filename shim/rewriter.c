@@ -39,46 +39,33 @@
 #include "encoding_tables.h"
 #include "lexer_internal.h"
 #include "rewriter.h"
+#include "sql_words.h"
 
 /* ------------------------------------------------------------- characters */
 
-/* What each byte can be in code, one lookup instead of a chain of
- * compares per byte of every token. */
-enum { B_SPACE = 1, B_IDENT_START = 2, B_IDENT_CONT = 4, B_DIGIT = 8, B_OP = 16 };
-static const unsigned char byte_kinds[256] = {
-    [' '] = B_SPACE, ['\t'] = B_SPACE, ['\n'] = B_SPACE, ['\r'] = B_SPACE, ['\f'] = B_SPACE,
-    ['\v'] = B_SPACE,
-    ['a' ... 'z'] = B_IDENT_START | B_IDENT_CONT, ['A' ... 'Z'] = B_IDENT_START | B_IDENT_CONT,
-    ['_'] = B_IDENT_START | B_IDENT_CONT, [0x80 ... 0xff] = B_IDENT_START | B_IDENT_CONT,
-    ['0' ... '9'] = B_DIGIT | B_IDENT_CONT, ['$'] = B_IDENT_CONT,
-    ['~'] = B_OP, ['!'] = B_OP, ['@'] = B_OP, ['#'] = B_OP, ['^'] = B_OP, ['&'] = B_OP,
-    ['|'] = B_OP, ['`'] = B_OP, ['?'] = B_OP, ['+'] = B_OP, ['-'] = B_OP, ['*'] = B_OP,
-    ['/'] = B_OP, ['%'] = B_OP, ['<'] = B_OP, ['>'] = B_OP, ['='] = B_OP,
-};
-
 static bool is_space(unsigned char c)
 {
-    return byte_kinds[c] & B_SPACE;
+    return qg_char_class[c] == QG_CC_SPACE;
 }
 
 static bool is_digit(unsigned char c)
 {
-    return byte_kinds[c] & B_DIGIT;
+    return qg_char_class[c] == QG_CC_DIGIT;
 }
 
 static bool is_ident_start(unsigned char c)
 {
-    return byte_kinds[c] & B_IDENT_START;
+    return qg_char_in(c, QG_WORD_START);
 }
 
 static bool is_ident_cont(unsigned char c)
 {
-    return byte_kinds[c] & B_IDENT_CONT;
+    return qg_char_in(c, QG_WORD_CONT);
 }
 
 static bool is_op_char(unsigned char c)
 {
-    return byte_kinds[c] & B_OP;
+    return qg_char_in(c, QG_PG_OPERATOR);
 }
 
 /* Bytes of the character at p (a bad sequence counts as one byte). */
@@ -234,8 +221,7 @@ static void code_token(tok_stream *ts, size_t limit, sql_tok *t)
     t->start = p;
     if (is_ident_start(c)) {
         t->kind = T_WORD;
-        while (p < limit && is_ident_cont(s[p]))
-            p += char_bytes(ts->ctx->encoding, s + p, limit - p);
+        p = qg_word_end(ts->ctx->encoding, s, p, limit, 0);
     } else if (is_digit(c) || (c == '.' && p + 1 < limit && is_digit(s[p + 1]))) {
         t->kind = T_NUMBER;
         while (p < limit && (is_ident_cont(s[p]) || s[p] == '.')) {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "encoding_tables.h"
+#include "sql_words.h"
 
 #define END_PRIME 0x100000001b3ULL
 #define SEED_POSTGRES 0xcbf29ce484222325ULL
@@ -28,34 +28,6 @@ typedef enum tclass {
     T_ELEMENT,  /* a list element folded into its list */
     T_SEPARATOR /* between two kept list elements */
 } tclass;
-
-/* Byte classes of the code between structural tokens. */
-enum {
-    C_OTHER = 0,
-    C_WORD,  /* starts a word: letters, '_', bytes >= 0x80 */
-    C_DIGIT,
-    C_DOLLAR,
-    C_SPACE,
-    C_OP,
-    C_QUESTION,
-    C_DOT
-};
-
-static const unsigned char byte_class[256] = {
-    [' '] = C_SPACE, ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\r'] = C_SPACE, ['\f'] = C_SPACE,
-    ['\v'] = C_SPACE,
-    ['0' ... '9'] = C_DIGIT,
-    ['+'] = C_OP, ['-'] = C_OP, ['*'] = C_OP, ['/'] = C_OP, ['<'] = C_OP, ['>'] = C_OP,
-    ['='] = C_OP, ['~'] = C_OP, ['!'] = C_OP, ['@'] = C_OP, ['#'] = C_OP, ['%'] = C_OP,
-    ['^'] = C_OP, ['&'] = C_OP, ['|'] = C_OP, ['`'] = C_OP,
-    ['$'] = C_DOLLAR, ['?'] = C_QUESTION, ['.'] = C_DOT,
-    ['_'] = C_WORD, ['A' ... 'Z'] = C_WORD, ['a' ... 'z'] = C_WORD, [0x80 ... 0xff] = C_WORD,
-};
-
-/* ASCII bytes that continue a word (high bytes are handled apart). */
-static const unsigned char ascii_word_cont[256] = {
-    ['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1, ['_'] = 1, ['$'] = 1,
-};
 
 static unsigned char fold(unsigned char c)
 {
@@ -475,11 +447,16 @@ static bool sign_starts_value(const shaper *sh)
     }
 }
 
+static bool is_digit(unsigned char c)
+{
+    return qg_char_class[c] == QG_CC_DIGIT;
+}
+
 static bool number_follows(const unsigned char *s, size_t at, size_t end)
 {
-    if (at < end && byte_class[s[at]] == C_DIGIT)
+    if (at < end && is_digit(s[at]))
         return true;
-    return at + 1 < end && s[at] == '.' && byte_class[s[at + 1]] == C_DIGIT;
+    return at + 1 < end && s[at] == '.' && is_digit(s[at + 1]);
 }
 
 /* End of a number starting at p: digits, 0x / 0b forms, fraction, exponent
@@ -489,8 +466,7 @@ static size_t number_end(const unsigned char *s, size_t p, size_t end)
     bool hex = p + 1 < end && s[p] == '0' && (s[p + 1] | 0x20) == 'x';
     while (p < end) {
         unsigned char c = s[p];
-        unsigned char k = byte_class[c];
-        bool more = k == C_DIGIT || (k == C_WORD && c < 0x80) || c == '.' ||
+        bool more = qg_char_in(c, QG_CC(QG_CC_DIGIT) | QG_CC(QG_CC_LETTER)) || c == '.' ||
                     ((c == '+' || c == '-') && !hex && (s[p - 1] | 0x20) == 'e');
         if (!more)
             break;
@@ -499,53 +475,32 @@ static size_t number_end(const unsigned char *s, size_t p, size_t end)
     return p;
 }
 
-/* MySQL: length of an executable-comment opening marker at p, or 0 (as the
- * lexer reads it: slash-star-bang or slash-star-M-bang, 5 or 6 version digits). */
-static size_t exec_marker(const unsigned char *s, size_t p, size_t end)
-{
-    size_t q = p + 2;
-    if (q + 1 < end && s[q] == 'M' && s[q + 1] == '!')
-        q++;
-    if (q >= end || s[q] != '!')
-        return 0;
-    q++;
-    size_t digits = 0;
-    while (q + digits < end && digits < 6 && byte_class[s[q + digits]] == C_DIGIT)
-        digits++;
-    if (digits == 5 || digits == 6)
-        q += digits;
-    return q - p;
-}
-
 /* Splits plain code s[p, end) into tokens. */
 static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
 {
+    /* What continues an operator run: in PG also '?' (jsonb's ?| ?&) and '$'. */
+    const unsigned op_run = sh->mysql ? QG_CC(QG_CC_OPERATOR) | QG_CC(QG_CC_AT)
+                                      : QG_PG_OPERATOR | QG_CC(QG_CC_DOLLAR);
+    const qg_encoding *word_enc = sh->multibyte ? sh->ctx->encoding : NULL;
     while (p < end) {
         unsigned char c = s[p];
         size_t start = p;
-        switch (byte_class[c]) {
-        case C_SPACE:
+        switch (qg_char_class[c]) {
+        case QG_CC_SPACE:
             p++;
             continue;
-        case C_WORD: {
-            for (;;) {
-                while (p < end && ascii_word_cont[s[p]])
-                    p++;
-                if (p >= end || s[p] < 0x80)
-                    break;
-                /* A multibyte character is one letter, whatever its trail bytes. */
-                size_t n = sh->multibyte ? encoding_char_len(sh->ctx->encoding, s + p, end - p) : 1;
-                p += n ? n : 1;
-            }
+        case QG_CC_LETTER:
+        case QG_CC_HIGH: {
+            p = qg_word_end(word_enc, s, p, end, 0);
             keyword kw = keyword_of(s + start, p - start);
             token(sh, kw == KW_LITERAL ? T_VALUE : T_WORD, s + start, p - start, kw);
             continue;
         }
-        case C_DIGIT:
+        case QG_CC_DIGIT:
             p = number_end(s, p, end);
             token(sh, T_VALUE, s + start, p - start, KW_NONE);
             continue;
-        case C_DOT:
+        case QG_CC_DOT:
             if (number_follows(s, p, end)) {
                 p = number_end(s, p, end);
                 token(sh, T_VALUE, s + start, p - start, KW_NONE);
@@ -554,25 +509,27 @@ static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
                 p++;
             }
             continue;
-        case C_DOLLAR:
-            if (!sh->mysql && p + 1 < end && byte_class[s[p + 1]] == C_DIGIT) {
+        case QG_CC_DOLLAR:
+            if (!sh->mysql && p + 1 < end && is_digit(s[p + 1])) {
                 p++;
-                while (p < end && byte_class[s[p]] == C_DIGIT)
+                while (p < end && is_digit(s[p]))
                     p++;
                 token(sh, T_VALUE, s + start, p - start, KW_NONE);
                 continue;
             }
             break; /* a lone '$' (MySQL: in a word it was taken already) */
-        case C_QUESTION:
+        case QG_CC_QUESTION:
             if (sh->mysql) {
                 token(sh, T_VALUE, s + p, 1, KW_NONE);
                 p++;
                 continue;
             }
             break; /* PG: jsonb operators ? ?| ?& */
-        case C_OP:
+        case QG_CC_OPERATOR:
+        case QG_CC_AT:
             if (sh->mysql && c == '/' && p + 1 < end && s[p + 1] == '*') {
-                size_t marker = exec_marker(s, p, end);
+                qg_exec_comment ec;
+                size_t marker = qg_my_exec_comment(s, p, end, &ec);
                 if (marker) {
                     sh->exec_comment = true;
                     p += marker;
@@ -599,9 +556,8 @@ static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
          * ("=-1" is '=' then -1). */
         p++;
         while (p < end) {
-            unsigned char k = byte_class[s[p]];
-            bool op = k == C_OP || (!sh->mysql && (k == C_QUESTION || k == C_DOLLAR));
-            if (!op || ((s[p] == '-' || s[p] == '+') && number_follows(s, p + 1, end)))
+            if (!qg_char_in(s[p], op_run) ||
+                ((s[p] == '-' || s[p] == '+') && number_follows(s, p + 1, end)))
                 break;
             if (sh->mysql && s[p] == '/' && p + 1 < end && s[p + 1] == '*')
                 break;

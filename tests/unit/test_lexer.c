@@ -9,6 +9,7 @@
 
 #include "lexer_internal.h"
 #include "quoteguard.h"
+#include "sql_words.h"
 #include "tap.h"
 
 #define MAX_TOKENS 64
@@ -244,8 +245,58 @@ static void test_vector_matches_scalar(void)
            random_mismatch);
 }
 
+/* The executable-comment markers, as MariaDB's sql_lex.cc reads them. */
+static void test_exec_comments(void)
+{
+    static const struct {
+        const char *text;
+        size_t marker;
+        unsigned long version;
+        bool mariadb, always;
+    } cases[] = {
+        {"/*! x */", 3, 0, false, true},
+        {"/*!40101 x */", 8, 40101, false, true},
+        {"/*!50700 x */", 8, 50700, false, false},  /* MariaDB: only in the M form */
+        {"/*!100000 x */", 9, 100000, false, false}, /* at most the server's */
+        {"/*!1234567 x */", 9, 123456, false, false}, /* six digits at most */
+        {"/*!4010 x */", 3, 0, false, true},          /* four: the body's */
+        {"/*M! x */", 4, 0, true, false},             /* MySQL: a comment */
+        {"/*M!50700 x */", 9, 50700, true, false},
+        {"/*!", 3, 0, false, true},
+        {"/*!40101", 8, 40101, false, true},
+        {"/*M x */", 0, 0, false, false},
+        {"/* x */", 0, 0, false, false},
+        {"/*M", 0, 0, false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const unsigned char *s = (const unsigned char *)cases[i].text;
+        qg_exec_comment ec = {0};
+        size_t marker = qg_my_exec_comment(s, 0, strlen(cases[i].text), &ec);
+        tap_ok(marker == cases[i].marker &&
+                   (!marker || (ec.version == cases[i].version && ec.mariadb == cases[i].mariadb &&
+                                qg_my_exec_comment_always_runs(&ec) == cases[i].always)),
+               "executable comment [%s]: marker %zu version %lu", cases[i].text, marker, ec.version);
+    }
+}
+
+/* Words: letters, digits, '$', a multibyte character whole. */
+static void test_words(void)
+{
+    const qg_encoding *sjis = qg_encoding_find(QG_DIALECT_POSTGRES, "SJIS");
+    const unsigned char *s = (const unsigned char *)"ab$1_\x83\x5c" "c d";
+    size_t len = strlen((const char *)s);
+    tap_ok(qg_word_end(sjis, s, 0, len, 0) == 8, "a word takes an SJIS character whose trail is '\\'");
+    tap_ok(qg_word_end(NULL, s, 0, len, 0) == 6, "byte-wise, 0x5c ends it");
+    const unsigned char *v = (const unsigned char *)"@@global.sql_mode=";
+    tap_ok(qg_word_end(NULL, v, 0, 18, QG_CC(QG_CC_AT) | QG_CC(QG_CC_DOT)) == 17 &&
+               qg_word_end(NULL, v, 2, 18, 0) == 8,
+           "a variable's name takes '@' and '.' only when asked");
+}
+
 int main(void)
 {
+    test_exec_comments();
+    test_words();
     test_spans();
     test_vector_matches_scalar();
     test_quote_bytes_match_characters();

@@ -133,6 +133,15 @@ static void test_statements(void)
         {"IF 1 THEN SET NAMES gbk; END IF", "latin1", 0, false, true, 24},
         {"DO f()", "latin1", 0, false, true, 0},
         {"/*!99999 SET NAMES gbk */", "gbk", 0, true, true, 0},
+        /* executable comments every server runs, and those some do not */
+        {"/*!40101 SET NAMES gbk */", "gbk", 0, true, false, 0},
+        {"/*! SET NAMES gbk */", "gbk", 0, true, false, 0},
+        {"/*!100000 SET NAMES gbk */", "gbk", 0, true, true, 0},
+        {"/*M! SET NAMES gbk */", "gbk", 0, true, true, 0}, /* MySQL: a comment */
+        {"/*M!50000 SET NAMES gbk */", "gbk", 0, true, true, 0},
+        {"/*!4010 SET NAMES gbk */", "latin1", 0, false, true, 0}, /* no version: 4010 is code */
+        /* a control byte is no white space to the server (it stops there) */
+        {"SET NAMES\x01gbk", "latin1", 0, false, true, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const statement_case *c = &cases[i];
