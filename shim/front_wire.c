@@ -43,10 +43,14 @@
 QG_FAR_BSS wire_fd *qg_wire_fds[QG_WIRE_FDS];
 static int highest_fd = -1; /* for the walk after fork */
 
+unsigned qg_wire_tls_conns;
+
 static void fd_release(wire_fd *w)
 {
     if (w <= QG_WIRE_CANDIDATE || __atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    if (w->tls_counted)
+        __atomic_sub_fetch(&qg_wire_tls_conns, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_destroy(&w->lock);
     qg_wire_conn_release(&w->conn);
     free(w);
@@ -117,9 +121,6 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto)
     qg_log_note_db_socket(fd); /* the log never writes into it */
     qg_attach_announce(); /* a client library mapped later, else the wire */
     qg_attach_announce_wire(proto == QG_WIRE_PG ? "wire:postgresql" : "wire:mysql");
-    qg_log_note_db_socket(fd); /* the log never writes into it */
-    qg_attach_announce(); /* a client library mapped later, else the wire */
-    qg_attach_announce_wire(proto == QG_WIRE_PG ? "wire:postgresql" : "wire:mysql");
     const qg_settings *s = qg_settings_get();
     if (s->verbosity >= 2) {
         char detail[64];
@@ -142,8 +143,9 @@ QG_COLD static void tell_passthrough(wire_fd *w)
 {
     w->told_passthrough = true;
     qg_log_write_event(qg_settings_get(), "info", "wire_unguarded",
-                       "a database connection switched to TLS or compression, or its stream "
-                       "could not be followed: its queries are not checked");
+                       "a database connection switched to TLS outside the system OpenSSL, to "
+                       "GSSAPI encryption or to compression, or its stream could not be "
+                       "followed: its queries are not checked");
 }
 
 /* Passthrough with nothing held or owed: from now on without the lock. */
@@ -157,6 +159,10 @@ static void settle(wire_fd *w)
 
 void qg_wire_after_use(wire_fd *w)
 {
+    if (w->conn.tls && !w->tls_counted) {
+        w->tls_counted = true;
+        __atomic_add_fetch(&qg_wire_tls_conns, 1, __ATOMIC_ACQ_REL);
+    }
     if (w->conn.passthrough && !w->told_passthrough)
         tell_passthrough(w);
     settle(w);

@@ -21,8 +21,20 @@ typedef struct wire_fd {
     /* passthrough with nothing held or owed: its bytes go straight to libc
      * without the lock (set once, under it) */
     bool settled;
+    /* the connection went on inside TLS through the system OpenSSL: its
+     * socket's bytes are TLS records that pass without the lock, and the SSL
+     * calls carry the protocol (set once, under it; front_wire_tls.c) */
+    bool tls_followed;
+    bool tls_counted; /* counted in qg_wire_tls_conns */
+    /* An SSL_write that returned failure after part of its bytes were taken
+     * (front_wire_tls.c): its length, and how many its retry skips. */
+    size_t tls_retry_num, tls_retry_taken;
     qg_wire_conn conn;
 } wire_fd;
+
+/* Connections that went on inside TLS and are still open: while 0, the SSL
+ * calls pass without looking up their descriptor. */
+extern unsigned qg_wire_tls_conns;
 
 /* NULL: not ours; CANDIDATE: a fresh stream socket; else a connection. */
 /* NULL: not ours; QG_WIRE_CANDIDATE: a fresh stream socket; else a
@@ -63,6 +75,9 @@ void qg_wire_drop_candidate(int fd);
 /* Under the lock, after each use of a connection: says once that it is no
  * longer followed, and lets a settled one pass without the lock. */
 void qg_wire_after_use(wire_fd *w);
+/* Under the lock, for a connection whose raw bytes are about to pass (fd
+ * calls): true when they are TLS records, to pass unread (front_wire_tls.c). */
+bool qg_wire_tls_raw(wire_fd *w, int fd);
 /* The qg_wire_io check: the guard's verdict on one whole query (ctx is the
  * send_ctx of the call). */
 bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,

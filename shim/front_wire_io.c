@@ -89,13 +89,22 @@ static wire_fd *entry_for_write(int fd, const uint8_t *p, size_t n)
     return NULL;
 }
 
+/* Settled, or its socket carries TLS records the SSL calls decrypt: the
+ * bytes pass without the lock (which an SSL_write being followed holds). */
+static bool passes_unlocked(wire_fd *w)
+{
+    return __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&w->tls_followed, __ATOMIC_ACQUIRE);
+}
+
 static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
 {
-    if (__atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+    if (passes_unlocked(w))
         return send_bytes(sc, buf, n);
     qg_wire_io io = {send_bytes, qg_wire_check_query, sc};
     pthread_mutex_lock(&w->lock);
-    ssize_t r = qg_wire_write(&w->conn, &io, buf, n);
+    bool tls = qg_wire_tls_raw(w, sc->fd);
+    ssize_t r = tls ? send_bytes(sc, buf, n) : qg_wire_write(&w->conn, &io, buf, n);
     qg_wire_after_use(w);
     pthread_mutex_unlock(&w->lock);
     return r;
@@ -112,10 +121,11 @@ static void observe(int fd, wire_fd *w, const void *p, size_t r)
         if (w <= QG_WIRE_CANDIDATE)
             return;
     }
-    if (__atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+    if (passes_unlocked(w))
         return;
     pthread_mutex_lock(&w->lock);
-    qg_wire_read(&w->conn, p, r);
+    if (!qg_wire_tls_raw(w, fd))
+        qg_wire_read(&w->conn, p, r);
     qg_wire_after_use(w);
     pthread_mutex_unlock(&w->lock);
 }

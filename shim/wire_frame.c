@@ -104,7 +104,10 @@ void qg_wire_set_passthrough(qg_wire_conn *c)
 }
 
 /* The MySQL handshake response (or SSL request): the client's collation and
- * what it negotiated.  Idempotent: a retried write reads it again. */
+ * what it negotiated.  The SSL request is the response's first 32 bytes with
+ * CLIENT_SSL set: the stream goes on inside TLS, where the whole response
+ * follows (CLIENT_SSL set again).  Idempotent: a retried write reads it
+ * again. */
 static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, size_t len)
 {
     if (len < 9) { /* not a protocol-41 response: nothing to follow */
@@ -119,7 +122,9 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
         strncpy(c->session.encoding, charset, sizeof c->session.encoding - 1);
         c->session.encoding[sizeof c->session.encoding - 1] = '\0';
     }
-    if (!(caps & MY_CLIENT_PROTOCOL_41) || (caps & (MY_CLIENT_SSL | MY_CLIENT_COMPRESS)) ||
+    if (caps & MY_CLIENT_SSL)
+        c->tls = true;
+    if (!(caps & MY_CLIENT_PROTOCOL_41) || (caps & MY_CLIENT_COMPRESS) ||
         (caps & MY_CLIENT_QUERY_ATTRIBUTES))
         qg_wire_set_passthrough(c);
 }
@@ -180,7 +185,10 @@ static void classify_mysql(qg_wire_conn *c, const qg_wire_framer *f, const uint8
                 cl->status = QG_CL_NEED;
             return;
         }
-    } else if (!c->my_command_phase && seq == 1 && f->packets == 0) {
+    } else if (!c->my_command_phase && f->packets == (c->tls ? 1 : 0) &&
+               seq == f->packets + 1) {
+        /* the response: the first packet, or inside TLS the one after the
+         * SSL request */
         size_t want = len < 32 ? len : 32;
         if (n < 4 + want) {
             cl->need = 4 + want;

@@ -65,7 +65,12 @@ typedef struct qg_wire_buf {
 typedef struct qg_wire_conn qg_wire_conn;
 struct qg_wire_conn {
     qg_wire_proto proto;
-    bool passthrough;        /* TLS, compression, or a stream we cannot follow */
+    bool passthrough;        /* GSSAPI encryption, compression, or a stream we cannot follow */
+    /* The stream went on inside TLS (PostgreSQL SSLRequest answered 'S', MySQL
+     * CLIENT_SSL): the socket's bytes from here on are TLS records, and the
+     * protocol continues in the bytes the TLS library's calls carry, which the
+     * front feeds to qg_wire_write / qg_wire_read (front_wire_tls.c). */
+    bool tls;
     /* client to server */
     qg_wire_framer out;
     uint64_t out_pos;        /* client bytes accounted so far */

@@ -216,10 +216,15 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
     size_t i = 0;
     if (n > 0 && c->pg_tls_asked) {
-        /* the one-byte answer to SSLRequest / GSSENCRequest */
+        /* the one-byte answer to SSLRequest / GSSENCRequest; what follows
+         * it is the TLS handshake, not the protocol */
         c->pg_tls_asked = false;
-        if (p[0] == 'S' || p[0] == 'G')
+        if (p[0] == 'S')
+            c->tls = true;
+        else if (p[0] == 'G')
             c->passthrough = true;
+        if (c->tls)
+            return;
         i = 1;
     }
     while (i < n && !c->passthrough) {

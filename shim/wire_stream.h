@@ -29,9 +29,12 @@
  * flags (NO_BACKSLASH_ESCAPES) and, where the client asked for session
  * tracking, character_set_client; a query's SET effects (computed by the
  * caller when it checked the query) apply when the server answers OK.
- * TLS (PostgreSQL SSLRequest answered 'S'/GSSENCRequest answered 'G',
- * MySQL CLIENT_SSL) and MySQL compression end the tracking: from there on
- * every byte passes through.
+ * TLS (PostgreSQL SSLRequest answered 'S', MySQL CLIENT_SSL) sets c->tls:
+ * the socket then carries TLS records, and the same stream goes on in the
+ * plaintext of the TLS library's calls, which the front feeds here instead
+ * (the MySQL handshake response is then the client's second packet).
+ * GSSAPI encryption (GSSENCRequest answered 'G') and MySQL compression end
+ * the tracking: from there on every byte passes through.
  */
 #ifndef QG_WIRE_STREAM_H
 #define QG_WIRE_STREAM_H
