@@ -9,8 +9,11 @@
 # no TCP listener (unless QG_MY_TCP_PORT names a port on 127.0.0.1): clients
 # reach it through $QG_MY_SOCKET as database user root with no password.  Every statement that reaches the server is in the
 # general query log $QG_MY_LOG, so tests can prove that a blocked statement
-# never left the client.
+# never left the client.  QG_MY_SSL=1 turns TLS on with a self-signed
+# certificate (tests/lib/tls.sh) and, unless QG_MY_TCP_PORT names one, picks
+# a free port on 127.0.0.1 and exports it as QG_MY_TCP_PORT.
 . "$(dirname "${BASH_SOURCE[0]}")/atexit.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/tls.sh"
 
 QG_MY_USER=qgtest
 
@@ -52,9 +55,16 @@ my_start() {
         >"$QG_MY_DIR/install.log" 2>&1 || { cat "$QG_MY_DIR/install.log" >&2; return 1; }
 
     # QG_MY_TCP_PORT: listen on 127.0.0.1 too (clients that cannot use the socket: JDBC)
+    local -a tls=()
+    if [ -n "${QG_MY_SSL:-}" ]; then
+        qg_tls_cert "$QG_MY_DIR" "$QG_MY_USER" || return 1
+        tls=(--ssl-cert="$QG_MY_DIR/server.crt" --ssl-key="$QG_MY_DIR/server.key")
+        [ -n "${QG_MY_TCP_PORT:-}" ] || QG_MY_TCP_PORT=$(qg_free_tcp_port) || return 1
+        export QG_MY_TCP_PORT
+    fi
     local -a network=(--skip-networking)
     [ -z "${QG_MY_TCP_PORT:-}" ] || network=(--bind-address=127.0.0.1 --port="$QG_MY_TCP_PORT")
-    "$server" "${common[@]}" "${network[@]}" --socket="$QG_MY_SOCKET" \
+    "$server" "${common[@]}" "${network[@]}" "${tls[@]}" --socket="$QG_MY_SOCKET" \
         --pid-file="$QG_MY_DIR/mysqld.pid" --log-error="$QG_MY_DIR/error.log" \
         --general-log=1 --general-log-file="$QG_MY_LOG" \
         --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \

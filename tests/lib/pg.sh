@@ -5,12 +5,17 @@
 #   pg_psql -c 'SELECT 1'
 #   pg_stop             # also run at exit (qg_at_exit, tests/lib/atexit.sh)
 #
+#   QG_PG_SSL=1 pg_start  # also TLS on TCP 127.0.0.1:$PGPORT (a self-signed
+#                         # certificate, tests/lib/tls.sh): clients connect
+#                         # with PGHOST=127.0.0.1 PGSSLMODE=require
+#
 # The server runs as the unprivileged user qgtest (initdb refuses root), in a
 # fresh temp dir, listening on a unix socket in that dir only.  Clients run as
 # the calling user (root in CI) and connect as database user qgtest (trust).
 # Every statement that reaches the server is in $QG_PG_LOG (log_statement=all),
 # so tests can prove that a blocked statement never left the client.
 . "$(dirname "${BASH_SOURCE[0]}")/atexit.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/tls.sh"
 
 QG_PG_USER=qgtest
 
@@ -81,9 +86,20 @@ pg_start() {
     PGPORT=$((20000 + RANDOM % 40000))
     QG_PG_LOG=$QG_PG_DIR/server.log
     QG_PG_BIN=$bindir
+    local listen=''
+    if [ -n "${QG_PG_SSL:-}" ]; then
+        # TLS needs TCP: libpq and the server never use it on a unix socket
+        PGPORT=$(qg_free_tcp_port) && qg_tls_cert "$QG_PG_DIR" "$QG_PG_USER" || return 1
+        listen=127.0.0.1
+        cat >>"$QG_PG_DIR/data/postgresql.conf" <<EOF
+ssl = on
+ssl_cert_file = '$QG_PG_DIR/server.crt'
+ssl_key_file = '$QG_PG_DIR/server.key'
+EOF
+    fi
 
     cat >>"$QG_PG_DIR/data/postgresql.conf" <<EOF
-listen_addresses = ''
+listen_addresses = '$listen'
 unix_socket_directories = '$QG_PG_DIR'
 port = $PGPORT
 log_statement = 'all'

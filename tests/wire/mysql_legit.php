@@ -3,11 +3,13 @@
 // driver knows (set_charset / DSN charset), stored and read back; prepared
 // statements too.  Its output must be the same with and without the shim.
 //   php mysql_legit.php SOCKET API CHARSET TEXT_HEX
+//   SOCKET tls:PORT: mysqli over TLS to 127.0.0.1:PORT (mysql_connect.php)
 [$_, $socket, $api, $charset, $hex] = $argv;
+require __DIR__ . '/mysql_connect.php';
 mysqli_report(MYSQLI_REPORT_OFF);
 $text = hex2bin($hex);
 if ($api === 'mysqli') {
-    $db = new mysqli('localhost', 'root', '', 'qg', 0, $socket);
+    $db = qg_mysqli_connect($socket);
     $db->set_charset($charset);
     $db->query("INSERT INTO rt VALUES (1, '" . $db->real_escape_string($text) . "')");
     $st = $db->prepare("INSERT INTO rt VALUES (2, ?)");

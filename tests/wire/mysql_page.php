@@ -3,11 +3,13 @@
 // query built with the driver's escaper or addslashes.
 //   php mysql_page.php SOCKET API CHARSET ESCAPE INPUT_HEX MARKER
 //   API: mysqli | pdo; ESCAPE: real_escape_string | addslashes | none (legit page)
+//   SOCKET tls:PORT: mysqli over TLS to 127.0.0.1:PORT (mysql_connect.php)
 [$_, $socket, $api, $charset, $escape, $hex, $marker] = $argv;
+require __DIR__ . '/mysql_connect.php';
 mysqli_report(MYSQLI_REPORT_OFF);
 $input = hex2bin($hex);
 if ($api === 'mysqli') {
-    $db = new mysqli('localhost', 'root', '', 'qg', 0, $socket);
+    $db = qg_mysqli_connect($socket);
     $db->query("SET NAMES $charset");
     $esc = $escape === 'addslashes' ? addslashes($input) : $db->real_escape_string($input);
 } else {

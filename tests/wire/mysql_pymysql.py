@@ -1,6 +1,7 @@
 """A legacy PyMySQL program: SET NAMES as a query, then a query whose input
 was escaped byte-wise (addslashes).  With "multi", both in one text.
-   python3 mysql_pymysql.py SOCKET CHARSET INPUT_HEX MARKER [multi]"""
+   python3 mysql_pymysql.py SOCKET CHARSET INPUT_HEX MARKER [multi]
+SOCKET tls:PORT: over TLS to 127.0.0.1:PORT, the certificate not verified."""
 import sys
 
 import pymysql
@@ -8,9 +9,16 @@ from pymysql.constants import CLIENT
 
 sock, charset, hexinput, marker = sys.argv[1:5]
 multi = sys.argv[5:] == ["multi"]
-db = pymysql.connect(unix_socket=sock, user="root", database="qg", charset="utf8mb4",
-                     client_flag=CLIENT.MULTI_STATEMENTS if multi else 0)
+if sock.startswith("tls:"):
+    where = {"host": "127.0.0.1", "port": int(sock[4:]), "ssl": {"verify_mode": False}}
+else:
+    where = {"unix_socket": sock}
+db = pymysql.connect(user="root", database="qg", charset="utf8mb4",
+                     client_flag=CLIENT.MULTI_STATEMENTS if multi else 0, **where)
 cur = db.cursor()
+if sock.startswith("tls:"):
+    cur.execute("SHOW SESSION STATUS LIKE 'Ssl_version'")
+    print("TLS:", cur.fetchall()[0][1])
 raw = bytes.fromhex(hexinput)
 esc = raw.replace(b"\\", b"\\\\").replace(b"'", b"\\'")
 sql = b"SELECT /*" + marker.encode() + b"*/ secret FROM users WHERE name = '" + esc + b"'"

@@ -2,7 +2,8 @@
 (pg8000) or reach libpq around the preload (psycopg 3's ctypes binding):
 client_encoding and standard_conforming_strings set by queries, then a query
 whose input was escaped byte-wise (addslashes).  Connection from PGHOST,
-PGPORT, PGUSER, PGDATABASE.
+PGPORT, PGUSER, PGDATABASE; with PGSSLMODE=require over TLS (pg8000: to
+PGHOST:PGPORT with ssl=True, which does not verify the certificate).
    python3 pg_clients.py DRIVER ENCODING INPUT_HEX MARKER
    DRIVER: pg8000 | psycopg; INPUT_HEX "-" runs the legitimate page instead."""
 import codecs
@@ -15,9 +16,12 @@ PY_CODEC = {"SJIS": "shift_jis", "BIG5": "big5", "GBK": "gbk", "UTF8": "utf-8"}[
 if driver == "pg8000":
     import pg8000
 
-    sock = "%s/.s.PGSQL.%s" % (os.environ["PGHOST"], os.environ["PGPORT"])
-    conn = pg8000.connect(user=os.environ["PGUSER"], unix_sock=sock,
-                          database=os.environ["PGDATABASE"])
+    if os.environ.get("PGSSLMODE") == "require":
+        # Debian's pg8000 1.10: ssl=True wraps the socket without verifying
+        where = {"host": os.environ["PGHOST"], "port": int(os.environ["PGPORT"]), "ssl": True}
+    else:
+        where = {"unix_sock": "%s/.s.PGSQL.%s" % (os.environ["PGHOST"], os.environ["PGPORT"])}
+    conn = pg8000.connect(user=os.environ["PGUSER"], database=os.environ["PGDATABASE"], **where)
     Error = pg8000.Error
 
     def run(sql_bytes):
@@ -34,6 +38,8 @@ else:
         cur = conn.execute(sql_bytes)
         return cur.fetchall() if cur.description else []
 
+if os.environ.get("PGSSLMODE") == "require":
+    print("TLS:", run(b"SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")[0][0])
 run(b"SET client_encoding TO '" + encoding.encode() + b"'")
 run(b"SET standard_conforming_strings TO off")
 conn.commit()

@@ -1,0 +1,164 @@
+#!/bin/bash
+# The wire front inside TLS: servers with TLS on (a self-signed certificate),
+# clients whose driver speaks the protocol over the system OpenSSL.
+# PostgreSQL: psycopg 3 as Debian ships it (libpq through ctypes,
+# sslmode=require) and pg8000 (ssl=True), after `SET client_encoding` and
+# `SET standard_conforming_strings TO off` queries; MariaDB: PHP mysqli
+# (mysqlnd, MYSQLI_CLIENT_SSL) with real_escape_string and PyMySQL
+# (ssl={…}) with addslashes, after `SET NAMES`.  For each: the connection is
+# encrypted (the server says so), the attack injects without the shim; with
+# it the query is replaced by one the server answers with an ordinary error
+# naming quoteguard, the attack's marker never reaches the server's log, the
+# connection stays usable, and no `wire_unguarded` line says the connection
+# went unread.  Legitimate text round-trips the same with and without the
+# shim; audit changes nothing.  psql over TLS is checked once, by the libpq
+# front (libpq's own SSL_write carries the query past the wire front).
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/tap.sh
+. tests/lib/shim.sh
+. tests/lib/pg.sh
+. tests/lib/mariadb.sh
+
+qg_require_build
+pg_available || tap_skip_all "no PostgreSQL server binaries (or not root)"
+my_available || tap_skip_all "no MariaDB server binaries (or not root)"
+PY=/usr/bin/python3
+command -v openssl >/dev/null || tap_bail "openssl is not installed (scripts/install-deps installs it)"
+"$PY" -c 'import pg8000, psycopg, pymysql' ||
+    tap_bail "python3-pg8000 / python3-psycopg / python3-pymysql are not installed"
+php -r 'exit(extension_loaded("mysqli") ? 0 : 1);' || tap_bail "php8.2-mysql is not installed"
+
+QG_PG_SSL=1 pg_start || tap_bail "cannot start PostgreSQL with TLS"
+pg_psql -c "CREATE TABLE users(name text, secret text);
+            INSERT INTO users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob')" \
+    || tap_bail "cannot create the table"
+QG_MY_SSL=1 my_start || tap_bail "cannot start MariaDB with TLS"
+my_sql -e "CREATE DATABASE qg;
+           CREATE TABLE qg.users (name VARBINARY(64), secret VARCHAR(64));
+           INSERT INTO qg.users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob');
+           CREATE TABLE qg.rt (id INT, b VARBINARY(64))" || tap_bail "cannot create the tables"
+# every PostgreSQL client below goes over TCP with TLS
+export PGHOST=127.0.0.1 PGSSLMODE=require
+MY=tls:$QG_MY_TCP_PORT
+
+ATTACK_TAIL=27204f5220313d31202d2d20 # ' OR 1=1 --
+secrets() { printf '%s\n' "$1" | grep -ac '^ROW: secret_'; }
+W=tests/wire
+
+# ------------------------------------------------------------ PostgreSQL
+for driver in psycopg pg8000; do
+    api='wire:Parse'
+    [ "$driver" = psycopg ] && api='wire:Query'
+    for case in "SJIS 95" "GBK bf"; do
+        read -r enc lead <<<"$case"
+        tag="pg $driver $enc over TLS"
+        out=$("$PY" $W/pg_clients.py "$driver" "$enc" "$lead$ATTACK_TAIL" qgt_plain_${driver}_${enc}_$$ 2>&1)
+        has "$out" "TLS: True" "$tag: the server sees an encrypted connection"
+        ok "$tag: without the shim the attack injects (both secrets)" [ "$(secrets "$out")" -eq 2 ]
+
+        marker=qgt_enforce_${driver}_${enc}_$$
+        log=$QG_PG_DIR/enforce-$driver-$enc.log
+        out=$(with_shim enforce "$log" "$PY" $W/pg_clients.py "$driver" "$enc" "$lead$ATTACK_TAIL" "$marker" 2>&1)
+        has "$out" "TLS: True" "$tag: enforce: still encrypted"
+        has "$out" "quoteguard: blocked structure_mismatch" "$tag: enforce: an ordinary server error naming quoteguard"
+        lacks "$out" "ROW: secret_" "$tag: enforce: no secret leaks"
+        lacks "$(cat "$QG_PG_LOG")" "$marker" "$tag: enforce: the attack never reaches the server"
+        has "$out" "ALIVE: alive" "$tag: enforce: after a rollback the connection works"
+        has "$(cat "$log")" "\"action\":\"blocked\",\"api\":\"$api\",\"dialect\":\"postgres\",\"encoding\":\"$enc\"" \
+            "$tag: enforce: blocked at the wire ($api) with the encoding the server reported through TLS"
+        lacks "$(cat "$log")" "wire_unguarded" "$tag: enforce: the connection is followed, not left unread"
+    done
+    plain=$("$PY" $W/pg_clients.py "$driver" SJIS - - 2>&1)
+    log=$QG_PG_DIR/legit-$driver.log
+    shimmed=$(with_shim enforce "$log" "$PY" $W/pg_clients.py "$driver" SJIS - - 2>&1)
+    has "$plain" "ROW: e8a1a8275c" "pg $driver legit over TLS: 表'\\ round-trips in SJIS without the shim"
+    ok "pg $driver legit over TLS: the same output with the shim" [ "$plain" = "$shimmed" ]
+    lacks "$(cat "$log" 2>/dev/null)" '"action"' "pg $driver legit over TLS: nothing logged as a finding"
+done
+
+marker=qgt_audit_$$
+log=$QG_PG_DIR/audit.log
+out=$(with_shim audit "$log" "$PY" $W/pg_clients.py pg8000 SJIS "95$ATTACK_TAIL" "$marker" 2>&1)
+ok "pg audit over TLS: the attack goes through unchanged" [ "$(secrets "$out")" -eq 2 ]
+has "$(cat "$QG_PG_LOG")" "$marker" "pg audit over TLS: the statement reached the server as sent"
+has "$(cat "$log")" '"action":"logged","api":"wire:Parse"' "pg audit over TLS: the finding is logged"
+
+# psql: libpq's queries are the libpq front's; the wire front, which sees
+# them again in libpq's SSL_write, leaves them alone.
+script=$QG_PG_DIR/psql.sql
+write_psql_script() { # RUN
+    {
+        printf "SELECT ssl AS tls FROM pg_stat_ssl WHERE pid = pg_backend_pid();\n"
+        printf "SET standard_conforming_strings = off;\n"
+        printf "SET client_encoding = 'SJIS';\n"
+        printf "SELECT /*qgt_psql_%s*/ secret FROM users WHERE name = '\x95\x5c' OR 1=1 --'\n;\n" "$1"
+        printf "SELECT 'still_' || 'alive' AS v;\n"
+    } >"$script"
+}
+write_psql_script plain_$$
+out=$("$QG_PG_BIN/psql" -X -At -f "$script" 2>&1)
+ok "psql over TLS: encrypted, and without the shim the attack injects" \
+    [ "$(printf '%s\n' "$out" | head -n 1)" = t ] && [ "$(printf '%s\n' "$out" | grep -c '^secret_')" -eq 2 ]
+write_psql_script shim_$$
+log=$QG_PG_DIR/psql.log
+out=$(with_shim enforce "$log" "$QG_PG_BIN/psql" -X -At -f "$script" 2>&1)
+has "$out" "quoteguard: blocked" "psql over TLS: enforce: the attack is blocked"
+lacks "$out" "secret_" "psql over TLS: enforce: no secret leaks"
+has "$out" "still_alive" "psql over TLS: enforce: the next statement runs"
+lacks "$(cat "$QG_PG_LOG")" "qgt_psql_shim_$$" "psql over TLS: enforce: the attack never reaches the server"
+has "$(cat "$log")" '"program":"psql","mode":"enforce","action":"blocked","api":"PQsendQuery"' \
+    "psql over TLS: checked by the libpq front"
+ok "psql over TLS: checked once, not again at the wire (one finding, no wire: API)" \
+    [ "$(grep -ac '"action"' "$log")" -eq 1 ] && ! grep -aq '"api":"wire:' "$log"
+lacks "$(cat "$log")" "wire_unguarded" "psql over TLS: nothing said to be unread"
+
+# ----------------------------------------------------------------- MariaDB
+page() { # RUNNER… -- CLIENT CHARSET INPUT MARKER
+    local -a runner=()
+    while [ "$1" != -- ]; do runner+=("$1"); shift; done
+    shift
+    local client=$1 cs=$2 input=$3 marker=$4
+    if [ "$client" = pymysql ]; then
+        "${runner[@]}" "$PY" $W/mysql_pymysql.py "$MY" "$cs" "$input" "$marker"
+    else
+        "${runner[@]}" php $W/mysql_page.php "$MY" mysqli "$cs" real_escape_string "$input" "$marker"
+    fi
+}
+for client in mysqli pymysql; do
+    for case in "gbk bf" "sjis 95"; do
+        read -r cs lead <<<"$case"
+        tag="mysql $client $cs over TLS"
+        out=$(page env -- "$client" "$cs" "$lead$ATTACK_TAIL" qgt_plain_${client}_${cs}_$$ 2>&1)
+        matches "$out" '^TLS: TLSv1' "$tag: the server sees an encrypted connection"
+        ok "$tag: without the shim the attack injects (both secrets)" [ "$(secrets "$out")" -eq 2 ]
+
+        marker=qgt_enforce_${client}_${cs}_$$
+        log=$QG_MY_DIR/enforce-$client-$cs.log
+        out=$(page with_shim enforce "$log" -- "$client" "$cs" "$lead$ATTACK_TAIL" "$marker" 2>&1)
+        matches "$out" '^TLS: TLSv1' "$tag: enforce: still encrypted"
+        matches "$out" '^ERROR: 1105 (45000 )?quoteguard: blocked structure_mismatch' \
+            "$tag: enforce: an ordinary server error 1105 naming quoteguard"
+        lacks "$out" "ROW: secret_" "$tag: enforce: no secret leaks"
+        lacks "$(cat "$QG_MY_LOG")" "$marker" "$tag: enforce: the attack never reaches the server"
+        has "$out" "ALIVE: alive" "$tag: enforce: the next query on the connection works"
+        has "$(cat "$log")" "\"action\":\"blocked\",\"api\":\"wire:COM_QUERY\",\"dialect\":\"mysql\",\"encoding\":\"$cs\"" \
+            "$tag: enforce: blocked at the wire with the charset the SET NAMES set"
+        lacks "$(cat "$log")" "wire_unguarded" "$tag: enforce: the connection is followed, not left unread"
+    done
+done
+
+plain=$(php $W/mysql_legit.php "$MY" mysqli sjis 955c275c 2>&1)
+log=$QG_MY_DIR/legit.log
+shimmed=$(with_shim enforce "$log" php $W/mysql_legit.php "$MY" mysqli sjis 955c275c 2>&1)
+has "$plain" "ROW: 2 955C275C" "mysql mysqli legit over TLS: the text round-trips without the shim"
+ok "mysql mysqli legit over TLS: the page is byte-identical with the shim" [ "$plain" = "$shimmed" ]
+lacks "$(cat "$log" 2>/dev/null)" '"action"' "mysql mysqli legit over TLS: nothing logged as a finding"
+
+marker=qgt_my_audit_$$
+log=$QG_MY_DIR/audit.log
+out=$(page with_shim audit "$log" -- pymysql gbk "bf$ATTACK_TAIL" "$marker" 2>&1)
+ok "mysql audit over TLS: the attack goes through unchanged" [ "$(secrets "$out")" -eq 2 ]
+has "$(cat "$QG_MY_LOG")" "$marker" "mysql audit over TLS: the statement reached the server as sent"
+has "$(cat "$log")" '"action":"logged","api":"wire:COM_QUERY"' "mysql audit over TLS: the finding is logged"
+
+tap_done
