@@ -10,7 +10,18 @@ must come back byte for byte: a statement the shim blocks ("quoteguard:"
 in the error) counts as blocked.  Writes each escaped literal with its value
 (hex) to DIR/escaped-DRIVER-ENCODING-MODE.txt for measure_rule --verify.
 
+`drivers.py values pg|mysql STATEMENTS` prints the same statements' values
+instead, for the PHP and Perl drivers (drivers.php, drivers.pl) to escape
+and send:
+  template N HEX          the N-th template's text ({0}, {1} … for literals)
+  setting ENCODING MODE   the settings the statements after it are for
+  stmt N AWARE HEX…       template N, one value a HEX; AWARE is 1 where a
+                          value holds a character with a byte ' or \ after
+                          its first (an escaper that reads byte by byte
+                          writes that value otherwise than PQescapeStringConn)
+
 usage: drivers.py pg|mysql STATEMENTS DIR
+       drivers.py values pg|mysql STATEMENTS
 """
 import os
 import random
@@ -113,13 +124,49 @@ def ordered_result(tpl, values, rows):
     return values, list(rows[0]) if rows else []
 
 
+PG_ENCODINGS = ["UTF8", "EUC_JP", "SJIS", "BIG5", "GBK", "GB18030", "UHC", "LATIN1"]
+PG_SETTINGS = [(e, scs) for e in PG_ENCODINGS for scs in ("on", "off")]
+MY_MODES = {"default": "", "NBE": "NO_BACKSLASH_ESCAPES", "ANSI_QUOTES": "ANSI_QUOTES"}
+MY_CODECS = {"utf8mb4": "utf-8", "sjis": "shift_jis", "cp932": "cp932", "gbk": "gbk", "big5": "big5",
+             "euckr": "euc_kr", "latin1": "latin-1", "cp1251": "cp1251"}
+MY_SETTINGS = [(cs, m) for cs in MY_CODECS for m in MY_MODES]
+PG_SEED, MY_SEED = 20261205, 20261206
+
+
+def pg_codec(enc):
+    """The Python codec of a PostgreSQL encoding (psycopg2's table, without psycopg2)."""
+    return {"UTF8": "utf-8", "EUC_JP": "euc_jp", "SJIS": "cp932", "BIG5": "big5", "GBK": "gbk",
+            "GB18030": "gb18030", "UHC": "cp949", "LATIN1": "latin-1"}[enc]
+
+
+def naive_differs(value, codec):
+    """Whether a byte-wise escaper writes the value otherwise than an
+    encoding-aware one: a character with ' or \\ among its later bytes."""
+    return any(len(b) > 1 and (b"\\" in b[1:] or b"'" in b[1:])
+               for b in (ch.encode(codec) for ch in value))
+
+
+def emit_values(dialect, total):
+    settings, seed = (PG_SETTINGS, PG_SEED) if dialect == "pg" else (MY_SETTINGS, MY_SEED)
+    for i, tpl in enumerate(TEMPLATES):
+        print("template %d %s" % (i, tpl.encode().hex()))
+    per = total // len(settings) + 1
+    rng = random.Random(seed)
+    for enc, mode in settings:
+        codec = pg_codec(enc) if dialect == "pg" else MY_CODECS[enc]
+        print("setting %s %s" % (enc, mode if dialect == "mysql" else "scs=" + mode))
+        for tpl, values in statements(rng, chars_of(codec), per):
+            aware = any(naive_differs(v, codec) for v in values)
+            print("stmt %d %d %s" % (TEMPLATES.index(tpl), aware,
+                                     " ".join(v.encode(codec).hex() or "-" for v in values)))
+
+
 def run_pg(total, out_dir):
     import psycopg2
-    settings = [(e, scs) for e in ["UTF8", "EUC_JP", "SJIS", "BIG5", "GBK", "GB18030", "UHC", "LATIN1"]
-                for scs in ("on", "off")]
+    settings = PG_SETTINGS
     per = total // len(settings) + 1
     counters = {}
-    rng = random.Random(20261205)
+    rng = random.Random(PG_SEED)
     for enc, scs in settings:
         # psycopg2 writes E'' when standard_conforming_strings is off at
         # connection start: set there, as a server configured so does.
@@ -127,7 +174,7 @@ def run_pg(total, out_dir):
         conn.autocommit = True
         conn.set_client_encoding(enc)
         cur = conn.cursor()
-        codec = psycopg2.extensions.encodings[enc]
+        codec = pg_codec(enc)
         chars = chars_of(codec)
         c = counters.setdefault(("psycopg2", enc, "scs=" + scs), Counter())
         with open(os.path.join(out_dir, "escaped-psycopg2-%s-%s.txt" % (enc, scs)), "w") as f:
@@ -152,13 +199,10 @@ def run_pg(total, out_dir):
 def run_mysql(total, out_dir):
     import MySQLdb
     sock = os.environ["QG_MY_SOCKET"]
-    modes = {"default": "", "NBE": "NO_BACKSLASH_ESCAPES", "ANSI_QUOTES": "ANSI_QUOTES"}
-    codecs = {"utf8mb4": "utf-8", "sjis": "shift_jis", "cp932": "cp932", "gbk": "gbk", "big5": "big5",
-              "euckr": "euc_kr", "latin1": "latin-1", "cp1251": "cp1251"}
-    settings = [(cs, m) for cs in codecs for m in modes]
+    modes, codecs, settings = MY_MODES, MY_CODECS, MY_SETTINGS
     per = total // len(settings) + 1
     counters = {}
-    rng = random.Random(20261206)
+    rng = random.Random(MY_SEED)
     for cs, mode in settings:
         conn = MySQLdb.connect(unix_socket=sock, user="root", charset=cs, use_unicode=True)
         conn.autocommit(True)
@@ -188,6 +232,9 @@ def run_mysql(total, out_dir):
 
 
 def main():
+    if sys.argv[1] == "values":
+        emit_values(sys.argv[2], int(sys.argv[3]))
+        return
     dialect, total, out_dir = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     counters = run_pg(total, out_dir) if dialect == "pg" else run_mysql(total, out_dir)
     for (driver, enc, mode), c in sorted(counters.items()):

@@ -3,8 +3,8 @@
  * (docs/DETECTION.md, "Measured error rates").  Each writes a whole literal,
  * quotes and prefix included, and returns its length.  The models of real
  * escapers are checked byte for byte against the real ones on a sample by
- * tests/t/38-rule-drivers.t (libpq, libmariadb, psycopg2, MySQLdb, DBD::Pg,
- * DBD::mysql, PHP pgsql and mysqli); the byte-naive ones are the attack's
+ * tests/t/39-rule-drivers.t (psycopg2, MySQLdb, DBD::Pg, DBD::mysql, PHP
+ * pg_escape_string, pg_escape_literal and mysqli_real_escape_string); the byte-naive ones are the attack's
  * side and are what their names say.
  */
 #ifndef QG_MEASURE_ESCAPERS_H
@@ -22,7 +22,8 @@ typedef enum escaper {
     ESC_PQ_STRING,  /* PQescapeStringConn in '…' (psycopg2 with scs on, PHP pg_escape_string) */
     ESC_PQ_LITERAL, /* PQescapeLiteral (PHP pg_escape_literal) */
     ESC_PSYCOPG2,   /* psycopg2: PQescapeStringConn, E'…' when scs is off */
-    ESC_DBD_PG,     /* DBD::Pg quote */
+    ESC_DBD_PG,     /* DBD::Pg quote: byte by byte, so correct only where no
+                       character has a trail byte 0x5c */
     ESC_MY_REAL,    /* mysql_real_escape_string in '…' (MySQLdb, DBD::mysql quote, mysqli) */
     ESC_MY_REAL_DQ, /* the same in "…" (not under ANSI_QUOTES or NO_BACKSLASH_ESCAPES) */
     ESC_LEGIT_COUNT,
@@ -149,6 +150,16 @@ static inline bool has_byte(const unsigned char *in, size_t n, unsigned char b)
     return memchr(in, b, n) != NULL;
 }
 
+/* Whether a backslash stands as a character of its own, as an
+ * encoding-aware escaper steps through the text. */
+static inline bool has_backslash_char(const qg_encoding *enc, const unsigned char *in, size_t n)
+{
+    for (size_t i = 0; i < n; i += escaper_step(enc, in + i, n - i))
+        if (in[i] == '\\')
+            return true;
+    return false;
+}
+
 /* Writes the literal for `in` as escaper `e` does for a connection in
  * `enc` with `flags`; `other` is the wrong encoding of ESC_WRONG_MB.
  * `out` holds at least 2 * n + 4 bytes. */
@@ -162,14 +173,17 @@ static inline size_t escape_literal(escaper e, qg_dialect dialect, const qg_enco
     unsigned char quote = e == ESC_MY_REAL_DQ ? '"' : '\'';
     switch (e) {
     case ESC_PQ_LITERAL:
-    case ESC_DBD_PG:
-        /* PQescapeLiteral: " E'" when the value holds a backslash;
-         * DBD::Pg: E'' likewise, without the space. */
-        if (has_byte(in, n, '\\')) {
-            if (e == ESC_PQ_LITERAL)
-                out[o++] = ' ';
+        /* PQescapeLiteral: " E'" when the value holds a backslash that is
+         * not a byte of a multibyte character */
+        if (has_backslash_char(enc, in, n)) {
+            out[o++] = ' ';
             out[o++] = 'E';
         }
+        break;
+    case ESC_DBD_PG:
+        /* DBD::Pg: E'' when any byte is a backslash */
+        if (has_byte(in, n, '\\'))
+            out[o++] = 'E';
         break;
     case ESC_PSYCOPG2:
         if (!scs)
@@ -186,8 +200,10 @@ static inline size_t escape_literal(escaper e, qg_dialect dialect, const qg_enco
         o += escape_doubling_body(enc, in, n, body, !scs);
         break;
     case ESC_PQ_LITERAL:
-    case ESC_DBD_PG:
         o += escape_doubling_body(enc, in, n, body, true);
+        break;
+    case ESC_DBD_PG:
+        o += escape_doubling_body(NULL, in, n, body, true);
         break;
     case ESC_MY_REAL:
     case ESC_MY_REAL_DQ:

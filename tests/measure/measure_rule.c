@@ -4,7 +4,7 @@
  *
  *   legitimate: query templates x realistic values x the real escapers'
  *               algorithms (tests/measure/escapers.h, checked byte for byte
- *               against the real ones by tests/t/38-rule-drivers.t) x every
+ *               against the real ones by tests/t/39-rule-drivers.t) x every
  *               client encoding x every quoting mode.  Target: none blocked.
  *   attacks:    the same templates x attacker payloads x byte-naive
  *               escapers.  A statement counts as an attack only where the
@@ -536,11 +536,25 @@ static const qg_encoding *wrong_multibyte(qg_dialect d, const qg_encoding *enc)
     return NULL;
 }
 
-/* The escapers a program on this connection may use correctly. */
-static escaper legit_escaper(const setting *s)
+/* Whether some character of enc has 0x5c as its second byte. */
+static bool has_backslash_trail(const qg_encoding *enc)
 {
-    if (s->dialect == QG_DIALECT_POSTGRES)
-        return (escaper)PICK(((const int[]){ESC_PQ_STRING, ESC_PQ_LITERAL, ESC_PSYCOPG2, ESC_DBD_PG}));
+    for (unsigned lead = 0x81; lead <= 0xfe; lead++) {
+        unsigned char c[2] = {(unsigned char)lead, 0x5c};
+        if (qg_encoding_char_len(enc, c, 2) == 2)
+            return true;
+    }
+    return false;
+}
+
+/* The escapers a program on this connection may use correctly (DBD::Pg's
+ * quote, byte by byte, only where no character has a trail byte 0x5c). */
+static escaper legit_escaper(const setting *s, const qg_encoding *enc)
+{
+    if (s->dialect == QG_DIALECT_POSTGRES) {
+        escaper e = (escaper)PICK(((const int[]){ESC_PQ_STRING, ESC_PQ_LITERAL, ESC_PSYCOPG2, ESC_DBD_PG}));
+        return e == ESC_DBD_PG && has_backslash_trail(enc) ? ESC_PQ_LITERAL : e;
+    }
     if (!(s->flags & (QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES)) && rng_chance(20))
         return ESC_MY_REAL_DQ;
     return ESC_MY_REAL;
@@ -555,7 +569,7 @@ static void run_legit(const setting *s, const qg_context *ctx, stats *st_out, ex
     statement st, ref;
     bool nul_ok = s->dialect == QG_DIALECT_MYSQL && !(s->flags & QG_NO_BACKSLASH_ESCAPES);
     gen_template(&t, s->dialect, s->flags, false);
-    escaper e = legit_escaper(s);
+    escaper e = legit_escaper(s, ctx->encoding);
     for (unsigned i = 0; i < t.literals; i++) {
         gen_value(&v, ctx->encoding, nul_ok);
         if (t.like[i]) {
