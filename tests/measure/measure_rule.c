@@ -581,7 +581,7 @@ static void run_legit(const setting *s, const qg_context *ctx, stats *st_out, ex
         lit_len[i] = escape_literal(e, s->dialect, ctx->encoding, NULL, s->flags, v.b, v.n, lits[i]);
         unsigned char x[2] = {'x', '\\'};
         benign_len[i] = escape_literal(e, s->dialect, ctx->encoding, NULL, s->flags, x,
-                                       has_byte(v.b, v.n, '\\') ? 2 : 1, benign[i]);
+                                       has_backslash_char(ctx->encoding, v.b, v.n) ? 2 : 1, benign[i]);
     }
     build(&st, &t, lits, lit_len);
     build(&ref, &t, benign, benign_len);
