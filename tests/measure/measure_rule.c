@@ -13,7 +13,10 @@
  *               or other code between them.  Target: none passes.
  *
  * Usage: measure_rule [--per-dialect N] [--seed S] [--show K] [--dialect pg|mysql]
+ *                     [--sample FILE K]
  *        measure_rule --verify ESCAPER pg|mysql ENCODING FLAGS < "value literal" lines (hex)
+ * --sample writes about K effective attacks a dialect (the first of each
+ * setting) to FILE, for the servers to confirm (tests/t/38-rule-attacks-servers.t).
  * Prints a table per encoding and quoting mode; exits 1 when a legitimate
  * statement is blocked or an attack passes (and shows up to K of each).
  * Each statement is also checked by the reference implementation; where
@@ -266,7 +269,15 @@ static void gen_template(template *t, qg_dialect dialect, unsigned flags, bool p
     unsigned k = 1 + rng_below(MAX_LITERALS);
     static const char *const cols[] = {"a", "b", "name", "note", "path", "body", "title", "tag"};
     const char *q = pg || (flags & QG_ANSI_QUOTES) ? "\"" : "`";
-#define LIT() tpl_lit(t, prefixes && pg ? PICK(((const char *[]){"", "", "", "E", "U&", "N", "e"})) : "", false)
+    /* U&'' only where standard_conforming_strings is on: PostgreSQL
+     * refuses the whole statement otherwise (0A000) */
+    bool unicode_strings = flags & QG_STD_STRINGS;
+#define LIT()                                                                                   \
+    tpl_lit(t,                                                                                  \
+            prefixes && pg ? PICK(((const char *[]){"", "", "", "E", unicode_strings ? "U&" : "E", \
+                                                    "N", "e"}))                                 \
+                           : "",                                                                \
+            false)
     switch (rng_below(12)) {
     case 0:
         tpl_add(t, "INSERT INTO t VALUES (");
@@ -428,32 +439,41 @@ static void read_server(const qg_context *ctx, const statement *st, reading *r)
     }
 }
 
+/* The structure of a statement in S, as the server runs it: the kinds of
+ * its tokens and the code between them, comments and whitespace left out
+ * (a comment runs nothing; whitespace only separates).  Code bytes are
+ * 0-255, a token 256 + kind * 16 + form.  Returns the length, or 0 when S
+ * found more tokens than the reading holds or one is unterminated. */
+static size_t skeleton(const statement *st, const reading *r, uint16_t *out)
+{
+    if (r->overflow)
+        return 0;
+    size_t n = 0, from = 0;
+    for (unsigned i = 0; i <= r->count; i++) {
+        size_t to = i < r->count ? r->tok[i].start : st->len;
+        for (size_t p = from; p < to; p++)
+            if (!strchr(" \t\n\r\f\v", st->sql[p]) || !st->sql[p])
+                out[n++] = st->sql[p];
+        if (i == r->count)
+            break;
+        const qg_token *t = &r->tok[i];
+        if (t->unterminated)
+            return 0;
+        if (t->kind != QG_TOK_COMMENT)
+            out[n++] = (uint16_t)(256 + t->kind * 16 + t->form);
+        from = t->end;
+    }
+    return n ? n : 1;
+}
+
 /* Whether two statements have the same structure in S: the same kinds of
- * tokens and the same code between them. */
+ * tokens and the same code between them, comments and whitespace aside. */
 static bool same_structure(const statement *a, const reading *ra, const statement *b,
                            const reading *rb)
 {
-    if (ra->overflow || rb->overflow || ra->count != rb->count)
-        return false;
-    size_t ea = 0, eb = 0;
-    for (unsigned i = 0; i <= ra->count; i++) {
-        size_t sa = i < ra->count ? ra->tok[i].start : a->len;
-        size_t sb = i < rb->count ? rb->tok[i].start : b->len;
-        if (sa - ea != sb - eb || memcmp(a->sql + ea, b->sql + eb, sa - ea) != 0)
-            return false;
-        if (i == ra->count)
-            break;
-        const qg_token *x = &ra->tok[i], *y = &rb->tok[i];
-        if (x->kind != y->kind || x->form != y->form || x->unterminated || y->unterminated)
-            return false;
-        if (x->kind == QG_TOK_COMMENT &&
-            (x->end - x->start != y->end - y->start ||
-             memcmp(a->sql + x->start, b->sql + y->start, x->end - x->start) != 0))
-            return false; /* comments are the template's own */
-        ea = x->end;
-        eb = y->end;
-    }
-    return true;
+    static uint16_t ka[MAX_SQL + 1], kb[MAX_SQL + 1];
+    size_t na = skeleton(a, ra, ka), nb = skeleton(b, rb, kb);
+    return na && na == nb && memcmp(ka, kb, na * sizeof ka[0]) == 0;
 }
 
 /* Whether S finds a backslash in code, which both servers reject as a
@@ -477,6 +497,8 @@ static bool backslash_in_server_code(qg_dialect d, const statement *st, const re
 typedef struct example {
     unsigned shown_legit, shown_attack;
     unsigned limit;
+    FILE *sample;              /* --sample: effective attacks for the servers */
+    uint64_t sample_per_setting;
 } example;
 
 static void print_bytes(FILE *f, const unsigned char *s, size_t n)
@@ -502,6 +524,26 @@ static void show(const char *what, const setting *s, const char *esc, const stat
     fputs(": ", stderr);
     print_bytes(stderr, st->sql, st->len);
     fputc('\n', stderr);
+}
+
+static void put_hex(FILE *f, const statement *st)
+{
+    for (size_t i = 0; i < st->len; i++)
+        fprintf(f, "%02x", st->sql[i]);
+}
+
+/* One line of --sample: "pg|mysql ENCODING FLAGS ESCAPER ATTACK TEMPLATE",
+ * the attack and the template with harmless values in hex, for
+ * tests/measure/attacks_on_servers.py. */
+static void write_sample(FILE *f, const setting *s, const char *esc, const statement *attack,
+                         const statement *benign)
+{
+    fprintf(f, "%s %s %u %s ", s->dialect == QG_DIALECT_POSTGRES ? "pg" : "mysql", s->encoding,
+            s->flags, esc);
+    put_hex(f, attack);
+    fputc(' ', f);
+    put_hex(f, benign);
+    fputc('\n', f);
 }
 
 /* --------------------------------------------------------------- the runs */
@@ -724,6 +766,8 @@ static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, e
         return;
     }
     st_out->attacks++;
+    if (ex->sample && st_out->attacks <= ex->sample_per_setting)
+        write_sample(ex->sample, s, escaper_name[e], &st, &ref);
     if (verdict != QG_VERDICT_BLOCK) {
         st_out->attacks_passed++;
         if (ex->shown_attack++ < ex->limit)
@@ -812,18 +856,24 @@ int main(int argc, char **argv)
     uint64_t per_dialect = 100000, seed = 20261205;
     unsigned show_limit = 5;
     int only = -1;
+    uint64_t sample_per_dialect = 0;
+    const char *sample_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--per-dialect") && i + 1 < argc)
             per_dialect = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--show") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--sample") && i + 2 < argc) {
+            sample_path = argv[++i];
+            sample_per_dialect = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--show") && i + 1 < argc)
             show_limit = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--dialect") && i + 1 < argc) {
             i++;
             only = !strcmp(argv[i], "pg") ? QG_DIALECT_POSTGRES : QG_DIALECT_MYSQL;
         } else {
-            fprintf(stderr, "usage: %s [--per-dialect N] [--seed S] [--show K] [--dialect pg|mysql]\n",
+            fprintf(stderr, "usage: %s [--per-dialect N] [--seed S] [--show K] [--dialect pg|mysql] "
+                            "[--sample FILE K]\n",
                     argv[0]);
             return 2;
         }
@@ -831,7 +881,11 @@ int main(int argc, char **argv)
     rng_state ^= seed * 0x9e3779b97f4a7c15ull;
     if (!rng_state)
         rng_state = 1;
-    example ex = {0, 0, show_limit};
+    example ex = {0, 0, show_limit, NULL, 0};
+    if (sample_path && !(ex.sample = fopen(sample_path, "w"))) {
+        perror(sample_path);
+        return 2;
+    }
     uint64_t total_blocked = 0, total_passed = 0, total_differ = 0;
     printf("%-6s %-15s %-12s %9s %8s %8s %9s %8s %8s\n", "dial", "encoding", "mode", "legit",
            "blocked", "logged", "attacks", "passed", "refused");
@@ -842,6 +896,7 @@ int main(int argc, char **argv)
         unsigned count;
         settings_of((qg_dialect)d, settings, &count);
         uint64_t per_setting = per_dialect / count + 1;
+        ex.sample_per_setting = (sample_per_dialect + count - 1) / count;
         stats sum = {0};
         for (unsigned i = 0; i < count; i++) {
             const setting *s = &settings[i];
@@ -881,6 +936,8 @@ int main(int argc, char **argv)
         total_differ += sum.differ;
         total_passed += sum.attacks_passed;
     }
+    if (ex.sample)
+        fclose(ex.sample);
     printf("legitimate blocked: %" PRIu64 "; attacks passed: %" PRIu64
            "; fast and reference differ: %" PRIu64 "\n",
            total_blocked, total_passed, total_differ);
