@@ -2,6 +2,7 @@
 #
 #   . tests/lib/mariadb.sh
 #   my_start            # install-db + start; exports QG_MY_SOCKET QG_MY_LOG QG_MY_DIR
+#                       # ($QG_MY_ARGS: more server options)
 #   my_sql -e 'SELECT 1'
 #   my_stop             # also run from the EXIT trap my_start installs
 #
@@ -69,7 +70,7 @@ my_start() {
         --general-log=1 --general-log-file="$QG_MY_LOG" \
         --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
         --innodb-buffer-pool-size=16M --innodb-log-file-size=8M \
-        --innodb-flush-log-at-trx-commit=0 --skip-log-bin --max-connections=30 \
+        --innodb-flush-log-at-trx-commit=0 --skip-log-bin --max-connections=30 ${QG_MY_ARGS:-} \
         >/dev/null 2>&1 &
     QG_MY_PID=$!
 

@@ -2,6 +2,7 @@
 #
 #   . tests/lib/pg.sh
 #   pg_start            # initdb + start; exports PGHOST PGPORT PGUSER PGDATABASE QG_PG_LOG
+#                       # ($QG_PG_CONF: more lines for postgresql.conf)
 #   pg_psql -c 'SELECT 1'
 #   pg_stop             # also run at exit (qg_at_exit, tests/lib/atexit.sh)
 #
@@ -111,6 +112,7 @@ synchronous_commit = off
 full_page_writes = off
 shared_buffers = 16MB
 max_connections = 20
+${QG_PG_CONF:-}
 EOF
     pg_as_server_user "$bindir/pg_ctl" -D "$QG_PG_DIR/data" -l "$QG_PG_LOG" -w -t 30 start \
         >"$QG_PG_DIR/pg_ctl.log" 2>&1 || { cat "$QG_PG_DIR/pg_ctl.log" "$QG_PG_LOG" >&2; return 1; }
