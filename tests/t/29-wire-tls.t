@@ -83,6 +83,25 @@ ok "pg audit over TLS: the attack goes through unchanged" [ "$(secrets "$out")" 
 has "$(cat "$QG_PG_LOG")" "$marker" "pg audit over TLS: the statement reached the server as sent"
 has "$(cat "$log")" '"action":"logged","api":"wire:Parse"' "pg audit over TLS: the finding is logged"
 
+# A non-blocking writer: one SSL_write of a 16 MB pipeline of queries with
+# the attack in the middle, retried with the same bytes whenever OpenSSL
+# says SSL_ERROR_WANT_WRITE (the server stops reading while its answers are
+# not read).  The stream around the replaced query stays exact.
+pipeline=("$PY" $W/pg_tls_pipeline.py 127.0.0.1 "$PGPORT" "$PGUSER" "$PGDATABASE")
+plain=$("${pipeline[@]}" qgt_pipe_plain_$$ 800 2>&1)
+has "$plain" "WAITED: yes" "pg pipeline over TLS: the writes had to wait (SSL_ERROR_WANT_WRITE)"
+ok "pg pipeline over TLS: without the shim the attack injects" [ "$(secrets "$plain")" -eq 2 ]
+marker=qgt_pipe_$$
+out=$(with_shim enforce "$QG_PG_DIR/pipeline.log" "${pipeline[@]}" "$marker" 800 2>&1)
+has "$out" "WAITED: yes" "pg pipeline over TLS: enforce: the writes had to wait"
+has "$out" "ERROR: quoteguard: blocked structure_mismatch" "pg pipeline over TLS: enforce: the attack is answered with an error"
+lacks "$out" "ROW: secret_" "pg pipeline over TLS: enforce: no secret leaks"
+lacks "$(cat "$QG_PG_LOG")" "$marker" "pg pipeline over TLS: enforce: the attack never reaches the server"
+has "$out" "READY: 800" "pg pipeline over TLS: enforce: every query of the pipeline is answered"
+ok "pg pipeline over TLS: enforce: the other 799 answers are identical" \
+    [ "$(grep '^DIGEST' <<<"$out")" = "$(grep '^DIGEST' <<<"$plain")" ]
+has "$out" "ALIVE: yes" "pg pipeline over TLS: enforce: the connection works after it"
+
 # psql: libpq's queries are the libpq front's; the wire front, which sees
 # them again in libpq's SSL_write, leaves them alone.
 script=$QG_PG_DIR/psql.sql
