@@ -3,7 +3,8 @@
  * (short writes, EAGAIN), the server receives exactly the client's stream
  * with each blocked query replaced, each query is checked once, and the
  * client's retries see ordinary write semantics.  Also the server side:
- * ParameterStatus and MySQL OK packets split anywhere. */
+ * ParameterStatus and MySQL OK packets split anywhere.  And the switch into
+ * TLS: the stream the TLS library carries is the one that stopped. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +407,92 @@ static void test_mysql_ok_status(void)
     qg_wire_conn_release(&c);
 }
 
+/* ------------------------------------------------------------------ TLS */
+
+/* What the TLS library's calls carry (front_wire_tls.c feeds them here):
+ * the same stream, picked up where the plaintext one stopped. */
+static void test_tls_switch(void)
+{
+    sink s = {0};
+    qg_wire_io io = {sink_send, sink_check, &s};
+
+    qg_wire_conn c;
+    qg_wire_conn_init(&c, QG_WIRE_PG);
+    static const uint8_t ssl_request[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f};
+    qg_wire_write(&c, &io, ssl_request, sizeof ssl_request);
+    qg_wire_read(&c, (const uint8_t *)"S", 1);
+    tap_ok(c.tls && !c.passthrough, "pg: SSLRequest answered 'S': the stream goes on inside TLS");
+    qg_wire_buf stream = {0}, expect = {0};
+    unsigned queries;
+    pg_session(&stream, &expect, &queries);
+    s.got.len = 0;
+    qg_wire_write(&c, &io, stream.data, stream.len);
+    tap_ok(s.got.len == expect.len && memcmp(s.got.data, expect.data, expect.len) == 0,
+           "pg inside TLS: StartupMessage, then queries checked and the blocked ones replaced");
+    qg_wire_buf in = {0};
+    static const char enc[] = "client_encoding\0BIG5\0";
+    pg_msg(&in, 'S', enc, sizeof enc - 1);
+    qg_wire_read(&c, in.data, in.len);
+    tap_ok(strcmp(c.session.encoding, "BIG5") == 0,
+           "pg inside TLS: ParameterStatus gives client_encoding");
+    qg_wire_conn_release(&c);
+    qg_wire_conn_init(&c, QG_WIRE_PG);
+    qg_wire_write(&c, &io, ssl_request, sizeof ssl_request);
+    qg_wire_read(&c, (const uint8_t *)"N", 1);
+    tap_ok(!c.tls && !c.passthrough, "pg: SSLRequest answered 'N': plaintext goes on");
+    qg_wire_conn_release(&c);
+    qg_wire_conn_init(&c, QG_WIRE_PG);
+    static const uint8_t gss_request[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x30};
+    qg_wire_write(&c, &io, gss_request, sizeof gss_request);
+    qg_wire_read(&c, (const uint8_t *)"G", 1);
+    tap_ok(!c.tls && c.passthrough, "pg: GSSENCRequest answered 'G': not followed");
+    qg_wire_conn_release(&c);
+
+    /* MySQL: greeting; SSL request (CLIENT_SSL, collation 28 gbk); inside
+     * TLS the whole response (collation 95 cp932), OK, commands */
+    qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+    in.len = 0;
+    uint8_t greeting[40] = {10, '1', '0', '.', '1', '1', 0};
+    my_packet(&in, 0, greeting, sizeof greeting);
+    qg_wire_read(&c, in.data, in.len);
+    uint8_t request[32] = {0};
+    uint32_t caps = 0x200 | 0x800 | 0x8000 | 0x80000; /* PROTOCOL_41, SSL, SECURE_CONN, PLUGIN_AUTH */
+    memcpy(request, &caps, 4);
+    request[8] = 28;
+    qg_wire_buf out = {0};
+    my_packet(&out, 1, request, sizeof request);
+    qg_wire_write(&c, &io, out.data, out.len);
+    tap_ok(c.tls && !c.passthrough && strcmp(c.session.encoding, "gbk") == 0,
+           "mysql: the SSL request (CLIENT_SSL) moves the stream inside TLS, collation 28 gbk");
+    uint8_t response[40] = {0};
+    memcpy(response, &caps, 4);
+    response[8] = 95;
+    memcpy(response + 32, "root\0", 5);
+    out.len = 0;
+    my_packet(&out, 2, response, sizeof response);
+    qg_wire_write(&c, &io, out.data, out.len);
+    tap_ok(strcmp(c.session.encoding, "cp932") == 0 && !c.passthrough,
+           "mysql inside TLS: the handshake response (the client's second packet) is read");
+    in.len = 0;
+    static const uint8_t ok[] = {0, 0, 0, 2, 0, 0, 0};
+    my_packet(&in, 3, ok, sizeof ok);
+    qg_wire_read(&c, in.data, in.len);
+    out.len = 0;
+    expect.len = 0;
+    my_query(&out, &expect, 3, "SELECT 'EVIL'", 13);
+    s.got.len = 0;
+    qg_wire_write(&c, &io, out.data, out.len);
+    tap_ok(c.my_command_phase && s.got.len == expect.len &&
+               memcmp(s.got.data, expect.data, expect.len) == 0,
+           "mysql inside TLS: after the OK a blocked COM_QUERY is replaced");
+    qg_wire_conn_release(&c);
+    qg_wire_buf_free(&in);
+    qg_wire_buf_free(&out);
+    qg_wire_buf_free(&stream);
+    qg_wire_buf_free(&expect);
+    qg_wire_buf_free(&s.got);
+}
+
 static void test_recognition(void)
 {
     static const uint8_t startup[8] = {0, 0, 0, 40, 0, 3, 0, 0};
@@ -428,5 +515,6 @@ int main(void)
     test_mysql_large();
     test_pg_parameter_status();
     test_mysql_ok_status();
+    test_tls_switch();
     return tap_done();
 }
