@@ -143,9 +143,10 @@ QG_COLD static void tell_passthrough(wire_fd *w)
 {
     w->told_passthrough = true;
     qg_log_write_event(qg_settings_get(), "info", "wire_unguarded",
-                       "a database connection switched to TLS outside the system OpenSSL, to "
-                       "GSSAPI encryption or to compression, or its stream could not be "
-                       "followed: its queries are not checked");
+                       "a database connection switched to TLS that the system OpenSSL's "
+                       "SSL_read/SSL_write on its socket do not carry, to GSSAPI encryption or "
+                       "to compression, or its stream could not be followed: its queries are "
+                       "not checked");
 }
 
 /* Passthrough with nothing held or owed: from now on without the lock. */

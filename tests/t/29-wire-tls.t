@@ -11,8 +11,10 @@
 # naming quoteguard, the attack's marker never reaches the server's log, the
 # connection stays usable, and no `wire_unguarded` line says the connection
 # went unread.  Legitimate text round-trips the same with and without the
-# shim; audit changes nothing.  psql over TLS is checked once, by the libpq
-# front (libpq's own SSL_write carries the query past the wire front).
+# shim; audit changes nothing.  A non-blocking writer that waits on
+# SSL_ERROR_WANT_WRITE keeps an exact stream.  psql over TLS is checked once,
+# by the libpq front (libpq's own SSL_write carries the query past the wire
+# front).  TLS over memory BIOs (asyncio) is still said to go unread.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
@@ -101,6 +103,14 @@ has "$out" "READY: 800" "pg pipeline over TLS: enforce: every query of the pipel
 ok "pg pipeline over TLS: enforce: the other 799 answers are identical" \
     [ "$(grep '^DIGEST' <<<"$out")" = "$(grep '^DIGEST' <<<"$plain")" ]
 has "$out" "ALIVE: yes" "pg pipeline over TLS: enforce: the connection works after it"
+
+# TLS the wire front cannot follow is still said: asyncio runs OpenSSL over
+# memory BIOs and writes the socket itself, outside any SSL call.
+out=$(with_shim enforce "$QG_PG_DIR/asyncio.log" "$PY" $W/pg_tls_asyncio.py 127.0.0.1 "$PGPORT" \
+    "$PGUSER" "$PGDATABASE" qgt_asyncio_$$ 2>&1)
+has "$out" "ROW: row_42" "pg asyncio over TLS (memory BIOs): its bytes pass unchanged"
+ok "pg asyncio over TLS (memory BIOs): said once to be unread (wire_unguarded)" \
+    [ "$(grep -ac '"event":"wire_unguarded"' "$QG_PG_DIR/asyncio.log")" -eq 1 ]
 
 # psql: libpq's queries are the libpq front's; the wire front, which sees
 # them again in libpq's SSL_write, leaves them alone.
