@@ -4,8 +4,9 @@
 # PostgreSQL: psycopg 3 as Debian ships it (libpq through ctypes,
 # sslmode=require) and pg8000 (ssl=True), after `SET client_encoding` and
 # `SET standard_conforming_strings TO off` queries; MariaDB: PHP mysqli
-# (mysqlnd, MYSQLI_CLIENT_SSL) with real_escape_string and PyMySQL
-# (ssl={…}) with addslashes, after `SET NAMES`.  For each: the connection is
+# (mysqlnd, MYSQLI_CLIENT_SSL) and PDO_mysql with their escapers, PyMySQL
+# (ssl={…}) with addslashes, and the mariadb client's script, after
+# `SET NAMES`.  For each: the connection is
 # encrypted (the server says so), the attack injects without the shim; with
 # it the query is replaced by one the server answers with an ordinary error
 # naming quoteguard, the attack's marker never reaches the server's log, the
@@ -150,10 +151,10 @@ page() { # RUNNER… -- CLIENT CHARSET INPUT MARKER
     if [ "$client" = pymysql ]; then
         "${runner[@]}" "$PY" $W/mysql_pymysql.py "$MY" "$cs" "$input" "$marker"
     else
-        "${runner[@]}" php $W/mysql_page.php "$MY" mysqli "$cs" real_escape_string "$input" "$marker"
+        "${runner[@]}" php $W/mysql_page.php "$MY" "$client" "$cs" real_escape_string "$input" "$marker"
     fi
 }
-for client in mysqli pymysql; do
+for client in mysqli pdo pymysql; do
     for case in "gbk bf" "sjis 95"; do
         read -r cs lead <<<"$case"
         tag="mysql $client $cs over TLS"
@@ -182,6 +183,25 @@ shimmed=$(with_shim enforce "$log" php $W/mysql_legit.php "$MY" mysqli sjis 955c
 has "$plain" "ROW: 2 955C275C" "mysql mysqli legit over TLS: the text round-trips without the shim"
 ok "mysql mysqli legit over TLS: the page is byte-identical with the shim" [ "$plain" = "$shimmed" ]
 lacks "$(cat "$log" 2>/dev/null)" '"action"' "mysql mysqli legit over TLS: nothing logged as a finding"
+
+# The mariadb client: its own copy of the client library, the system libssl.
+marker=qgt_cli_$$
+printf "SHOW SESSION STATUS LIKE 'Ssl_version';\nSET NAMES gbk;\nSELECT secret, '%s' FROM users WHERE name = '\xbf\\\\' OR 1=1 -- ';\nSELECT 'still_alive';\n" \
+    "$marker" >"$QG_MY_DIR/cli.sql"
+cli() { "$@" mariadb --no-defaults -h127.0.0.1 -P"$QG_MY_TCP_PORT" --ssl --skip-ssl-verify-server-cert \
+    -uroot --force qg <"$QG_MY_DIR/cli.sql" 2>&1; }
+out=$(cli env)
+ok "mysql mariadb CLI over TLS: encrypted, and without the shim the attack injects" \
+    [ "$(grep -c '^Ssl_version.TLSv1' <<<"$out")" -eq 1 ] && [ "$(grep -c '^secret_' <<<"$out")" -eq 2 ]
+sed -i "s/$marker/${marker}_shim/" "$QG_MY_DIR/cli.sql"
+log=$QG_MY_DIR/cli.log
+out=$(cli with_shim enforce "$log")
+matches "$out" 'ERROR 1105 \(45000\) at line 3: quoteguard: blocked structure_mismatch' \
+    "mysql mariadb CLI over TLS: enforce: the statement fails with an error naming quoteguard"
+lacks "$out" "secret_" "mysql mariadb CLI over TLS: enforce: no secret leaks"
+has "$out" "still_alive" "mysql mariadb CLI over TLS: enforce: the rest of the script runs"
+lacks "$(cat "$QG_MY_LOG")" "${marker}_shim" "mysql mariadb CLI over TLS: enforce: the attack never reaches the server"
+lacks "$(cat "$log")" "wire_unguarded" "mysql mariadb CLI over TLS: enforce: the connection is followed"
 
 marker=qgt_my_audit_$$
 log=$QG_MY_DIR/audit.log

@@ -3,7 +3,7 @@
 // driver knows (set_charset / DSN charset), stored and read back; prepared
 // statements too.  Its output must be the same with and without the shim.
 //   php mysql_legit.php SOCKET API CHARSET TEXT_HEX
-//   SOCKET tls:PORT: mysqli over TLS to 127.0.0.1:PORT (mysql_connect.php)
+//   SOCKET tls:PORT: over TLS to 127.0.0.1:PORT (mysql_connect.php)
 [$_, $socket, $api, $charset, $hex] = $argv;
 require __DIR__ . '/mysql_connect.php';
 mysqli_report(MYSQLI_REPORT_OFF);
@@ -19,7 +19,7 @@ if ($api === 'mysqli') {
     foreach ($res->fetch_all() as $r) echo "ROW: ", $r[0], " ", $r[1], "\n";
     $db->query("DELETE FROM rt");
 } else {
-    $db = new PDO("mysql:unix_socket=$socket;dbname=qg;charset=$charset", 'root', '');
+    $db = qg_pdo_connect($socket, $charset);
     $db->exec("INSERT INTO rt VALUES (1, " . $db->quote($text) . ")");
     $st = $db->prepare("INSERT INTO rt VALUES (2, ?)");
     $st->execute([$text]);

@@ -3,7 +3,7 @@
 // query built with the driver's escaper or addslashes.
 //   php mysql_page.php SOCKET API CHARSET ESCAPE INPUT_HEX MARKER
 //   API: mysqli | pdo; ESCAPE: real_escape_string | addslashes | none (legit page)
-//   SOCKET tls:PORT: mysqli over TLS to 127.0.0.1:PORT (mysql_connect.php)
+//   SOCKET tls:PORT: over TLS to 127.0.0.1:PORT (mysql_connect.php)
 [$_, $socket, $api, $charset, $escape, $hex, $marker] = $argv;
 require __DIR__ . '/mysql_connect.php';
 mysqli_report(MYSQLI_REPORT_OFF);
@@ -13,7 +13,7 @@ if ($api === 'mysqli') {
     $db->query("SET NAMES $charset");
     $esc = $escape === 'addslashes' ? addslashes($input) : $db->real_escape_string($input);
 } else {
-    $db = new PDO("mysql:unix_socket=$socket;dbname=qg;charset=utf8mb4", 'root', '');
+    $db = qg_pdo_connect($socket, 'utf8mb4');
     $db->setAttribute(PDO::ATTR_ERRMODE, PDO::ERRMODE_SILENT);
     $db->exec("SET NAMES $charset");
     $esc = $escape === 'addslashes' ? addslashes($input) : substr($db->quote($input), 1, -1);
