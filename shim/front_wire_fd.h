@@ -78,6 +78,10 @@ void qg_wire_after_use(wire_fd *w);
 /* Under the lock, for a connection whose raw bytes are about to pass (fd
  * calls): true when they are TLS records, to pass unread (front_wire_tls.c). */
 bool qg_wire_tls_raw(wire_fd *w, int fd);
+/* Without the lock, for a followed TLS connection whose raw bytes are
+ * written: true (and the connection given up, said once) when they come
+ * from an SSL_write that was not tied to it (front_wire_tls.c). */
+bool qg_wire_tls_unfollowed(wire_fd *w);
 /* The qg_wire_io check: the guard's verdict on one whole query (ctx is the
  * send_ctx of the call). */
 bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,

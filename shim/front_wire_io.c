@@ -99,8 +99,11 @@ static bool passes_unlocked(wire_fd *w)
 
 static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
 {
-    if (passes_unlocked(w))
+    if (passes_unlocked(w)) {
+        if (__atomic_load_n(&w->tls_followed, __ATOMIC_RELAXED))
+            qg_wire_tls_unfollowed(w);
         return send_bytes(sc, buf, n);
+    }
     qg_wire_io io = {send_bytes, qg_wire_check_query, sc};
     pthread_mutex_lock(&w->lock);
     bool tls = qg_wire_tls_raw(w, sc->fd);

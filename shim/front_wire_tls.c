@@ -18,7 +18,10 @@
  * byte outside them is TLS done by another stack (a statically linked
  * OpenSSL, Go, Java's JSSE, or OpenSSL over memory BIOs as in Python's
  * asyncio): the connection is then logged once as not followed
- * (wire_unguarded) and passes through.
+ * (wire_unguarded) and passes through.  So is one whose TLS is the system
+ * OpenSSL's but whose SSL object does not lead to it by SSL_get_fd (a BIO
+ * of the program's own that hides the descriptor): its raw bytes then come
+ * from inside an SSL_write that found no connection.
  *
  * OpenSSL is never linked and its headers are not needed: the SSL object is
  * opaque here, and the real functions are resolved on first use past the
@@ -69,6 +72,10 @@ QG_REAL_FN(long, SSL_ctrl, (SSL *, int, long, void *), libssl_names)
  * the system OpenSSL's, and an SSL call OpenSSL makes from inside one
  * passes straight through (the connection's lock may be held). */
 static __thread unsigned in_openssl __attribute__((tls_model("initial-exec")));
+/* Depth of SSL_write calls on this thread that are not followed: a raw byte
+ * of a followed connection written inside one means its SSL object does not
+ * lead to its descriptor (a BIO SSL_get_fd cannot see through). */
+static __thread unsigned in_unfollowed_write __attribute__((tls_model("initial-exec")));
 
 /* --------------------------------------------------------------- follow */
 
@@ -99,6 +106,18 @@ bool qg_wire_tls_raw(wire_fd *w, int fd)
         follow(w, fd);
     else
         qg_wire_set_passthrough(c); /* another TLS stack: not followed */
+    return true;
+}
+
+bool qg_wire_tls_unfollowed(wire_fd *w)
+{
+    if (!in_unfollowed_write || !__atomic_load_n(&w->tls_followed, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+        return false;
+    pthread_mutex_lock(&w->lock);
+    qg_wire_set_passthrough(&w->conn);
+    qg_wire_after_use(w);
+    pthread_mutex_unlock(&w->lock);
     return true;
 }
 
@@ -227,6 +246,7 @@ static int tls_write(SSL *ssl, const void *buf, size_t num, bool ex, size_t *wri
     }
     int r;
     in_openssl++;
+    in_unfollowed_write++;
     if (ex) {
         SSL_write_ex_fn real = real_SSL_write_ex();
         r = real ? real(ssl, buf, num, written) : 0;
@@ -234,6 +254,7 @@ static int tls_write(SSL *ssl, const void *buf, size_t num, bool ex, size_t *wri
         SSL_write_fn real = real_SSL_write();
         r = real ? real(ssl, buf, (int)num) : -1;
     }
+    in_unfollowed_write--;
     in_openssl--;
     return r;
 }
