@@ -237,6 +237,11 @@ typedef struct qg_lexer {
                                   quote doubler's reading ends a literal */
     unsigned escaped_quotes;   /* S: their parity, bit 0 for ', bit 1 for " */
     bool doubler_parts;        /* S: a comment after an odd number of them */
+    bool backslash_pair;       /* S: a backslash after a byte >= 0x80 and before a
+                                  backslash or quote (qg_next_backslash_pair), at
+                                  a byte before pairs_to */
+    size_t pairs_to;           /* S: the bytes the block skip or the checker
+                                  looked at for backslash_pair: [0, pairs_to) */
     qg_result *findings;       /* where encoding findings go, or NULL */
     const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
 } qg_lexer;

@@ -585,6 +585,43 @@ __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const uns
 
 
 #ifdef SKIP_QUIET
+/* For the checker, which looks for a backslash pair (qg_next_backslash_pair)
+ * in the whole text, the skip notes where it looked (lx->pairs_to: all of
+ * [0, pairs_to)) and what it found (lx->backslash_pair).  Here: the bytes
+ * up to `to` that no block read (the lexer's, a comment skipped whole). */
+static inline void note_pairs_before(qg_lexer *lx, size_t to)
+{
+    if (lx->pairs_to < to) {
+        lx->backslash_pair = lx->backslash_pair ||
+                             qg_next_backslash_pair(lx->sql, lx->pairs_to, to, lx->len) < to;
+        lx->pairs_to = to;
+    }
+}
+
+/* And that it read the block of `valid` bytes at pos, and all blocks
+ * since the last note. */
+static inline void note_pairs_read(qg_lexer *lx, size_t pos, size_t valid)
+{
+    size_t end = pos + (valid < BLOCK ? valid : BLOCK);
+    if (end > lx->pairs_to)
+        lx->pairs_to = end;
+}
+
+/* And a block's `valid` bytes at pos that hold a backslash, by their masks
+ * (`high` counted apart); the caller notes that it read up to the block's
+ * end. */
+static inline __attribute__((always_inline)) void
+note_pairs_in_block(qg_lexer *lx, size_t pos, size_t valid, const block_masks *m, uint64_t live)
+{
+    const unsigned char *s = lx->sql;
+    uint64_t after_high = m->high << 1 | (pos > 0 && s[pos - 1] >= 0x80);
+    uint64_t before_escapable = (m->backslash | m->quote) >> 1;
+    if (valid > BLOCK && (s[pos + BLOCK] == '\\' || s[pos + BLOCK] == '\''))
+        before_escapable |= 1ull << 63;
+    if (m->backslash & after_high & before_escapable & live)
+        lx->backslash_pair = true;
+}
+
 /* Advances from lx->pos (in code) block by block while nothing in the
  * blocks needs the lexer.  Where something does, the lexer goes on from the
  * last code byte before it outside every string token (an anchor): a quote
@@ -608,6 +645,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
      * doubler's literal ends there): their parity at pos and at anchor. */
     unsigned escaped_quotes = lx->escaped_quotes & 1, anchor_escaped = escaped_quotes;
     const needles *n = needle_table();
+    if (mb)
+        note_pairs_before(lx, start);
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
@@ -615,6 +654,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], pg, mb)
                                       : classify_last_block(n, s, len, p, valid, pg, mb);
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
+        if (mb && (m.backslash & live))
+            note_pairs_in_block(lx, pos, valid, &m, live);
         uint64_t quotes = m.quote, bad = m.bad, escaped = 0;
         if ((m.backslash & live) || escape_carry) {
             /* N takes every backslash as an escape; S too where `escapes`. */
@@ -661,6 +702,10 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 unsigned kinds = escaped_quotes | (lx->escaped_quotes & 2);
                 if (kinds && lx->findings && qg_quote_after(s, len, pos + at, kinds))
                     lx->doubler_parts = true; /* as doubler_sees_literal in shim/lexer.c */
+                if (mb) {
+                    note_pairs_read(lx, pos, valid);
+                    note_pairs_before(lx, after < len ? after : len);
+                }
                 if (after >= len) {
                     lx->pos = len;
                     lx->quiet_from = len + 1;
@@ -713,6 +758,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         /* Stopped at once by a high byte this skip does not read: such
          * text keeps the lexer busy for a while; leave it the next block
          * too. */
+        if (mb)
+            note_pairs_read(lx, pos, valid);
         size_t at = pos + stop;
         bool busy = problem && pos == start && s[at] >= 0x80;
         lx->quiet_from = at + 1 + (busy ? BLOCK : 0);

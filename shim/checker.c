@@ -11,9 +11,6 @@
  */
 #include <stdint.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "hot.h"
 #include "lexer_internal.h"
@@ -303,29 +300,6 @@ typedef struct backslash_pairs {
                      escaper's reading escapes it, S's may not */
 } backslash_pairs;
 
-/* The first backslash at or after p (p > the text's start) whose byte
- * before is 0x80 or more, or NULL: sixteen bytes at a time. */
-static const unsigned char *next_backslash_after_high(const unsigned char *p,
-                                                      const unsigned char *end)
-{
-#ifdef __SSE2__
-    const __m128i backslash = _mm_set1_epi8('\\');
-    while (end - p >= 16) {
-        __m128i here = _mm_loadu_si128((const __m128i *)p);
-        __m128i before = _mm_loadu_si128((const __m128i *)(p - 1));
-        unsigned hits = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, backslash)) &
-                        (unsigned)_mm_movemask_epi8(before);
-        if (hits)
-            return p + __builtin_ctz(hits);
-        p += 16;
-    }
-#endif
-    for (; p < end; p++)
-        if (p[0] == '\\' && p[-1] >= 0x80)
-            return p;
-    return NULL;
-}
-
 static backslash_pairs backslash_after_high(const qg_encoding *enc, const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql, *end = s + len;
@@ -335,12 +309,8 @@ static backslash_pairs backslash_after_high(const qg_encoding *enc, const char *
     backslash_pairs found = {false, false};
     if (len < 2)
         return found;
-    for (const unsigned char *b = next_backslash_after_high(s + 1, end); b;
-         b = next_backslash_after_high(b + 1, end)) {
-        /* Either escaper leaves a backslash before a backslash or quote
-         * that the server reads otherwise; elsewhere both read it alike. */
-        if (b + 1 >= end || (b[1] != '\\' && b[1] != '\''))
-            continue;
+    for (const unsigned char *b = s + qg_next_backslash_pair(s, 0, len, len); b < end;
+         b = s + qg_next_backslash_pair(s, (size_t)(b + 1 - s), len, len)) {
         if (b > p) {
             /* No byte below 0x30 is part of a multibyte character in any
              * encoding: the server's characters begin after the last one. */
@@ -394,13 +364,16 @@ typedef struct parting {
 } parting;
 
 /* Pass 2 for every escaper family the rule knows; records a
- * structure_mismatch for the first one fooled. */
+ * structure_mismatch for the first one fooled.  `backslash_pair`: the
+ * text holds a backslash that qg_next_backslash_pair finds. */
 static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t len, parting why,
-                                  qg_result *res)
+                                  bool backslash_pair, qg_result *res)
 {
     injection at = {0, 0, 0};
     bool found = false;
-    backslash_pairs pairs = backslash_after_high(ctx->encoding, sql, len);
+    backslash_pairs pairs = {false, false};
+    if (backslash_pair)
+        pairs = backslash_after_high(ctx->encoding, sql, len);
     if (why.naive || why.illformed)
         found = reading_injects(ctx, QG_READ_NAIVE, sql, len, &at);
     if (!found && why.doubler)
@@ -408,9 +381,9 @@ static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t
     /* An encoding-aware escaper reads otherwise than a byte-wise one only
      * at a trail byte 0x5c or an invalid sequence (in a comment of the
      * server's too, where the lexer does not look). */
-    bool aware = !qg_encoding_is_single_byte(ctx->encoding) &&
-                 (why.naive || why.illformed ||
-                  (pairs.trail && qg_encoding_has_ascii_trail(ctx->encoding)));
+    bool aware = (why.naive || why.illformed ||
+                  (pairs.trail && qg_encoding_has_ascii_trail(ctx->encoding))) &&
+                 !qg_encoding_is_single_byte(ctx->encoding);
     if (!found && aware)
         found = aware_escaper_injects(ctx, ctx, sql, len, &at);
     if (!found && pairs.foreign)
@@ -452,8 +425,15 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     parting why = {lx.diverges || everything, doubler || everything,
                    res->verdict == QG_VERDICT_LOG &&
                        ctx->action[QG_REASON_ILLFORMED_QUOTE] == QG_ACTION_BLOCK};
-    if (res->verdict != QG_VERDICT_BLOCK)
-        record_fooled_escaper(ctx, sql, len, why, res);
+    if (res->verdict != QG_VERDICT_BLOCK) {
+        /* The block skip looked for backslash pairs in the blocks it read;
+         * the rest of the text (all of it in the reference) is looked at
+         * here. */
+        bool backslash_pair = lx.backslash_pair ||
+                              qg_next_backslash_pair(lx.sql, lx.pairs_to, len, len) < len;
+        if (why.naive || why.doubler || why.illformed || backslash_pair)
+            record_fooled_escaper(ctx, sql, len, why, backslash_pair, res);
+    }
     return res->verdict;
 }
 
@@ -475,7 +455,7 @@ QG_COLD static qg_verdict check_converted(const qg_context *ctx, const char *sql
             record(res, ctx, QG_REASON_UNTERMINATED, client_offset(ctx->view, tok.start),
                    client_offset(ctx->view, tok.start), len);
     if (res->verdict != QG_VERDICT_BLOCK)
-        record_fooled_escaper(ctx, sql, len, (parting){true, true, true}, res);
+        record_fooled_escaper(ctx, sql, len, (parting){true, true, true}, true, res);
     return res->verdict;
 }
 

@@ -79,6 +79,25 @@ static inline bool qg_quote_after(const unsigned char *s, size_t len, size_t fro
            ((kinds & 2) && memchr(s + from, '"', len - from));
 }
 
+/* The first backslash in s[from, to) (s[0, len) the text) that follows a
+ * byte 0x80 or more and comes before a backslash or quote, or `to`: the
+ * only backslashes an escaper may leave where the server reads otherwise
+ * (elsewhere every escaper and the server read them alike).  Backslashes
+ * are rare in text, and memchr finds each in a few instructions. */
+static inline size_t qg_next_backslash_pair(const unsigned char *s, size_t from, size_t to,
+                                            size_t len)
+{
+    for (size_t b = from; b < to; b++) {
+        const unsigned char *hit = memchr(s + b, '\\', to - b);
+        if (!hit)
+            return to;
+        b = (size_t)(hit - s);
+        if (b > 0 && s[b - 1] >= 0x80 && b + 1 < len && (s[b + 1] == '\\' || s[b + 1] == '\''))
+            return b;
+    }
+    return to;
+}
+
 /* Whether the server reads backslash escapes in plain strings. */
 static inline bool qg_plain_strings_escape(const qg_context *ctx)
 {
