@@ -6,11 +6,14 @@
  * not depend on whether findings are collected; in both readings an
  * ASCII-safe encoding lexes valid text like a single-byte one (except where
  * the server rejects the text, see number_junk_before_dollar, and where
- * MySQL's sets differ on what a space is, see dash_space_differs).
+ * MySQL's sets differ on what a space is, see dash_space_differs).  Query
+ * shapes, which split the code between the tokens into words: the same
+ * shape whether a sample is asked for or not, the sample a string that fits.
  */
 #include "fuzz_common.h"
 
 #include "encoding_tables.h"
+#include "shape.h"
 
 #define MAX_TOKENS 4096
 
@@ -220,6 +223,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        "%s flags %u, %s: valid text lexes differently from a single-byte encoding",
                        qg_encoding_name(enc), flags, reading == QG_READ_NAIVE ? "N" : "S");
     }
+
+    char sample[QG_SHAPE_SAMPLE_MAX];
+    memset(sample, 'x', sizeof sample);
+    uint64_t shape = qg_shape_compute(&ctx, (const char *)sql, len, sample, sizeof sample);
+    FUZZ_CHECK(memchr(sample, '\0', sizeof sample) != NULL, "%s: shape sample not terminated",
+               qg_encoding_name(enc));
+    FUZZ_CHECK(shape == qg_shape_compute(&ctx, (const char *)sql, len, NULL, 0),
+               "%s flags %u: the shape depends on whether a sample is asked for",
+               qg_encoding_name(enc), flags);
     free(sql);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "lexer_internal.h"
+#include "sql_words.h"
 
 /* Whether a quote after c may open a string that reads backslashes
  * otherwise than a plain one, where they escape: X'', B'', PG U&''. */
@@ -35,8 +36,10 @@ static inline bool in_continuation_gap(const unsigned char *s, size_t start, siz
 static inline __attribute__((always_inline)) bool
 comment_is_quiet(const unsigned char *s, size_t len, size_t at, size_t start, size_t end, bool pg)
 {
-    if (s[at] == '/')
-        return pg || !(at + 2 < len && (s[at + 2] == '!' || s[at + 2] == 'M'));
+    if (s[at] == '/') {
+        qg_exec_comment ec;
+        return pg || !qg_my_exec_comment(s, at, len, &ec);
+    }
     if (!pg)
         return s[at] == '#' || at + 2 >= len || qg_is_space_or_control(s[at + 2]);
     /* (Nothing after its newline, as at the end of a statement: no part.) */
