@@ -12,18 +12,19 @@
 
 #include "encoding_tables.h"
 
-/* The class of each byte in code; each byte is in exactly one. */
+/* The class of each byte in code; each byte is in exactly one.  The
+ * classes of a word's bytes come last, so that one compare tells them. */
 enum qg_char_class {
     QG_CC_OTHER = 0, /* punctuation, control bytes, quotes: one byte each */
     QG_CC_SPACE,     /* ' ', \t, \n, \v, \f, \r: white space to both servers */
-    QG_CC_LETTER,    /* A-Z, a-z, '_' */
-    QG_CC_HIGH,      /* 0x80-0xff: part of a character, a letter of a word */
-    QG_CC_DIGIT,
-    QG_CC_DOLLAR,
     QG_CC_OPERATOR,  /* + - * / < > = ~ ! # % ^ & | ` */
     QG_CC_AT,        /* '@': an operator; MySQL's variables start with it */
     QG_CC_QUESTION,  /* '?': a placeholder in MySQL, an operator in PG */
-    QG_CC_DOT
+    QG_CC_DOT,
+    QG_CC_HIGH,      /* 0x80-0xff: part of a character, a letter of a word */
+    QG_CC_DOLLAR,
+    QG_CC_DIGIT,
+    QG_CC_LETTER     /* A-Z, a-z, '_' */
 };
 
 /* A set of classes, for qg_char_in. */
@@ -42,6 +43,12 @@ static inline bool qg_char_in(unsigned char c, unsigned classes)
     return (classes >> qg_char_class[c]) & 1u;
 }
 
+/* An ASCII byte of a word (letter, digit, '$'), or one of `also`'s (ASCII) classes. */
+static inline bool qg_ascii_word_byte(unsigned char c, unsigned also)
+{
+    return qg_char_class[c] >= QG_CC_DOLLAR || qg_char_in(c, also);
+}
+
 /* End of the word (keyword or unquoted name) at s[p], whose first byte
  * the caller checked: letters, digits, '$' and the bytes of `also`'s
  * classes; a character of a multibyte encoding `enc` whole, whatever its
@@ -50,16 +57,14 @@ static inline bool qg_char_in(unsigned char c, unsigned classes)
 static inline size_t qg_word_end(const qg_encoding *enc, const unsigned char *s, size_t p,
                                  size_t end, unsigned also)
 {
-    const unsigned cont = QG_WORD_CONT | also;
-    while (p < end && qg_char_in(s[p], cont)) {
-        if (s[p] < 0x80 || !enc) {
+    for (;;) {
+        while (p < end && qg_ascii_word_byte(s[p], also))
             p++;
-            continue;
-        }
-        size_t n = encoding_char_len(enc, s + p, end - p);
+        if (p >= end || s[p] < 0x80)
+            return p;
+        size_t n = enc ? encoding_char_len(enc, s + p, end - p) : 1;
         p += n ? n : 1;
     }
-    return p;
 }
 
 /* MySQL executable comments: slash-star-bang, and MariaDB's
