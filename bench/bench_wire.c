@@ -14,15 +14,19 @@
  * median difference per call is what the shim adds to a descriptor that is
  * not a database connection.
  *
- * pg: two connections to the same server (PG* variables).  The first is
+ * pg: two connections to the same server (PG* variables; with
+ * PGSSLMODE=require over TLS, where the wire front reads the second one's
+ * queries in libpq's SSL_write).  The first is
  * used through libpq's entry points the shim interposes, so the libpq front
  * checks its queries and hands its socket over; the second only through
- * libpq's own functions (dlsym on libpq's handle, as psycopg 3's ctypes
- * binding does), so the wire front checks its queries at the socket.  Each
+ * libpq's own PQsendQuery and PQgetResult (dlsym on libpq's handle, as
+ * psycopg 3's ctypes binding does), so the wire front checks its queries at
+ * the socket.  Each
  * pair sends the same query on both (order alternating); a third, direct
  * connection opened with the wire front off would need another process, so
  * the baseline is bench_wire.sh's run without the shim.  Prints the median
- * latency of each and the median of the pair differences.  Two connections
+ * latency of each and the median of the pair differences, and the same for
+ * the client thread's CPU time per query.  Two connections
  * differ by their server processes' placement on the CPUs, by microseconds
  * either way (bench_wire.sh runs it without the shim too): this bounds the
  * wire front's cost from above on a quiet machine only.
@@ -176,23 +180,57 @@ static void bench_fds(int rounds)
 typedef PGresult *(*exec_fn)(PGconn *, const char *);
 typedef void (*clear_fn)(PGresult *);
 
-static double timed_query(exec_fn exec, clear_fn clear, PGconn *conn, const char *sql)
+static uint64_t thread_cpu_ns(void)
 {
-    uint64_t t0 = now_ns();
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* One query: its latency (us), and the client thread's CPU time (us) in *cpu. */
+static double timed_query(exec_fn exec, clear_fn clear, PGconn *conn, const char *sql,
+                          double *cpu)
+{
+    uint64_t c0 = thread_cpu_ns(), t0 = now_ns();
     PGresult *res = exec(conn, sql);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = now_ns(), c1 = thread_cpu_ns();
     if (PQresultStatus(res) != PGRES_TUPLES_OK)
         die(PQresultErrorMessage(res));
     clear(res);
+    *cpu = (double)(c1 - c0) / 1000.0;
     return (double)(t1 - t0) / 1000.0;
+}
+
+/* libpq's own PQsendQuery and PQgetResult, as psycopg 3's ctypes binding
+ * calls them: libpq's PQexec would call PQsendQuery through its PLT, where
+ * the libpq front's interposed one would check the query and hand the
+ * socket over. */
+typedef int (*send_query_fn)(PGconn *, const char *);
+typedef PGresult *(*get_result_fn)(PGconn *);
+static send_query_fn own_send_query;
+static get_result_fn own_get_result;
+static clear_fn own_clear;
+
+static PGresult *own_exec(PGconn *conn, const char *sql)
+{
+    if (!own_send_query(conn, sql))
+        die(PQerrorMessage(conn));
+    PGresult *last = NULL, *res;
+    while ((res = own_get_result(conn)) != NULL) {
+        if (last)
+            own_clear(last);
+        last = res;
+    }
+    return last;
 }
 
 static void bench_pg(int pairs)
 {
     void *libpq = dlopen("libpq.so.5", RTLD_NOW | RTLD_NOLOAD);
-    exec_fn own_exec = libpq ? (exec_fn)dlsym(libpq, "PQexec") : NULL;
-    clear_fn own_clear = libpq ? (clear_fn)dlsym(libpq, "PQclear") : NULL;
-    if (!own_exec || !own_clear)
+    own_send_query = libpq ? (send_query_fn)dlsym(libpq, "PQsendQuery") : NULL;
+    own_get_result = libpq ? (get_result_fn)dlsym(libpq, "PQgetResult") : NULL;
+    own_clear = libpq ? (clear_fn)dlsym(libpq, "PQclear") : NULL;
+    if (!own_send_query || !own_get_result || !own_clear)
         die("cannot find libpq's own entries");
     PGconn *front = PQconnectdb(""), *wire = PQconnectdb("");
     if (PQstatus(front) != CONNECTION_OK || PQstatus(wire) != CONNECTION_OK)
@@ -204,26 +242,30 @@ static void bench_pg(int pairs)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const char *sql = shapes[s][1];
         double *f = calloc((size_t)pairs, sizeof(double)), *w = calloc((size_t)pairs, sizeof(double));
-        double *d = calloc((size_t)pairs, sizeof(double));
+        double *d = calloc((size_t)pairs, sizeof(double)), *dc = calloc((size_t)pairs, sizeof(double));
+        double *fc = calloc((size_t)pairs, sizeof(double)), *wc = calloc((size_t)pairs, sizeof(double));
         for (int i = 0; i < 200; i++) { /* warm both paths */
             PQclear(PQexec(front, sql));
             own_clear(own_exec(wire, sql));
         }
         for (int i = 0; i < pairs; i++) {
             if (i % 2) {
-                w[i] = timed_query(own_exec, own_clear, wire, sql);
-                f[i] = timed_query(PQexec, PQclear, front, sql);
+                w[i] = timed_query(own_exec, own_clear, wire, sql, &wc[i]);
+                f[i] = timed_query(PQexec, PQclear, front, sql, &fc[i]);
             } else {
-                f[i] = timed_query(PQexec, PQclear, front, sql);
-                w[i] = timed_query(own_exec, own_clear, wire, sql);
+                f[i] = timed_query(PQexec, PQclear, front, sql, &fc[i]);
+                w[i] = timed_query(own_exec, own_clear, wire, sql, &wc[i]);
             }
             d[i] = w[i] - f[i];
+            dc[i] = wc[i] - fc[i];
         }
         printf("pg\tshape=%s\tpairs=%d\tlibpq_front_us=%.2f\twire_front_us=%.2f\t"
-               "wire_minus_front_us=%.3f\n",
+               "wire_minus_front_us=%.3f\tlibpq_front_cpu_us=%.2f\twire_front_cpu_us=%.2f\t"
+               "wire_minus_front_cpu_us=%.3f\n",
                shapes[s][0], pairs, median(f, (size_t)pairs), median(w, (size_t)pairs),
-               median(d, (size_t)pairs));
-        free(f), free(w), free(d);
+               median(d, (size_t)pairs), median(fc, (size_t)pairs), median(wc, (size_t)pairs),
+               median(dc, (size_t)pairs));
+        free(f), free(w), free(d), free(fc), free(wc), free(dc);
     }
     PQfinish(front);
     PQfinish(wire);
