@@ -81,4 +81,20 @@ for split in "SET NAMES latin1" "SET NAMES gbk" "DO 1"; do
     ok "a doubler's breakout split at '$split': without the shim it drops the table" \
         [ -z "$(my_sql -e "SHOW TABLES FROM qgv LIKE '$marker'")" ]
 done
+
+# An escaper that believes a double-byte encoding (here one where fb 5c is a
+# character) on a cp1251 connection: it steps over fb alone before a quote
+# (fb 27 is no character) and escapes the quote, but copies fb 5c whole.
+# The literal it wrote mixes both; no reading of the rule follows it, and
+# the byte-wise reading agrees with the server's.
+attack=$(printf "SELECT * FROM t WHERE a = 'alice' AND b = 'John\xfb\\\\'\xfb\\\\\x99\\\\\\\\\\\\'
+  AND name = ' OR 1=1 -- '" | xxd -p | tr -d '\n')
+template=$(printf "SELECT * FROM t WHERE a = 'alice' AND b = 'x'\n  AND name = 'x'" | xxd -p | tr -d '\n')
+printf 'mysql cp1251 0 wrong-multibyte %s %s\n' "$attack" "$template" >"$work/mixed.txt"
+matches "$("$PY" tests/measure/attacks_on_servers.py plain "$work/mixed.txt" 2>&1)" '^plain mysql sample 1 confirmed 1' \
+    "a wrong-encoding escaper's mixed literal injects without the shim"
+out=$(with_shim enforce "$work/mixed.log" "$PY" tests/measure/attacks_on_servers.py shim "$work/mixed.txt" 2>&1)
+tap_todo "a wrong-encoding escaper's mixed literal is blocked" \
+    "no reading follows a literal where the escaper stepped over one lead byte alone and copied another with its 0x5c trail" \
+    grep -q '^shim mysql sent 1 blocked 1' <<<"$out"
 tap_done

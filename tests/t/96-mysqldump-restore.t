@@ -134,18 +134,6 @@ restore() {
 }
 statements_of() { printf '%s\n' "$1" | sed -n 's/^STATEMENTS: \([0-9]*\) ERRORS: .*/\1/p'; }
 
-# A failure that is a known shim false positive (TAP TODO): it counts when
-# it is fixed ("unexpectedly succeeded"), never as a failure meanwhile.
-todo() { # DESCRIPTION REASON COMMAND…
-    local description=$1 reason=$2
-    shift 2
-    TAP_COUNT=$((TAP_COUNT + 1))
-    if "$@"; then
-        printf 'ok %d - %s # TODO %s\n' "$TAP_COUNT" "$description" "$reason"
-    else
-        printf 'not ok %d - %s # TODO %s\n' "$TAP_COUNT" "$description" "$reason"
-    fi
-}
 rows=0 # compared, over the whole file
 identical() {
     snapshot "$target" >"$WORK/back.txt" || return 1
@@ -196,7 +184,7 @@ for plan in "gbk gbk" "gbk utf8mb4" "utf8mb4 utf8mb4"; do
             else
                 restore "$src" "$file" with_shim enforce "$LOG_STR"
                 if [ -n "${ILLQ_TODO[$client]:-}" ]; then
-                    todo "$tag: restores byte-identical under the shim's default settings" \
+                    tap_todo "$tag: restores byte-identical under the shim's default settings" \
                         "${ILLQ_TODO[$client]}" restored_ok "$src"
                 else
                     ok "$tag: restores byte-identical under the shim's default settings" restored_ok "$src"
@@ -222,7 +210,7 @@ tap_diag "mysqldump/restore: $restores restores under the shim, $statements stat
     "  dumps without --hex-blob, mysql_illformed_quote=log: $(qg_log_findings "$LOG_ILLQ") findings, $(blocked_in "$LOG_ILLQ") blocked"
 ok "--hex-blob dumps: no shim finding at all" [ "$(qg_log_findings "$LOG_HEX")" -eq 0 ] ||
     tap_diag "$(grep -a '"reason":' "$LOG_HEX" | head -n 5 | cut -c 1-600)"
-todo "dumps without --hex-blob: nothing blocked under the default settings" "${ILLQ_TODO[utf8mb4]}" \
+tap_todo "dumps without --hex-blob: nothing blocked under the default settings" "${ILLQ_TODO[utf8mb4]}" \
     [ "$(blocked_in "$LOG_STR")" -eq 0 ]
 ok "dumps without --hex-blob, mysql_illformed_quote=log: nothing blocked" [ "$(blocked_in "$LOG_ILLQ")" -eq 0 ]
 ok "dumps without --hex-blob: every finding is about ill-formed bytes, none about where a literal ends" \
