@@ -15,6 +15,10 @@
  * Usage: measure_rule [--per-dialect N] [--seed S] [--show K] [--dialect pg|mysql]
  *                     [--sample FILE K]
  *        measure_rule --verify ESCAPER pg|mysql ENCODING FLAGS < "value literal" lines (hex)
+ * Also printed: "text that is both" (PostgreSQL: a literal, an E'' literal
+ * with \' from an encoding-aware escaper, the program's dollar quote with
+ * a quote), counted apart, and both error rates if a blocked statement
+ * passed where the call site (the template) sent the same shape before.
  * --sample writes about K effective attacks a dialect (the first of each
  * setting) to FILE, for the servers to confirm (tests/t/38-rule-attacks-servers.t).
  * Prints a table per encoding and quoting mode; exits 1 when a legitimate
@@ -32,6 +36,7 @@
 #include "escapers.h"
 #include "lexer_internal.h"
 #include "quoteguard.h"
+#include "shape.h"
 
 #define MAX_SQL 16384
 #define MAX_VALUE 512
@@ -84,6 +89,12 @@ typedef struct stats {
     uint64_t attacks_generated, attacks, attacks_rejected, attacks_passed;
     uint64_t same_structure; /* naive escaping that changed no structure */
     uint64_t differ;         /* fast and reference checkers disagree */
+    /* "text that is both" (PG): a literal, an E'' literal with \' and a
+     * dollar quote holding ', correctly escaped */
+    uint64_t both, both_blocked;
+    /* the call site's history: a blocked statement whose shape the same
+     * template (call site) sent before, harmless values in it */
+    uint64_t legit_history, both_history, attacks_history;
 } stats;
 
 /* ------------------------------------------------------------------ values */
@@ -495,7 +506,7 @@ static bool backslash_in_server_code(qg_dialect d, const statement *st, const re
 /* ------------------------------------------------------------------- report */
 
 typedef struct example {
-    unsigned shown_legit, shown_attack;
+    unsigned shown_legit, shown_attack, shown_both, shown_history;
     unsigned limit;
     FILE *sample;              /* --sample: effective attacks for the servers */
     uint64_t sample_per_setting;
@@ -602,6 +613,67 @@ static escaper legit_escaper(const setting *s, const qg_encoding *enc)
     return ESC_MY_REAL;
 }
 
+/* Whether the call site's history would let a blocked statement through:
+ * the site (one template) sent the same template with harmless values
+ * before, and it passed; the history keeps the shapes (shim/shape.c) of
+ * what passed, and a statement of a known shape passes. */
+static bool history_passes(const qg_context *ctx, const statement *st, const statement *benign)
+{
+    return qg_shape_compute(ctx, (const char *)st->sql, st->len, NULL, 0) ==
+           qg_shape_compute(ctx, (const char *)benign->sql, benign->len, NULL, 0);
+}
+
+/* Text that is both (PostgreSQL): a literal, then an E'' literal written by
+ * an encoding-aware backslash escaper (correct in E'' whatever
+ * standard_conforming_strings says), whose value holds a quote (\'), then
+ * the program's own dollar quote holding a quote.  A quote doubler's
+ * reading takes the \' for the end of its literal and the dollar quote's
+ * quote for the start of the next, and is in step. */
+static void run_both(const setting *s, const qg_context *ctx, stats *st_out, example *ex)
+{
+    template t;
+    memset(&t, 0, sizeof t);
+    tpl_add(&t, "SELECT ");
+    tpl_lit(&t, "", false);
+    tpl_add(&t, ", ");
+    tpl_lit(&t, "E", false);
+    tpl_add(&t, ", $q$");
+    tpl_add(&t, PICK(((const char *[]){"it's", "x'y", "'", "a''b", "O'Brien -- x"})));
+    tpl_add(&t, "$q$");
+    tpl_add(&t, PICK(((const char *[]){"", " FROM t", ", 1", " AS c WHERE true"})));
+    literal_buf lits[2], benign[2];
+    size_t lit_len[2], benign_len[2];
+    escaper first = legit_escaper(s, ctx->encoding);
+    for (unsigned i = 0; i < 2; i++) {
+        value v;
+        gen_value(&v, ctx->encoding, false);
+        if (i == 1 && rng_chance(60)) { /* a quote, between characters */
+            size_t at = rng_below((unsigned)v.n + 1);
+            while (at > 0 && v.b[at - 1] >= 0x80)
+                at--;
+            memmove(v.b + at + 1, v.b + at, v.n - at);
+            v.b[at] = '\'';
+            v.n++;
+        }
+        escaper e = i == 0 ? first : ESC_AWARE_BACKSLASH;
+        lit_len[i] = escape_literal(e, s->dialect, ctx->encoding, NULL, s->flags, v.b, v.n, lits[i]);
+        benign_len[i] = escape_literal(e, s->dialect, ctx->encoding, NULL, s->flags,
+                                       (const unsigned char *)"x", 1, benign[i]);
+    }
+    statement st, ref;
+    build(&st, &t, lits, lit_len);
+    build(&ref, &t, benign, benign_len);
+    st_out->both++;
+    qg_result res;
+    if (check_both(s, ctx, &st, &res, st_out) != QG_VERDICT_BLOCK)
+        return;
+    st_out->both_blocked++;
+    if (history_passes(ctx, &st, &ref))
+        st_out->both_history++;
+    if (ex->shown_both++ < ex->limit)
+        show("both, blocked", s, escaper_name[first], &st, &res);
+}
+
 static void run_legit(const setting *s, const qg_context *ctx, stats *st_out, example *ex)
 {
     template t;
@@ -640,6 +712,7 @@ static void run_legit(const setting *s, const qg_context *ctx, stats *st_out, ex
     }
     if (verdict == QG_VERDICT_BLOCK) {
         st_out->legit_blocked++;
+        st_out->legit_history += history_passes(ctx, &st, &ref);
         if (ex->shown_legit++ < ex->limit)
             show("legitimate blocked", s, escaper_name[e], &st, &res);
     } else if (verdict == QG_VERDICT_LOG) {
@@ -768,6 +841,11 @@ static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, e
     st_out->attacks++;
     if (ex->sample && st_out->attacks <= ex->sample_per_setting)
         write_sample(ex->sample, s, escaper_name[e], &st, &ref);
+    if (verdict == QG_VERDICT_BLOCK && history_passes(ctx, &st, &ref)) {
+        st_out->attacks_history++;
+        if (ex->shown_history++ < ex->limit)
+            show("attack the call site's history would pass", s, escaper_name[e], &st, &res);
+    }
     if (verdict != QG_VERDICT_BLOCK) {
         st_out->attacks_passed++;
         if (ex->shown_attack++ < ex->limit)
@@ -881,7 +959,8 @@ int main(int argc, char **argv)
     rng_state ^= seed * 0x9e3779b97f4a7c15ull;
     if (!rng_state)
         rng_state = 1;
-    example ex = {0, 0, show_limit, NULL, 0};
+    uint64_t both_state = rng_state ^ 0x5bd1e9955bd1e995ull;
+    example ex = {0, 0, 0, 0, show_limit, NULL, 0};
     if (sample_path && !(ex.sample = fopen(sample_path, "w"))) {
         perror(sample_path);
         return 2;
@@ -911,6 +990,14 @@ int main(int argc, char **argv)
             for (uint64_t n = 0; n < per_setting; n++) {
                 run_legit(s, &ctx, &st, &ex);
                 run_attack(s, &ctx, &st, &ex);
+                if (s->dialect == QG_DIALECT_POSTGRES && n % 20 == 0) {
+                    /* a random sequence of its own: the other sets stay as they were */
+                    uint64_t main_state = rng_state;
+                    rng_state = both_state;
+                    run_both(s, &ctx, &st, &ex);
+                    both_state = rng_state;
+                    rng_state = main_state;
+                }
             }
             printf("%-6s %-15s %-12s %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %8" PRIu64
                    " %8" PRIu64 "\n",
@@ -925,6 +1012,11 @@ int main(int argc, char **argv)
             sum.attacks_generated += st.attacks_generated;
             sum.same_structure += st.same_structure;
             sum.differ += st.differ;
+            sum.both += st.both;
+            sum.both_blocked += st.both_blocked;
+            sum.both_history += st.both_history;
+            sum.legit_history += st.legit_history;
+            sum.attacks_history += st.attacks_history;
         }
         printf("%-6s %-15s %-12s %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %8" PRIu64
                " %8" PRIu64 "   (attack inputs generated %" PRIu64 ", structure unchanged %" PRIu64
@@ -932,6 +1024,14 @@ int main(int argc, char **argv)
                d ? "mysql" : "pg", "all", "all", sum.legit, sum.legit_blocked, sum.legit_logged,
                sum.attacks, sum.attacks_passed, sum.attacks_rejected, sum.attacks_generated,
                sum.same_structure, sum.differ);
+        if (sum.both)
+            printf("%-6s %-15s %-12s %9" PRIu64 " %8" PRIu64
+                   "   (text that is both: a literal, E'' with \\', a dollar quote with ')\n",
+                   d ? "mysql" : "pg", "both", "all", sum.both, sum.both_blocked);
+        printf("%-6s with the call site's history: legitimate blocked %" PRIu64 ", both blocked %" PRIu64
+               ", attacks passed %" PRIu64 "\n",
+               d ? "mysql" : "pg", sum.legit_blocked - sum.legit_history,
+               sum.both_blocked - sum.both_history, sum.attacks_passed + sum.attacks_history);
         total_blocked += sum.legit_blocked;
         total_differ += sum.differ;
         total_passed += sum.attacks_passed;

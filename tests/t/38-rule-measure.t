@@ -2,7 +2,10 @@
 # The detection rule's error rates on generated statements, bounded
 # (`make measure` runs a million a dialect): correctly escaped legitimate
 # statements blocked and effective attacks passed, per dialect, both 0
-# (tests/measure/measure_rule.c, docs/DETECTION.md "Measured error rates").
+# (tests/measure/measure_rule.c, docs/DETECTION.md "Measured error rates");
+# text that is both (PostgreSQL) generated and counted apart; and were a
+# blocked statement to pass where its call site sent its shape before, no
+# attack would pass.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 BIN=${BUILD:-build}/measure/measure_rule
@@ -19,7 +22,14 @@ for dialect in pg mysql; do
     ok "$dialect: $attacks effective attacks, $passed passed" [ "$passed" -eq 0 ]
     ok "$dialect: the generator made at least $per_dialect legitimate statements and 5000 effective attacks" \
         [ "$legit" -ge "$per_dialect" -a "$attacks" -ge 5000 ]
+    history=$(printf '%s\n' "$out" | grep "^$dialect  *with the call site's history:")
+    ok "$dialect: were the call site's history to pass a blocked statement of a shape the site sent, no attack would pass (${history#*: })" \
+        [ -n "$history" -a "${history##*attacks passed }" = 0 ]
 done
+# Text that is both (docs/DETECTION.md): counted apart, blocked by the rule.
+both=$(printf '%s\n' "$out" | awk '$1 == "pg" && $2 == "both" { print $4, $5 }')
+read -r both_n both_blocked <<<"$both"
+ok "pg: text that is both generated (${both_n:-0}, ${both_blocked:-0} blocked)" [ "${both_n:-0}" -gt 0 -a "${both_blocked:-0}" -gt 0 ]
 ok "measure_rule exits 0" [ "$status" -eq 0 ]
 [ "$status" -eq 0 ] || tap_diag "$(printf '%s\n' "$out" | grep -E 'blocked|passed|differ' | head -n 12)"
 tap_diag "$(printf '%s\n' "$out" | tail -n 1)"
