@@ -90,10 +90,13 @@ $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 
 # The detection rule's error rates on generated statements (docs/DETECTION.md):
 # a bounded run is tests/t/38-rule-measure.t, the long one `make measure`
-# (with 20000 statements a dialect through real drivers, tests/t/39-rule-drivers.t).
+# (with 20000 statements a dialect through each real driver,
+# tests/t/39-rule-drivers.t, and 1000 effective attacks a dialect sent to
+# the servers, tests/t/38-rule-attacks-servers.t).
 MEASURE_BIN = $(BUILD)/measure/measure_rule
 MEASURE_PER_DIALECT ?= 1000000
 MEASURE_DRIVER_STATEMENTS ?= 20000
+MEASURE_ATTACK_SAMPLE ?= 1000
 
 $(MEASURE_BIN): tests/measure/measure_rule.c tests/measure/escapers.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
@@ -138,6 +141,7 @@ lint: lint-locale lint-includes
 measure: deps all clients $(MEASURE_BIN)
 	$(MEASURE_BIN) --per-dialect $(MEASURE_PER_DIALECT)
 	BUILD=$(BUILD) QG_DRIVER_STATEMENTS=$(MEASURE_DRIVER_STATEMENTS) tests/run tests/t/39-rule-drivers.t
+	BUILD=$(BUILD) QG_ATTACK_SAMPLE=$(MEASURE_ATTACK_SAMPLE) tests/run tests/t/38-rule-attacks-servers.t
 
 demo: deps all clients
 	scripts/demo

@@ -35,7 +35,7 @@ work=$(mktemp -d)
 qg_at_exit "rm -rf '$work'"
 export QG_MY_SOCKET
 
-"$QG_BUILD"/measure/measure_rule --per-dialect 50000 --sample "$work/sample.txt" "$sample" >"$work/measure.out" 2>&1 ||
+"$QG_BUILD"/measure/measure_rule --per-dialect $((sample * 200)) --sample "$work/sample.txt" "$sample" >"$work/measure.out" 2>&1 ||
     tap_bail "measure_rule failed: $(tail -n 3 "$work/measure.out")"
 plain=$("$PY" tests/measure/attacks_on_servers.py plain "$work/sample.txt" 2>&1)
 shim=$(with_shim enforce "$work/shim.log" "$PY" tests/measure/attacks_on_servers.py shim "$work/sample.txt" 2>&1)
