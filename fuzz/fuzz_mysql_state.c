@@ -5,7 +5,8 @@
  * encoding the reader and the escaper use), a flags byte, then the text.
  * Invariants: sql_mode flags are only the quoting flags and read the same
  * twice; a charset taken from a report is NUL-terminated, lower-case and
- * fits; the reader always advances and never past the end; the escaper's
+ * fits; the reader always advances and never past the end, and whether a
+ * text may change the state unreported is what its statements say; the escaper's
  * output fits 2n + 1 bytes and the server's reading of it (MariaDB's
  * get_text, modelled below) gives the input back.
  */
@@ -54,12 +55,19 @@ static void fuzz_reader(const qg_encoding *enc, unsigned flags, const char *text
 {
     qg_my_state st = {.flags = flags};
     qg_my_state_set_charset(&st, qg_encoding_name(enc), strlen(qg_encoding_name(enc)));
+    const qg_my_state start = st;
+    bool runs_other = false;
     for (size_t pos = 0; pos < len;) {
         qg_my_effect fx;
         size_t step = qg_my_read_statement(&st, text + pos, len - pos, &fx);
         FUZZ_CHECK(step > 0 && step <= len - pos, "step %zu at %zu of %zu", step, pos, len);
+        runs_other |= fx.runs_other;
         pos += step;
     }
+    /* its shortcut for a text of one statement agrees with the reader */
+    FUZZ_CHECK(qg_my_may_change_unreported(&start, text, len) ==
+                   (runs_other || memmem(text, len, "@@", 2) != NULL),
+               "may_change_unreported disagrees with the statements read");
     char charset[QG_MY_CHARSET_MAX];
     snprintf(charset, sizeof charset, "%s", qg_encoding_name(enc));
     bool changed;

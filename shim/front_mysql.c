@@ -428,7 +428,7 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
     qg_my_sending = s->mysql;
     int rc = fn(stmt, sql, len);
     qg_my_sending = NULL;
-    s->may_hide = qg_my_may_change_unreported(sql, len);
+    s->may_hide = qg_my_may_change_unreported(e ? &e->session.state : NULL, sql, len);
     qg_guard_leave();
     return rc;
 }

@@ -85,7 +85,7 @@ QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, voi
 /* What a text that got an OK packet may have changed unreported. */
 static void note_text(qg_my_session *s, const char *sql, size_t len)
 {
-    s->may_hide = qg_my_may_change_unreported(sql, len);
+    s->may_hide = qg_my_may_change_unreported(&s->state, sql, len);
     if (qg_my_names_tracking(sql, len))
         s->stale = true; /* the program may change what is reported: no report says */
 }

@@ -341,6 +341,7 @@ size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_
         read_set_list(&c, st, fx);
     } else if (fx->nonempty && !inert_statement(&c, &it)) {
         fx->unknown = true; /* CALL, EXECUTE, compound statements, SET@@… */
+        fx->runs_other = item_word(&c, &it, "CALL") || item_word(&c, &it, "EXECUTE");
     } else if (!memchr(sql + c.pos, ';', len - c.pos))
         return len; /* the one statement changes nothing: no need to read on */
     while (it.kind != IT_END) /* the rest of the statement */
@@ -388,15 +389,36 @@ bool qg_mysql_text_effect(char *charset, size_t cap, unsigned *flags, const char
     return true;
 }
 
-bool qg_my_may_change_unreported(const char *sql, size_t len)
+bool qg_my_may_change_unreported(const qg_my_state *st, const char *sql, size_t len)
 {
     if (memmem(sql, len, "@@", 2))
         return true;
+    /* A text of one statement that starts with a word is read here
+     * without lexing it (that word is ASCII in every character set). */
     size_t i = 0;
-    while (i < len && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r'))
+    while (i < len && qg_char_class[(unsigned char)sql[i]] == QG_CC_SPACE)
         i++;
-    return (len - i >= 4 && qg_ascii_ncasecmp(sql + i, "CALL", 4) == 0) ||
-           (len - i >= 7 && qg_ascii_ncasecmp(sql + i, "EXECUTE", 7) == 0);
+    if (i < len && qg_char_class[(unsigned char)sql[i]] == QG_CC_LETTER) {
+        const unsigned char *u = (const unsigned char *)sql;
+        size_t n = qg_word_end(NULL, u, i, len, 0) - i;
+        if (qg_my_word_is(sql + i, n, "CALL") || qg_my_word_is(sql + i, n, "EXECUTE"))
+            return true;
+        if (!memchr(sql + i + n, ';', len - i - n))
+            return false;
+    }
+    qg_my_state state = {.charset = "latin1", .flags = 0};
+    if (st)
+        state = *st;
+    for (size_t pos = 0; pos < len;) {
+        qg_my_effect fx;
+        size_t step = qg_my_read_statement(&state, sql + pos, len - pos, &fx);
+        if (fx.runs_other)
+            return true;
+        if (step == 0)
+            break;
+        pos += step;
+    }
+    return false;
 }
 
 bool qg_my_names_tracking(const char *sql, size_t len)

@@ -12,6 +12,7 @@ typedef struct qg_my_effect {
     bool changed;  /* *st now holds what the statement sets */
     bool unknown;  /* it may change the state in a way only the server knows */
     bool nonempty; /* the statement has any code */
+    bool runs_other; /* CALL or EXECUTE: it runs statements of its own */
 } qg_my_effect;
 
 /* Reads the statement at the start of sql[0, len), lexed with *st (which it
@@ -22,11 +23,13 @@ size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_
  * mode the server accepts: only bytes below 0x80 and no backslash. */
 bool qg_my_reads_alike(const char *sql, size_t len);
 
-/* Whether a text may change the state without the server reporting it:
- * MariaDB reports no change made by SET @@name without a scope (directly,
- * through EXECUTE IMMEDIATE or in a procedure), so a text that names a
- * system variable so, or runs other statements (CALL, EXECUTE), may. */
-bool qg_my_may_change_unreported(const char *sql, size_t len);
+/* Whether a text, lexed from the state *st, may change the state without
+ * the server reporting it: MariaDB reports no change made by SET @@name
+ * without a scope (directly, through EXECUTE IMMEDIATE or in a procedure),
+ * so a text that names a system variable so, or has a statement that runs
+ * others (CALL, EXECUTE, after any comment), may.  st NULL: latin1
+ * without quoting flags, for a text of one statement. */
+bool qg_my_may_change_unreported(const qg_my_state *st, const char *sql, size_t len);
 
 /* Whether a text names session-tracking variables: it may change what the
  * server reports, which no report tells. */

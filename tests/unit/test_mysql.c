@@ -170,6 +170,37 @@ static void test_statements(void)
            "text effect: SELECT changes nothing");
     tap_ok(!qg_mysql_text_effect(charset, sizeof charset, &flags, "CALL p()", 8, &changed),
            "text effect: CALL is for the server to say");
+
+    /* Texts that may change the state unreported: a statement that runs
+     * others, however it is written and wherever in the text, or @@. */
+    static const struct {
+        const char *sql;
+        bool may;
+    } hide[] = {
+        {"CALL p()", true},
+        {"execute s", true},
+        {"/* c */ EXECUTE IMMEDIATE CONCAT('SET @', '@character_set_client = gbk')", true},
+        {"# c\nCALL p()", true},
+        {"-- c\nEXECUTE s", true},
+        {"/*!40101 EXECUTE s */", true},
+        {"\fCALL p()", true},
+        {"SELECT 1; EXECUTE s", true},
+        {"SELECT @@sql_mode", true},
+        {"SELECT 'x; CALL p()'", false},
+        {"SELECT 1 /* ; CALL p() */", false},
+        {"CALLS()", false},
+        {"EXPLAIN SELECT 1", false},
+        {"INSERT INTO t VALUES ('call me; execute')", false},
+    };
+    qg_my_state latin1 = {.charset = "latin1", .flags = 0};
+    for (size_t i = 0; i < sizeof hide / sizeof hide[0]; i++)
+        tap_ok(qg_my_may_change_unreported(&latin1, hide[i].sql, strlen(hide[i].sql)) == hide[i].may,
+               "may change the state unreported: %d [%s]", hide[i].may, hide[i].sql);
+    qg_my_state gbk = {.charset = "gbk", .flags = 0};
+    const char in_gbk[] = "SELECT '\xbf\\'; EXECUTE s -- '";
+    tap_ok(qg_my_may_change_unreported(&gbk, in_gbk, strlen(in_gbk)) &&
+               !qg_my_may_change_unreported(&latin1, in_gbk, strlen(in_gbk)),
+           "the statements are those of the connection's character set (gbk: bf 5c is one character)");
 }
 
 static void test_escape_choice(void)
