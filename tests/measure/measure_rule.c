@@ -772,9 +772,12 @@ static void gen_payload(value *v, const qg_encoding *enc, const qg_encoding *oth
 static void gen_code_payload(value *v)
 {
     v->n = 0;
+    /* rows added to a VALUES list, without quotes (which a doubler
+     * doubles): as wide as the template's own, they keep its shape */
     puts_v(v, PICK(((const char *[]){" OR 1=1 -- ", " OR 1=1#", " UNION SELECT password FROM users -- ",
                                      "; DROP TABLE users; -- ", ") OR 1=1 /*", " OR 1=1 OR ''='",
-                                     " OR name=", "x"})));
+                                     " OR name=", "x", ", 0), (1, 2) -- ", ", 0), (1, 2)#",
+                                     ", 0, 0), (1, 2, 3) -- "})));
 }
 
 static const escaper naive_escapers[] = {ESC_ADDSLASHES, ESC_MY_ESCAPE, ESC_BACKSLASH_QUOTE,

@@ -3,9 +3,9 @@
 # (`make measure` runs a million a dialect): correctly escaped legitimate
 # statements blocked and effective attacks passed, per dialect, both 0
 # (tests/measure/measure_rule.c, docs/DETECTION.md "Measured error rates");
-# text that is both (PostgreSQL) generated and counted apart; and were a
-# blocked statement to pass where its call site sent its shape before, no
-# attack would pass.
+# text that is both (PostgreSQL) generated and counted apart; and both
+# error rates were a blocked statement to pass where its call site sent its
+# shape before.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 BIN=${BUILD:-build}/measure/measure_rule
@@ -23,8 +23,11 @@ for dialect in pg mysql; do
     ok "$dialect: the generator made at least $per_dialect legitimate statements and 5000 effective attacks" \
         [ "$legit" -ge "$per_dialect" -a "$attacks" -ge 5000 ]
     history=$(printf '%s\n' "$out" | grep "^$dialect  *with the call site's history:")
-    ok "$dialect: were the call site's history to pass a blocked statement of a shape the site sent, no attack would pass (${history#*: })" \
-        [ -n "$history" -a "${history##*attacks passed }" = 0 ]
+    # What a call site's history would do (docs/DETECTION.md): measured, not
+    # used by the shim, since it lets attacks through that keep their
+    # template's shape (rows added to a VALUES list).
+    ok "$dialect: both error rates measured were the call site's history to pass a blocked statement of a shape the site sent (${history#*: })" \
+        [ -n "$history" ]
 done
 # Text that is both (docs/DETECTION.md): counted apart, blocked by the rule.
 both=$(printf '%s\n' "$out" | awk '$1 == "pg" && $2 == "both" { print $4, $5 }')
