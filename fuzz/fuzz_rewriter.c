@@ -118,10 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qg_rewrite ref;
     char *ref_text, *ref_values;
     const char **ref_params;
-    qg_force_reference(true);
+    qg_allow_vectors(QG_VECTORS_REFERENCE);
     st = rewrite_into(&ctx, options, sql, len, text_cap, values_cap, params_cap, &ref, &ref_text,
                       &ref_values, &ref_params);
-    qg_force_reference(false);
+    qg_allow_vectors(QG_VECTORS_WIDEST);
     FUZZ_CHECK(st == QG_REWRITE_DONE && ref.text_len == rw.text_len &&
                    memcmp(ref_text, text, rw.text_len) == 0 && ref.values_len == rw.values_len &&
                    memcmp(ref_values, values, rw.values_len) == 0,

@@ -244,6 +244,8 @@ typedef struct qg_lexer {
                                   looked at for backslash_pair: [0, pairs_to) */
     qg_result *findings;       /* where encoding findings go, or NULL */
     const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
+    int vectors;               /* the implementation of the scans it runs
+                                  (shim/vectors.c), picked at qg_lexer_init */
 } qg_lexer;
 
 QG_API void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,

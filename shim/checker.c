@@ -418,7 +418,7 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context 
     /* The reference compares the readings whenever N might read otherwise;
      * the lexer already knows whether it does, literal by literal, and
      * whether a quote doubler's reading may part from S. */
-    bool everything = qg_reference_forced() && lx.ambiguous;
+    bool everything = lx.vectors == QG_VECTORS_REFERENCE && lx.ambiguous;
     /* A token S leaves open (where that is not blocked) may hold the
      * quote that ends a quote doubler's literal, as a comment may. */
     bool doubler = lx.doubler_parts || open_at_end;
@@ -484,7 +484,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * (a quote doubler may read a dollar quote there). */
     bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
                       qg_dollar_after_escaped_quote((const unsigned char *)sql, 0, len);
-    if (!qg_reference_forced() && !every_byte && qg_only_plain_strings(ctx, sql, len))
+    if (!every_byte && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
     if (!result) {
         scratch.verdict = QG_VERDICT_CLEAN;

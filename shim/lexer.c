@@ -103,13 +103,6 @@ static void add_finding(qg_lexer *lx, qg_reason reason, size_t offset, size_t sp
         res->verdict = QG_VERDICT_LOG;
 }
 
-bool qg_reference_on;
-
-void qg_force_reference(bool on)
-{
-    qg_reference_on = on;
-}
-
 /* The reference: one table lookup per byte. */
 static size_t skip_plain_scalar(const unsigned char *s, size_t pos, size_t len, unsigned mask,
                                 bool stop_high)
@@ -194,7 +187,7 @@ static inline __attribute__((always_inline)) void skip_plain(qg_lexer *lx, unsig
                                                              bool stop_high)
 {
 #ifdef __SSE2__
-    if (!qg_reference_on) {
+    if (lx->vectors != QG_VECTORS_REFERENCE) {
         lx->pos = skip_plain_sse2(lx->sql, lx->pos, lx->len, mask, stop_high);
         return;
     }
@@ -753,7 +746,8 @@ QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, 
     lx->len = len;
     lx->reading = reading;
     lx->multibyte = !qg_encoding_is_single_byte(ctx->encoding);
-    lx->dfa = qg_reference_on ? NULL : encoding_dfa(ctx->encoding);
+    lx->vectors = qg_vectors_in_use();
+    lx->dfa = lx->vectors == QG_VECTORS_REFERENCE ? NULL : encoding_dfa(ctx->encoding);
     lx->findings = findings;
 }
 

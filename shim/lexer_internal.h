@@ -11,22 +11,36 @@
 
 #include "quoteguard.h"
 
-/* The reference implementation instead of the fast one (process-wide;
- * tests and fuzzers compare both on the same inputs): a byte-at-a-time scan
- * instead of the vector one, no block skipping, and the checker's second
- * pass over the whole query whenever S saw an ambiguous byte. */
-void qg_force_reference(bool on);
-extern bool qg_reference_on __attribute__((visibility("hidden")));
-static inline bool qg_reference_forced(void)
+/* The implementations of the scans (shim/vectors.c picks one per process,
+ * the widest the CPU runs): the scalar reference, which reads byte by byte
+ * (no quick scan, no block skip, no automaton) and has the checker compare
+ * the readings wherever S saw an ambiguous byte; and the vector builds of
+ * shim/block_skip.c, SSE2, AVX2 and, for the quick scan, AVX-512.  Tests
+ * narrow the choice to compare them all (qg_allow_vectors returns the one
+ * that runs then; QUOTEGUARD_FORCE_VECTORS narrows a whole process). */
+enum { QG_VECTORS_REFERENCE, QG_VECTORS_SSE2, QG_VECTORS_AVX2, QG_VECTORS_AVX512, QG_IMPLEMENTATIONS };
+enum { QG_VECTORS_WIDEST = QG_IMPLEMENTATIONS - 1, QG_VECTOR_BUILDS = QG_IMPLEMENTATIONS - QG_VECTORS_SSE2 };
+int qg_cpu_vectors(void);
+int qg_allow_vectors(int widest);
+/* "reference", "sse2", "avx2", "avx512"; qg_vectors_named gives -1 for
+ * another name. */
+const char *qg_vectors_name(int build);
+int qg_vectors_named(const char *name);
+/* The implementation that runs, picked once (again after qg_allow_vectors). */
+extern int qg_vectors_picked __attribute__((visibility("hidden")));
+int qg_pick_vectors(void);
+static inline int qg_vectors_in_use(void)
 {
-    return qg_reference_on;
+    int picked = __atomic_load_n(&qg_vectors_picked, __ATOMIC_RELAXED);
+    return picked >= 0 ? picked : qg_pick_vectors();
 }
 
 /* For the checker, between tokens of the S reading: advances over 64-byte
  * blocks in which S can find nothing — code without comments, identifiers
  * or dollar quotes, and single-quoted strings without a backslash, NUL or
  * high byte — and stops in code or at the opening quote of a string the
- * lexer must read.  Nothing at all in the reference implementation. */
+ * lexer must read.  Nothing at all in the reference implementation, which
+ * the lexer ran on from its start (lx->vectors). */
 void qg_lexer_skip_quiet(qg_lexer *lx);
 
 /* For the checker: true when the text is code, closed plain strings,
@@ -41,7 +55,8 @@ void qg_lexer_skip_quiet(qg_lexer *lx);
  * it otherwise), it escapes the next byte.  Without a high byte both
  * readings agree on every quote: such text is clean in every encoding.  (A
  * build without SSE2 gives up on every backslash and slash, and on
- * comments where there are quotes.) */
+ * comments where there are quotes.)  Always false in the reference
+ * implementation: its lexer reads every text. */
 bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
 
 /* Whitespace to both servers' lexers: space, \t, \n, \v, \f, \r. */
@@ -121,14 +136,11 @@ size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
  * bytes at a time while each block holds valid characters only (a quote,
  * backslash or NUL is one, where the automaton would stop).  Returns where
  * it stopped, between two characters, and adds those before it to *chars;
- * pos when no vector build runs (the reference implementation, SSE2). */
+ * pos where no such build runs (the reference implementation, SSE2). */
 size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,
                       size_t *chars);
 
-/* The builds of each (shim/block_skip.c): SSE2, AVX2 and, for the quick
- * scan, AVX-512.  The widest the CPU has runs (shim/vectors.c picks it);
- * tests allow the narrower ones only, to compare them too
- * (qg_allow_vectors returns the build that runs then). */
+/* The vector builds' scans (shim/block_skip.c). */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
 bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
@@ -136,11 +148,5 @@ bool qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
 bool qg_quick_scan_avx512(const qg_context *ctx, const char *sql, size_t len);
 size_t qg_count_chars_avx2(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
                            size_t limit, size_t *chars);
-enum { QG_VECTORS_SSE2, QG_VECTORS_AVX2, QG_VECTORS_AVX512, QG_VECTOR_BUILDS };
-int qg_cpu_vectors(void);
-int qg_allow_vectors(int widest);
-/* "sse2", "avx2", "avx512"; qg_vectors_named gives -1 for another name. */
-const char *qg_vectors_name(int build);
-int qg_vectors_named(const char *name);
 
 #endif

@@ -1,8 +1,9 @@
-/* The one place that picks which build of the vector scans runs
- * (shim/block_skip.c, built for SSE2, AVX2 and AVX-512): the widest the CPU
- * has, chosen once per process.  Tests narrow it to compare the builds: in
- * process with qg_allow_vectors, a whole process (a real client under the
- * shim) with QUOTEGUARD_FORCE_VECTORS=sse2|avx2|avx512. */
+/* The one place that picks which implementation of the scans runs: the
+ * scalar reference or a build of the vector scans (shim/block_skip.c,
+ * built for SSE2, AVX2 and AVX-512), the widest the CPU has, chosen once
+ * per process.  Tests narrow it to compare them all: in process with
+ * qg_allow_vectors, a whole process (a real client under the shim) with
+ * QUOTEGUARD_FORCE_VECTORS=reference|sse2|avx2|avx512. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -32,16 +33,16 @@ int qg_cpu_vectors(void)
 #endif
 }
 
-static const char *const build_names[QG_VECTOR_BUILDS] = {"sse2", "avx2", "avx512"};
+static const char *const build_names[QG_IMPLEMENTATIONS] = {"reference", "sse2", "avx2", "avx512"};
 
 const char *qg_vectors_name(int build)
 {
-    return build >= 0 && build < QG_VECTOR_BUILDS ? build_names[build] : "?";
+    return build >= 0 && build < QG_IMPLEMENTATIONS ? build_names[build] : "?";
 }
 
 int qg_vectors_named(const char *name)
 {
-    for (int build = 0; name && build < QG_VECTOR_BUILDS; build++)
+    for (int build = 0; name && build < QG_IMPLEMENTATIONS; build++)
         if (strcmp(name, build_names[build]) == 0)
             return build;
     return -1;
@@ -51,14 +52,14 @@ int qg_vectors_named(const char *name)
 static int forced_widest(void)
 {
     int named = qg_vectors_named(secure_getenv("QUOTEGUARD_FORCE_VECTORS"));
-    return named < 0 ? QG_VECTOR_BUILDS - 1 : named;
+    return named < 0 ? QG_VECTORS_WIDEST : named;
 }
 
 static int widest_allowed = -1; /* -1: the environment not read yet */
-static int vectors_in_use = -1; /* -1: not picked yet; races only store the same answer */
+int qg_vectors_picked = -1;     /* -1: not picked yet; races only store the same answer */
 
-/* The widest build of the vector scans that can run here and is not
- * turned off for a test. */
+/* The widest implementation that can run here and is not turned off for a
+ * test. */
 static int widest_runnable(void)
 {
     int allowed = __atomic_load_n(&widest_allowed, __ATOMIC_RELAXED);
@@ -70,26 +71,19 @@ static int widest_runnable(void)
     return found < allowed ? found : allowed;
 }
 
+int qg_pick_vectors(void)
+{
+    int in_use = widest_runnable();
+    __atomic_store_n(&qg_vectors_picked, in_use, __ATOMIC_RELAXED);
+    return in_use;
+}
+
 int qg_allow_vectors(int widest)
 {
     int forced = forced_widest();
     __atomic_store_n(&widest_allowed, widest < forced ? widest : forced, __ATOMIC_RELAXED);
-    __atomic_store_n(&vectors_in_use, -1, __ATOMIC_RELAXED);
-    return widest_runnable();
+    return qg_pick_vectors();
 }
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* widest_runnable, picked once. */
-static inline __attribute__((always_inline)) int vectors(void)
-{
-    int in_use = __atomic_load_n(&vectors_in_use, __ATOMIC_RELAXED);
-    if (in_use < 0) {
-        in_use = widest_runnable();
-        __atomic_store_n(&vectors_in_use, in_use, __ATOMIC_RELAXED);
-    }
-    return in_use;
-}
-#endif
 
 #ifndef __SSE2__
 /* The quick scan's classes of bytes: a single quote, a dash (two make a
@@ -121,11 +115,13 @@ static unsigned quick_class(unsigned char c)
 
 QG_HOT bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
 {
+    int in_use = qg_vectors_in_use();
+    if (in_use == QG_VECTORS_REFERENCE)
+        return false;
 #if defined(__x86_64__) && defined(__GNUC__)
-    int widest = vectors();
-    if (widest == QG_VECTORS_AVX512)
+    if (in_use == QG_VECTORS_AVX512)
         return qg_quick_scan_avx512(ctx, sql, len);
-    if (widest == QG_VECTORS_AVX2)
+    if (in_use == QG_VECTORS_AVX2)
         return qg_quick_scan_avx2(ctx, sql, len);
 #endif
 #ifdef __SSE2__
@@ -150,20 +146,22 @@ size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t 
                       size_t *chars)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (!qg_reference_on && vectors() >= QG_VECTORS_AVX2)
+    if (qg_vectors_in_use() >= QG_VECTORS_AVX2)
         return qg_count_chars_avx2(dfa, s, pos, limit, chars);
 #endif
     (void)dfa, (void)s, (void)limit, (void)chars;
     return pos;
 }
 
+/* The build the lexer runs on from its start (lx->vectors, picked at
+ * qg_lexer_init). */
 QG_HOT void qg_lexer_skip_quiet(qg_lexer *lx)
 {
-    if (qg_reference_on || lx->reading != QG_READ_SERVER || lx->exec_comment_depth ||
-        lx->pos < lx->quiet_from || lx->pos >= lx->len)
+    if (lx->vectors == QG_VECTORS_REFERENCE || lx->reading != QG_READ_SERVER ||
+        lx->exec_comment_depth || lx->pos < lx->quiet_from || lx->pos >= lx->len)
         return;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (vectors() >= QG_VECTORS_AVX2) {
+    if (lx->vectors >= QG_VECTORS_AVX2) {
         qg_skip_quiet_avx2(lx);
         return;
     }

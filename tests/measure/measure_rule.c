@@ -566,9 +566,10 @@ static qg_verdict check_both(const setting *s, const qg_context *ctx, const stat
                              qg_result *res, stats *out)
 {
     qg_verdict fast = qg_check(ctx, (const char *)st->sql, st->len, res);
-    qg_force_reference(true);
+    int fast_build = qg_vectors_in_use();
+    qg_allow_vectors(QG_VECTORS_REFERENCE);
     qg_verdict ref = qg_check(ctx, (const char *)st->sql, st->len, NULL);
-    qg_force_reference(false);
+    qg_allow_vectors(fast_build);
     if (fast != ref && out->differ++ < 3)
         show(fast == QG_VERDICT_BLOCK ? "fast blocks, reference not" : "reference blocks, fast not",
              s, "", st, res);
@@ -823,9 +824,10 @@ static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, e
     plain.action[QG_REASON_ILLFORMED_QUOTE] = QG_ACTION_IGNORE;
     plain.action[QG_REASON_ILLFORMED] = QG_ACTION_IGNORE;
     qg_result server_res;
-    qg_force_reference(true); /* S as differential-tested against the servers */
+    int fast_build = qg_vectors_in_use();
+    qg_allow_vectors(QG_VECTORS_REFERENCE); /* S as differential-tested against the servers */
     qg_verdict refused = qg_check(&plain, (const char *)st.sql, st.len, &server_res);
-    qg_force_reference(false);
+    qg_allow_vectors(fast_build);
     if (refused == QG_VERDICT_BLOCK) {
         st_out->attacks_rejected++;
         return;

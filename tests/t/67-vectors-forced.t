@@ -1,8 +1,9 @@
 #!/bin/bash
-# QUOTEGUARD_FORCE_VECTORS: a whole process runs the vector build it names
-# (the widest the CPU has when that one is missing), and that build agrees
-# with the scalar reference on the benchmark's OLTP corpora.  In process,
-# every build the CPU runs is compared by tests/unit and 66-corpora-agree.t.
+# QUOTEGUARD_FORCE_VECTORS: a whole process runs the implementation it names
+# (the scalar reference or a vector build; the widest the CPU has when that
+# one is missing), and that one agrees with the scalar reference on the
+# benchmark's OLTP corpora.  In process, every implementation the CPU runs
+# is compared by tests/unit and 66-corpora-agree.t.
 # Needs ../shared/corpus (bench_checker loads the regression statements),
 # the reference material beside the source tree.
 cd "$(dirname "$0")/../.." || exit 1
@@ -12,7 +13,7 @@ out=$(make -s build/bench/bench_checker 2>&1) || tap_bail "cannot build bench_ch
 UP_TO='# the reference against every vector build up to '
 widest=$(env -u QUOTEGUARD_FORCE_VECTORS build/bench/bench_checker --verify --only oltp/pg/SJIS |
     sed -n "s/^$UP_TO//p")
-builds=(sse2 avx2 avx512)
+builds=(reference sse2 avx2 avx512)
 ok "unforced, the widest build the CPU has runs ($widest)" [ -n "$widest" ]
 for i in "${!builds[@]}"; do
     build=${builds[$i]}

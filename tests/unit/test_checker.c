@@ -9,9 +9,9 @@
 #include "agree.h"
 #include "tap.h"
 
-/* The builds of the vector scans (QG_VECTORS_*).  Where a build is wider
- * than the CPU runs, the tests run the widest it does again. */
-static const char *const build_name[QG_VECTOR_BUILDS] = {"SSE2", "AVX2", "AVX-512"};
+/* The implementations of the scans (QG_VECTORS_*).  Where a vector build
+ * is wider than the CPU runs, the tests run the widest it does again. */
+static const char *const build_name[QG_IMPLEMENTATIONS] = {"the reference", "SSE2", "AVX2", "AVX-512"};
 
 #define SCS_ON QG_STD_STRINGS
 #define SCS_OFF 0u
@@ -1035,7 +1035,7 @@ static void test_quick_scan(void)
         mysqls += mysql;
         escaping += escapes;
         mysql_escaping += mysql && escapes;
-        for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+        for (int build = QG_VECTORS_SSE2; build <= QG_VECTORS_WIDEST; build++) {
             qg_allow_vectors(build);
             for (size_t t = 0; t < ntexts; t++)
                 scanned_plain += qg_only_plain_strings(&ctx, texts[t], strlen(texts[t]));
@@ -1052,7 +1052,7 @@ static void test_quick_scan(void)
                 mysql_escaped_settled +=
                     qg_only_plain_strings(&ctx, mysql_escaped[t], strlen(mysql_escaped[t])) ==
                     escapes;
-            qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+            qg_allow_vectors(QG_VECTORS_WIDEST);
         }
     }
     tap_ok(scanned_plain == QG_VECTOR_BUILDS * nctxs * (ntexts + 1),
@@ -1148,7 +1148,7 @@ static void test_quick_scan_bytes(void)
                 {QG_DIALECT_MYSQL, 0},
                 {QG_DIALECT_MYSQL, QG_NO_BACKSLASH_ESCAPES}};
     unsigned checked = 0, wrong = 0;
-    for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+    for (int build = QG_VECTORS_SSE2; build <= QG_VECTORS_WIDEST; build++) {
         qg_allow_vectors(build);
         for (size_t x = 0; x < sizeof ctxs / sizeof ctxs[0]; x++) {
             qg_context ctx;
@@ -1180,7 +1180,7 @@ static void test_quick_scan_bytes(void)
                         }
                     }
         }
-        qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+        qg_allow_vectors(QG_VECTORS_WIDEST);
     }
     tap_ok(wrong == 0,
            "the quick scan classes every byte value at every position: %u texts, %u wrong",
@@ -1215,7 +1215,7 @@ static void test_quick_scan_dollars(void)
         qg_dialect d = mysql ? QG_DIALECT_MYSQL : QG_DIALECT_POSTGRES;
         qg_context_init(&ctx, d, qg_encoding_find(d, mysql ? "utf8mb4" : "UTF8"),
                         mysql ? 0 : SCS_ON);
-        for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+        for (int build = QG_VECTORS_SSE2; build <= QG_VECTORS_WIDEST; build++) {
             qg_allow_vectors(build);
             for (size_t t = 0; t < sizeof params / sizeof params[0]; t++)
                 for (int pad = 0; pad < 40; pad++) {
@@ -1235,7 +1235,7 @@ static void test_quick_scan_dollars(void)
                 differ += !fast_agrees(&ctx, openers[t], strlen(openers[t]), &ref);
             }
             cut_left += !mysql && !qg_only_plain_strings(&ctx, cut, sizeof cut - 2);
-            qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+            qg_allow_vectors(QG_VECTORS_WIDEST);
         }
     }
     size_t nopeners = sizeof openers / sizeof openers[0];
@@ -1265,10 +1265,10 @@ static void test_quick_scan_long(void)
         len += sizeof row - 1;
     }
     unsigned settled = 0, differ = 0, checks = 0, left = 0;
-    for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+    for (int build = QG_VECTORS_SSE2; build <= QG_VECTORS_WIDEST; build++) {
         qg_allow_vectors(build);
         settled += qg_only_plain_strings(&ctx, text, len);
-        qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+        qg_allow_vectors(QG_VECTORS_WIDEST);
     }
     static const size_t places[] = {5, 2480, 4955}; /* in the first, middle and last rows' strings */
     for (size_t p = 0; p < sizeof places / sizeof places[0]; p++)
@@ -1330,7 +1330,7 @@ static void test_quick_scan_escapes_long(void)
                     memset(text, 'a', len);
                     memcpy(text, "'\\'\\'' ", 7); /* a string with two escaped quotes */
                     memcpy(text + at, probes[k].probe, n);
-                    for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+                    for (int build = QG_VECTORS_SSE2; build <= QG_VECTORS_WIDEST; build++) {
                         qg_allow_vectors(build);
                         bool settled = qg_only_plain_strings(&ctx, text, len);
                         if (settled != probes[k].settled && wrong++ < 3)
@@ -1339,7 +1339,7 @@ static void test_quick_scan_escapes_long(void)
                                    settled ? "settled" : "not settled");
                         checks++;
                     }
-                    qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+                    qg_allow_vectors(QG_VECTORS_WIDEST);
                     qg_result ref;
                     differ += !fast_agrees(&ctx, text, len, &ref);
                 }
@@ -1373,13 +1373,13 @@ static void test_quick_scan_doubler(void)
             char even[400];
             memcpy(even, text, len);
             memcpy(even + at, "'\\'\\'' -- c\n", 12); /* even: settled */
-            for (int build = 0; build < QG_VECTOR_BUILDS; build++) {
+            for (int build = QG_VECTORS_SSE2; build <= QG_VECTORS_WIDEST; build++) {
                 qg_allow_vectors(build);
                 wrong += qg_only_plain_strings(&ctx, text, len);
                 wrong += !qg_only_plain_strings(&ctx, even, len);
                 checks += 2;
             }
-            qg_allow_vectors(QG_VECTOR_BUILDS - 1);
+            qg_allow_vectors(QG_VECTORS_WIDEST);
             char attack[400];
             memset(attack, 'a', len);
             memcpy(attack + at, "'\\'' OR 1=1 -- '", 17);
