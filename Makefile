@@ -31,7 +31,8 @@ LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-# Legacy-style clients: pg_* link libpq, my_* link libmariadb, both_* link neither (dlopen).
+# Legacy-style clients: pg_* link libpq, my_* link libmariadb, both_* link neither (dlopen);
+# ssl_* link the system OpenSSL (clients that speak a protocol over TLS themselves).
 CLIENT_SRC = $(wildcard tests/clients/*.c)
 CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
@@ -83,6 +84,10 @@ $(BUILD)/clients/pg_%: tests/clients/pg_%.c tests/clients/*.h
 $(BUILD)/clients/my_%: tests/clients/my_%.c tests/clients/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb) -lpthread
+
+$(BUILD)/clients/ssl_%: tests/clients/ssl_%.c tests/clients/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -o $@ $< -lssl -lcrypto
 
 $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 	@mkdir -p $(dir $@)
