@@ -896,6 +896,16 @@ static void test_fuzzer_finds(void)
         bool agree = fast_agrees(&ctx, finds[i].sql, strlen(finds[i].sql), &ref);
         tap_ok(agree && ref.count > 0, "%s (%u findings)", finds[i].why, ref.count);
     }
+    /* Finds that both must read as clean. */
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "euckr"),
+                    QG_NO_BACKSLASH_ESCAPES);
+    const char *sql = "'\\\xe7\xcc'''\xe7\xcc''#\xcc\xf7'";
+    qg_result ref;
+    bool agree = fast_agrees(&ctx, sql, strlen(sql), &ref);
+    tap_ok(agree && ref.count == 0,
+           "a lead-trusting escaper reads the character after its backslash whole (%u findings)",
+           ref.count);
 }
 
 /* The checker settles a text of code, plain strings and comments
