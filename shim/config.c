@@ -7,6 +7,7 @@
 #include "ascii.h"
 #include "config.h"
 #include "hot.h"
+#include "real.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -626,17 +627,17 @@ static void read_config_file(qg_settings *s, const char *path, bool explicit, pr
     struct stat st;
     if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
         report(p, "config file %s: not a regular file; not read", path);
-        close(fd);
+        qg_libc_close(fd);
         return;
     }
     size_t len = 0;
     for (;;) {
-        ssize_t n = read(fd, file_text + len, sizeof file_text - len);
+        ssize_t n = qg_libc_read(fd, file_text + len, sizeof file_text - len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
             report(p, "config file %s: cannot be read: %s", path, strerrordesc_np(errno));
-            close(fd);
+            qg_libc_close(fd);
             return;
         }
         if (n == 0)
@@ -644,11 +645,11 @@ static void read_config_file(qg_settings *s, const char *path, bool explicit, pr
         len += (size_t)n;
         if (len == sizeof file_text) {
             report(p, "config file %s: larger than %d bytes; not read", path, CONFIG_FILE_MAX);
-            close(fd);
+            qg_libc_close(fd);
             return;
         }
     }
-    close(fd);
+    qg_libc_close(fd);
     snprintf(s->config_path, sizeof s->config_path, "%s", path);
     parse_text(s, file_text, len, path, p);
 }

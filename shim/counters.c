@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "hot.h"
+#include "real.h"
 
 #define REASON_ROWS (QG_REASON_COUNT + 1)
 #define ROW_UNKNOWN_SHAPE QG_REASON_COUNT
@@ -87,7 +88,7 @@ QG_COLD static counters_file *open_counters(const qg_settings *s)
     snprintf(why, sizeof why, "%s", strerrordesc_np(errno));
     if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid() || !S_ISREG(st.st_mode))) {
         snprintf(why, sizeof why, "%s", strerrordesc_np(EPERM));
-        close(fd);
+        qg_libc_close(fd);
         fd = -1;
     }
     counters_file head;
@@ -104,17 +105,17 @@ QG_COLD static counters_file *open_counters(const qg_settings *s)
      * written as the log writes (ulimit -f never raises SIGXFSZ). */
     if (fd >= 0 && ftruncate(fd, 0) != 0) {
         snprintf(why, sizeof why, "%s", strerrordesc_np(errno));
-        close(fd);
+        qg_libc_close(fd);
         fd = -1;
     }
     if (fd >= 0 && !qg_log_write_whole(fd, &head, sizeof head, why, sizeof why)) {
-        close(fd);
+        qg_libc_close(fd);
         fd = -1;
     }
     if (fd >= 0) {
         void *m = mmap(NULL, sizeof head, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         snprintf(why, sizeof why, "%s", strerrordesc_np(errno));
-        close(fd);
+        qg_libc_close(fd);
         if (m != MAP_FAILED)
             c = m;
     }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "hot.h"
+#include "real.h"
 
 #define SYSLOG_SOCKET_PATH "/dev/log"
 /* Query bytes shown before the finding's offset, out of the 64 of an excerpt. */
@@ -335,7 +336,7 @@ static void adopt(owned_fd *o, int fd)
 static void release(owned_fd *o)
 {
     if (still_ours(o))
-        close(o->fd);
+        qg_libc_close(o->fd);
     o->fd = -1;
 }
 
@@ -488,7 +489,7 @@ bool qg_log_write_whole(int fd, const void *buf, size_t len, char *why, size_t c
     signals_hold(&q);
     ssize_t n;
     do
-        n = write(fd, buf, len);
+        n = qg_libc_write(fd, buf, len);
     while (n < 0 && errno == EINTR);
     int err = errno;
     signals_release(&q);
@@ -519,7 +520,7 @@ int qg_log_open_file(const char *path, int flags, mode_t mode, char *why, size_t
         return -1;
     }
     if (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))) {
-        close(fd);
+        qg_libc_close(fd);
         snprintf(why, cap, "%s: %s", path, not_file);
         errno = EINVAL;
         return -1;
@@ -558,13 +559,13 @@ static int datagram_connect(const char *path)
         errno = ENAMETOOLONG;
         return -1;
     }
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int fd = qg_libc_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     memcpy(addr.sun_path, path, strlen(path) + 1);
     if (connect(fd, (const struct sockaddr *)&addr, sizeof addr) < 0) {
         int err = errno;
-        close(fd);
+        qg_libc_close(fd);
         errno = err;
         return -1;
     }
@@ -680,7 +681,7 @@ static bool send_to_syslog(const qg_settings *s, int severity, const line *l, ch
                                    : syslog_datagram(s->syslog_facility, severity, l);
         ssize_t n;
         do /* MSG_DONTWAIT: a stalled syslog daemon never holds the program */
-            n = send(syslog_socket.fd, datagram, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+            n = qg_libc_send(syslog_socket.fd, datagram, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         while (n < 0 && errno == EINTR);
         if (n >= 0)
             return true;

@@ -3,16 +3,19 @@
 #include "real.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stddef.h>
 
 #include "hot.h"
 
 /* Starts at 1 so that a zeroed slot is always stale. */
-static unsigned generation = 1;
+unsigned qg_real_generation = 1;
 
 void qg_real_invalidate(void)
 {
-    __atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&qg_real_generation, 1, __ATOMIC_ACQ_REL);
 }
 
 void *qg_real_next(void **slot, const char *name)
@@ -37,14 +40,62 @@ qg_dlclose_fn qg_real_dlclose(void)
     return (qg_dlclose_fn)qg_real_next(&slot, "dlclose");
 }
 
+/* The C library's `name`, past the shim's own interposer, resolved once. */
+#define LIBC(name)                                                                \
+    static __typeof__(&(name)) libc_##name(void)                                  \
+    {                                                                             \
+        static void *slot;                                                        \
+        return (__typeof__(&(name)))qg_real_next(&slot, #name);                   \
+    }
+
+LIBC(read)
+LIBC(write)
+LIBC(send)
+LIBC(socket)
+LIBC(close)
+
+static int missing(void)
+{
+    errno = ENOSYS;
+    return -1;
+}
+
+ssize_t qg_libc_read(int fd, void *buf, size_t n)
+{
+    __typeof__(&read) fn = libc_read();
+    return fn ? fn(fd, buf, n) : missing();
+}
+
+ssize_t qg_libc_write(int fd, const void *buf, size_t n)
+{
+    __typeof__(&write) fn = libc_write();
+    return fn ? fn(fd, buf, n) : missing();
+}
+
+ssize_t qg_libc_send(int fd, const void *buf, size_t n, int flags)
+{
+    __typeof__(&send) fn = libc_send();
+    return fn ? fn(fd, buf, n, flags) : missing();
+}
+
+int qg_libc_socket(int domain, int type, int protocol)
+{
+    __typeof__(&socket) fn = libc_socket();
+    return fn ? fn(domain, type, protocol) : missing();
+}
+
+int qg_libc_close(int fd)
+{
+    __typeof__(&close) fn = libc_close();
+    return fn ? fn(fd) : missing();
+}
+
 QG_HOT void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *sonames)
 {
-    unsigned now = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&slot->generation, __ATOMIC_ACQUIRE) == now) {
-        void *cached = __atomic_load_n(&slot->fn, __ATOMIC_RELAXED);
-        if (cached)
-            return cached;
-    }
+    unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    void *cached = qg_real_cached(slot);
+    if (cached)
+        return cached;
     void *fn = dlsym(RTLD_NEXT, name);
     qg_dlopen_fn real_dlopen = fn ? NULL : qg_real_dlopen();
     for (size_t i = 0; real_dlopen && sonames && sonames[i]; i++) {

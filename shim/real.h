@@ -2,6 +2,9 @@
 #ifndef QG_REAL_H
 #define QG_REAL_H
 
+#include <stddef.h>
+#include <sys/types.h>
+
 typedef struct qg_real_slot {
     void *fn;
     unsigned generation; /* qg_real_generation() when fn was resolved */
@@ -17,6 +20,10 @@ void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *const *s
 /* Called when the program dlclose()s a library: every slot resolves again. */
 void qg_real_invalidate(void);
 
+/* Counts the invalidations, from 1: what the fronts derive from a client
+ * library's answers (pg_encoding.h) is kept per generation. */
+extern unsigned qg_real_generation;
+
 /* The next definition of `name` after the shim (dlsym(RTLD_NEXT)),
  * resolved once into *slot: for the C library's entries, which are never
  * unloaded. */
@@ -29,13 +36,34 @@ typedef int (*qg_dlclose_fn)(void *);
 qg_dlopen_fn qg_real_dlopen(void);
 qg_dlclose_fn qg_real_dlclose(void);
 
-/* Declares a typed accessor `real_NAME()` that resolves on first call. */
+/* The slot's function when it is of this generation, else NULL. */
+static inline void *qg_real_cached(qg_real_slot *slot)
+{
+    unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&slot->generation, __ATOMIC_ACQUIRE) != now)
+        return NULL;
+    return __atomic_load_n(&slot->fn, __ATOMIC_RELAXED);
+}
+
+/* The C library's own calls, for the shim's own descriptors (settings
+ * file, log, counters, shapes profile): past the wire front's interposers
+ * (front_wire_io.c), so that the glue never calls up into a front.  -1 with
+ * ENOSYS if the C library lacks one. */
+ssize_t qg_libc_read(int fd, void *buf, size_t n);
+ssize_t qg_libc_write(int fd, const void *buf, size_t n);
+ssize_t qg_libc_send(int fd, const void *buf, size_t n, int flags);
+int qg_libc_socket(int domain, int type, int protocol);
+int qg_libc_close(int fd);
+
+/* Declares a typed accessor `real_NAME()` that resolves on first call; a
+ * resolved slot is read in line, without a call. */
 #define QG_REAL_FN(ret, name, args, sonames)                                      \
     typedef ret(*name##_fn) args;                                                 \
-    static name##_fn real_##name(void)                                            \
+    static inline name##_fn real_##name(void)                                     \
     {                                                                             \
         static qg_real_slot slot;                                                 \
-        return (name##_fn)qg_real_resolve(&slot, #name, sonames);                 \
+        void *fn = qg_real_cached(&slot);                                         \
+        return (name##_fn)(fn ? fn : qg_real_resolve(&slot, #name, sonames));     \
     }
 
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "hot.h"
+#include "real.h"
 #include "log.h"
 #include "shape.h"
 
@@ -268,7 +269,7 @@ static void load(const qg_settings *s)
     while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
         ;
     read_new_lines(s, fd, path);
-    close(fd); /* releases the lock */
+    qg_libc_close(fd); /* releases the lock */
     if (s->verbosity >= 2) {
         snprintf(detail, sizeof detail, "shapes profile %s: %zu shapes for %s", path,
                  current_set->count, s->program);
@@ -361,7 +362,7 @@ void qg_shape_profile_learn(const qg_settings *s, uint64_t fingerprint, qg_diale
             }
         }
         flock(fd, LOCK_UN);
-        close(fd);
+        qg_libc_close(fd);
     } else {
         profile_add(fingerprint); /* reported once below; not retried per query */
     }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire_collations.h"
+
 #define PG_SSL_REQUEST 80877103u
 #define PG_GSSENC_REQUEST 80877104u
 #define PG_CANCEL_REQUEST 80877102u
@@ -17,6 +19,11 @@
 #define MY_CLIENT_PROTOCOL_41 0x200u
 #define MY_CLIENT_SSL 0x800u
 #define MY_CLIENT_QUERY_ATTRIBUTES (1u << 27)
+
+const char *qg_wire_mysql_charset_of_collation(unsigned id)
+{
+    return id < 256 ? qg_wire_collation_charsets[id] : NULL;
+}
 
 static uint32_t be32(const uint8_t *p)
 {

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wire_collations.h"
 #include "wire_stream.h"
 
 #define MY_PACKET_MAX 0xffffffu
@@ -13,11 +12,6 @@
 #define MY_SESSION_TRACK_SYSTEM_VARIABLES 0
 /* The longest server message worth reading whole: ParameterStatus, OK. */
 #define KEEP_MAX 4096
-
-const char *qg_wire_mysql_charset_of_collation(unsigned id)
-{
-    return id < 256 ? qg_wire_collation_charsets[id] : NULL;
-}
 
 static void set_encoding(qg_wire_session *s, const char *name, size_t len)
 {
