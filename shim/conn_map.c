@@ -115,11 +115,6 @@ void qg_conn_map_remove(qg_conn_map *m, const void *key, void (*before_free)(voi
     free(gone);
 }
 
-bool qg_conn_map_empty(const qg_conn_map *m)
-{
-    return __atomic_load_n(&m->live, __ATOMIC_RELAXED) == 0;
-}
-
 void qg_conn_map_read_lock(qg_conn_map *m)
 {
     pthread_rwlock_rdlock(&m->lock);

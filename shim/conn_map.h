@@ -34,7 +34,10 @@ void *qg_conn_map_get_or_add(qg_conn_map *m, const void *key);
  * runs on it first, under the write lock. */
 void qg_conn_map_remove(qg_conn_map *m, const void *key, void (*before_free)(void *entry));
 /* Whether the map holds any entry (no lock: a hint for fast paths). */
-bool qg_conn_map_empty(const qg_conn_map *m);
+static inline bool qg_conn_map_empty(const qg_conn_map *m)
+{
+    return __atomic_load_n(&m->live, __ATOMIC_RELAXED) == 0;
+}
 
 /* The lock, for readers that must see an entry stay alive, and for fork:
  * a fork while another thread holds it must not leave it held in the child

@@ -18,12 +18,12 @@
 
 #include "client_libraries.h"
 #include "config.h"
-#include "conn_map.h"
 #include "front_mysql.h"
 #include "front_wire.h"
 #include "guard.h"
 #include "hot.h"
 #include "log.h"
+#include "mysql_conns.h"
 #include "mysql_escape.h"
 #include "mysql_session.h"
 #include "mysql_state.h"
@@ -34,12 +34,6 @@
 #include "wire_stream.h"
 
 #define QG_EXPORT __attribute__((visibility("default")))
-
-/* ER_UNKNOWN_ERROR: a generic server error number, so that no program takes
- * a blocked query for a lost connection (2006) or a deadlock (1213) and
- * retries it. */
-#define BLOCK_ERRNO 1105u
-#define BLOCK_SQLSTATE "42000"
 
 QG_REAL_FN(int, mysql_query, (MYSQL *, const char *), qg_mysql_sonames)
 QG_REAL_FN(int, mysql_real_query, (MYSQL *, const char *, unsigned long), qg_mysql_sonames)
@@ -87,110 +81,25 @@ QG_HOT static bool tracking_enabled(void)
 
 /* ------------------------------------------------------------- entries */
 
-/* A blocked call's error, answered by the error readers until the next call. */
-typedef struct block_note {
-    bool set;
-    bool await_read; /* mysql_send_query was blocked: mysql_read_query_result fails */
-    char sqlstate[6];
-    char message[sizeof(((qg_decision *)0)->message)];
-} block_note;
-
-typedef struct conn_entry {
-    qg_conn_head head; /* the MYSQL handle */
-    qg_my_session session;
-    bool escape_upgrade_logged;
-    bool real_escape_upgrade_logged;
-    block_note block;
-} conn_entry;
-
-typedef struct stmt_entry {
-    qg_conn_head head; /* the MYSQL_STMT handle */
-    MYSQL *mysql;
-    bool may_hide; /* the prepared text may change the state unreported */
-    block_note block;
-} stmt_entry;
-
-static qg_conn_map conns = QG_CONN_MAP_INIT(conn_entry);
-static qg_conn_map stmts = QG_CONN_MAP_INIT(stmt_entry);
-/* Notes set: zero means the error readers need no lookup. */
-static unsigned long pending_blocks;
-/* The connection last connected or queried, for mysql_escape_string. */
-static conn_entry *last_used;
-
-static void lock_maps(void)
-{
-    qg_conn_map_write_lock(&conns);
-    qg_conn_map_write_lock(&stmts);
-}
-
-static void unlock_maps(void)
-{
-    qg_conn_map_unlock(&stmts);
-    qg_conn_map_unlock(&conns);
-}
-
-static void renew_map_locks(void)
-{
-    qg_conn_map_child_after_fork(&conns);
-    qg_conn_map_child_after_fork(&stmts);
-}
-
-__attribute__((constructor)) static void keep_maps_across_fork(void)
-{
-    pthread_atfork(lock_maps, unlock_maps, renew_map_locks);
-}
-
-static void clear_block(block_note *b)
-{
-    if (!b->set)
-        return;
-    b->set = b->await_read = false;
-    __atomic_sub_fetch(&pending_blocks, 1, __ATOMIC_RELEASE);
-}
-
-static void set_block(block_note *b, const qg_decision *d, bool await_read)
-{
-    if (!b->set)
-        __atomic_add_fetch(&pending_blocks, 1, __ATOMIC_RELEASE);
-    b->set = true;
-    b->await_read = await_read;
-    snprintf(b->sqlstate, sizeof b->sqlstate, "%s",
-             d->sqlstate && strlen(d->sqlstate) == 5 ? d->sqlstate : BLOCK_SQLSTATE);
-    snprintf(b->message, sizeof b->message, "%s", d->message);
-}
-
-static void forget_conn(void *entry)
-{
-    conn_entry *e = entry;
-    if (__atomic_load_n(&last_used, __ATOMIC_RELAXED) == e)
-        __atomic_store_n(&last_used, NULL, __ATOMIC_RELAXED);
-    clear_block(&e->block);
-}
-
-static void forget_stmt(void *entry)
-{
-    clear_block(&((stmt_entry *)entry)->block);
-}
-
 /* Whether a call on mysql is the library's own, inside a reconnect. */
 static bool inside_reconnect(MYSQL *mysql)
 {
-    return qg_my_sending && (qg_my_sending == mysql || !qg_conn_map_find(&conns, mysql));
+    return qg_my_sending && (qg_my_sending == mysql || !qg_my_conn_find(mysql));
 }
 
-static const qg_my_server server = {&conns,          qg_my_lib_ask,    qg_my_lib_request_tracking,
-                                    qg_my_lib_thread_id, qg_my_lib_status, qg_my_lib_result_set,
+static const qg_my_server server = {&qg_my_conns,         qg_my_lib_ask,
+                                    qg_my_lib_request_tracking, qg_my_lib_thread_id,
+                                    qg_my_lib_status,     qg_my_lib_result_set,
                                     qg_my_lib_report_item};
 
 /* The entry to use for a query on mysql, up to date; NULL without memory. */
-QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
+QG_HOT static qg_my_conn *entry_for_query(MYSQL *mysql)
 {
-    conn_entry *e = qg_conn_map_get_or_add(&conns, mysql);
+    qg_my_conn *e = qg_my_conn_use(mysql);
     if (!e)
         return NULL;
-    clear_block(&e->block);
+    qg_my_block_clear(&e->block);
     qg_my_session_prepare(&e->session, &server, mysql);
-    __atomic_store_n(&last_used, e, __ATOMIC_RELAXED);
     return e;
 }
 
@@ -201,7 +110,7 @@ QG_HOT static conn_entry *entry_for_query(MYSQL *mysql)
  * query.  initial-exec: reading it never allocates. */
 #define TLS_STATIC __attribute__((tls_model("initial-exec")))
 static __thread MYSQL *orphan_mysql TLS_STATIC;
-static __thread block_note orphan TLS_STATIC;
+static __thread qg_my_block orphan TLS_STATIC;
 
 /* The state a session made anew by the client library's automatic
  * reconnect starts with (the library's charset, the server's sql_mode as
@@ -226,10 +135,10 @@ static bool reconnect_state(const qg_my_session *s, MYSQL *mysql, qg_my_state *f
  * *out is the connection's entry, NULL when out of memory. */
 QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, const char *sql,
                                             size_t len, const void *caller, qg_decision *d,
-                                            conn_entry **out)
+                                            qg_my_conn **out)
 {
     orphan_mysql = NULL;
-    conn_entry *e = *out = entry_for_query(mysql);
+    qg_my_conn *e = *out = entry_for_query(mysql);
     if (e) {
         qg_my_state fresh;
         bool resend = reconnect_state(&e->session, mysql, &fresh);
@@ -304,16 +213,16 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
         return send_real(real, mysql, sql, len);
     hand_over_from_wire(mysql);
     qg_decision d;
-    conn_entry *e;
+    qg_my_conn *e;
     if (!connection_query_allowed(mysql, api_names[api], sql, len, caller, &d, &e)) {
         /* An asynchronous driver (Ruby's mysql2) waits for the socket to
          * turn readable and takes a failed send for a lost connection: it
          * gets a statement the server answers with an error naming us. */
         bool answered = api == API_SEND_QUERY && send_signal(real, mysql, &d);
         if (e)
-            set_block(&e->block, &d, api == API_SEND_QUERY && !answered);
+            qg_my_block_set(&e->block, &d, api == API_SEND_QUERY && !answered);
         else
-            orphan_mysql = mysql, set_block(&orphan, &d, api == API_SEND_QUERY && !answered);
+            orphan_mysql = mysql, qg_my_block_set(&orphan, &d, api == API_SEND_QUERY && !answered);
         qg_guard_leave();
         return answered ? 0 : 1;
     }
@@ -356,9 +265,9 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
         orphan.await_read = false;
         return 1; /* nothing was sent */
     }
-    if (qg_conn_map_empty(&conns) || !qg_guard_enter(mysql, NULL, 0))
+    if (!qg_guard_enter(mysql, NULL, 0))
         return fn(mysql);
-    conn_entry *e = qg_conn_map_find(&conns, mysql);
+    qg_my_conn *e = qg_my_conn_find(mysql);
     if (e && e->block.await_read) {
         /* nothing was sent: reading would wait for an answer forever */
         e->block.await_read = false;
@@ -379,7 +288,7 @@ QG_EXPORT int mysql_next_result(MYSQL *mysql)
         report_missing("mysql_next_result");
         return -1;
     }
-    conn_entry *e = qg_conn_map_empty(&conns) ? NULL : qg_conn_map_find(&conns, mysql);
+    qg_my_conn *e = qg_my_conn_find(mysql);
     if (!e || !qg_guard_enter(mysql, NULL, 0))
         return fn(mysql);
     qg_my_session_result_read(&e->session, &server, mysql);
@@ -400,9 +309,8 @@ QG_EXPORT MYSQL_STMT *mysql_stmt_init(MYSQL *mysql)
         return NULL;
     }
     MYSQL_STMT *stmt = fn(mysql);
-    stmt_entry *s = stmt && tracking_enabled() ? qg_conn_map_get_or_add(&stmts, stmt) : NULL;
-    if (s)
-        s->mysql = mysql;
+    if (stmt && tracking_enabled())
+        qg_my_stmt_add(stmt, mysql);
     return stmt;
 }
 
@@ -413,15 +321,15 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
         report_missing("mysql_stmt_prepare");
         return 1;
     }
-    stmt_entry *s = qg_conn_map_empty(&stmts) ? NULL : qg_conn_map_find(&stmts, stmt);
+    qg_my_stmt *s = qg_my_stmt_find(stmt);
     if (!s || !sql || !tracking_enabled() || !qg_guard_enter(stmt, sql, len))
         return fn(stmt, sql, len);
-    clear_block(&s->block);
+    qg_my_block_clear(&s->block);
     qg_decision d;
-    conn_entry *e;
+    qg_my_conn *e;
     if (!connection_query_allowed(s->mysql, "mysql_stmt_prepare", sql, len,
                                   __builtin_return_address(0), &d, &e)) {
-        set_block(&s->block, &d, false);
+        qg_my_block_set(&s->block, &d, false);
         qg_guard_leave();
         return 1;
     }
@@ -441,12 +349,12 @@ QG_EXPORT int mysql_stmt_execute(MYSQL_STMT *stmt)
         report_missing("mysql_stmt_execute");
         return 1;
     }
-    stmt_entry *s = qg_conn_map_empty(&stmts) ? NULL : qg_conn_map_find(&stmts, stmt);
+    qg_my_stmt *s = qg_my_stmt_find(stmt);
     MYSQL *outer = qg_my_sending;
     qg_my_sending = s ? s->mysql : outer; /* a reconnect inside is the library's */
     int rc = fn(stmt);
     qg_my_sending = outer;
-    conn_entry *e = s ? qg_conn_map_find(&conns, s->mysql) : NULL;
+    qg_my_conn *e = s ? qg_my_conn_find(s->mysql) : NULL;
     if (e)
         qg_my_session_executed(&e->session, &server, s->mysql, s->may_hide);
     return rc;
@@ -456,7 +364,7 @@ QG_EXPORT my_bool mysql_stmt_close(MYSQL_STMT *stmt)
 {
     mysql_stmt_close_fn fn = real_mysql_stmt_close();
     if (stmt)
-        qg_conn_map_remove(&stmts, stmt, forget_stmt);
+        qg_my_stmt_close(stmt);
     if (fn)
         return fn(stmt);
     report_missing("mysql_stmt_close");
@@ -479,12 +387,11 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
     MYSQL *connected = fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
     if (connected)
         hand_over_from_wire(connected);
-    conn_entry *e = connected ? qg_conn_map_get_or_add(&conns, connected) : NULL;
+    qg_my_conn *e = connected ? qg_my_conn_use(connected) : NULL;
     if (e) {
-        clear_block(&e->block);
+        qg_my_block_clear(&e->block);
         qg_my_session_renew(&e->session);
         qg_my_session_refresh(&e->session, &server, connected);
-        __atomic_store_n(&last_used, e, __ATOMIC_RELAXED);
     }
     qg_guard_leave();
     return connected;
@@ -500,9 +407,9 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
     if (!tracking_enabled() || inside_reconnect(mysql) || !qg_guard_enter(mysql, NULL, 0))
         return fn(mysql, csname);
     int rc = fn(mysql, csname);
-    conn_entry *e = qg_conn_map_find(&conns, mysql);
+    qg_my_conn *e = qg_my_conn_find(mysql);
     if (e) {
-        clear_block(&e->block);
+        qg_my_block_clear(&e->block);
         if (rc == 0) /* the library sent SET NAMES: its OK packet reports */
             qg_my_session_answered(&e->session, &server, mysql, "", 0);
     }
@@ -513,9 +420,9 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
 /* Both make the session anew: tracking is requested and the state read again. */
 static void forget_session(MYSQL *mysql)
 {
-    conn_entry *e = qg_conn_map_empty(&conns) ? NULL : qg_conn_map_find(&conns, mysql);
+    qg_my_conn *e = qg_my_conn_find(mysql);
     if (e) {
-        clear_block(&e->block);
+        qg_my_block_clear(&e->block);
         qg_my_session_renew(&e->session);
     }
 }
@@ -567,7 +474,7 @@ QG_EXPORT void mysql_close(MYSQL *mysql)
     /* inside a reconnect the library closes the old session of a handle
      * that lives on: the entry stays */
     if (mysql && !inside_reconnect(mysql))
-        qg_conn_map_remove(&conns, mysql, forget_conn);
+        qg_my_conn_close(mysql);
     if (fn)
         fn(mysql);
     else
@@ -576,31 +483,24 @@ QG_EXPORT void mysql_close(MYSQL *mysql)
 
 /* ------------------------------------------------------- error readers */
 
-/* The note of a pending block for handle in map, or NULL (fast when none). */
-static const block_note *pending_note(qg_conn_map *map, const void *handle)
+/* The pending block of a connection: a thread's own when its entry could
+ * not be recorded. */
+static const qg_my_block *conn_block(MYSQL *mysql)
 {
-    if (orphan_mysql == handle && map == &conns)
-        return &orphan;
-    if (!__atomic_load_n(&pending_blocks, __ATOMIC_ACQUIRE))
-        return NULL;
-    const void *entry = qg_conn_map_find(map, handle);
-    const block_note *b = !entry         ? NULL
-                          : map == &conns ? &((const conn_entry *)entry)->block
-                                          : &((const stmt_entry *)entry)->block;
-    return b && b->set ? b : NULL;
+    return orphan_mysql == mysql ? &orphan : qg_my_conn_block(mysql);
 }
 
 QG_EXPORT unsigned int mysql_errno(MYSQL *mysql)
 {
-    if (pending_note(&conns, mysql))
-        return BLOCK_ERRNO;
+    if (conn_block(mysql))
+        return QG_MY_BLOCK_ERRNO;
     mysql_errno_fn fn = real_mysql_errno();
-    return fn ? fn(mysql) : BLOCK_ERRNO;
+    return fn ? fn(mysql) : QG_MY_BLOCK_ERRNO;
 }
 
 QG_EXPORT const char *mysql_error(MYSQL *mysql)
 {
-    const block_note *b = pending_note(&conns, mysql);
+    const qg_my_block *b = conn_block(mysql);
     if (b)
         return b->message;
     mysql_error_fn fn = real_mysql_error();
@@ -609,7 +509,7 @@ QG_EXPORT const char *mysql_error(MYSQL *mysql)
 
 QG_EXPORT const char *mysql_sqlstate(MYSQL *mysql)
 {
-    const block_note *b = pending_note(&conns, mysql);
+    const qg_my_block *b = conn_block(mysql);
     if (b)
         return b->sqlstate;
     mysql_sqlstate_fn fn = real_mysql_sqlstate();
@@ -618,15 +518,15 @@ QG_EXPORT const char *mysql_sqlstate(MYSQL *mysql)
 
 QG_EXPORT unsigned int mysql_stmt_errno(MYSQL_STMT *stmt)
 {
-    if (pending_note(&stmts, stmt))
-        return BLOCK_ERRNO;
+    if (qg_my_stmt_block(stmt))
+        return QG_MY_BLOCK_ERRNO;
     mysql_stmt_errno_fn fn = real_mysql_stmt_errno();
-    return fn ? fn(stmt) : BLOCK_ERRNO;
+    return fn ? fn(stmt) : QG_MY_BLOCK_ERRNO;
 }
 
 QG_EXPORT const char *mysql_stmt_error(MYSQL_STMT *stmt)
 {
-    const block_note *b = pending_note(&stmts, stmt);
+    const qg_my_block *b = qg_my_stmt_block(stmt);
     if (b)
         return b->message;
     mysql_stmt_error_fn fn = real_mysql_stmt_error();
@@ -635,7 +535,7 @@ QG_EXPORT const char *mysql_stmt_error(MYSQL_STMT *stmt)
 
 QG_EXPORT const char *mysql_stmt_sqlstate(MYSQL_STMT *stmt)
 {
-    const block_note *b = pending_note(&stmts, stmt);
+    const qg_my_block *b = qg_my_stmt_block(stmt);
     if (b)
         return b->sqlstate;
     mysql_stmt_sqlstate_fn fn = real_mysql_stmt_sqlstate();
@@ -653,9 +553,7 @@ QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const c
 {
     mysql_real_escape_string_fn fn = real_mysql_real_escape_string();
     mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
-    conn_entry *e = !tracking_enabled() || !to || !from || qg_conn_map_empty(&conns)
-                        ? NULL
-                        : qg_conn_map_find(&conns, mysql);
+    qg_my_conn *e = !tracking_enabled() || !to || !from ? NULL : qg_my_conn_find(mysql);
     if (e && e->session.stale && qg_guard_enter(mysql, NULL, 0)) {
         qg_my_session_refresh(&e->session, &server, mysql);
         qg_guard_leave();
@@ -693,18 +591,8 @@ QG_EXPORT unsigned long mysql_escape_string(char *to, const char *from, unsigned
     mysql_escape_string_fn fn = real_mysql_escape_string();
     bool quotes_only = false, first_upgrade = false;
     const qg_encoding *enc = NULL;
-    if (tracking_enabled() && to && from) {
-        /* decided under the lock: the entry may be closed by another thread */
-        qg_conn_map_read_lock(&conns);
-        conn_entry *e = __atomic_load_n(&last_used, __ATOMIC_RELAXED);
-        if (e) {
-            enc = qg_my_escape_for_legacy(&e->session.state, &quotes_only);
-            if (enc)
-                first_upgrade =
-                    !__atomic_exchange_n(&e->escape_upgrade_logged, true, __ATOMIC_RELAXED);
-        }
-        qg_conn_map_unlock(&conns);
-    }
+    if (tracking_enabled() && to && from)
+        enc = qg_my_last_used_escape(&quotes_only, &first_upgrade);
     if (!enc) {
         if (fn)
             return fn(to, from, length);

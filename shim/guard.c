@@ -345,7 +345,7 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
 QG_HOT static bool decide(const qg_settings *s, const qg_query *q, qg_decision *out)
 {
     const char *requested = q->encoding_name ? q->encoding_name : "";
-    const qg_encoding *enc = qg_encoding_find(q->dialect, requested);
+    const qg_encoding *enc = q->encoding ? q->encoding : qg_encoding_find(q->dialect, requested);
     if (!enc)
         return unknown_encoding(s, q, requested, out);
 

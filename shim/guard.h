@@ -12,6 +12,7 @@
 typedef struct qg_query {
     qg_dialect dialect;
     const char *encoding_name; /* as the server names the client encoding */
+    const qg_encoding *encoding; /* its table when the front has it, else NULL: found by name */
     unsigned flags;            /* QG_STD_STRINGS … */
     const qg_server_view *view; /* PG: the text as the server reads it after converting it, or NULL */
     const void *conn;

@@ -16,7 +16,7 @@
 #define LOADER_PROBLEMS_KEPT 8
 
 QG_FAR_BSS static qg_settings loaded_settings;
-static bool loaded;
+const qg_settings *qg_settings_loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 QG_FAR_BSS static char kept_problems[LOADER_PROBLEMS_KEPT][QG_PROBLEM_TEXT_MAX];
 
@@ -69,12 +69,11 @@ static void load(void)
             qg_log_write_event(s, "error", "config_error", detail);
         }
     }
-    __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&qg_settings_loaded, s, __ATOMIC_RELEASE);
 }
 
-QG_HOT const qg_settings *qg_settings_get(void)
+const qg_settings *qg_settings_load(void)
 {
-    if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
-        pthread_once(&load_once, load);
+    pthread_once(&load_once, load);
     return &loaded_settings;
 }

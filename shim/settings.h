@@ -10,7 +10,19 @@
  * ignores them).  An empty variable counts as unset; a list set in the
  * environment replaces the file's list.
  * Every problem (bad value, unknown key, unreadable file) is logged once at
- * level "error" and the mode becomes enforce, whatever was asked for. */
-const qg_settings *qg_settings_get(void);
+ * level "error" and the mode becomes enforce, whatever was asked for.
+ * Once loaded they are read in line, without a call: every query reads them. */
+static inline const qg_settings *qg_settings_get(void);
+
+/* Loads them (once) and returns them. */
+const qg_settings *qg_settings_load(void);
+/* The loaded settings, NULL until loaded (settings.c). */
+extern const qg_settings *qg_settings_loaded;
+
+static inline const qg_settings *qg_settings_get(void)
+{
+    const qg_settings *s = __atomic_load_n(&qg_settings_loaded, __ATOMIC_ACQUIRE);
+    return s ? s : qg_settings_load();
+}
 
 #endif

@@ -1,0 +1,60 @@
+/* What a blocked PostgreSQL statement leaves behind in the libpq front: its
+ * message, kept for a result or a connection until libpq would drop that
+ * (the error readers answer from it), and the statements the server is
+ * told to run in its place.  Pure logic: no client library. */
+#ifndef QG_PG_BLOCKED_H
+#define QG_PG_BLOCKED_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "guard.h"
+
+#define QG_PG_MESSAGE_MAX sizeof(((qg_decision *)0)->message)
+
+/* The message of one blocked query, kept for a result or a connection. */
+typedef struct qg_pg_blocked {
+    const void *key; /* the PGresult or PGconn */
+    struct qg_pg_blocked *next;
+    char sqlstate[6];
+    char primary[QG_PG_MESSAGE_MAX];  /* "quoteguard: …" */
+    char text[QG_PG_MESSAGE_MAX + 1]; /* primary + "\n", as libpq ends messages */
+} qg_pg_blocked;
+
+typedef struct qg_pg_registry {
+    pthread_mutex_t lock;
+    qg_pg_blocked *head;
+    unsigned live; /* entries; read without the lock so that empty means no locking */
+} qg_pg_registry;
+
+#define QG_PG_REGISTRY_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0}
+
+/* Records the decision's message for key, replacing an older one.  Without
+ * any memory (a few entries are kept in reserve) only the text is lost. */
+void qg_pg_registry_put(qg_pg_registry *r, const void *key, const qg_decision *d);
+/* Forgets key's entry, if any (no lock taken while the registry is empty). */
+void qg_pg_registry_drop(qg_pg_registry *r, const void *key);
+/* The entry for key, or NULL.  It stays valid after the lock is released
+ * because only an operation on the same result (PQclear) or connection (its
+ * next query) removes it, and libpq forbids those concurrently with a read. */
+const qg_pg_blocked *qg_pg_registry_find(qg_pg_registry *r, const void *key);
+/* For fork: a registry's lock held by another thread must not stay held
+ * in the child. */
+void qg_pg_registry_lock(qg_pg_registry *r);
+void qg_pg_registry_unlock(qg_pg_registry *r);
+
+/* What the server runs in place of a statement blocked inside a
+ * transaction block: it fails, so that the transaction aborts as for any
+ * failed statement, with a message that names quoteguard in its log. */
+extern const char qg_pg_abort_transaction[];
+
+/* Writes to out (cap bytes) the statement that fails on the server with
+ * d's message and sqlstate, sent in a pipeline in place of the blocked one.
+ * The message goes as ASCII without quotes, backslashes, dollar or percent
+ * signs (others become '?'); it holds none of the query.  Returns out. */
+const char *qg_pg_failing_statement(char *out, size_t cap, const qg_decision *d);
+/* Room for any qg_pg_failing_statement. */
+#define QG_PG_FAILING_STATEMENT_MAX (QG_PG_MESSAGE_MAX + 160)
+
+#endif

@@ -1,0 +1,72 @@
+/* The client encoding of a libpq connection (pg_encoding.h). */
+#include "pg_encoding.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "encoding_tables.h"
+#include "hot.h"
+
+qg_pg_client_encoding qg_pg_client_encoding_named(const char *name)
+{
+    qg_pg_client_encoding c = {.name = name ? name : ""};
+    c.enc = qg_encoding_find(QG_DIALECT_POSTGRES, c.name);
+    c.server_decides = c.enc && (strcmp(qg_encoding_name(c.enc), "SQL_ASCII") == 0 ||
+                                 qg_encoding_pg_client_only(c.enc));
+    c.converts_to_ascii = c.enc && qg_encoding_converts_to_ascii(c.enc);
+    return c;
+}
+
+/* libpq numbers fewer than 64 encodings. */
+#define KEPT_IDS 64
+
+enum { SERVER_DECIDES = 1, CONVERTS_TO_ASCII = 2 };
+
+/* An entry is read once its generation matches (acquire); it is written
+ * under the lock, fields first, generation last (release).  Every field is
+ * read and written atomically: another thread may be filling it. */
+static struct {
+    const qg_encoding *enc;
+    const char *name;
+    unsigned flags;
+    unsigned generation;
+} kept[KEPT_IDS];
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+QG_HOT bool qg_pg_client_encoding_by_id(int id, unsigned generation,
+                                        qg_pg_encoding_name_fn name_of,
+                                        qg_pg_client_encoding *out)
+{
+    if (id <= 0 || id >= KEPT_IDS || generation == 0)
+        return false;
+    if (__atomic_load_n(&kept[id].generation, __ATOMIC_ACQUIRE) == generation) {
+        unsigned flags = __atomic_load_n(&kept[id].flags, __ATOMIC_RELAXED);
+        out->enc = __atomic_load_n(&kept[id].enc, __ATOMIC_RELAXED);
+        out->name = __atomic_load_n(&kept[id].name, __ATOMIC_RELAXED);
+        out->server_decides = flags & SERVER_DECIDES;
+        out->converts_to_ascii = flags & CONVERTS_TO_ASCII;
+        return true;
+    }
+    qg_pg_client_encoding c = qg_pg_client_encoding_named(name_of(id));
+    if (!c.enc)
+        return false;
+    unsigned flags = (c.server_decides ? SERVER_DECIDES : 0) |
+                     (c.converts_to_ascii ? CONVERTS_TO_ASCII : 0);
+    pthread_mutex_lock(&kept_lock);
+    __atomic_store_n(&kept[id].enc, c.enc, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept[id].name, c.name, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept[id].flags, flags, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept[id].generation, generation, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&kept_lock);
+    *out = c;
+    return true;
+}
+const char *qg_pg_checked_encoding(const qg_pg_client_encoding *client, const char *server)
+{
+    if (!client->server_decides)
+        return client->name;
+    bool ascii_server = strcmp(server, "SQL_ASCII") == 0;
+    if (strcmp(qg_encoding_name(client->enc), "SQL_ASCII") == 0)
+        return ascii_server ? client->name : server;
+    return ascii_server ? QG_PG_ASCII_ONLY : client->name;
+}
