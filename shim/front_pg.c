@@ -20,12 +20,12 @@
 
 #include "client_libraries.h"
 #include "config.h"
-#include "encoding_tables.h"
 #include "front_wire.h"
 #include "guard.h"
 #include "hot.h"
 #include "log.h"
 #include "pg_blocked.h"
+#include "pg_check.h"
 #include "pg_encoding.h"
 #include "pg_pipeline.h"
 #include "pg_rewrite.h"
@@ -139,24 +139,6 @@ QG_HOT static qg_pg_client_encoding client_encoding(const PGconn *conn)
     return qg_pg_client_encoding_named(status ? status(conn, "client_encoding") : NULL);
 }
 
-/* Sets the encoding q is checked in for client encoding c: c's own, or
- * the one the server encoding makes it (pg_encoding.h).  True when the
- * server's conversion from it may make ASCII of a character
- * (check_converted). */
-QG_HOT static bool set_checked_encoding(const PGconn *conn, qg_query *q,
-                                        const qg_pg_client_encoding *c)
-{
-    if (!c->server_decides) {
-        q->encoding = c->enc;
-        q->encoding_name = c->name;
-        return c->converts_to_ascii;
-    }
-    q->encoding = NULL;
-    q->encoding_name = qg_pg_checked_encoding(c, server_encoding(conn));
-    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name);
-    return enc && qg_encoding_converts_to_ascii(enc);
-}
-
 QG_HOT static unsigned quoting_flags(const PGconn *conn)
 {
     PQparameterStatus_fn status = real_PQparameterStatus();
@@ -209,91 +191,6 @@ static void note_prepared_executed(const PGconn *conn)
         qg_pg_pipeline_executes_prepared(conn);
 }
 
-/* ------------------------------------------------------------------ check */
-
-/* The name a query is checked under when a statement queued before it in
- * the pipeline sets the client encoding to a value not known in advance:
- * the guard blocks it as an unknown encoding. */
-static const char unknown_pipeline_encoding[] = "set in the pipeline to a value not known in advance";
-
-/* Checks q (encoding and flags set) as the server reads it: where its
- * conversion to the server encoding makes ASCII of a client character
- * (`converts`: one may), through the converted view.  True = send it. */
-QG_HOT static bool check_converted(PGconn *conn, qg_query *q, bool converts, qg_decision *d)
-{
-    if (!converts)
-        return qg_guard_query(q, d);
-    const char *server = server_encoding(conn);
-    if (!*server) {
-        /* Which conversion the server runs is not known: not guessed. */
-        q->encoding = NULL;
-        q->encoding_name = "(no server_encoding reported to read the conversion by)";
-        return qg_guard_query(q, d);
-    }
-    const qg_encoding *enc =
-        q->encoding ? q->encoding : qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name);
-    const qg_ascii_conversion *table = qg_conversion_to_ascii(enc, server);
-    size_t count = table ? qg_server_view_count(enc, table, q->sql, q->len) : 0;
-    if (count == 0)
-        return qg_guard_query(q, d);
-    char *text = malloc(q->len + 1);
-    qg_converted_char *chars = malloc(count * sizeof *chars);
-    bool allowed = false;
-    if (text && chars) {
-        qg_server_view view;
-        qg_server_view_build(enc, table, q->sql, q->len, text, chars, &view);
-        q->view = &view;
-        allowed = qg_guard_query(q, d);
-        q->view = NULL;
-    } else {
-        /* Not read as the server reads it, so not sent. */
-        q->encoding = NULL;
-        q->encoding_name = "(no memory for the converted text)";
-        allowed = qg_guard_query(q, d);
-    }
-    free(text);
-    free(chars);
-    return allowed;
-}
-
-/* In pipeline mode: checks the text of q under every state a statement
- * queued before it may leave, besides the connection's as libpq reports
- * it; a text that passes adds the states it may set.  True = send it. */
-static bool check_in_pipeline(PGconn *conn, const qg_query *described, bool converts,
-                              qg_decision *d)
-{
-    qg_query q = *described;
-    qg_pg_pipeline *p = qg_pg_pipeline_of(conn);
-    if (!p) {
-        q.encoding = NULL;
-        q.encoding_name = "(no memory for the pipeline's states)";
-        return check_converted(conn, &q, converts, d);
-    }
-    qg_pg_pending_add_reported(&p->pending, described->encoding_name,
-                               described->flags & QG_STD_STRINGS);
-    const qg_pg_pending *states = &p->pending;
-    bool allowed = true;
-    for (unsigned scs = 0; allowed && scs < 2; scs++) {
-        if (!(scs ? states->scs_on : states->scs_off))
-            continue;
-        q.flags = scs ? QG_STD_STRINGS : 0;
-        for (unsigned i = 0; allowed && i < states->encoding_count; i++) {
-            qg_pg_client_encoding queued = qg_pg_client_encoding_named(states->encodings[i]);
-            allowed = check_converted(conn, &q, set_checked_encoding(conn, &q, &queued), d);
-        }
-        if (allowed && states->encoding_unknown) {
-            q.encoding = NULL;
-            q.encoding_name = unknown_pipeline_encoding;
-            allowed = check_converted(conn, &q, false, d);
-        }
-    }
-    if (allowed) {
-        qg_pg_effect effect = qg_pg_statement_effect(q.sql, q.len);
-        qg_pg_pending_add_effect(&p->pending, &effect);
-    }
-    return allowed;
-}
-
 /* Describes the query into *q with the connection's state as libpq
  * reports it now, and checks it under every state the server may read it
  * in.  True = send it. */
@@ -310,11 +207,11 @@ QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const v
         .caller = caller,
     };
     qg_pg_client_encoding client = client_encoding(conn);
-    bool converts = set_checked_encoding(conn, q, &client);
+    bool converts = qg_pg_set_checked_encoding(q, &client, server_encoding);
     if (!pipeline_off(conn))
-        return check_in_pipeline(conn, q, converts, d);
+        return qg_pg_check_in_pipeline(q, converts, server_encoding, d);
     qg_pg_pipeline_ended(conn);
-    return check_converted(conn, q, converts, d);
+    return qg_pg_check_converted(q, converts, server_encoding, d);
 }
 
 static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,

@@ -21,6 +21,10 @@ typedef struct qg_pg_client_encoding {
     bool converts_to_ascii;
 } qg_pg_client_encoding;
 
+/* The encoding the server of a connection reports for itself ("" when it
+ * reports none): the front's reader of it. */
+typedef const char *(*qg_pg_server_encoding_fn)(const void *conn);
+
 /* The client encoding the server names `name` (NULL: ""). */
 qg_pg_client_encoding qg_pg_client_encoding_named(const char *name);
 

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "guard.h"
+#include "pg_encoding.h"
 
 /* A query to send with parameters.  One block holds everything: `local`
  * when it fits, so that most rewritten queries allocate nothing, else one
@@ -20,9 +21,6 @@ typedef struct qg_pg_rewritten {
     int nparams;
     _Alignas(sizeof(void *)) char local[2048];
 } qg_pg_rewritten;
-
-/* The encoding the server of q->conn reports for itself ("" when none). */
-typedef const char *(*qg_pg_server_encoding_fn)(const void *conn);
 
 /* For q (dialect PostgreSQL, encoding and flags as checked) in settings s
  * (rewrite mode, the connection out of pipeline mode): true when rw->text

@@ -1,0 +1,33 @@
+/* The libpq front's check of one query as the server will read it: in the
+ * encoding the server checks the text against, through the server's
+ * conversion where that makes ASCII of a client character, and in pipeline
+ * mode under every state the statements queued before it may leave.  The
+ * connection is reached only through the server-encoding callback. */
+#ifndef QG_PG_CHECK_H
+#define QG_PG_CHECK_H
+
+#include <stdbool.h>
+
+#include "guard.h"
+#include "pg_encoding.h"
+
+/* Sets the encoding q is checked in for client encoding c: c's own, or
+ * the one the server encoding makes it (qg_pg_checked_encoding).  True
+ * when the server's conversion from it may make ASCII of a character. */
+bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding *c,
+                                qg_pg_server_encoding_fn server_encoding);
+
+/* Checks q (encoding and flags set; `converts` as qg_pg_set_checked_encoding
+ * said) through the guard; where the conversion to the server encoding
+ * makes ASCII of a character, the text as the server reads it.  True =
+ * send it. */
+bool qg_pg_check_converted(qg_query *q, bool converts, qg_pg_server_encoding_fn server_encoding,
+                           qg_decision *d);
+
+/* The same for a connection in pipeline mode: under the state libpq
+ * reports (q's) and every state a statement queued before it may leave
+ * (pg_pipeline.h); a text that passes adds the states it may set. */
+bool qg_pg_check_in_pipeline(const qg_query *q, bool converts,
+                             qg_pg_server_encoding_fn server_encoding, qg_decision *d);
+
+#endif
