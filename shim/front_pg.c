@@ -143,7 +143,7 @@ QG_HOT static unsigned quoting_flags(const PGconn *conn)
 {
     PQparameterStatus_fn status = real_PQparameterStatus();
     const char *scs = status ? status(conn, "standard_conforming_strings") : NULL;
-    return scs && strcmp(scs, "on") == 0 ? QG_STD_STRINGS : 0;
+    return scs && scs[0] == 'o' && scs[1] == 'n' && scs[2] == '\0' ? QG_STD_STRINGS : 0;
 }
 
 /* Opens an intercepted query call.  False when it passes straight through:

@@ -33,10 +33,34 @@ static struct {
 } kept[KEPT_IDS];
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The number this thread looked up last (a program mostly uses one
+ * encoding): answered without the table.  generation 0 while it is being
+ * written, for a signal handler that interrupts the write.  initial-exec:
+ * reading it never allocates. */
+static __thread struct {
+    unsigned generation;
+    int id;
+    qg_pg_client_encoding encoding;
+} last_hit __attribute__((tls_model("initial-exec")));
+
+static void remember(int id, unsigned generation, const qg_pg_client_encoding *c)
+{
+    last_hit.generation = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    last_hit.id = id;
+    last_hit.encoding = *c;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    last_hit.generation = generation;
+}
+
 QG_HOT bool qg_pg_client_encoding_by_id(int id, unsigned generation,
                                         qg_pg_encoding_name_fn name_of,
                                         qg_pg_client_encoding *out)
 {
+    if (last_hit.generation == generation && last_hit.id == id && generation != 0) {
+        *out = last_hit.encoding;
+        return true;
+    }
     if (id <= 0 || id >= KEPT_IDS || generation == 0)
         return false;
     if (__atomic_load_n(&kept[id].generation, __ATOMIC_ACQUIRE) == generation) {
@@ -45,6 +69,7 @@ QG_HOT bool qg_pg_client_encoding_by_id(int id, unsigned generation,
         out->name = __atomic_load_n(&kept[id].name, __ATOMIC_RELAXED);
         out->server_decides = flags & SERVER_DECIDES;
         out->converts_to_ascii = flags & CONVERTS_TO_ASCII;
+        remember(id, generation, out);
         return true;
     }
     qg_pg_client_encoding c = qg_pg_client_encoding_named(name_of(id));
@@ -59,6 +84,7 @@ QG_HOT bool qg_pg_client_encoding_by_id(int id, unsigned generation,
     __atomic_store_n(&kept[id].generation, generation, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&kept_lock);
     *out = c;
+    remember(id, generation, out);
     return true;
 }
 const char *qg_pg_checked_encoding(const qg_pg_client_encoding *client, const char *server)

@@ -83,6 +83,10 @@ static void encoding(void)
     found = qg_pg_client_encoding_by_id(6, 2, name_of, &c);
     tap_ok(found && !c.server_decides && !c.converts_to_ascii && strcmp(c.name, "UTF8") == 0,
            "UTF8 is checked as itself");
+    asked = names_asked;
+    found = qg_pg_client_encoding_by_id(35, 2, name_of, &c);
+    tap_ok(found && strcmp(c.name, "SJIS") == 0 && c.server_decides && names_asked == asked,
+           "an earlier number is still kept after another one");
     tap_ok(!qg_pg_client_encoding_by_id(0, 2, name_of, &c) &&
                !qg_pg_client_encoding_by_id(64, 2, name_of, &c) &&
                !qg_pg_client_encoding_by_id(7, 2, name_of, &c),
