@@ -203,9 +203,12 @@ static inline size_t last_bit(size_t pos, uint64_t bits)
     return pos + 63 - (size_t)__builtin_clzll(bits);
 }
 
-/* The parity of the bits below bit `at` (0 to 64). */
+/* The parity of the bits below bit `at` (0 to 64).  Most blocks have
+ * none (no quote escaped by a backslash). */
 static inline unsigned parity_below(uint64_t bits, unsigned at)
 {
+    if (!bits)
+        return 0;
     return (unsigned)__builtin_parityll(at >= 64 ? bits : bits & ((1ull << at) - 1));
 }
 
@@ -654,8 +657,6 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], pg, mb)
                                       : classify_last_block(n, s, len, p, valid, pg, mb);
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
-        if (mb && (m.backslash & live))
-            note_pairs_in_block(lx, pos, valid, &m, live);
         uint64_t quotes = m.quote, bad = m.bad, escaped = 0;
         if ((m.backslash & live) || escape_carry) {
             /* N takes every backslash as an escape; S too where `escapes`. */
@@ -675,6 +676,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         uint64_t escaped_quote = lx->watch_escaped_quotes && escapes ? m.quote & escaped & live : 0;
         uint64_t inside = prefix_xor(quotes) ^ in_string;
         if (m.backslash & live) {
+            if (mb)
+                note_pairs_in_block(lx, pos, valid, &m, live);
             /* Strings of other rules are the lexer's.  The quotes are right
              * up to the first string that opens after such a prefix. */
             bad |= qg_quotes_after_prefix(s, pos, quotes & inside & live, escapes);
@@ -728,7 +731,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 anchor = last_bit(pos, anchors);
                 anchor_escaped = escaped_quotes ^ parity_below(escaped_quote, (unsigned)(anchor - pos));
             }
-            escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote);
+            escaped_quotes ^= parity_below(escaped_quote, BLOCK);
             in_string = (inside >> 63) ? ~0ull : 0;
             if (in_string && quotes) /* its quote is the block's last */
                 open_quote = last_bit(pos, quotes);

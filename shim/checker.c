@@ -392,11 +392,9 @@ static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t
         record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, at.offset, at.span_start, at.span_end);
 }
 
-/* The lexer's reading of a text the quick scan did not settle: out of
- * line, so that a settled query does not set up its frame. */
-static QG_HOT __attribute__((noinline)) qg_verdict check_lexed(const qg_context *ctx, const char *sql,
-                                                        size_t len, bool every_byte,
-                                                        qg_result *res)
+/* The lexer's reading of a text the quick scan did not settle. */
+static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len, bool every_byte,
+                              qg_result *res)
 {
     qg_lexer lx;
     qg_token tok;
@@ -459,20 +457,29 @@ QG_COLD static qg_verdict check_converted(const qg_context *ctx, const char *sql
     return res->verdict;
 }
 
-QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
+/* A text the quick scan did not settle, or that the server converts, with
+ * its findings in `result` or, where no one reads them, in a scratch copy:
+ * out of line, so that a settled query does not set up its frame. */
+static QG_HOT __attribute__((noinline)) qg_verdict check_read(const qg_context *ctx, const char *sql,
+                                                       size_t len, bool every_byte,
+                                                       qg_result *result)
 {
     qg_result scratch; /* findings no one reads: not cleared */
+    if (!result) {
+        scratch.verdict = QG_VERDICT_CLEAN;
+        scratch.count = 0;
+        result = &scratch;
+    }
+    if (ctx->view)
+        return check_converted(ctx, sql, len, result);
+    return check_lexed(ctx, sql, len, every_byte, result);
+}
+
+QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
+{
     if (result) {
         result->verdict = QG_VERDICT_CLEAN;
         result->count = 0;
-    }
-    if (ctx->view) {
-        if (!result) {
-            scratch.verdict = QG_VERDICT_CLEAN;
-            scratch.count = 0;
-            result = &scratch;
-        }
-        return check_converted(ctx, sql, len, result);
     }
     /* A text of code, plain strings and comments is settled by one small
      * scan before the lexer's larger code runs: between two round trips,
@@ -484,12 +491,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * (a quote doubler may read a dollar quote there). */
     bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
                       qg_dollar_after_escaped_quote((const unsigned char *)sql, 0, len);
-    if (!every_byte && qg_only_plain_strings(ctx, sql, len))
+    if (!ctx->view && !every_byte && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
-    if (!result) {
-        scratch.verdict = QG_VERDICT_CLEAN;
-        scratch.count = 0;
-        return check_lexed(ctx, sql, len, every_byte, &scratch);
-    }
-    return check_lexed(ctx, sql, len, every_byte, result);
+    return check_read(ctx, sql, len, every_byte, result);
 }
