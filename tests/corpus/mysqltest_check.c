@@ -5,8 +5,11 @@
  *
  * mysqltest_check FILE...
  * mysqltest_check --emit FILE...   prints the statements instead, for a
- *     client to send (tests/clients/my_corpus.c): "F path" per file,
- *     "C charset" per character_set command, "S file:line HEX" per statement
+ *     client to send (tests/clients/my_corpus.c, tests/corpus/replay_driver.py):
+ *     "F path" per file, "C charset" per character_set command,
+ *     "S file:line HEX" per statement, "K file:line" instead for one that
+ *     would stop or stall the server or the run (SHUTDOWN, KILL, SLEEP,
+ *     locks, replication, global settings, files, long generated data)
  *
  * Statements: text up to the current delimiter outside quotes ('…', "…",
  * `…` with backslash escapes; a multibyte character of the current charset
@@ -272,8 +275,36 @@ static void print_excerpt(const unsigned char *p, size_t len)
     }
 }
 
+static const char *const stalling_words[] = {
+    "shutdown", "kill", "sleep(", "benchmark(", "get_lock", "lock table", "lock_wait", "flush",
+    "global", "master", "slave", "replica", "binlog", "xa ", "backup", "plugin", "soname",
+    "debug", "outfile", "dumpfile", "load data", "load xml", "load_file", "tablespace",
+    "wait_for", "set password", "create user", "drop user", "grant", "revoke", "role",
+    "server", "event", "repeat(", "seq_1_to", "max_statement_time", "innodb", "performance_schema",
+    "mysql.", "information_schema", "purge", "optimize", "analyze", "reset", "handler", NULL};
+
+/* Statements a replay leaves out: they would stop or stall the server or the
+ * run, or (long ones) are generated data, slow to run. */
+static bool stalls_a_replay(const char *sql, size_t len)
+{
+    char lower[512];
+    if (len >= sizeof lower)
+        return true;
+    for (size_t i = 0; i < len; i++)
+        lower[i] = (char)(sql[i] >= 'A' && sql[i] <= 'Z' ? sql[i] + 32 : sql[i]);
+    lower[len] = '\0';
+    for (size_t i = 0; stalling_words[i]; i++)
+        if (strstr(lower, stalling_words[i]))
+            return true;
+    return false;
+}
+
 static void emit_statement(const script *s, const char *sql, size_t len, size_t at)
 {
+    if (stalls_a_replay(sql, len)) {
+        printf("K %s:%zu\n", s->path, line_of(s, at));
+        return;
+    }
     printf("S %s:%zu ", s->path, line_of(s, at));
     for (size_t i = 0; i < len; i++)
         printf("%02x", (unsigned char)sql[i]);

@@ -12,9 +12,9 @@
 # first 150 statements of each (the ones about character sets), every 8th
 # other script of main/, its first 60 statements, and the first 400 of
 # variables.test and query_cache.test (which switch to the legacy alias
-# cp1251_koi8 and set session variables in many spellings).  my_corpus skips the
-# statements that would stop or stall the server (SHUTDOWN, KILL, SLEEP,
-# locks, replication, global settings, files, long generated data).
+# cp1251_koi8 and set session variables in many spellings).  The emitter
+# leaves out the statements that would stop or stall the server (SHUTDOWN,
+# KILL, SLEEP, locks, replication, global settings, files, long generated data).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
@@ -53,7 +53,7 @@ records=$QG_MY_DIR/records
             keep = file ~ /ctype|\/jp\// ? 150 : (other % 8 == 0 ? 60 : 0)
             if (file ~ /main\/(variables|query_cache)\.test/) keep = 400 }
     /^[FC] / { print; next }
-    /^S / && n < keep { n++; print }' >"$records"
+    /^[SK] / && n < keep { n++; print }' >"$records"
 log=$QG_MY_DIR/corpus.log
 out=$(with_shim audit "$log" "$QG_BUILD/clients/my_corpus" "$QG_MY_SOCKET" "$log" <"$records")
 summary=$(printf '%s\n' "$out" | grep '^CORPUS:')
