@@ -15,7 +15,8 @@
  * queries are checked here.  Every other descriptor passes through after one load from a
  * fixed table indexed by fd (no lock, no system call).  The streams
  * themselves are followed by shim/wire_stream.c; the C library's entry points
- * are in front_wire_io.c.
+ * are in front_wire_io.c, OpenSSL's (a connection that went on inside TLS) in
+ * front_wire_tls.c.
  *
  * Descriptors at or above QG_WIRE_FDS are never guarded.  A program that
  * uses one descriptor from several threads at once, or closes it while

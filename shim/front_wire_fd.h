@@ -1,6 +1,7 @@
-/* What the wire front's two files share (front_wire.c: the descriptor
- * table, recognition and checking; front_wire_io.c: the C library's entry
- * points).  Internal to the wire front. */
+/* What the wire front's files share (front_wire.c: the descriptor table,
+ * recognition and checking; front_wire_io.c: the C library's entry points;
+ * front_wire_tls.c: OpenSSL's, for connections inside TLS).  Internal to
+ * the wire front. */
 #ifndef QG_FRONT_WIRE_FD_H
 #define QG_FRONT_WIRE_FD_H
 
@@ -36,7 +37,6 @@ typedef struct wire_fd {
  * calls pass without looking up their descriptor. */
 extern unsigned qg_wire_tls_conns;
 
-/* NULL: not ours; CANDIDATE: a fresh stream socket; else a connection. */
 /* NULL: not ours; QG_WIRE_CANDIDATE: a fresh stream socket; else a
  * connection.  Read with one atomic load on every read and write. */
 extern wire_fd *qg_wire_fds[QG_WIRE_FDS];
