@@ -87,7 +87,7 @@ $(BUILD)/clients/my_%: tests/clients/my_%.c tests/clients/*.h
 
 $(BUILD)/clients/ssl_%: tests/clients/ssl_%.c tests/clients/*.h
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) -o $@ $< -lssl -lcrypto
+	$(CC) $(QG_CFLAGS) -o $@ $< -lssl -lcrypto -ldl
 
 $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 	@mkdir -p $(dir $@)

@@ -80,7 +80,8 @@ void qg_wire_after_use(wire_fd *w);
 bool qg_wire_tls_raw(wire_fd *w, int fd);
 /* Without the lock, for a followed TLS connection whose raw bytes are
  * written: true (and the connection given up, said once) when they come
- * from an SSL_write that was not tied to it (front_wire_tls.c). */
+ * from an SSL_write that was not tied to it, or from outside OpenSSL's
+ * calls the shim sees (front_wire_tls.c). */
 bool qg_wire_tls_unfollowed(wire_fd *w);
 /* The qg_wire_io check: the guard's verdict on one whole query (ctx is the
  * send_ctx of the call). */

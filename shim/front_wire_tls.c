@@ -20,8 +20,10 @@
  * asyncio): the connection is then logged once as not followed
  * (wire_unguarded) and passes through.  So is one whose TLS is the system
  * OpenSSL's but whose SSL object does not lead to it by SSL_get_fd (a BIO
- * of the program's own that hides the descriptor): its raw bytes then come
- * from inside an SSL_write that found no connection.
+ * of the program's own that hides the descriptor), or whose records are
+ * written where these calls do not see: its raw bytes then come from inside
+ * an SSL_write that found no connection, or from outside every call here
+ * (SSL_shutdown's close_notify is inside one).
  *
  * OpenSSL is never linked and its headers are not needed: the SSL object is
  * opaque here, and the real functions are resolved on first use past the
@@ -65,6 +67,7 @@ QG_REAL_FN(int, SSL_peek, (SSL *, void *, int), libssl_names)
 QG_REAL_FN(int, SSL_peek_ex, (SSL *, void *, size_t, size_t *), libssl_names)
 QG_REAL_FN(int, SSL_connect, (SSL *), libssl_names)
 QG_REAL_FN(int, SSL_do_handshake, (SSL *), libssl_names)
+QG_REAL_FN(int, SSL_shutdown, (SSL *), libssl_names)
 QG_REAL_FN(int, SSL_get_fd, (const SSL *), libssl_names)
 QG_REAL_FN(long, SSL_ctrl, (SSL *, int, long, void *), libssl_names)
 
@@ -72,9 +75,12 @@ QG_REAL_FN(long, SSL_ctrl, (SSL *, int, long, void *), libssl_names)
  * the system OpenSSL's, and an SSL call OpenSSL makes from inside one
  * passes straight through (the connection's lock may be held). */
 static __thread unsigned in_openssl __attribute__((tls_model("initial-exec")));
-/* Depth of SSL_write calls on this thread that are not followed: a raw byte
- * of a followed connection written inside one means its SSL object does not
- * lead to its descriptor (a BIO SSL_get_fd cannot see through). */
+/* Depth of SSL_write calls on this thread that are not followed.  A raw
+ * byte of a followed connection written inside one means its SSL object
+ * does not lead to its descriptor (a BIO SSL_get_fd cannot see through);
+ * written outside every call here, that TLS records are made where these
+ * calls do not see (an SSL BIO, a function looked up in libssl's own
+ * handle). */
 static __thread unsigned in_unfollowed_write __attribute__((tls_model("initial-exec")));
 
 /* --------------------------------------------------------------- follow */
@@ -111,7 +117,8 @@ bool qg_wire_tls_raw(wire_fd *w, int fd)
 
 bool qg_wire_tls_unfollowed(wire_fd *w)
 {
-    if (!in_unfollowed_write || !__atomic_load_n(&w->tls_followed, __ATOMIC_ACQUIRE) ||
+    if ((in_openssl > 0 && !in_unfollowed_write) ||
+        !__atomic_load_n(&w->tls_followed, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
         return false;
     pthread_mutex_lock(&w->lock);
@@ -318,7 +325,7 @@ QG_EXPORT int SSL_read_ex(SSL *ssl, void *buf, size_t num, size_t *readbytes)
     return r;
 }
 
-/* --------------------------------- calls that may run the handshake only */
+/* ------------- calls that carry no query: the handshake, close_notify */
 
 /* Peeked bytes are read again by SSL_read: only the handshake a peek may
  * start is of interest (its raw bytes are OpenSSL's). */
@@ -358,6 +365,17 @@ QG_EXPORT int SSL_connect(SSL *ssl)
 QG_EXPORT int SSL_do_handshake(SSL *ssl)
 {
     SSL_do_handshake_fn real = real_SSL_do_handshake();
+    if (!real)
+        return -1;
+    in_openssl++;
+    int r = real(ssl);
+    in_openssl--;
+    return r;
+}
+
+QG_EXPORT int SSL_shutdown(SSL *ssl)
+{
+    SSL_shutdown_fn real = real_SSL_shutdown();
     if (!real)
         return -1;
     in_openssl++;

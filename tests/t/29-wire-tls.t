@@ -16,14 +16,16 @@
 # SSL_ERROR_WANT_WRITE (Python; C with and without partial writes) keep an
 # exact stream around the replaced query.  psql over TLS is checked once,
 # by the libpq front (libpq's own SSL_write carries the query past the wire
-# front).  TLS over memory BIOs (asyncio) is still said to go unread.
+# front).  TLS the shim cannot follow (asyncio's memory BIOs, a BIO that
+# hides the socket, an SSL_write from libssl's own handle) is still said to
+# go unread.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
 . tests/lib/pg.sh
 . tests/lib/mariadb.sh
 
-qg_require_build clients/ssl_pg_pipeline
+qg_require_build clients/ssl_pg_pipeline clients/ssl_pg_hidden
 pg_available || tap_skip_all "no PostgreSQL server binaries (or not root)"
 my_available || tap_skip_all "no MariaDB server binaries (or not root)"
 PY=/usr/bin/python3
@@ -133,6 +135,18 @@ out=$(with_shim enforce "$QG_PG_DIR/asyncio.log" "$PY" $W/pg_tls_asyncio.py 127.
 has "$out" "ROW: row_42" "pg asyncio over TLS (memory BIOs): its bytes pass unchanged"
 ok "pg asyncio over TLS (memory BIOs): said once to be unread (wire_unguarded)" \
     [ "$(grep -ac '"event":"wire_unguarded"' "$QG_PG_DIR/asyncio.log")" -eq 1 ]
+
+# The system OpenSSL on the socket, but not where the shim can follow it: a
+# BIO of the program's own that hides the descriptor from SSL_get_fd, and an
+# SSL_write looked up in libssl's own handle.  Said, not silently unread.
+for how in bio handle; do
+    out=$(with_shim enforce "$QG_PG_DIR/hidden-$how.log" "$QG_BUILD/clients/ssl_pg_hidden" \
+        "$PGPORT" "$PGUSER" "$PGDATABASE" "$how" 2>&1)
+    [ "$how" = bio ] && has "$out" "SSL_get_fd: none" "pg TLS over a BIO of the program's own: SSL_get_fd finds no socket"
+    has "$out" "ROW: hidden_42" "pg TLS the shim cannot tie to its socket ($how): its bytes pass unchanged"
+    ok "pg TLS the shim cannot tie to its socket ($how): said once to be unread (wire_unguarded)" \
+        [ "$(grep -ac '"event":"wire_unguarded"' "$QG_PG_DIR/hidden-$how.log")" -eq 1 ]
+done
 
 # psql: libpq's queries are the libpq front's; the wire front, which sees
 # them again in libpq's SSL_write, leaves them alone.
