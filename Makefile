@@ -152,7 +152,7 @@ lint-calls: $(SHIM_OBJ)
 	@cut -d' ' -f1,2 $(BUILD)/call-graph.txt | tsort >/dev/null || \
 	  { echo "lint: the files above call each other in a loop (caller, callee, symbol: $(BUILD)/call-graph.txt)" >&2; false; }
 
-lint: lint-locale lint-includes
+lint: lint-locale lint-includes lint-calls
 	cppcheck --quiet --error-exitcode=1 --inline-suppr --enable=warning,performance,portability \
 	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem $(LINT_SRC)
 	clang-tidy --quiet $(LINT_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim

@@ -1,6 +1,8 @@
 /* The out-of-line scalar helpers of the block skip (block_scalar.h). */
 #include "block_scalar.h"
 
+#include "skip_plain.h"
+
 static bool is_word_byte(unsigned char c)
 {
     unsigned char lower = c | 0x20;
@@ -87,4 +89,36 @@ uint64_t qg_introduced_quotes(const unsigned char *s, size_t pos, uint64_t quote
             found |= quotes & -quotes;
     }
     return found;
+}
+
+size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block, bool pg)
+{
+#ifdef __SSE2__
+    if (block)
+        return skip_plain_sse2(s, pos, len, STOP_BLOCK, true);
+    return pg ? skip_plain_sse2(s, pos, len, STOP_LINE, true)
+              : skip_plain_sse2(s, pos, len, STOP_MY_LINE, true);
+#else
+    return skip_plain_scalar(s, pos, len, block ? STOP_BLOCK : pg ? STOP_LINE : STOP_MY_LINE, true);
+#endif
+}
+
+size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t p)
+{
+    bool newline = false;
+    while (p < len) {
+        unsigned char c = s[p];
+        if (c == '\n' || c == '\r') {
+            newline = true;
+            p++;
+        } else if (c == ' ' || c == '\t' || c == '\f' || c == '\v') {
+            p++;
+        } else if (c == '-' && p + 1 < len && s[p + 1] == '-') {
+            while (p < len && s[p] != '\n' && s[p] != '\r')
+                p++;
+        } else {
+            return (c == '\'' && newline) ? p : 0;
+        }
+    }
+    return 0;
 }

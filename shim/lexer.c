@@ -17,34 +17,9 @@
 #include "encoding_tables.h"
 #include "hot.h"
 #include "lexer_internal.h"
+#include "skip_plain.h"
 #include "quoteguard.h"
 #include "sql_words.h"
-
-/* Bytes that can end a run of plain bytes, per state (bit per state). */
-enum {
-    STOP_PG_CODE = 1,
-    STOP_MY_CODE = 2,
-    STOP_QUOTED = 4,
-    STOP_DOLLAR = 8,
-    STOP_BLOCK = 16,
-    STOP_LINE = 32,   /* PG's line comment: either newline byte ends it */
-    STOP_MY_LINE = 64 /* MySQL's: only \n does */
-};
-static const unsigned char stop_table[256] = {
-    [0x00] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED | STOP_DOLLAR | STOP_BLOCK | STOP_LINE |
-             STOP_MY_LINE,
-    ['\n'] = STOP_LINE | STOP_MY_LINE,
-    ['\r'] = STOP_LINE,
-    ['\''] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
-    ['"'] = STOP_PG_CODE | STOP_MY_CODE | STOP_QUOTED,
-    ['`'] = STOP_MY_CODE | STOP_QUOTED,
-    ['\\'] = STOP_QUOTED,
-    ['$'] = STOP_PG_CODE | STOP_DOLLAR,
-    ['-'] = STOP_PG_CODE | STOP_MY_CODE,
-    ['/'] = STOP_PG_CODE | STOP_MY_CODE | STOP_BLOCK,
-    ['*'] = STOP_MY_CODE | STOP_BLOCK,
-    ['#'] = STOP_MY_CODE,
-};
 
 static bool is_pg(const qg_lexer *lx)
 {
@@ -103,83 +78,6 @@ static void add_finding(qg_lexer *lx, qg_reason reason, size_t offset, size_t sp
         res->verdict = QG_VERDICT_LOG;
 }
 
-/* The reference: one table lookup per byte. */
-static size_t skip_plain_scalar(const unsigned char *s, size_t pos, size_t len, unsigned mask,
-                                bool stop_high)
-{
-    while (pos < len) {
-        unsigned char c = s[pos];
-        if (c >= 0x80 ? stop_high : (stop_table[c] & mask) != 0)
-            break;
-        pos++;
-    }
-    return pos;
-}
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-
-/* Bit i set when byte i of v is in the stop set of `mask`.  Inlined with a
- * constant mask, the switch folds away and the needles become constants. */
-static inline __attribute__((always_inline)) unsigned stop_bits(__m128i v, unsigned mask)
-{
-#define EQ(c) _mm_cmpeq_epi8(v, _mm_set1_epi8((char)(c)))
-    __m128i hit;
-    switch (mask) {
-    case STOP_PG_CODE:
-        hit = _mm_or_si128(_mm_or_si128(_mm_or_si128(EQ(0), EQ('\'')), _mm_or_si128(EQ('"'), EQ('$'))),
-                           _mm_or_si128(EQ('-'), EQ('/')));
-        break;
-    case STOP_MY_CODE:
-        hit = _mm_or_si128(
-            _mm_or_si128(_mm_or_si128(EQ(0), EQ('\'')), _mm_or_si128(EQ('"'), EQ('`'))),
-            _mm_or_si128(_mm_or_si128(EQ('-'), EQ('/')), _mm_or_si128(EQ('*'), EQ('#'))));
-        break;
-    case STOP_QUOTED:
-        hit = _mm_or_si128(_mm_or_si128(_mm_or_si128(EQ(0), EQ('\'')), _mm_or_si128(EQ('"'), EQ('`'))),
-                           EQ('\\'));
-        break;
-    case STOP_DOLLAR:
-        hit = _mm_or_si128(EQ(0), EQ('$'));
-        break;
-    case STOP_BLOCK:
-        hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('*')), EQ('/'));
-        break;
-    case STOP_LINE:
-        hit = _mm_or_si128(_mm_or_si128(EQ(0), EQ('\n')), EQ('\r'));
-        break;
-    default: /* STOP_MY_LINE */
-        hit = _mm_or_si128(EQ(0), EQ('\n'));
-        break;
-    }
-#undef EQ
-    return (unsigned)_mm_movemask_epi8(hit);
-}
-
-/* Sixteen bytes at a time; high bytes stop through their own top bit. */
-static inline __attribute__((always_inline)) size_t
-skip_plain_sse2(const unsigned char *s, size_t pos, size_t len, unsigned mask, bool stop_high)
-{
-    while (pos + 16 <= len) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(s + pos));
-        unsigned bits = stop_bits(v, mask);
-        if (stop_high)
-            bits |= (unsigned)_mm_movemask_epi8(v);
-        if (bits)
-            return pos + (size_t)__builtin_ctz(bits);
-        pos += 16;
-    }
-    if (pos == len || len < 16)
-        return skip_plain_scalar(s, pos, len, mask, stop_high);
-    /* The last bytes: the input's last 16, without those before pos. */
-    __m128i v = _mm_loadu_si128((const __m128i *)(s + len - 16));
-    unsigned bits = stop_bits(v, mask);
-    if (stop_high)
-        bits |= (unsigned)_mm_movemask_epi8(v);
-    bits >>= 16 - (len - pos);
-    return bits ? pos + (size_t)__builtin_ctz(bits) : len;
-}
-#endif
 
 /* Advances over bytes that cannot change the state `mask` (one STOP_ bit);
  * stops at a high byte when reading multibyte characters. */
@@ -193,18 +91,6 @@ static inline __attribute__((always_inline)) void skip_plain(qg_lexer *lx, unsig
     }
 #endif
     lx->pos = skip_plain_scalar(lx->sql, lx->pos, lx->len, mask, stop_high);
-}
-
-size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block, bool pg)
-{
-#ifdef __SSE2__
-    if (block)
-        return skip_plain_sse2(s, pos, len, STOP_BLOCK, true);
-    return pg ? skip_plain_sse2(s, pos, len, STOP_LINE, true)
-              : skip_plain_sse2(s, pos, len, STOP_MY_LINE, true);
-#else
-    return skip_plain_scalar(s, pos, len, block ? STOP_BLOCK : pg ? STOP_LINE : STOP_MY_LINE, true);
-#endif
 }
 
 /* Whether a reader that trusts the first byte's length would take the next
@@ -416,26 +302,6 @@ static inline __attribute__((always_inline)) int next_in_token(qg_lexer *lx, con
         else
             return c;
     }
-}
-
-size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t p)
-{
-    bool newline = false;
-    while (p < len) {
-        unsigned char c = s[p];
-        if (c == '\n' || c == '\r') {
-            newline = true;
-            p++;
-        } else if (c == ' ' || c == '\t' || c == '\f' || c == '\v') {
-            p++;
-        } else if (c == '-' && p + 1 < len && s[p + 1] == '-') {
-            while (p < len && s[p] != '\n' && s[p] != '\r')
-                p++;
-        } else {
-            return (c == '\'' && newline) ? p : 0;
-        }
-    }
-    return 0;
 }
 
 /* The gap of a continuation holds whitespace and -- comments; the server
