@@ -229,7 +229,12 @@ bench-shape: $(BENCH_SHAPE_BIN)
 bench-callgrind: deps all
 	BUILD=$(BUILD) bench/bench_callgrind.sh
 
-bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-shape bench-callgrind bench-wire
+# A PHP mysqli point select with and without the shim, paired (bench/bench_mysqli.sh).
+.PHONY: bench-mysqli
+bench-mysqli: deps all
+	BUILD=$(BUILD) bench/bench_mysqli.sh
+
+bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-shape bench-callgrind bench-wire bench-mysqli
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi
