@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ascii.h"
+#include "sql_words.h"
 
 /* A small reader of the statement's words: whitespace and comments are
  * skipped, a word is letters, digits and underscores, a value a word, a
@@ -19,7 +20,7 @@ static void skip_space(words *w)
 {
     while (w->pos < w->len) {
         unsigned char c = (unsigned char)w->s[w->pos];
-        if (c == ' ' || (c >= '\t' && c <= '\r')) {
+        if (qg_char_class[c] == QG_CC_SPACE) {
             w->pos++;
         } else if (c == '-' && w->pos + 1 < w->len && w->s[w->pos + 1] == '-') {
             while (w->pos < w->len && w->s[w->pos] != '\n' && w->s[w->pos] != '\r')
@@ -46,9 +47,10 @@ static void skip_space(words *w)
     }
 }
 
+/* A word's bytes but '$' (sql_words.h). */
 static bool is_word_byte(unsigned char c)
 {
-    return qg_ascii_is_alnum(c) || c == '_' || c >= 0x80;
+    return qg_char_in(c, QG_WORD_START | QG_CC(QG_CC_DIGIT));
 }
 
 /* Reads the next word or value into out (lower-cased unless quoted);
