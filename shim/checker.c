@@ -486,11 +486,11 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * what costs is code and data the caches have lost; in a long text, the
      * lexer's work per byte.  One that stops late (a dollar quote deep in
      * a script) is read twice (make bench: the regression corpora). */
-    /* PG with backslash escapes in plain strings: a dollar sign past a
-     * quote escaped by a backslash is for the lexer to see, byte by byte
-     * (a quote doubler may read a dollar quote there). */
+    /* PG with backslash escapes in plain strings: code a quote doubler may
+     * read past a quote escaped by a backslash is for the lexer to see,
+     * byte by byte. */
     bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
-                      qg_dollar_after_escaped_quote((const unsigned char *)sql, 0, len);
+                      qg_doubler_code_after_escaped_quote((const unsigned char *)sql, 0, len);
     if (!ctx->view && !every_byte && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
     return check_read(ctx, sql, len, every_byte, result);

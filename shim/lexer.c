@@ -414,10 +414,11 @@ static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     lx->ambiguous = false;
     scan_quoted(lx, tok, quote, rules, check_encoding);
     /* PG: past a quote escaped by a backslash a quote doubler reads code,
-     * where a dollar sign may open a dollar quote that hides S's closing
-     * quote, as a comment may after the literal (doubler_sees_literal). */
+     * where a dollar quote, a quoted name or a comment may hide S's
+     * closing quote, as a comment may after the literal
+     * (doubler_sees_literal). */
     if (lx->findings && lx->watch_escaped_quotes && is_pg(lx) && rules == RULES_BACKSLASH &&
-        qg_dollar_after_escaped_quote(lx->sql, q + 1, lx->pos))
+        qg_doubler_code_after_escaped_quote(lx->sql, q + 1, lx->pos))
         lx->doubler_parts = true;
     if (lx->ambiguous && !is_naive(lx) && lx->findings) {
         /* The byte-wise backslash escaper's reading and, where S does not

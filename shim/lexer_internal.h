@@ -72,15 +72,19 @@ static inline bool qg_is_space_or_control(unsigned char c)
     return c <= 0x20 || c == 0x7f;
 }
 
-/* Whether s[from, to) holds a quote escaped by a backslash with a dollar
- * sign after it: a quote doubler reads code past that quote, where the
- * dollar sign may open a dollar quote that hides the server's closing
- * quote. */
-static inline bool qg_dollar_after_escaped_quote(const unsigned char *s, size_t from, size_t to)
+/* Whether s[from, to) holds a quote escaped by a backslash with, after
+ * it, a byte that may open a token of PG code: a quote doubler reads code
+ * past that quote, where a dollar quote, a quoted name or a comment may
+ * hide the server's closing quote or the next escaped one. */
+static inline bool qg_doubler_code_after_escaped_quote(const unsigned char *s, size_t from,
+                                                       size_t to)
 {
-    const unsigned char *dollar = memrchr(s + from, '$', to - from);
-    for (const unsigned char *p = s + from; dollar && p + 1 < dollar; p++)
-        if (p[0] == '\\' && p[1] == '\'')
+    const unsigned char *escaped = memmem(s + from, to - from, "\\'", 2);
+    if (!escaped)
+        return false;
+    for (const unsigned char *p = escaped + 2, *end = s + to; p < end; p++)
+        if (*p == '$' || *p == '"' ||
+            (p + 1 < end && ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*'))))
             return true;
     return false;
 }

@@ -884,6 +884,12 @@ static void test_fuzzer_finds(void)
          "'\\0'b'\xd7'\x01" "b'\xd7'",
          "an ill-formed lead before the quote that ends a b'' literal calls for the "
          "lead-trusting reading", 0, 0},
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
+         "SELECT 'a', E'it\\'s -- r\\'eally\r', $q$x'y$q$ FROM t",
+         "a comment a quote doubler reads past an escaped quote may hide the next one", 0, 0},
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
+         "SELECT 'a', E'\\\\\\\\\\'\" OR \"\"\\'=\"', $q$it's$q$ AS c",
+         "a quoted name a quote doubler reads past an escaped quote may hide the next one", 0, 0},
     };
     for (size_t i = 0; i < sizeof finds / sizeof finds[0]; i++) {
         qg_context ctx;
