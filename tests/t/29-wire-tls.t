@@ -6,17 +6,16 @@
 # `SET standard_conforming_strings TO off` queries; MariaDB: PHP mysqli
 # (mysqlnd, MYSQLI_CLIENT_SSL) and PDO_mysql with their escapers, PyMySQL
 # (ssl={…}) with addslashes, and the mariadb client's script, after
-# `SET NAMES`.  For each: the connection is
-# encrypted (the server says so), the attack injects without the shim; with
-# it the query is replaced by one the server answers with an ordinary error
-# naming quoteguard, the attack's marker never reaches the server's log, the
-# connection stays usable, and no `wire_unguarded` line says the connection
-# went unread.  Legitimate text round-trips the same with and without the
+# `SET NAMES`.  For each: the connection is encrypted (the server says so),
+# the attack injects without the shim; with it the query is replaced by one
+# the server answers with an ordinary error naming quoteguard, the attack's
+# marker never reaches the server's log, the connection stays usable, and no
+# `wire_unguarded` line says the connection went unread.  Legitimate text round-trips the same with and without the
 # shim; audit changes nothing.  Non-blocking writers that wait on
 # SSL_ERROR_WANT_WRITE (Python; C with and without partial writes) keep an
-# exact stream around the replaced query.  psql over TLS is checked once,
-# by the libpq front (libpq's own SSL_write carries the query past the wire
-# front).  TLS the shim cannot follow (asyncio's memory BIOs, a BIO that
+# exact stream around the replaced query.  psql and Ruby's mysql2 over TLS
+# are checked once, by the libpq / libmariadb front (the library's own
+# SSL_write carries the query past the wire front, which leaves it alone).  TLS the shim cannot follow (asyncio's memory BIOs, a BIO that
 # hides the socket, an SSL_write from libssl's own handle) is still said to
 # go unread.
 cd "$(dirname "$0")/../.." || exit 1
@@ -33,6 +32,7 @@ command -v openssl >/dev/null || tap_bail "openssl is not installed (scripts/ins
 "$PY" -c 'import pg8000, psycopg, pymysql' ||
     tap_bail "python3-pg8000 / python3-psycopg / python3-pymysql are not installed"
 php -r 'exit(extension_loaded("mysqli") ? 0 : 1);' || tap_bail "php8.2-mysql is not installed"
+ruby -e 'require "mysql2"' 2>/dev/null || tap_bail "ruby-mysql2 is not installed"
 
 QG_PG_SSL=1 pg_start || tap_bail "cannot start PostgreSQL with TLS"
 pg_psql -c "CREATE TABLE users(name text, secret text);
@@ -237,6 +237,23 @@ lacks "$out" "secret_" "mysql mariadb CLI over TLS: enforce: no secret leaks"
 has "$out" "still_alive" "mysql mariadb CLI over TLS: enforce: the rest of the script runs"
 lacks "$(cat "$QG_MY_LOG")" "${marker}_shim" "mysql mariadb CLI over TLS: enforce: the attack never reaches the server"
 lacks "$(cat "$log")" "wire_unguarded" "mysql mariadb CLI over TLS: enforce: the connection is followed"
+
+# Ruby's mysql2 on libmariadb: the libmariadb front checks its queries, and
+# the wire front, which sees them again in libmariadb's SSL_write, leaves
+# them alone.
+out=$(ruby $W/mysql_ruby.rb "$MY" gbk "bf$ATTACK_TAIL" qgt_rb_plain_$$ 2>&1)
+matches "$out" '^TLS: TLSv1' "mysql Ruby mysql2 over TLS: the server sees an encrypted connection"
+ok "mysql Ruby mysql2 over TLS: without the shim the attack injects" [ "$(secrets "$out")" -eq 2 ]
+marker=qgt_rb_$$
+log=$QG_MY_DIR/ruby.log
+out=$(with_shim enforce "$log" ruby $W/mysql_ruby.rb "$MY" gbk "bf$ATTACK_TAIL" "$marker" 2>&1)
+matches "$out" '^ERROR: 1105 quoteguard: blocked structure_mismatch' "mysql Ruby mysql2 over TLS: enforce: an ordinary Mysql2::Error naming quoteguard"
+has "$out" "ALIVE: alive" "mysql Ruby mysql2 over TLS: enforce: the connection stays usable"
+lacks "$(cat "$QG_MY_LOG")" "$marker" "mysql Ruby mysql2 over TLS: enforce: the attack never reaches the server"
+has "$(cat "$log")" '"action":"blocked","api":"mysql_send_query"' "mysql Ruby mysql2 over TLS: checked by the libmariadb front"
+ok "mysql Ruby mysql2 over TLS: checked once (one finding)" [ "$(grep -ac '"action"' "$log")" -eq 1 ]
+lacks "$(cat "$log")" '"api":"wire:' "mysql Ruby mysql2 over TLS: not checked again at the wire"
+lacks "$(cat "$log")" "wire_unguarded" "mysql Ruby mysql2 over TLS: nothing said to be unread"
 
 marker=qgt_my_audit_$$
 log=$QG_MY_DIR/audit.log
