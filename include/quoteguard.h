@@ -246,6 +246,16 @@ typedef struct qg_lexer {
     const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
     int vectors;               /* the implementation of the scans it runs
                                   (shim/vectors.c), picked at qg_lexer_init */
+    size_t steps_until;        /* QG_READ_NAIVE_AWARE: a literal's quote after a
+                                  lead byte and a trail 0x5c read as one
+                                  character, where the lead and the quote make
+                                  none (a step quote), is escaped before this
+                                  offset (the escaper stepped over the lead
+                                  alone) and from it on read after that
+                                  character (the escaper copied it whole); 0
+                                  unless the checker sets it */
+    size_t step_after;         /* one past the first step quote at or past
+                                  steps_until in the literal just read, or 0 */
 } qg_lexer;
 
 QG_API void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,

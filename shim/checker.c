@@ -201,14 +201,21 @@ QG_COLD static bool escaper_injects(const qg_context *ctx, const naive_variant *
     while (live > 0) {
         int kept = 0;
         for (int i = 0; i < live; i++) {
-            for (int v = 0; v < count; v++) {
+            /* A literal with step quotes (QG_READ_NAIVE_AWARE): one path
+             * ending at each, the ones before it escaped, and one past them
+             * all. */
+            size_t steps_until = 0;
+            for (int v = 0; v < count; v += steps_until == 0) {
                 naive_path p = paths[i];
                 qg_lexer_init(&p.naive, variants[v].believed, sql, len, variants[v].reading, NULL);
                 p.naive.pos = paths[i].naive.pos;
                 p.naive.last_mb_end = paths[i].naive.last_mb_end;
                 p.naive.exec_comment_depth = paths[i].naive.exec_comment_depth;
+                p.naive.steps_until = steps_until;
                 qg_token tn;
-                if (!qg_lexer_next(&p.naive, &tn)) {
+                bool more = qg_lexer_next(&p.naive, &tn);
+                steps_until = p.naive.step_after;
+                if (!more) {
                     if (p.found && !backslash_in_code(sql, p.code_from, len)) {
                         *where = p.at;
                         return true;

@@ -337,6 +337,36 @@ static bool ends_at_quote_byte(const qg_lexer *lx, unsigned char quote, quote_ru
     return !lx->findings && rules == RULES_DOUBLING && !(trail && trail[quote]);
 }
 
+/* QG_READ_NAIVE_AWARE: whether the quote at lx->pos is a step quote (the
+ * bytes `lead 5c q`, the first two read as one character, `lead q` none).
+ * An escaper that believes the encoding copies the character `lead 5c`
+ * whole, and writes `lead \ q` for an input `lead q`, stepping over the
+ * lead alone: the quote may end the literal or be escaped, and nothing
+ * else in the bytes tells which. */
+static bool at_step_quote(const qg_lexer *lx, unsigned char quote)
+{
+    const unsigned char *s = lx->sql;
+    size_t at = lx->pos;
+    if (at < 2 || lx->last_mb_end != at || s[at - 1] != '\\' || s[at - 2] < 0x80)
+        return false;
+    const qg_encoding *enc = lx->ctx->encoding;
+    const unsigned char lead_quote[2] = {s[at - 2], quote};
+    return encoding_char_len(enc, s + at - 2, 2) == 2 && encoding_char_len(enc, lead_quote, 2) != 2;
+}
+
+/* At a quote of the literal: whether the reading takes it as escaped (a
+ * step quote before steps_until); notes the first step quote from there on
+ * (step_after), read as the literal's quote. */
+static bool steps_over_lead(qg_lexer *lx, unsigned char quote)
+{
+    if (lx->reading != QG_READ_NAIVE_AWARE || lx->step_after || !at_step_quote(lx, quote))
+        return false;
+    if (lx->pos < lx->steps_until)
+        return true;
+    lx->step_after = lx->pos + 1;
+    return false;
+}
+
 /* Scans a quoted string or identifier whose opening quote is at lx->pos. */
 static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_rules rules,
                         bool check_encoding)
@@ -345,6 +375,7 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     bool mb = reads_multibyte(lx) && !(naive_bytewise(lx) && tok->kind == QG_TOK_STRING);
     bool pg = is_pg(lx);
     bool by_byte = ends_at_quote_byte(lx, quote, rules);
+    lx->step_after = 0;
     lx->pos++;
     for (;;) {
         int c;
@@ -385,6 +416,8 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
                 lx->pos++;
         } else if (c != quote) {
             lx->pos++; /* another kind of quote */
+        } else if (rules == RULES_BACKSLASH && steps_over_lead(lx, quote)) {
+            lx->pos++; /* the escaper stepped over the lead: '\' escaped the quote */
         } else if (rules != RULES_BARE && lx->pos + 1 < lx->len && s[lx->pos + 1] == quote) {
             lx->pos += 2;
         } else {

@@ -152,6 +152,14 @@ static const rule_case cases[] = {
      "cp932"},
     {QG_DIALECT_MYSQL, "big5", 0, "SELECT '\xa5\x5c' OR 1=1 -- '", QG_REASON_STRUCTURE_MISMATCH,
      "big5"},
+    {QG_DIALECT_MYSQL, "cp1251", 0,
+     "SELECT * FROM t WHERE a = 'alice' AND b = 'John\xfb\x5c'\xfb\x5c\x99\x5c\x5c\x5c'\n"
+     "  AND name = ' OR 1=1 -- '",
+     QG_REASON_STRUCTURE_MISMATCH,
+     "an escaper believing gbk stepped over fb alone before a quote (fb \\') and copied fb 5c "
+     "whole in one literal"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE a = 'John\xfb\x5c' AND b = '\xfb\x5c'",
+     QG_REASON_NONE, "its literals ending with the character fb 5c, where the server reads it"},
     {QG_DIALECT_MYSQL, "latin1", QG_NO_BACKSLASH_ESCAPES, "SELECT '\\' OR 1=1 -- '",
      QG_REASON_STRUCTURE_MISMATCH, "addslashes under NO_BACKSLASH_ESCAPES"},
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf'' OR 1=1 -- '", QG_REASON_ILLFORMED_QUOTE,
