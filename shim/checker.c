@@ -149,8 +149,10 @@ typedef struct naive_variant {
     qg_reading reading;
 } naive_variant;
 
-/* Readings followed at once; past that, the search gives up (and the
- * readings each taken alone still apply). */
+/* Readings followed at once.  More than that in step with the text at
+ * one token is itself taken as blame: correctly escaped text leaves at
+ * most a few (make measure), and giving up would let a literal with enough
+ * step quotes pass. */
 enum { MAX_PATHS = 16 };
 
 /* Takes N's next token into the path.  False when it shows N out of step
@@ -181,6 +183,19 @@ static bool path_take(naive_path *p, const char *sql, const qg_token *tn)
         }
     }
     return true;
+}
+
+/* Whether N, having ended a literal at a step quote (QG_READ_NAIVE_AWARE),
+ * finds a backslash in the code after it: the path would end at its next
+ * token, which is looked at now, so that the dead ends of a literal full
+ * of step quotes do not fill the paths. */
+static bool dies_after_step(const naive_path *p, const qg_token *tn, const char *sql, size_t len)
+{
+    if (p->naive.step_after != tn->end)
+        return false;
+    qg_lexer peek = p->naive;
+    qg_token next;
+    return backslash_in_code(sql, p->code_from, qg_lexer_next(&peek, &next) ? next.start : len);
 }
 
 /* Pass 2, for one escaper family: whether the text reads, literal by
@@ -222,15 +237,17 @@ QG_COLD static bool escaper_injects(const qg_context *ctx, const naive_variant *
                     }
                     continue;
                 }
-                if (!path_take(&p, sql, &tn))
+                if (!path_take(&p, sql, &tn) || dies_after_step(&p, &tn, sql, len))
                     continue;
                 bool seen = false;
                 for (int k = 0; k < kept && !seen; k++)
                     seen = next[k].naive.pos == p.naive.pos && next[k].found == p.found;
                 if (seen)
                     continue;
-                if (kept == MAX_PATHS)
-                    return false;
+                if (kept == MAX_PATHS) {
+                    *where = (injection){tn.start, tn.start, tn.end};
+                    return true;
+                }
                 next[kept++] = p;
             }
         }

@@ -414,10 +414,10 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
                 add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
             else
                 lx->pos++;
-        } else if (c != quote) {
-            lx->pos++; /* another kind of quote */
-        } else if (rules == RULES_BACKSLASH && steps_over_lead(lx, quote)) {
-            lx->pos++; /* the escaper stepped over the lead: '\' escaped the quote */
+        } else if (c != quote || (rules == RULES_BACKSLASH && steps_over_lead(lx, quote))) {
+            /* another kind of quote, or one escaped by a backslash after a
+             * lead the escaper stepped over alone */
+            lx->pos++;
         } else if (rules != RULES_BARE && lx->pos + 1 < lx->len && s[lx->pos + 1] == quote) {
             lx->pos += 2;
         } else {

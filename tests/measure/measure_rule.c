@@ -733,12 +733,22 @@ static unsigned char lead_for_backslash(const qg_encoding *enc)
     return 0;
 }
 
-/* An attacker's input: bytes before the breakout, the breakout, code, end. */
-static void gen_payload(value *v, const qg_encoding *enc, const qg_encoding *other, bool swallow)
+/* An attacker's input: bytes before the breakout, the breakout, code, end.
+ * `step`: first a lead byte of `other` before a quote, which an escaper
+ * believing `other` steps over alone (the pair is no character of it),
+ * escaping the quote: `lead \ q`, also a character `lead 5c` and the
+ * literal's end. */
+static void gen_payload(value *v, const qg_encoding *enc, const qg_encoding *other, bool swallow,
+                        bool step)
 {
     v->n = 0;
     if (rng_chance(40))
         puts_v(v, PICK(((const char *[]){"x", "admin", "1", "", "a b"})));
+    unsigned char step_lead = step ? lead_for_backslash(other) : 0;
+    if (step_lead) {
+        put(v, &step_lead, 1);
+        puts_v(v, rng_chance(80) ? "'" : "\"");
+    }
     switch (rng_below(6)) {
     case 0:
     case 1: {
@@ -785,7 +795,10 @@ static const escaper naive_escapers[] = {ESC_ADDSLASHES, ESC_MY_ESCAPE, ESC_BACK
                                          ESC_DOUBLER, ESC_DOUBLE_BOTH, ESC_AWARE_BACKSLASH,
                                          ESC_WRONG_MB, ESC_LEAD_TRUSTING};
 
-static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, example *ex)
+/* One attack input; `stepped`: by the escaper believing another encoding,
+ * its input starting with a step (gen_payload). */
+static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, example *ex,
+                       bool stepped)
 {
     template t;
     value v;
@@ -793,13 +806,13 @@ static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, e
     size_t lit_len[MAX_LITERALS], benign_len[MAX_LITERALS];
     statement st, ref;
     gen_template(&t, s->dialect, s->flags, true);
-    escaper e = PICK(naive_escapers);
+    escaper e = stepped ? ESC_WRONG_MB : PICK(naive_escapers);
     const qg_encoding *other = wrong_multibyte(s->dialect, ctx->encoding);
     unsigned target = rng_below(t.literals);
     bool swallow = target + 1 < t.literals && rng_chance(30);
     for (unsigned i = 0; i < t.literals; i++) {
         if (i == target)
-            gen_payload(&v, ctx->encoding, other, swallow);
+            gen_payload(&v, ctx->encoding, other, swallow, stepped && other);
         else if (swallow && i == target + 1)
             gen_code_payload(&v);
         else if (rng_chance(70))
@@ -965,6 +978,7 @@ int main(int argc, char **argv)
     if (!rng_state)
         rng_state = 1;
     uint64_t both_state = rng_state ^ 0x5bd1e9955bd1e995ull;
+    uint64_t stepped_state = rng_state ^ 0xc2b2ae3d27d4eb4full;
     example ex = {0, 0, 0, 0, show_limit, NULL, 0};
     if (sample_path && !(ex.sample = fopen(sample_path, "w"))) {
         perror(sample_path);
@@ -981,7 +995,7 @@ int main(int argc, char **argv)
         settings_of((qg_dialect)d, settings, &count);
         uint64_t per_setting = per_dialect / count + 1;
         ex.sample_per_setting = (sample_per_dialect + count - 1) / count;
-        stats sum = {0};
+        stats sum = {0}, stepped = {0};
         for (unsigned i = 0; i < count; i++) {
             const setting *s = &settings[i];
             const qg_encoding *enc = qg_encoding_find(s->dialect, s->encoding);
@@ -994,7 +1008,15 @@ int main(int argc, char **argv)
             stats st = {0};
             for (uint64_t n = 0; n < per_setting; n++) {
                 run_legit(s, &ctx, &st, &ex);
-                run_attack(s, &ctx, &st, &ex);
+                run_attack(s, &ctx, &st, &ex, false);
+                if (n % 4 == 0) {
+                    /* a random sequence of its own, as below */
+                    uint64_t main_state = rng_state;
+                    rng_state = stepped_state;
+                    run_attack(s, &ctx, &stepped, &ex, true);
+                    stepped_state = rng_state;
+                    rng_state = main_state;
+                }
                 if (s->dialect == QG_DIALECT_POSTGRES && n % 20 == 0) {
                     /* a random sequence of its own: the other sets stay as they were */
                     uint64_t main_state = rng_state;
@@ -1033,13 +1055,19 @@ int main(int argc, char **argv)
             printf("%-6s %-15s %-12s %9" PRIu64 " %8" PRIu64
                    "   (text that is both: a literal, E'' with \\', a dollar quote with ')\n",
                    d ? "mysql" : "pg", "both", "all", sum.both, sum.both_blocked);
+        printf("%-6s %-15s %-12s %9s %8s %8s %9" PRIu64 " %8" PRIu64 " %8" PRIu64
+               "   (a wrong-encoding escaper's input with a step: a lead byte before a quote; %" PRIu64
+               " generated)\n",
+               d ? "mysql" : "pg", "stepped", "all", "", "", "", stepped.attacks,
+               stepped.attacks_passed, stepped.attacks_rejected, stepped.attacks_generated);
         printf("%-6s with the call site's history: legitimate blocked %" PRIu64 ", both blocked %" PRIu64
                ", attacks passed %" PRIu64 "\n",
                d ? "mysql" : "pg", sum.legit_blocked - sum.legit_history,
                sum.both_blocked - sum.both_history, sum.attacks_passed + sum.attacks_history);
         total_blocked += sum.legit_blocked;
         total_differ += sum.differ;
-        total_passed += sum.attacks_passed;
+        total_passed += sum.attacks_passed + stepped.attacks_passed;
+        total_differ += stepped.differ;
     }
     if (ex.sample)
         fclose(ex.sample);

@@ -85,8 +85,8 @@ done
 # An escaper that believes a double-byte encoding (here one where fb 5c is a
 # character) on a cp1251 connection: it steps over fb alone before a quote
 # (fb 27 is no character) and escapes the quote, but copies fb 5c whole.
-# The literal it wrote mixes both; no reading of the rule follows it, and
-# the byte-wise reading agrees with the server's.
+# The literal it wrote mixes both; the byte-wise reading agrees with the
+# server's, and the rule's encoding-aware reading follows both steps.
 attack=$(printf "SELECT * FROM t WHERE a = 'alice' AND b = 'John\xfb\\\\'\xfb\\\\\x99\\\\\\\\\\\\'
   AND name = ' OR 1=1 -- '" | xxd -p | tr -d '\n')
 template=$(printf "SELECT * FROM t WHERE a = 'alice' AND b = 'x'\n  AND name = 'x'" | xxd -p | tr -d '\n')
@@ -94,7 +94,5 @@ printf 'mysql cp1251 0 wrong-multibyte %s %s\n' "$attack" "$template" >"$work/mi
 matches "$("$PY" tests/measure/attacks_on_servers.py plain "$work/mixed.txt" 2>&1)" '^plain mysql sample 1 confirmed 1' \
     "a wrong-encoding escaper's mixed literal injects without the shim"
 out=$(with_shim enforce "$work/mixed.log" "$PY" tests/measure/attacks_on_servers.py shim "$work/mixed.txt" 2>&1)
-tap_todo "a wrong-encoding escaper's mixed literal is blocked" \
-    "no reading follows a literal where the escaper stepped over one lead byte alone and copied another with its 0x5c trail" \
-    grep -q '^shim mysql sent 1 blocked 1' <<<"$out"
+matches "$out" '^shim mysql sent 1 blocked 1' "a wrong-encoding escaper's mixed literal is blocked"
 tap_done

@@ -16,6 +16,12 @@ static const char *const build_name[QG_IMPLEMENTATIONS] = {"the reference", "SSE
 #define SCS_ON QG_STD_STRINGS
 #define SCS_OFF 0u
 
+/* An escaper believing gbk writes `fb \ '` for fb ' (fb 27 is no character). */
+#define STEP_QUOTES_4 "\xfb\x5c'x\xfb\x5c'x\xfb\x5c'x\xfb\x5c'x"
+/* ... and each followed by a doubled quote, which keeps the reading that
+ * ends the literal there in step for one more token. */
+#define STEP_DOUBLED_4 "\xfb\x5c'x ''\xfb\x5c'x ''\xfb\x5c'x ''\xfb\x5c'x ''"
+
 typedef struct rule_case {
     qg_dialect dialect;
     const char *encoding;
@@ -158,6 +164,16 @@ static const rule_case cases[] = {
      QG_REASON_STRUCTURE_MISMATCH,
      "an escaper believing gbk stepped over fb alone before a quote (fb \\') and copied fb 5c "
      "whole in one literal"},
+    {QG_DIALECT_MYSQL, "cp1251", 0,
+     "SELECT * FROM t WHERE a = 'alice' AND b = 'John" STEP_QUOTES_4 STEP_QUOTES_4 STEP_QUOTES_4
+     STEP_QUOTES_4 STEP_QUOTES_4 "\xfb\x5c\x99\x5c\x5c\x5c'\n  AND name = ' OR 1=1 -- '",
+     QG_REASON_STRUCTURE_MISMATCH, "... with 20 step quotes before the breakout, more than the paths"},
+    {QG_DIALECT_MYSQL, "cp1251", 0,
+     "SELECT * FROM t WHERE b = 'John" STEP_DOUBLED_4 STEP_DOUBLED_4 STEP_DOUBLED_4 STEP_DOUBLED_4
+     STEP_DOUBLED_4 "'",
+     QG_REASON_STRUCTURE_MISMATCH,
+     "20 step quotes each followed by '' (which no backslash escaper writes): more readings in "
+     "step than the paths hold is blamed"},
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE a = 'John\xfb\x5c' AND b = '\xfb\x5c'",
      QG_REASON_NONE, "its literals ending with the character fb 5c, where the server reads it"},
     {QG_DIALECT_MYSQL, "latin1", QG_NO_BACKSLASH_ESCAPES, "SELECT '\\' OR 1=1 -- '",
