@@ -18,11 +18,29 @@ void qg_real_invalidate(void)
     __atomic_add_fetch(&qg_real_generation, 1, __ATOMIC_ACQ_REL);
 }
 
+typedef void *(*dlsym_fn)(void *, const char *);
+
+QG_BEFORE_SANITIZERS void *qg_real_dlsym(void)
+{
+    static void *slot;
+    void *fn = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        /* With dlvsym: the shim's own dlsym (front_dlsym.c) would answer a
+         * lookup of "dlsym" with itself.  The versions glibc gave it. */
+        static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", NULL};
+        for (size_t i = 0; !fn && versions[i]; i++)
+            fn = dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+        __atomic_store_n(&slot, fn, __ATOMIC_RELEASE);
+    }
+    return fn;
+}
+
 void *qg_real_next(void **slot, const char *name)
 {
     void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        fn = dlsym(RTLD_NEXT, name);
+    dlsym_fn real_dlsym = fn ? NULL : (dlsym_fn)qg_real_dlsym();
+    if (real_dlsym) {
+        fn = real_dlsym(RTLD_NEXT, name);
         __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
     }
     return fn;
@@ -96,7 +114,10 @@ QG_HOT void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *c
     void *cached = qg_real_cached(slot);
     if (cached)
         return cached;
-    void *fn = dlsym(RTLD_NEXT, name);
+    dlsym_fn real_dlsym = (dlsym_fn)qg_real_dlsym();
+    if (!real_dlsym)
+        return NULL;
+    void *fn = real_dlsym(RTLD_NEXT, name);
     qg_dlopen_fn real_dlopen = fn ? NULL : qg_real_dlopen();
     for (size_t i = 0; real_dlopen && sonames && sonames[i]; i++) {
         void *handle = real_dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
@@ -104,7 +125,7 @@ QG_HOT void *qg_real_resolve(qg_real_slot *slot, const char *name, const char *c
             continue;
         /* The reference RTLD_NOLOAD took is kept on purpose: it pins the
          * library, so the pointer cached below can never dangle. */
-        fn = dlsym(handle, name);
+        fn = real_dlsym(handle, name);
         if (fn)
             break;
     }

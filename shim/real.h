@@ -24,6 +24,15 @@ void qg_real_invalidate(void);
  * library's answers (pg_encoding.h) is kept per generation. */
 extern unsigned qg_real_generation;
 
+/* Code that sanitizer runtimes reach through dlsym while they start (their
+ * interceptors look up the real functions), before their own state exists:
+ * it must not be instrumented. */
+#define QG_BEFORE_SANITIZERS __attribute__((no_sanitize("thread", "address")))
+
+/* The C library's dlsym, found past the shim's own (front_dlsym.c) without
+ * calling dlsym; what the shim calls for itself.  NULL when missing. */
+QG_BEFORE_SANITIZERS void *qg_real_dlsym(void);
+
 /* The next definition of `name` after the shim (dlsym(RTLD_NEXT)),
  * resolved once into *slot: for the C library's entries, which are never
  * unloaded. */

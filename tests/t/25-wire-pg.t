@@ -1,8 +1,10 @@
 #!/bin/bash
 # The wire front against PostgreSQL: pg8000 (speaks the protocol itself,
-# extended protocol: Parse) and psycopg 3 as Debian ships it (its ctypes
-# binding resolves PQsendQuery from libpq's own handle, around the libpq
-# front: simple Query), after `SET client_encoding` / `SET
+# extended protocol: Parse), and psycopg 3 as Debian ships it (its ctypes
+# binding resolves PQsendQuery from libpq's own handle; the dlsym front gives
+# it the libpq front's, so it is checked there, once, and the wire front
+# leaves its socket alone: 91-dlsym.t has it with the wire front off), after
+# `SET client_encoding` / `SET
 # standard_conforming_strings TO off` queries.  The byte-wise escaped attack
 # injects without the shim; with it the message is replaced by one the server
 # answers with an ordinary error naming quoteguard, the attack is not in the
@@ -30,8 +32,9 @@ secrets() { printf '%s\n' "$1" | grep -ac '^ROW: secret_'; }
 server_log() { cat "$QG_PG_LOG"; }
 
 for driver in pg8000 psycopg; do
-    api='wire:Parse'
-    [ "$driver" = psycopg ] && api='wire:Query'
+    api='wire:Parse' names='quoteguard: blocked structure_mismatch'
+    # psycopg drops the text before the first colon of libpq's message (the severity)
+    [ "$driver" = psycopg ] && api='PQsendQuery' names='blocked structure_mismatch'
     for case in "${CASES[@]}"; do
         read -r enc lead <<<"$case"
         tag="$driver $enc"
@@ -43,12 +46,12 @@ for driver in pg8000 psycopg; do
         log=$QG_PG_DIR/enforce-$driver-$enc.log
         out=$(with_shim enforce "$log" "$PY" tests/wire/pg_clients.py "$driver" "$enc" "$lead$ATTACK_TAIL" "$marker" 2>&1)
         has "$out" "ERROR:" "$tag: enforce: the driver gets an ordinary server error"
-        has "$out" "quoteguard: blocked structure_mismatch" "$tag: enforce: the error names quoteguard"
+        has "$out" "$names" "$tag: enforce: the error names the block"
         lacks "$out" "ROW: secret_" "$tag: enforce: no secret leaks"
         lacks "$(server_log)" "$marker" "$tag: enforce: the attack never reaches the server"
         has "$out" "ALIVE: alive" "$tag: enforce: after a rollback the connection works"
         has "$(cat "$log")" "\"action\":\"blocked\",\"api\":\"$api\",\"dialect\":\"postgres\",\"encoding\":\"$enc\"" \
-            "$tag: enforce: blocked at the wire ($api) with the encoding the server reported"
+            "$tag: enforce: blocked ($api) with the encoding the server reported"
     done
     plain=$("$PY" tests/wire/pg_clients.py "$driver" SJIS - - 2>&1)
     log=$QG_PG_DIR/legit-$driver.log

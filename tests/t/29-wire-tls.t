@@ -2,7 +2,8 @@
 # The wire front inside TLS: servers with TLS on (a self-signed certificate),
 # clients whose driver speaks the protocol over the system OpenSSL.
 # PostgreSQL: psycopg 3 as Debian ships it (libpq through ctypes,
-# sslmode=require) and pg8000 (ssl=True), after `SET client_encoding` and
+# sslmode=require; the dlsym front gives it the libpq front, which checks
+# before encryption) and pg8000 (ssl=True), after `SET client_encoding` and
 # `SET standard_conforming_strings TO off` queries; MariaDB: PHP mysqli
 # (mysqlnd, MYSQLI_CLIENT_SSL) and PDO_mysql with their escapers, PyMySQL
 # (ssl={…}) with addslashes, and the mariadb client's script, after
@@ -53,8 +54,9 @@ W=tests/wire
 
 # ------------------------------------------------------------ PostgreSQL
 for driver in psycopg pg8000; do
-    api='wire:Parse'
-    [ "$driver" = psycopg ] && api='wire:Query'
+    api='wire:Parse' names='quoteguard: blocked structure_mismatch'
+    # psycopg drops the text before the first colon of libpq's message (the severity)
+    [ "$driver" = psycopg ] && api='PQsendQuery' names='blocked structure_mismatch'
     for case in "SJIS 95" "GBK bf"; do
         read -r enc lead <<<"$case"
         tag="pg $driver $enc over TLS"
@@ -66,12 +68,12 @@ for driver in psycopg pg8000; do
         log=$QG_PG_DIR/enforce-$driver-$enc.log
         out=$(with_shim enforce "$log" "$PY" $W/pg_clients.py "$driver" "$enc" "$lead$ATTACK_TAIL" "$marker" 2>&1)
         has "$out" "TLS: True" "$tag: enforce: still encrypted"
-        has "$out" "quoteguard: blocked structure_mismatch" "$tag: enforce: an ordinary server error naming quoteguard"
+        has "$out" "$names" "$tag: enforce: an ordinary error naming the block"
         lacks "$out" "ROW: secret_" "$tag: enforce: no secret leaks"
         lacks "$(cat "$QG_PG_LOG")" "$marker" "$tag: enforce: the attack never reaches the server"
         has "$out" "ALIVE: alive" "$tag: enforce: after a rollback the connection works"
         has "$(cat "$log")" "\"action\":\"blocked\",\"api\":\"$api\",\"dialect\":\"postgres\",\"encoding\":\"$enc\"" \
-            "$tag: enforce: blocked at the wire ($api) with the encoding the server reported through TLS"
+            "$tag: enforce: blocked ($api) with the encoding the server reported through TLS"
         lacks "$(cat "$log")" "wire_unguarded" "$tag: enforce: the connection is followed, not left unread"
     done
     plain=$("$PY" $W/pg_clients.py "$driver" SJIS - - 2>&1)
