@@ -178,6 +178,26 @@ static bool mentions(const char *s, size_t len, const char *word)
     return false;
 }
 
+/* Whether `second` appears as a word right after the word `first` (white
+ * space between): SET NAMES, RESET ALL, wherever they are. */
+static bool mentions_after(const char *s, size_t len, const char *first, const char *second)
+{
+    size_t n = strlen(second), m = strlen(first);
+    for (size_t i = 0; i + n <= len; i++) {
+        if (qg_ascii_ncasecmp(s + i, second, n) != 0 ||
+            (i > 0 && is_word_byte((unsigned char)s[i - 1])) ||
+            (i + n < len && is_word_byte((unsigned char)s[i + n])))
+            continue;
+        size_t end = i;
+        while (end > 0 && qg_char_in((unsigned char)s[end - 1], QG_CC(QG_CC_SPACE)))
+            end--;
+        if (end < i && end >= m && qg_ascii_ncasecmp(s + end - m, first, m) == 0 &&
+            (end == m || !is_word_byte((unsigned char)s[end - m - 1])))
+            return true;
+    }
+    return false;
+}
+
 /* set_config('name', 'value', is_local) with literals; any other use is
  * read as setting both to something not known in advance. */
 static void read_set_config(const char *s, size_t len, qg_pg_effect *e)
@@ -214,12 +234,18 @@ qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len)
             note(&e, "all", NULL);
     }
     read_set_config(sql, len, &e);
-    /* Anything else that names a setting (a DO block, a function body, a
-     * second statement) may set it. */
+    /* Anything else that names a setting or resets them all (a DO block,
+     * a function body, a second statement) may set it.  NAMES is a setting
+     * only after SET (LOCAL, SESSION): elsewhere it is a common name. */
     bool read_whole = e.encoding != QG_PG_KEEPS || e.scs != QG_PG_KEEPS;
-    if (!read_whole && (mentions(sql, len, "client_encoding") || mentions(sql, len, "names")))
+    bool resets = mentions_after(sql, len, "reset", "all") ||
+                  mentions_after(sql, len, "discard", "all");
+    if (!read_whole && (resets || mentions(sql, len, "client_encoding") ||
+                        mentions_after(sql, len, "set", "names") ||
+                        mentions_after(sql, len, "local", "names") ||
+                        mentions_after(sql, len, "session", "names")))
         e.encoding = QG_PG_UNKNOWN;
-    if (!read_whole && mentions(sql, len, "standard_conforming_strings"))
+    if (!read_whole && (resets || mentions(sql, len, "standard_conforming_strings")))
         e.scs = QG_PG_UNKNOWN;
     return e;
 }

@@ -44,6 +44,10 @@ int main(void)
     encoding_is("DO $$BEGIN EXECUTE 'SET client_encoding TO ' || x; END$$", QG_PG_UNKNOWN, "");
     encoding_is("SELECT 'client_encoding'", QG_PG_UNKNOWN, "");
     encoding_is("SELECT name FROM users WHERE name = 'a'", QG_PG_KEEPS, "");
+    encoding_is("SELECT names FROM people WHERE names = 'first names'", QG_PG_KEEPS, "");
+    encoding_is("DO $$BEGIN EXECUTE 'SET  NAMES ' || x; END$$", QG_PG_UNKNOWN, "");
+    encoding_is("SELECT 1; RESET ALL", QG_PG_UNKNOWN, "");
+    encoding_is("DO $$BEGIN EXECUTE 'DISCARD\nALL'; END$$", QG_PG_UNKNOWN, "");
     encoding_is("SET search_path TO public", QG_PG_KEEPS, "");
     encoding_is("SELECT set_config('search_path', 'public', false)", QG_PG_KEEPS, "");
 
@@ -54,6 +58,7 @@ int main(void)
     scs_is("SET standard_conforming_strings TO o", QG_PG_UNKNOWN, false);
     scs_is("SELECT set_config('standard_conforming_strings', 'on', false)", QG_PG_SETS, true);
     scs_is("RESET standard_conforming_strings", QG_PG_UNKNOWN, false);
+    scs_is("SELECT 1; RESET ALL", QG_PG_UNKNOWN, false);
     scs_is("SET client_encoding TO 'SJIS'", QG_PG_KEEPS, false);
 
     qg_pg_pending p = {0};
