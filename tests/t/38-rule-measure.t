@@ -3,7 +3,8 @@
 # (`make measure` runs a million a dialect): correctly escaped legitimate
 # statements blocked and effective attacks passed, per dialect, both 0
 # (tests/measure/measure_rule.c, docs/DETECTION.md "Measured error rates");
-# text that is both (PostgreSQL) generated and counted apart; and both
+# text that is both (PostgreSQL) and a wrong-encoding escaper's input with
+# a step (MySQL) generated and counted apart; and both
 # error rates were a blocked statement to pass where its call site sent its
 # shape before.
 cd "$(dirname "$0")/../.." || exit 1
@@ -33,6 +34,12 @@ done
 both=$(printf '%s\n' "$out" | awk '$1 == "pg" && $2 == "both" { print $4, $5 }')
 read -r both_n both_blocked <<<"$both"
 ok "pg: text that is both generated (${both_n:-0}, ${both_blocked:-0} blocked)" [ "${both_n:-0}" -gt 0 -a "${both_blocked:-0}" -gt 0 ]
+# A wrong-encoding escaper's input with a step (a lead byte of its encoding
+# before a quote, docs/DETECTION.md): generated apart, none passes.
+stepped=$(printf '%s\n' "$out" | awk '$1 == "mysql" && $2 == "stepped" { print $4, $5 }')
+read -r stepped_n stepped_passed <<<"$stepped"
+ok "mysql: ${stepped_n:-0} effective attacks by a wrong-encoding escaper whose input has a step, ${stepped_passed:-none} passed" \
+    [ "${stepped_n:-0}" -ge 1000 -a "${stepped_passed:-1}" -eq 0 ]
 ok "measure_rule exits 0" [ "$status" -eq 0 ]
 [ "$status" -eq 0 ] || tap_diag "$(printf '%s\n' "$out" | grep -E 'blocked|passed|differ' | head -n 12)"
 tap_diag "$(printf '%s\n' "$out" | tail -n 1)"
