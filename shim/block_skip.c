@@ -617,11 +617,13 @@ static inline __attribute__((always_inline)) void
 note_pairs_in_block(qg_lexer *lx, size_t pos, size_t valid, const block_masks *m, uint64_t live)
 {
     const unsigned char *s = lx->sql;
-    uint64_t after_high = m->high << 1 | (pos > 0 && s[pos - 1] >= 0x80);
+    uint64_t after_high = (m->high << 1 | (pos > 0 && s[pos - 1] >= 0x80)) & m->backslash & live;
+    if (!after_high)
+        return; /* the common case: escapes after ASCII bytes */
     uint64_t before_escapable = (m->backslash | m->quote) >> 1;
     if (valid > BLOCK && (s[pos + BLOCK] == '\\' || s[pos + BLOCK] == '\''))
         before_escapable |= 1ull << 63;
-    if (m->backslash & after_high & before_escapable & live)
+    if (after_high & before_escapable)
         lx->backslash_pair = true;
 }
 
