@@ -404,11 +404,17 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
             }
             if (s[lx->pos] == quote && lx->watch_escaped_quotes)
                 lx->escaped_quotes ^= quote == '\'' ? 1u : 2u; /* a doubler's literal ends */
+            /* An escaper that trusts lead bytes writes '\' only before
+             * ASCII (MySQL's escapers): past a high byte there its reading
+             * is out of step, as one left open is. */
+            if (!pg && lx->reading == QG_READ_NAIVE_TRUSTING && s[lx->pos] >= 0x80) {
+                tok->unterminated = true;
+                lx->pos = lx->len;
+                break;
+            }
             /* PG lexes after conversion, so '\' takes a whole character;
-             * MySQL's lexer skips exactly one byte.  An escaper that
-             * trusts lead bytes writes '\' only before ASCII: after it, a
-             * lead byte starts the character it declares. */
-            if (((pg && mb) || lx->reading == QG_READ_NAIVE_TRUSTING) && s[lx->pos] >= 0x80)
+             * MySQL's lexer skips exactly one byte. */
+            if (pg && mb && s[lx->pos] >= 0x80)
                 consume_high(lx, tok->start, lx->len, check_encoding, 0);
             else if (s[lx->pos] == '\0')
                 add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
