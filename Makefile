@@ -4,6 +4,9 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
+# C11 with GNU extensions, which GCC and clang accept under -std=c11:
+# __attribute__, __thread, __builtin_*, case and designator ranges,
+# statement expressions, __typeof__.
 QG_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
             -Iinclude -Ishim $(CFLAGS)
 LDLIBS_SHIM = -ldl -lpthread

@@ -75,6 +75,21 @@ QG_REAL_FN(long, SSL_ctrl, (SSL *, int, long, void *), libssl_names)
  * the system OpenSSL's, and an SSL call OpenSSL makes from inside one
  * passes straight through (the connection's lock may be held). */
 static __thread unsigned in_openssl __attribute__((tls_model("initial-exec")));
+
+/* OpenSSL's own `name` called with in_openssl raised (the raw calls it
+ * makes are its own), or `missing` where it cannot be found.  A GNU
+ * statement expression: one body for every function passed through. */
+#define CALL_OPENSSL(name, missing, ...)                                                           \
+    ({                                                                                             \
+        name##_fn real_ = real_##name();                                                           \
+        int r_ = (missing);                                                                        \
+        if (real_) {                                                                               \
+            in_openssl++;                                                                          \
+            r_ = real_(__VA_ARGS__);                                                               \
+            in_openssl--;                                                                          \
+        }                                                                                          \
+        r_;                                                                                        \
+    })
 /* Depth of SSL_write calls on this thread that are not followed.  A raw
  * byte of a followed connection written inside one means its SSL object
  * does not lead to its descriptor (a BIO SSL_get_fd cannot see through);
@@ -301,12 +316,7 @@ static void observe(SSL *ssl, const void *p, size_t n)
 
 QG_EXPORT int SSL_read(SSL *ssl, void *buf, int num)
 {
-    SSL_read_fn real = real_SSL_read();
-    if (!real)
-        return -1;
-    in_openssl++;
-    int r = real(ssl, buf, num);
-    in_openssl--;
+    int r = CALL_OPENSSL(SSL_read, -1, ssl, buf, num);
     if (r > 0)
         observe(ssl, buf, (size_t)r);
     return r;
@@ -314,12 +324,7 @@ QG_EXPORT int SSL_read(SSL *ssl, void *buf, int num)
 
 QG_EXPORT int SSL_read_ex(SSL *ssl, void *buf, size_t num, size_t *readbytes)
 {
-    SSL_read_ex_fn real = real_SSL_read_ex();
-    if (!real)
-        return 0;
-    in_openssl++;
-    int r = real(ssl, buf, num, readbytes);
-    in_openssl--;
+    int r = CALL_OPENSSL(SSL_read_ex, 0, ssl, buf, num, readbytes);
     if (r > 0 && readbytes && *readbytes > 0)
         observe(ssl, buf, *readbytes);
     return r;
@@ -331,55 +336,25 @@ QG_EXPORT int SSL_read_ex(SSL *ssl, void *buf, size_t num, size_t *readbytes)
  * start is of interest (its raw bytes are OpenSSL's). */
 QG_EXPORT int SSL_peek(SSL *ssl, void *buf, int num)
 {
-    SSL_peek_fn real = real_SSL_peek();
-    if (!real)
-        return -1;
-    in_openssl++;
-    int r = real(ssl, buf, num);
-    in_openssl--;
-    return r;
+    return CALL_OPENSSL(SSL_peek, -1, ssl, buf, num);
 }
 
 QG_EXPORT int SSL_peek_ex(SSL *ssl, void *buf, size_t num, size_t *readbytes)
 {
-    SSL_peek_ex_fn real = real_SSL_peek_ex();
-    if (!real)
-        return 0;
-    in_openssl++;
-    int r = real(ssl, buf, num, readbytes);
-    in_openssl--;
-    return r;
+    return CALL_OPENSSL(SSL_peek_ex, 0, ssl, buf, num, readbytes);
 }
 
 QG_EXPORT int SSL_connect(SSL *ssl)
 {
-    SSL_connect_fn real = real_SSL_connect();
-    if (!real)
-        return -1;
-    in_openssl++;
-    int r = real(ssl);
-    in_openssl--;
-    return r;
+    return CALL_OPENSSL(SSL_connect, -1, ssl);
 }
 
 QG_EXPORT int SSL_do_handshake(SSL *ssl)
 {
-    SSL_do_handshake_fn real = real_SSL_do_handshake();
-    if (!real)
-        return -1;
-    in_openssl++;
-    int r = real(ssl);
-    in_openssl--;
-    return r;
+    return CALL_OPENSSL(SSL_do_handshake, -1, ssl);
 }
 
 QG_EXPORT int SSL_shutdown(SSL *ssl)
 {
-    SSL_shutdown_fn real = real_SSL_shutdown();
-    if (!real)
-        return -1;
-    in_openssl++;
-    int r = real(ssl);
-    in_openssl--;
-    return r;
+    return CALL_OPENSSL(SSL_shutdown, -1, ssl);
 }
