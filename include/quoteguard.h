@@ -252,8 +252,10 @@ typedef struct qg_lexer {
                                   none (a step quote), is escaped before this
                                   offset (the escaper stepped over the lead
                                   alone) and from it on read after that
-                                  character (the escaper copied it whole); 0
-                                  unless the checker sets it */
+                                  character (the escaper copied it whole).  0,
+                                  or one past a step quote of the literal at
+                                  lx->pos, where the scan resumes (the checker
+                                  read it up to there before) */
     size_t step_after;         /* one past the first step quote at or past
                                   steps_until in the literal just read, or 0 */
 } qg_lexer;

@@ -216,6 +216,10 @@ QG_COLD static bool escaper_injects(const qg_context *ctx, const naive_variant *
     while (live > 0) {
         int kept = 0;
         for (int i = 0; i < live; i++) {
+            /* S's data token that reaches past where N stands, read once
+             * for all the readings of N's next token below. */
+            while (paths[i].has_s && paths[i].ts.end <= paths[i].naive.pos)
+                paths[i].has_s = next_data(&paths[i].server, &paths[i].ts);
             /* A literal with step quotes (QG_READ_NAIVE_AWARE): one path
              * ending at each, the ones before it escaped, and one past them
              * all. */

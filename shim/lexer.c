@@ -377,6 +377,11 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     bool by_byte = ends_at_quote_byte(lx, quote, rules);
     lx->step_after = 0;
     lx->pos++;
+    /* The checker's reading before this one read the literal up to there
+     * alike: each reading of a literal with step quotes costs only its own
+     * stretch. */
+    if (lx->steps_until > lx->pos)
+        lx->pos = lx->steps_until;
     for (;;) {
         int c;
         if (by_byte) {
