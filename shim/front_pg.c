@@ -298,15 +298,19 @@ QG_COLD static int blocked_send(PGconn *conn, const qg_decision *d)
 QG_HOT static bool rewrite_query(PGconn *conn, const qg_query *q, qg_pg_rewritten *rw)
 {
     const qg_settings *s = qg_settings_get();
-    if (s->mode != QG_MODE_REWRITE || !pipeline_off(conn))
+    if (__builtin_expect(s->mode != QG_MODE_REWRITE, 1) || !pipeline_off(conn))
         return false;
     return qg_pg_rewrite(s, q, server_encoding, rw);
 }
 
+/* Rewrite mode only: libpq's function that sends the parameters. */
+#define IN_REWRITE(real_fn)                                                                        \
+    (__builtin_expect(qg_settings_get()->mode == QG_MODE_REWRITE, 0) ? real_fn() : NULL)
+
 QG_HOT static PGresult *exec_allowed(PGconn *conn, const qg_query *q, PQexec_fn real)
 {
     qg_pg_rewritten rw;
-    PQexecParams_fn with_params = real_PQexecParams();
+    PQexecParams_fn with_params = IN_REWRITE(real_PQexecParams);
     if (!with_params || !rewrite_query(conn, q, &rw))
         return real(conn, q->sql);
     bool entered = qg_guard_enter(conn, rw.text, 0); /* libpq's inner calls for it */
@@ -320,7 +324,7 @@ QG_HOT static PGresult *exec_allowed(PGconn *conn, const qg_query *q, PQexec_fn 
 QG_HOT static int send_allowed(PGconn *conn, const qg_query *q, PQsendQuery_fn real)
 {
     qg_pg_rewritten rw;
-    PQsendQueryParams_fn with_params = real_PQsendQueryParams();
+    PQsendQueryParams_fn with_params = IN_REWRITE(real_PQsendQueryParams);
     if (!with_params || !rewrite_query(conn, q, &rw))
         return real(conn, q->sql);
     bool entered = qg_guard_enter(conn, rw.text, 0); /* libpq's inner calls for it */

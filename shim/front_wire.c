@@ -177,13 +177,21 @@ void qg_wire_library_guarded(int fd)
         qg_wire_drop_candidate(fd);
         return;
     }
-    if (!w || __atomic_load_n(&w->told_passthrough, __ATOMIC_RELAXED))
+    if (!w)
         return;
     pthread_mutex_lock(&w->lock);
     w->conn.passthrough = true;
     w->told_passthrough = true; /* not unguarded: the library front has it */
     settle(w);
+    bool settled = w->settled;
     pthread_mutex_unlock(&w->lock);
+    /* Nothing held or owed: the entry goes, and the socket's reads and
+     * writes cost what any other descriptor's do.  (The library uses its
+     * connection from one thread at a time, so no call of ours is inside
+     * the entry now.) */
+    if (settled && __atomic_compare_exchange_n(&qg_wire_fds[fd], &w, NULL, false,
+                                               __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        fd_release(w);
 }
 
 static const char *api_of(qg_wire_kind kind)

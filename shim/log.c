@@ -364,7 +364,6 @@ __attribute__((constructor(101))) static void note_stderr_at_start(void)
 
 /* Sockets seen carrying database traffic, by inode; fronts note them. */
 #define DB_SOCKETS_KEPT 64
-#define NOTED_FD_LIMIT 1024
 typedef struct file_id {
     dev_t dev;
     ino_t ino;
@@ -372,18 +371,18 @@ typedef struct file_id {
 static pthread_mutex_t db_sockets_lock = PTHREAD_MUTEX_INITIALIZER;
 static file_id db_sockets[DB_SOCKETS_KEPT];
 static unsigned db_sockets_seen; /* the table is a ring over the last ones */
-static unsigned long noted_fds[NOTED_FD_LIMIT / (8 * sizeof(unsigned long))];
+unsigned long qg_noted_fds[QG_NOTED_FD_LIMIT / (8 * sizeof(unsigned long))];
 
-QG_HOT void qg_log_note_db_socket(int fd)
+void qg_log_note_new_db_socket(int fd)
 {
     if (fd < 0)
         return;
     /* Once per descriptor number: the query path stays free of system
      * calls.  A number reused by a later connection is not noted again;
      * the check of descriptor 2 against the program's start covers it. */
-    if (fd < NOTED_FD_LIMIT) {
+    if (fd < QG_NOTED_FD_LIMIT) {
         unsigned long bit = 1UL << (fd % (8 * sizeof(unsigned long)));
-        unsigned long *word = &noted_fds[fd / (8 * sizeof(unsigned long))];
+        unsigned long *word = &qg_noted_fds[fd / (8 * sizeof(unsigned long))];
         if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
             return;
         __atomic_fetch_or(word, bit, __ATOMIC_RELAXED);

@@ -85,7 +85,17 @@ void qg_log_write_event(const qg_settings *s, const char *level, const char *eve
  * the wire front's sockets): the log never writes into that socket, even
  * when it becomes descriptor 2.  Cheap enough for every query: a system
  * call only the first time a descriptor number is seen. */
-void qg_log_note_db_socket(int fd);
+#define QG_NOTED_FD_LIMIT 1024
+extern unsigned long qg_noted_fds[QG_NOTED_FD_LIMIT / (8 * sizeof(unsigned long))];
+void qg_log_note_new_db_socket(int fd);
+static inline void qg_log_note_db_socket(int fd)
+{
+    if (fd >= 0 && fd < QG_NOTED_FD_LIMIT &&
+        (__atomic_load_n(&qg_noted_fds[fd / (8 * sizeof(unsigned long))], __ATOMIC_RELAXED) &
+         1UL << (fd % (8 * sizeof(unsigned long)))))
+        return; /* noted before: the check stays in line */
+    qg_log_note_new_db_socket(fd);
+}
 
 /* Opens path (flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) only when it is a
  * regular file or a character device: a FIFO, a socket or a terminal never

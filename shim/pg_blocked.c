@@ -60,10 +60,8 @@ static void entry_free(qg_pg_blocked *m)
         free(m);
 }
 
-QG_HOT void qg_pg_registry_drop(qg_pg_registry *r, const void *key)
+void qg_pg_registry_unlink_key(qg_pg_registry *r, const void *key)
 {
-    if (registry_empty(r))
-        return;
     pthread_mutex_lock(&r->lock);
     qg_pg_blocked *gone = registry_unlink(r, key);
     pthread_mutex_unlock(&r->lock);

@@ -33,8 +33,14 @@ typedef struct qg_pg_registry {
 /* Records the decision's message for key, replacing an older one.  Without
  * any memory (a few entries are kept in reserve) only the text is lost. */
 void qg_pg_registry_put(qg_pg_registry *r, const void *key, const qg_decision *d);
-/* Forgets key's entry, if any (no lock taken while the registry is empty). */
-void qg_pg_registry_drop(qg_pg_registry *r, const void *key);
+/* Forgets key's entry, if any: on every query and PQclear, so the empty
+ * registry is told in line, without a call or a lock. */
+void qg_pg_registry_unlink_key(qg_pg_registry *r, const void *key);
+static inline void qg_pg_registry_drop(qg_pg_registry *r, const void *key)
+{
+    if (__atomic_load_n(&r->live, __ATOMIC_ACQUIRE) != 0)
+        qg_pg_registry_unlink_key(r, key);
+}
 /* The entry for key, or NULL.  It stays valid after the lock is released
  * because only an operation on the same result (PQclear) or connection (its
  * next query) removes it, and libpq forbids those concurrently with a read. */
