@@ -446,8 +446,14 @@ static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len
      * whether a quote doubler's reading may part from S. */
     bool everything = lx.vectors == QG_VECTORS_REFERENCE && lx.ambiguous;
     /* A token S leaves open (where that is not blocked) may hold the
-     * quote that ends a quote doubler's literal, as a comment may. */
-    bool doubler = lx.doubler_parts || open_at_end;
+     * quote that ends a quote doubler's literal, as a comment may; and
+     * (PG) past a quote escaped by a backslash the doubler reads code, in
+     * S's later literals too, where a dollar quote, a quoted name or a
+     * comment may open. */
+    bool doubler = lx.doubler_parts || open_at_end ||
+                   (ctx->dialect == QG_DIALECT_POSTGRES &&
+                    (every_byte ||
+                     qg_doubler_code_after_escaped_quote((const unsigned char *)sql, 0, len)));
     parting why = {lx.diverges || everything, doubler || everything,
                    res->verdict == QG_VERDICT_LOG &&
                        ctx->action[QG_REASON_ILLFORMED_QUOTE] == QG_ACTION_BLOCK};

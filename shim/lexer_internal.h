@@ -79,10 +79,14 @@ static inline bool qg_is_space_or_control(unsigned char c)
 static inline bool qg_doubler_code_after_escaped_quote(const unsigned char *s, size_t from,
                                                        size_t to)
 {
-    const unsigned char *escaped = memmem(s + from, to - from, "\\'", 2);
+    const unsigned char *end = s + to, *escaped = NULL;
+    for (const unsigned char *b = memchr(s + from, '\\', to - from); b && !escaped;
+         b = b + 1 < end ? memchr(b + 1, '\\', (size_t)(end - b - 1)) : NULL)
+        if (b + 1 < end && b[1] == '\'')
+            escaped = b;
     if (!escaped)
         return false;
-    for (const unsigned char *p = escaped + 2, *end = s + to; p < end; p++)
+    for (const unsigned char *p = escaped + 2; p < end; p++)
         if (*p == '$' || *p == '"' ||
             (p + 1 < end && ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*'))))
             return true;

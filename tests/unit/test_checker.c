@@ -914,6 +914,8 @@ static void test_fuzzer_finds(void)
         {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS,
          "SELECT 'a', E'\\\\\\\\\\'\" OR \"\"\\'=\"', $q$it's$q$ AS c",
          "a quoted name a quote doubler reads past an escaped quote may hide the next one", 0, 0},
+        {QG_DIALECT_POSTGRES, "SQL_ASCII", 0, "'\\''b'$q$'y$q$ U&'\\'''''''",
+         "a dollar quote a quote doubler reads in a later literal of the server's", 0, 0},
     };
     for (size_t i = 0; i < sizeof finds / sizeof finds[0]; i++) {
         qg_context ctx;
