@@ -452,8 +452,9 @@ static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len
      * comment may open. */
     bool doubler = lx.doubler_parts || open_at_end ||
                    (ctx->dialect == QG_DIALECT_POSTGRES &&
-                    (every_byte ||
-                     qg_doubler_code_after_escaped_quote((const unsigned char *)sql, 0, len)));
+                    (qg_plain_strings_escape(ctx)
+                         ? every_byte /* qg_check looked already */
+                         : qg_doubler_code_after_escaped_quote((const unsigned char *)sql, 0, len)));
     parting why = {lx.diverges || everything, doubler || everything,
                    res->verdict == QG_VERDICT_LOG &&
                        ctx->action[QG_REASON_ILLFORMED_QUOTE] == QG_ACTION_BLOCK};
