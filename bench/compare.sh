@@ -5,9 +5,19 @@
 # round of each (MB/s).  On a shared machine whose speed drifts, only such
 # same-run ratios are worth quoting.
 #   bench/compare.sh REV [CORPUS ...]      e.g. bench/compare.sh 7988a8a oltp/pg/SJIS
+# With --instructions, the instructions per query of the fast checker
+# instead, counted by callgrind: exact and the same on every run, where
+# timings on a shared guest are not (calls of qg_check from the bench's
+# fast pass only, everything they run included).
+#   bench/compare.sh --instructions REV [CORPUS ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rev=${1:?usage: bench/compare.sh REV [CORPUS ...]}
+instructions=false
+if [ "${1-}" = --instructions ]; then
+    instructions=true
+    shift
+fi
+rev=${1:?usage: bench/compare.sh [--instructions] REV [CORPUS ...]}
 shift
 corpora=("$@")
 [ ${#corpora[@]} -gt 0 ] || corpora=(oltp/pg/UTF8/ascii batch-1MiB/pg/UTF8/ascii oltp/pg/UTF8/multi
@@ -25,6 +35,29 @@ mbps() { # binary corpus -> check MB/s of one run
     "$1" --only "$2" --runs 1 --min-time 0.25 2>/dev/null |
         awk -F'|' '/^(oltp|batch|regress)/ {split($2, f, " "); print f[1]; exit}'
 }
+# binary corpus -> instructions per query of the fast qg_check calls
+per_query() {
+    local out
+    out=$(mktemp)
+    valgrind --tool=callgrind --separate-callers=3 --compress-strings=no --compress-pos=no \
+        --callgrind-out-file="$out" "$1" --only "$2" --runs 1 --min-time 0.01 >/dev/null 2>&1
+    # A call record is "cfn=qg_check'<callers>", "calls=N …", then its cost.
+    awk '/^cfn=qg_check\x27pass_check\x27run_measures/ {take = 2; next}
+         take == 2 {split($1, c, "="); calls += c[2]; take = 1; next}
+         take == 1 {cost += $2; take = 0}
+         END {if (calls) printf "%.0f\n", cost / calls; else print 0}' "$out"
+    rm -f "$out"
+}
+if $instructions; then
+    command -v valgrind >/dev/null || { echo "compare.sh: valgrind not installed" >&2; exit 1; }
+    printf '%-32s %10s %10s %6s\n' 'corpus (instructions/query)' "$rev" tree ratio
+    for c in "${corpora[@]}"; do
+        o=$(per_query "$old" "$c") n=$(per_query "$new" "$c")
+        awk -v c="$c" -v o="$o" -v n="$n" \
+            'BEGIN { printf "%-32s %10d %10d %6.3f\n", c, o, n, o ? n / o : 0 }'
+    done
+    exit 0
+fi
 printf '%-32s %10s %10s %6s\n' corpus "$rev" tree ratio
 for c in "${corpora[@]}"; do
     best_old=0 best_new=0

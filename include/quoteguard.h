@@ -236,6 +236,7 @@ typedef struct qg_lexer {
     bool watch_escaped_quotes; /* S: count quotes escaped by a backslash, where a
                                   quote doubler's reading ends a literal */
     unsigned escaped_quotes;   /* S: their parity, bit 0 for ', bit 1 for " */
+    size_t first_escaped_quote; /* S: where the lexer first read one, or 0 */
     bool doubler_parts;        /* S: a comment after an odd number of them */
     bool backslash_pair;       /* S: a backslash after a byte >= 0x80 and before a
                                   backslash or quote (qg_next_backslash_pair), at

@@ -449,12 +449,15 @@ static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len
      * quote that ends a quote doubler's literal, as a comment may; and
      * (PG) past a quote escaped by a backslash the doubler reads code, in
      * S's later literals too, where a dollar quote, a quoted name or a
-     * comment may open. */
+     * comment may open.  Where plain strings do not read backslash
+     * escapes, only an E'' string escapes a quote, and the block skip
+     * leaves every one holding a backslash to the lexer. */
     bool doubler = lx.doubler_parts || open_at_end ||
                    (ctx->dialect == QG_DIALECT_POSTGRES &&
                     (qg_plain_strings_escape(ctx)
                          ? every_byte /* qg_check looked already */
-                         : qg_doubler_code_after_escaped_quote((const unsigned char *)sql, 0, len)));
+                         : lx.first_escaped_quote &&
+                               qg_doubler_code_in(lx.sql, lx.first_escaped_quote + 1, len)));
     parting why = {lx.diverges || everything, doubler || everything,
                    res->verdict == QG_VERDICT_LOG &&
                        ctx->action[QG_REASON_ILLFORMED_QUOTE] == QG_ACTION_BLOCK};
@@ -525,7 +528,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * read past a quote escaped by a backslash is for the lexer to see,
      * byte by byte. */
     bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
-                      qg_doubler_code_after_escaped_quote((const unsigned char *)sql, 0, len);
+                      qg_doubler_code_after_escaped_quote((const unsigned char *)sql, len);
     if (!ctx->view && !every_byte && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
     return check_read(ctx, sql, len, every_byte, result);

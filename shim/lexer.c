@@ -407,8 +407,11 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
                 tok->unterminated = true;
                 break;
             }
-            if (s[lx->pos] == quote && lx->watch_escaped_quotes)
+            if (s[lx->pos] == quote && lx->watch_escaped_quotes) {
                 lx->escaped_quotes ^= quote == '\'' ? 1u : 2u; /* a doubler's literal ends */
+                if (!lx->first_escaped_quote)
+                    lx->first_escaped_quote = lx->pos;
+            }
             /* An escaper that trusts lead bytes writes '\' only before
              * ASCII (MySQL's escapers): past a high byte there its reading
              * is out of step, as one left open is. */
@@ -457,13 +460,6 @@ static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     bool ambiguous_before = lx->ambiguous;
     lx->ambiguous = false;
     scan_quoted(lx, tok, quote, rules, check_encoding);
-    /* PG: past a quote escaped by a backslash a quote doubler reads code,
-     * where a dollar quote, a quoted name or a comment may hide S's
-     * closing quote, as a comment may after the literal
-     * (doubler_sees_literal). */
-    if (lx->findings && lx->watch_escaped_quotes && is_pg(lx) && rules == RULES_BACKSLASH &&
-        qg_doubler_code_after_escaped_quote(lx->sql, q + 1, lx->pos))
-        lx->doubler_parts = true;
     if (lx->ambiguous && !is_naive(lx) && lx->findings) {
         /* The byte-wise backslash escaper's reading and, where S does not
          * read backslash escapes, the encoding-aware one's (which only a

@@ -72,24 +72,29 @@ static inline bool qg_is_space_or_control(unsigned char c)
     return c <= 0x20 || c == 0x7f;
 }
 
-/* Whether s[from, to) holds a quote escaped by a backslash with, after
- * it, a byte that may open a token of PG code: a quote doubler reads code
- * past that quote, where a dollar quote, a quoted name or a comment may
- * hide the server's closing quote or the next escaped one. */
-static inline bool qg_doubler_code_after_escaped_quote(const unsigned char *s, size_t from,
-                                                       size_t to)
+/* Whether s[from, to) holds a byte that may open a token of PG code: past
+ * a quote escaped by a backslash a quote doubler reads code, where a
+ * dollar quote, a quoted name or a comment may hide the server's closing
+ * quote or the next escaped one. */
+static inline bool qg_doubler_code_in(const unsigned char *s, size_t from, size_t to)
 {
-    const unsigned char *end = s + to, *escaped = NULL;
-    for (const unsigned char *b = memchr(s + from, '\\', to - from); b && !escaped;
+    for (size_t p = from; p < to; p++)
+        if (s[p] == '$' || s[p] == '"' ||
+            (p + 1 < to && ((s[p] == '-' && s[p + 1] == '-') || (s[p] == '/' && s[p + 1] == '*'))))
+            return true;
+    return false;
+}
+
+/* Whether s[0, len) holds a backslash before a quote with such a byte
+ * after it (where every plain string reads backslash escapes, before the
+ * lexer runs). */
+static inline bool qg_doubler_code_after_escaped_quote(const unsigned char *s, size_t len)
+{
+    const unsigned char *end = s + len;
+    for (const unsigned char *b = memchr(s, '\\', len); b;
          b = b + 1 < end ? memchr(b + 1, '\\', (size_t)(end - b - 1)) : NULL)
         if (b + 1 < end && b[1] == '\'')
-            escaped = b;
-    if (!escaped)
-        return false;
-    for (const unsigned char *p = escaped + 2; p < end; p++)
-        if (*p == '$' || *p == '"' ||
-            (p + 1 < end && ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*'))))
-            return true;
+            return qg_doubler_code_in(s, (size_t)(b - s) + 2, len);
     return false;
 }
 
