@@ -649,6 +649,16 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     /* Where the lexer counts quotes escaped by a backslash (a quote
      * doubler's literal ends there): their parity at pos and at anchor. */
     unsigned escaped_quotes = lx->escaped_quotes & 1, anchor_escaped = escaped_quotes;
+    /* MySQL: after an odd number of double quotes escaped by a backslash
+     * (in "" strings, the lexer's), a quote doubler's "" literal is open,
+     * and the next single-quoted string may show where it ends
+     * (doubler_sees_literal in shim/lexer.c): the lexer reads on up to
+     * that string.  Where no double quote follows, none ends it. */
+    if ((lx->escaped_quotes & 2) && lx->findings && !lx->doubler_parts) {
+        if (qg_quote_after(s, len, start, 2))
+            return;
+        lx->escaped_quotes &= ~2u;
+    }
     const needles *n = needle_table();
     if (mb)
         note_pairs_before(lx, start);

@@ -916,6 +916,10 @@ static void test_fuzzer_finds(void)
          "a quoted name a quote doubler reads past an escaped quote may hide the next one", 0, 0},
         {QG_DIALECT_POSTGRES, "SQL_ASCII", 0, "'\\''b'$q$'y$q$ U&'\\'''''''",
          "a dollar quote a quote doubler reads in a later literal of the server's", 0, 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT \"hi\\\"\" OR 1 = 1, 'a--\"', 'b' -- '",
+         "a single-quoted string the block skip would read, after a double quote escaped by a "
+         "backslash (a quote doubler's \"\" literal ends in a later one)",
+         0, 0},
     };
     for (size_t i = 0; i < sizeof finds / sizeof finds[0]; i++) {
         qg_context ctx;
