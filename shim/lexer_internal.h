@@ -85,19 +85,6 @@ static inline bool qg_doubler_code_in(const unsigned char *s, size_t from, size_
     return false;
 }
 
-/* Whether s[0, len) holds a backslash before a quote with such a byte
- * after it (where every plain string reads backslash escapes, before the
- * lexer runs). */
-static inline bool qg_doubler_code_after_escaped_quote(const unsigned char *s, size_t len)
-{
-    const unsigned char *end = s + len;
-    for (const unsigned char *b = memchr(s, '\\', len); b;
-         b = b + 1 < end ? memchr(b + 1, '\\', (size_t)(end - b - 1)) : NULL)
-        if (b + 1 < end && b[1] == '\'')
-            return qg_doubler_code_in(s, (size_t)(b - s) + 2, len);
-    return false;
-}
-
 /* Whether a quote a quote doubler's literal may end at follows `from`:
  * a single quote where `kinds` has bit 0 (an odd number of escaped ones
  * before), a double quote where it has bit 1. */
