@@ -2,8 +2,8 @@
 # The instructions the shim adds to one query, counted by callgrind: exact
 # and repeatable where timings on a shared guest are not.
 #
-# pgbench (simple protocol: PQsendQuery, PQgetResult) runs one 90-byte
-# statement N and 2N times with the shim in enforce mode, and N and 2N times
+# pgbench (simple protocol: PQsendQuery, PQgetResult) runs one statement
+# (by default 90 bytes of ASCII) N and 2N times with the shim in enforce mode, and N and 2N times
 # without it, each under valgrind --tool=callgrind.  The difference between
 # the 2N and the N run is the cost of N queries, start-up and connection
 # cancelled out.  What the shim adds is counted where it happens: for each
@@ -15,6 +15,9 @@
 # take the instructions, by their own (exclusive) count per query.
 #
 # Environment: BUILD (build), BENCH_CALLGRIND_QUERIES N (2000),
+# BENCH_CALLGRIND_STATEMENT (another statement, UTF-8),
+# BENCH_CALLGRIND_SHIM (another build of the library, e.g. of an older
+# revision, to compare with),
 # BENCH_CALLGRIND_KEEP (keep the callgrind files in /tmp).
 # Prints a table; not a test: it reports, it does not judge.
 set -u
@@ -23,7 +26,7 @@ cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 BUILD=${BUILD:-build}
 N=${BENCH_CALLGRIND_QUERIES:-2000}
-SHIM=$ROOT/$BUILD/libquoteguard.so
+SHIM=${BENCH_CALLGRIND_SHIM:-$ROOT/$BUILD/libquoteguard.so}
 
 die() { echo "bench_callgrind: $*" >&2; exit 1; }
 [ -f "$SHIM" ] || die "$SHIM missing: run make"
@@ -37,7 +40,7 @@ pg_start || die "PostgreSQL did not start"
 pg_psql -d postgres -c "ALTER SYSTEM SET log_statement = 'none'" -c "SELECT pg_reload_conf()" \
     >/dev/null || die "cannot switch off log_statement"
 
-STATEMENT="SELECT 'a short literal of plain ASCII text.' AS label, 12345 AS id WHERE 1 = 1 AND 2 > 1;"
+STATEMENT=${BENCH_CALLGRIND_STATEMENT:-"SELECT 'a short literal of plain ASCII text.' AS label, 12345 AS id WHERE 1 = 1 AND 2 > 1;"}
 printf '%s\n' "$STATEMENT" >"$WORK/query.sql"
 
 # run NAME QUERIES [LD_PRELOAD]: total instructions of the client process.
@@ -80,7 +83,7 @@ added_by_shim shim1 >"$WORK/a1"
 added_by_shim shim2 >"$WORK/a2"
 
 echo
-echo "instructions per query (callgrind, pgbench -M simple, ${#STATEMENT}-byte statement, enforce)"
+echo "instructions per query (callgrind, pgbench -M simple, $(wc -c <"$WORK/query.sql")-byte line, enforce)"
 join "$WORK/a1" "$WORK/a2" | awk -v n="$N" '$1 == "(all)" {
     printf "  added by the shim %8.0f, in the interposed functions:\n", ($3 - $2) / n }'
 join "$WORK/a1" "$WORK/a2" |
