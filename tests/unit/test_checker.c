@@ -920,6 +920,12 @@ static void test_fuzzer_finds(void)
          "a single-quoted string the block skip would read, after a double quote escaped by a "
          "backslash (a quote doubler's \"\" literal ends in a later one)",
          0, 0},
+        {QG_DIALECT_POSTGRES, "SHIFT_JIS_2004", QG_STD_STRINGS,
+         "SELECT 1 AND tag = e'o''neil@example.coma--b@example.net"
+         "\xe3\xe0\x8e\xb6\x96\xfa\xfb\xf1\xf7\\\\'",
+         "an E'' string that goes on after a doubled quote into a block with a backslash "
+         "(measure_rule find)",
+         0, 0},
     };
     for (size_t i = 0; i < sizeof finds / sizeof finds[0]; i++) {
         qg_context ctx;
