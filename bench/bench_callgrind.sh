@@ -3,16 +3,17 @@
 # and repeatable where timings on a shared guest are not.
 #
 # pgbench (simple protocol: PQsendQuery, PQgetResult) runs one statement
-# (by default 90 bytes of ASCII) N and 2N times with the shim in enforce mode, and N and 2N times
-# without it, each under valgrind --tool=callgrind.  The difference between
-# the 2N and the N run is the cost of N queries, start-up and connection
-# cancelled out.  What the shim adds is counted where it happens: for each
-# function the shim interposes, its inclusive instructions less those of the
-# function it forwards to (libpq's PQsendQuery, the C library's send …).
-# The client's whole count also moves with how often libpq finds the answer
-# not yet there and polls again, so the difference of the two whole counts
-# is shown but is the rougher figure.  Last, the functions of the shim that
-# take the instructions, by their own (exclusive) count per query.
+# (by default 90 bytes of ASCII) N and 2N times with the shim in enforce
+# mode, and N and 2N times without it, each under valgrind
+# --tool=callgrind. The difference between the 2N and the N run is the
+# cost of N queries, start-up and connection cancelled out. What the shim
+# adds is counted where it happens: for each function the shim interposes,
+# its inclusive instructions less those of the function it forwards to
+# (libpq's PQsendQuery, the C library's send …). The client's whole count
+# also moves with how often libpq finds the answer not yet there and polls
+# again, so the difference of the two whole counts is shown but is the
+# rougher figure. Last, the functions of the shim that take the
+# instructions, by their own (exclusive) count per query.
 #
 # Environment: BUILD (build), BENCH_CALLGRIND_QUERIES N (2000),
 # BENCH_CALLGRIND_STATEMENT (another statement, UTF-8),

@@ -424,7 +424,8 @@ static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t
  * that may open PG code (qg_doubler_code_in), where every plain string
  * reads backslash escapes: looked at before the lexer runs, out of line,
  * so that other texts do not pay for its registers in qg_check. */
-static __attribute__((noinline)) bool doubler_code_after_escaped_quote(const unsigned char *s, size_t len)
+static __attribute__((noinline)) bool doubler_code_after_escaped_quote(const unsigned char *s,
+                                                                       size_t len)
 {
     const unsigned char *end = s + len;
     for (const unsigned char *b = memchr(s, '\\', len); b;
