@@ -7,17 +7,21 @@ CFLAGS  ?= -O2 -g
 # C11 with GNU extensions, which GCC and clang accept under -std=c11:
 # __attribute__, __thread, __builtin_*, case and designator ranges,
 # statement expressions, __typeof__.
+# The layers, lowest first: src/core is pure (no client library, no I/O),
+# src/wire reads the protocols, src/policy is the shared glue (settings,
+# log, guard, per-connection state), src/front interposes.
+LAYERS      = core wire policy front
+QG_INCLUDES = -Iinclude $(LAYERS:%=-Isrc/%)
 QG_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
-            -Iinclude -Ishim $(CFLAGS)
+            $(QG_INCLUDES) $(CFLAGS)
 LDLIBS_SHIM = -ldl -lpthread
 
 # Pure logic (no client library): the checker, usable without the shim.
-CORE_SRC  = shim/encodings.c shim/lexer.c shim/vectors.c shim/block_skip.c shim/block_scalar.c \
-            shim/checker.c shim/rewriter.c shim/sql_words.c
+CORE_SRC  = $(wildcard src/core/*.c)
 # Everything the preloaded library is made of.
-SHIM_SRC  = $(wildcard shim/*.c)
+SHIM_SRC  = $(wildcard $(LAYERS:%=src/%/*.c))
 # The shim minus the interposing fronts: what unit tests link.
-LOGIC_SRC = $(filter-out shim/front_%.c,$(SHIM_SRC))
+LOGIC_SRC = $(filter-out src/front/%.c,$(SHIM_SRC))
 
 # On x86-64 the vector scans are built a second time for AVX2 (with BMI2 and
 # PCLMUL, which every AVX2 CPU has), and the quick scan a third for AVX-512BW;
@@ -27,8 +31,9 @@ WIDE_BUILDS = avx2 avx512
 endif
 WIDE_FLAGS_avx2   = -mavx2 -mbmi2 -mpclmul
 WIDE_FLAGS_avx512 = $(WIDE_FLAGS_avx2) -mavx512f -mavx512bw
-WIDE_OBJ      = $(WIDE_BUILDS:%=$(BUILD)/obj/shim/block_skip_%.o)
+WIDE_OBJ      = $(WIDE_BUILDS:%=$(BUILD)/obj/src/core/block_skip_%.o)
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
+QG_HEADERS = $(wildcard include/*.h src/*/*.h)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 
@@ -47,20 +52,20 @@ CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteguard-check.so \
      $(BUILD)/quoteguard-config $(BUILD)/client-libraries
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
+$(BUILD)/obj/%.o: %.c $(QG_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/shim/block_skip_%.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
+$(BUILD)/obj/src/core/block_skip_%.o: src/core/block_skip.c $(QG_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) $(WIDE_FLAGS_$*) -c $< -o $@
 
 # The wrapper's copy of the client-library table: its sonames, one a line,
 # read by scripts/quoteguard in the source tree and baked in by `make install`.
-$(BUILD)/client-libraries: shim/client_libraries.h
+$(BUILD)/client-libraries: src/policy/client_libraries.h
 	@mkdir -p $(dir $@)
 	printf '#include "client_libraries.h"\n#define SONAME(api, soname) soname\nQG_CLIENT_LIBRARIES(SONAME)\n' | \
-	  $(CC) -E -P -Ishim -x c - | grep -o '"[^"]*"' | tr -d '"' > $@.tmp
+	  $(CC) -E -P -Isrc/policy -x c - | grep -o '"[^"]*"' | tr -d '"' > $@.tmp
 	mv -f $@.tmp $@
 
 $(BUILD)/libquoteguard.so: $(SHIM_OBJ)
@@ -127,16 +132,16 @@ asan:
 
 LINT_SRC = $(SHIM_SRC) $(wildcard tools/*.c)
 # Case and character classes follow the process locale in the C library
-# (Turkish 'I'); the shim uses shim/ascii.h.
+# (Turkish 'I'); the shim uses src/core/ascii.h.
 LOCALE_CALLS = \<(str(n)?casecmp|strcasestr|to(lower|upper)|is(alpha|alnum|digit|xdigit|space|upper|lower|punct|print|graph|cntrl|blank))[[:space:]]*\(
 lint-locale:
-	@! grep -nE '$(LOCALE_CALLS)' $(LINT_SRC) $(wildcard shim/*.h) || \
-	  { echo "lint: locale-dependent calls above; use shim/ascii.h" >&2; false; }
+	@! grep -nE '$(LOCALE_CALLS)' $(LINT_SRC) $(wildcard src/*/*.h) || \
+	  { echo "lint: locale-dependent calls above; use src/core/ascii.h" >&2; false; }
 
 # No cycle between files: a.c or a.h including b.h makes a depend on b,
 # and tsort refuses a loop.
 lint-includes:
-	@for f in shim/*.[ch]; do m=$${f##*/}; m=$${m%.?}; \
+	@for f in src/*/*.[ch]; do m=$${f##*/}; m=$${m%.?}; \
 	  sed -n 's/^#include "\(.*\)\.h".*/\1/p' $$f | sed "s|^|$$m |"; done | tsort >/dev/null
 
 # No cycle in the call graph between files either: an object file that uses
@@ -157,10 +162,10 @@ lint-calls: $(SHIM_OBJ)
 
 lint: lint-locale lint-includes lint-calls
 	cppcheck --quiet --error-exitcode=1 --inline-suppr --enable=warning,performance,portability \
-	  --std=c11 -Iinclude -Ishim --suppress=missingIncludeSystem $(LINT_SRC)
-	clang-tidy --quiet $(LINT_SRC) -- -std=c11 -D_GNU_SOURCE -Iinclude -Ishim
-	$(foreach b,$(WIDE_BUILDS),clang-tidy --quiet shim/block_skip.c -- -std=c11 -D_GNU_SOURCE \
-	  -Iinclude -Ishim $(WIDE_FLAGS_$(b)) &&) true
+	  --std=c11 $(QG_INCLUDES) --suppress=missingIncludeSystem $(LINT_SRC)
+	clang-tidy --quiet $(LINT_SRC) -- -std=c11 -D_GNU_SOURCE $(QG_INCLUDES)
+	$(foreach b,$(WIDE_BUILDS),clang-tidy --quiet src/core/block_skip.c -- -std=c11 -D_GNU_SOURCE \
+	  $(QG_INCLUDES) $(WIDE_FLAGS_$(b)) &&) true
 
 measure: deps all clients $(MEASURE_BIN)
 	$(MEASURE_BIN) --per-dialect $(MEASURE_PER_DIALECT)
@@ -317,16 +322,16 @@ FUZZ_BUILD    = build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
-                -Iinclude -Ishim -Ifuzz -fsanitize=address,undefined -fno-sanitize-recover=all
+                $(QG_INCLUDES) -Ifuzz -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_SRC = $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
-FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(WIDE_BUILDS:%=$(FUZZ_BUILD)/obj/shim/block_skip_%.o)
+FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(WIDE_BUILDS:%=$(FUZZ_BUILD)/obj/src/core/block_skip_%.o)
 
-$(FUZZ_BUILD)/obj/%.o: %.c $(wildcard include/*.h shim/*.h)
+$(FUZZ_BUILD)/obj/%.o: %.c $(QG_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/obj/shim/block_skip_%.o: shim/block_skip.c $(wildcard include/*.h shim/*.h)
+$(FUZZ_BUILD)/obj/src/core/block_skip_%.o: src/core/block_skip.c $(QG_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(WIDE_FLAGS_$*) -fsanitize=fuzzer-no-link -c $< -o $@
 

@@ -1,5 +1,5 @@
 /*
- * The wire front's stream reassembly (shim/wire_stream.c): any client byte
+ * The wire front's stream reassembly (src/wire/wire_stream.c): any client byte
  * stream, cut into writes anywhere and pushed through a kernel that takes a
  * few bytes a call and says EAGAIN every other call, reaches the server
  * exactly as when written whole: same bytes, same order, the same messages

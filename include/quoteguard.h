@@ -246,7 +246,7 @@ typedef struct qg_lexer {
     qg_result *findings;       /* where encoding findings go, or NULL */
     const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
     int vectors;               /* the implementation of the scans it runs
-                                  (shim/vectors.c), picked at qg_lexer_init */
+                                  (src/core/vectors.c), picked at qg_lexer_init */
     size_t steps_until;        /* QG_READ_NAIVE_AWARE: a literal's quote after a
                                   lead byte and a trail 0x5c read as one
                                   character, where the lead and the quote make

@@ -14,7 +14,7 @@ static inline bool same_result(const qg_result *a, const qg_result *b)
            memcmp(a->findings, b->findings, kept * sizeof a->findings[0]) == 0;
 }
 
-/* Checks with every implementation this CPU runs (shim/vectors.c): the
+/* Checks with every implementation this CPU runs (src/core/vectors.c): the
  * reference (result in *ref) and each build of the vector scans.  All the
  * same?  The implementation that ran before runs again after. */
 static inline bool fast_agrees(const qg_context *ctx, const char *sql, size_t n, qg_result *ref)

@@ -1,6 +1,6 @@
 /* quoteguard-config: the shim's own settings loader, run on its own, so that
  * the wrapper validates and shows a configuration exactly as the preloaded
- * library will read it (shim/config.c; no second parser).
+ * library will read it (src/policy/config.c; no second parser).
  *
  *   quoteguard-config check            one line per problem on stdout;
  *                                      exit 1 when there is one, else 0

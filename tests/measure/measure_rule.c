@@ -616,7 +616,7 @@ static escaper legit_escaper(const setting *s, const qg_encoding *enc)
 
 /* Whether the call site's history would let a blocked statement through:
  * the site (one template) sent the same template with harmless values
- * before, and it passed; the history keeps the shapes (shim/shape.c) of
+ * before, and it passed; the history keeps the shapes (src/core/shape.c) of
  * what passed, and a statement of a known shape passes. */
 static bool history_passes(const qg_context *ctx, const statement *st, const statement *benign)
 {

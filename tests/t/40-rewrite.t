@@ -105,7 +105,7 @@ ran_with_params() { # ID [RUN]
 ran_as_text() { grep -aqE "(statement|STATEMENT): +/\*$1\*/" "$WORK/${2:-on}.server.log"; }
 # A data error in a parameter's own value is raised at bind time: same
 # SQLSTATE and message, but no cursor position and a CONTEXT line naming the
-# parameter (docs in shim/rewriter.c).
+# parameter (docs in src/core/rewriter.c).
 strip() { printf '%s\n' "$1" | grep -av -e " position " -e " context "; }
 # Compares each query's block in off.out with RUN.out, as tests.
 same_results() { # RUN LABEL

@@ -34,7 +34,7 @@ installed=$(cat "$ROOT/bin/quoteguard")
 matches "$installed" '^QG_LIB_INSTALLED=/usr/lib/quoteguard/libquoteguard.so$' "the library path is baked into the wrapper"
 matches "$installed" "^QG_VERSION_INSTALLED=$version\$" "the version is baked into the wrapper"
 matches "$installed" "^QG_CLIENT_LIBRARIES_INSTALLED='$(echo $(cat "$QG_BUILD/client-libraries"))'\$" \
-    "the client-library sonames of shim/client_libraries.h are baked into the wrapper"
+    "the client-library sonames of src/policy/client_libraries.h are baked into the wrapper"
 has "$("$ROOT/bin/quoteguard" --version)" "quoteguard $version" "the installed wrapper prints the version"
 
 # A libpq client to check and run through the installed wrapper.

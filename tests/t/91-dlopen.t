@@ -5,7 +5,7 @@
 # RTLD_GLOBAL), uses both libraries at once from two threads, dlclose()s
 # them and loads them again.  Attacks must be blocked and ordinary queries
 # answered in every pass.  Then the same with the MySQL C API under the other
-# sonames of shim/client_libraries.h (Oracle's and Percona's libraries, built
+# sonames of src/policy/client_libraries.h (Oracle's and Percona's libraries, built
 # here from MariaDB's static library): loaded RTLD_LOCAL, the shim finds the
 # real functions only through the name it knows.
 cd "$(dirname "$0")/../.." || exit 1

@@ -1,4 +1,4 @@
-/* The MySQL front's records of the library's handles (shim/mysql_conns.c):
+/* The MySQL front's records of the library's handles (src/policy/mysql_conns.c):
  * blocked errors per connection and statement, what closing forgets, and
  * the escaper's last used connection. */
 #include <string.h>

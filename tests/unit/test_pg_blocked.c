@@ -1,7 +1,7 @@
-/* What a blocked PostgreSQL statement leaves behind (shim/pg_blocked.c):
+/* What a blocked PostgreSQL statement leaves behind (src/policy/pg_blocked.c):
  * the registry the error readers answer from, and the statement sent in a
  * pipeline in place of a blocked one; and the rewrite mode's memory
- * (shim/pg_rewrite.c). */
+ * (src/policy/pg_rewrite.c). */
 #include <stdlib.h>
 #include <string.h>
 

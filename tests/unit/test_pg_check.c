@@ -1,4 +1,4 @@
-/* The libpq front's check of one query (shim/pg_check.c): the encoding the
+/* The libpq front's check of one query (src/policy/pg_check.c): the encoding the
  * server checks the text against, the text as the server reads it after
  * its conversion, and a pipeline's queued states. */
 #include <stdlib.h>

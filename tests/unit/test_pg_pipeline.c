@@ -1,6 +1,6 @@
-/* The states a libpq connection's pipeline may leave (shim/pg_pipeline.c)
+/* The states a libpq connection's pipeline may leave (src/policy/pg_pipeline.c)
  * and the client encoding as the libpq front checks it
- * (shim/pg_encoding.c). */
+ * (src/core/pg_encoding.c). */
 #include <string.h>
 
 #include "encoding_tables.h"

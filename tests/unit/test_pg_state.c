@@ -1,5 +1,5 @@
 /* What a PostgreSQL statement does to the client encoding and
- * standard_conforming_strings (shim/pg_state.c), and the states a
+ * standard_conforming_strings (src/core/pg_state.c), and the states a
  * pipeline's statements may meet. */
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Rewrite mode: which literals become parameters, the exact rewritten text
- * and the decoded values (shim/rewriter.c). */
+ * and the decoded values (src/core/rewriter.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The wire front's streams (shim/wire_stream.c): whatever way a client's
+/* The wire front's streams (src/wire/wire_stream.c): whatever way a client's
  * bytes are cut into writes, and however little the kernel takes per call
  * (short writes, EAGAIN), the server receives exactly the client's stream
  * with each blocked query replaced, each query is checked once, and the

@@ -11,7 +11,7 @@
  * with -mavx512bw too, the quick scan alone (SKIP_QUIET undefined) with
  * 64-byte lanes as qg_quick_scan_avx512.  The algorithm is written once,
  * here; each build's lanes and names are in its header (simd_sse2.h,
- * simd_avx2.h, simd_avx512.h), and shim/vectors.c picks the widest build
+ * simd_avx2.h, simd_avx512.h), and src/core/vectors.c picks the widest build
  * the CPU runs.  The AVX2 build also counts characters for the rewriter's
  * padding, with the checker's tests of multibyte blocks
  * (qg_count_chars_avx2).
@@ -652,7 +652,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     /* MySQL: after an odd number of double quotes escaped by a backslash
      * (in "" strings, the lexer's), a quote doubler's "" literal is open,
      * and the next single-quoted string may show where it ends
-     * (doubler_sees_literal in shim/lexer.c): the lexer reads on up to
+     * (doubler_sees_literal in src/core/lexer.c): the lexer reads on up to
      * that string.  Where no double quote follows, none ends it. */
     if ((lx->escaped_quotes & 2) && lx->findings && !lx->doubler_parts) {
         if (qg_quote_after(s, len, start, 2))
@@ -716,7 +716,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 escaped_quotes ^= parity_below(escaped_quote, at);
                 unsigned kinds = escaped_quotes | (lx->escaped_quotes & 2);
                 if (kinds && lx->findings && qg_quote_after(s, len, pos + at, kinds))
-                    lx->doubler_parts = true; /* as doubler_sees_literal in shim/lexer.c */
+                    lx->doubler_parts = true; /* as doubler_sees_literal in src/core/lexer.c */
                 if (mb) {
                     note_pairs_read(lx, pos, valid);
                     note_pairs_before(lx, after < len ? after : len);
@@ -1415,7 +1415,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
              * comment after an odd number of them is inside its literal,
              * and may hide the quote that leaves over where one follows
              * (the lexer's and the checker's: doubler_sees_literal in
-             * shim/lexer.c). */
+             * src/core/lexer.c). */
             uint64_t all_quotes = quote, before_comment = 0;
             size_t end = quick_comment(s, len, i, at, lanes, openers, &quote, open, ctx,
                                        &before_comment);

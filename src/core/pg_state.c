@@ -1,5 +1,5 @@
 /* What a PostgreSQL statement does to the state the next statements are
- * read under (shim/pg_state.h). */
+ * read under (src/core/pg_state.h). */
 #include "pg_state.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The wire front's connections and framing (shim/wire_frame.c): the state
+/* The wire front's connections and framing (src/wire/wire_frame.c): the state
  * of one followed connection, where each client message or packet begins and
  * ends, what it carries, and its SQL text.  wire_stream.h builds on it. */
 #ifndef QG_WIRE_FRAME_H

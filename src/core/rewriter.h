@@ -11,7 +11,7 @@
  * is not a single SELECT/INSERT/UPDATE/DELETE/VALUES/WITH statement is not
  * rewritten at all.  With QG_REWRITE_PLAIN_AS_IS (the shim's default) a
  * query is rewritten only when a literal to replace is not plain text.
- * The rules and the reasons behind them are in shim/rewriter.c.
+ * The rules and the reasons behind them are in src/core/rewriter.c.
  *
  * Each replacement keeps the literal's length in characters ("$1" padded
  * with spaces, newlines kept), so error positions the server reports for the

@@ -27,7 +27,7 @@ typedef enum qg_log_sink {
 /* verbosity before any setting: 1 when a log destination is chosen, else 0. */
 #define QG_VERBOSITY_UNSET (-1)
 
-/* Query shapes (shim/shape.h): off, record new ones, or treat unknown ones
+/* Query shapes (src/core/shape.h): off, record new ones, or treat unknown ones
  * as findings. */
 typedef enum qg_shapes_mode {
     QG_SHAPES_OFF = 0,
@@ -69,7 +69,7 @@ typedef struct qg_settings {
      * not plain text (QG_REWRITE_PLAIN_AS_IS). */
     bool rewrite_all;
     bool counters;       /* counters_dir is set: count queries (counters.h) */
-    /* The wire front (shim/front_wire.c): drivers that speak the protocol
+    /* The wire front (src/front/front_wire.c): drivers that speak the protocol
      * themselves; QUOTEGUARD_WIRE=off turns it off. */
     bool wire;
     qg_log_sink log_sink;

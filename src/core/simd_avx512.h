@@ -1,5 +1,5 @@
 /* The AVX-512 build: 64-byte lanes, the quick scan only.  The vector
- * helpers that shim/block_skip.c is written with, and the names of the scans
+ * helpers that src/core/block_skip.c is written with, and the names of the scans
  * this build provides; included by block_skip.c alone, in its build compiled
  * with -mavx2 -mbmi2 -mpclmul -mavx512f -mavx512bw. */
 #ifndef QG_SIMD_AVX512_H

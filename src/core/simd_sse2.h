@@ -1,4 +1,4 @@
-/* The SSE2 build: 16-byte lanes.  The vector helpers that shim/block_skip.c
+/* The SSE2 build: 16-byte lanes.  The vector helpers that src/core/block_skip.c
  * is written with, and the names of the scans this build provides; included
  * by block_skip.c alone, in its build compiled with the baseline flags
  * (SSE2 on x86-64). */

@@ -1,4 +1,4 @@
-/* The settings of this process (shim/config.h: what they hold). */
+/* The settings of this process (src/policy/config.h: what they hold). */
 #ifndef QG_SETTINGS_H
 #define QG_SETTINGS_H
 

@@ -11,11 +11,11 @@
 
 #include "quoteguard.h"
 
-/* The implementations of the scans (shim/vectors.c picks one per process,
+/* The implementations of the scans (src/core/vectors.c picks one per process,
  * the widest the CPU runs): the scalar reference, which reads byte by byte
  * (no quick scan, no block skip, no automaton) and has the checker compare
  * the readings wherever S saw an ambiguous byte; and the vector builds of
- * shim/block_skip.c, SSE2, AVX2 and, for the quick scan, AVX-512.  Tests
+ * src/core/block_skip.c, SSE2, AVX2 and, for the quick scan, AVX-512.  Tests
  * narrow the choice to compare them all (qg_allow_vectors returns the one
  * that runs then; QUOTEGUARD_FORCE_VECTORS narrows a whole process). */
 enum { QG_VECTORS_REFERENCE, QG_VECTORS_SSE2, QG_VECTORS_AVX2, QG_VECTORS_AVX512, QG_IMPLEMENTATIONS };
@@ -49,7 +49,7 @@ void qg_lexer_skip_quiet(qg_lexer *lx);
  * MySQL), and every single quote outside comments and names closing a
  * string it opened.  A comment ("--", MySQL's "#", slash star)
  * counts where the quotes before it are even, and must be one the block
- * skip would pass (comment_end in shim/block_skip.c).  A backslash is read
+ * skip would pass (comment_end in src/core/block_skip.c).  A backslash is read
  * only where the server reads backslash escapes in plain strings: inside a
  * string, in a text where no quote follows x, b or & (X'', B'', U&'' read
  * it otherwise), it escapes the next byte.  Without a high byte both
@@ -140,7 +140,7 @@ size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
 size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,
                       size_t *chars);
 
-/* The vector builds' scans (shim/block_skip.c). */
+/* The vector builds' scans (src/core/block_skip.c). */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
 bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);

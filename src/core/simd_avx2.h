@@ -1,4 +1,4 @@
-/* The AVX2 build: 32-byte lanes.  The vector helpers that shim/block_skip.c
+/* The AVX2 build: 32-byte lanes.  The vector helpers that src/core/block_skip.c
  * is written with, and the names of the scans this build provides; included
  * by block_skip.c alone, in its build compiled with -mavx2 -mbmi2
  * -mpclmul. */

@@ -1,5 +1,5 @@
 /* The one place that picks which implementation of the scans runs: the
- * scalar reference or a build of the vector scans (shim/block_skip.c,
+ * scalar reference or a build of the vector scans (src/core/block_skip.c,
  * built for SSE2, AVX2 and AVX-512), the widest the CPU has, chosen once
  * per process.  Tests narrow it to compare them all: in process with
  * qg_allow_vectors, a whole process (a real client under the shim) with

@@ -3,7 +3,7 @@
  * stream rewritten so that a blocked query never reaches the server.  No
  * system call is made here: bytes leave through the caller's `send`, and the
  * caller's `check` decides each query, so tests and fuzzing drive the same
- * code the shim runs (shim/front_wire.c).
+ * code the shim runs (src/front/front_wire.c).
  *
  * Client to server (qg_wire_write): bytes of messages that carry no SQL pass
  * through as they come.  A message that carries SQL (PostgreSQL Query and

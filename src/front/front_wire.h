@@ -1,11 +1,11 @@
-/* What the wire front (shim/front_wire.c) shares with the other fronts. */
+/* What the wire front (src/front/front_wire.c) shares with the other fronts. */
 #ifndef QG_FRONT_WIRE_H
 #define QG_FRONT_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* shim/front_wire.c: the libpq / libmariadb fronts call this with their
+/* src/front/front_wire.c: the libpq / libmariadb fronts call this with their
  * connection's socket before they check a query on it, so that the wire
  * front leaves that connection to them (one check per query). */
 void qg_wire_library_guarded(int fd);

@@ -14,7 +14,7 @@
  * PQsendQuery from libpq's own handle) is never handed over, so its
  * queries are checked here.  Every other descriptor passes through after one load from a
  * fixed table indexed by fd (no lock, no system call).  The streams
- * themselves are followed by shim/wire_stream.c; the C library's entry points
+ * themselves are followed by src/wire/wire_stream.c; the C library's entry points
  * are in front_wire_io.c, OpenSSL's (a connection that went on inside TLS) in
  * front_wire_tls.c.
  *
