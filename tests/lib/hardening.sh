@@ -17,7 +17,7 @@ qg_helper_build() {
         [ -f "$dep" ] && [ "$dep" -nt "$QG_HELPERS/$out" ] && stale=1
     done
     if [ ! -e "$QG_HELPERS/$out" ] || [ -n "$stale" ]; then
-        ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -Iinclude -Ishim \
+        ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -Iinclude -Isrc/core -Isrc/wire -Isrc/policy -Isrc/front \
             -o "$QG_HELPERS/$out" "$src" "$@" || return 1
     fi
     printf '%s\n' "$QG_HELPERS/$out"
