@@ -33,7 +33,6 @@ WIDE_FLAGS_avx2   = -mavx2 -mbmi2 -mpclmul
 WIDE_FLAGS_avx512 = $(WIDE_FLAGS_avx2) -mavx512f -mavx512bw
 WIDE_OBJ      = $(WIDE_BUILDS:%=$(BUILD)/obj/src/core/block_skip_%.o)
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
-QG_HEADERS = $(wildcard include/*.h src/*/*.h)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 
@@ -44,7 +43,7 @@ UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CLIENT_SRC = $(wildcard tests/clients/*.c)
 CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 
-.PHONY: all check unit clients deps clean asan install uninstall demo bench bench-shape \
+.PHONY: all check check-quick test-unit unit clients deps clean asan install uninstall demo bench bench-shape \
         bench-callgrind fuzz lint lint-locale lint-includes lint-calls \
         diff-tools measure
 
@@ -52,13 +51,16 @@ CLIENT_BIN = $(CLIENT_SRC:tests/clients/%.c=$(BUILD)/clients/%)
 all: $(BUILD)/libquoteguard.so $(BUILD)/libquoteguard-check.a $(BUILD)/libquoteguard-check.so \
      $(BUILD)/quoteguard-config $(BUILD)/client-libraries
 
-$(BUILD)/obj/%.o: %.c $(QG_HEADERS)
+# Each object depends on the headers it includes, as the compiler lists them
+# in a .d file beside it; an object without one (an older build) is rebuilt.
+DEPFLAGS = -MMD -MP
+$(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) -c $< -o $@
+	$(CC) $(QG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/src/core/block_skip_%.o: src/core/block_skip.c $(QG_HEADERS)
+$(BUILD)/obj/src/core/block_skip_%.o: src/core/block_skip.c $(BUILD)/obj/src/core/block_skip_%.d
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) $(WIDE_FLAGS_$*) -c $< -o $@
+	$(CC) $(QG_CFLAGS) $(DEPFLAGS) $(WIDE_FLAGS_$*) -c $< -o $@
 
 # The wrapper's copy of the client-library table: its sonames, one a line,
 # read by scripts/quoteguard in the source tree and baked in by `make install`.
@@ -81,9 +83,9 @@ $(BUILD)/libquoteguard-check.a: $(CORE_OBJ)
 $(BUILD)/libquoteguard-check.so: $(CORE_OBJ)
 	$(CC) -shared $(QG_CFLAGS) $(LDFLAGS) -Wl,-soname,libquoteguard-check.so.0 -o $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(LOGIC_OBJ) tests/tap.h tests/test_files.h tests/agree.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/tests/%.d $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) -fvisibility=default -Itests -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
+	$(CC) $(QG_CFLAGS) $(DEPFLAGS) -MF $@.d -fvisibility=default -Itests -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
 
 $(BUILD)/clients/pg_%: tests/clients/pg_%.c tests/clients/*.h
 	@mkdir -p $(dir $@)
@@ -102,10 +104,10 @@ $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 	$(CC) $(QG_CFLAGS) -I/usr/include/postgresql $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -ldl -lpthread
 
 # The detection rule's error rates on generated statements (docs/DETECTION.md):
-# a bounded run is tests/t/38-rule-measure.t, the long one `make measure`
+# a bounded run is tests/t/10-rule-measure.t, the long one `make measure`
 # (with 20000 statements a dialect through each real driver,
-# tests/t/39-rule-drivers.t, and 1000 effective attacks a dialect sent to
-# the servers, tests/t/38-rule-attacks-servers.t).
+# tests/t/80-rule-drivers.t, and 1000 effective attacks a dialect sent to
+# the servers, tests/t/19-rule-attacks-servers.t).
 MEASURE_BIN = $(BUILD)/measure/measure_rule
 MEASURE_PER_DIALECT ?= 1000000
 MEASURE_DRIVER_STATEMENTS ?= 20000
@@ -126,6 +128,17 @@ deps:
 # The README's test command (and CI's): lint, then every test.
 check: deps all unit clients diff-tools lint
 	tests/run
+
+# The unit binaries alone: seconds.
+test-unit: $(UNIT_BIN)
+	BUILD=$(BUILD) tests/run $(UNIT_BIN)
+
+# Everything that starts no server: the unit binaries and the tests whose
+# `# servers:` line says none (tests/README.md; tests/t/00-test-index.t
+# checks every test has that line).
+QUICK_TESTS = $(shell grep -l '^\# servers: none$$' tests/t/*.t)
+check-quick: all unit clients diff-tools
+	BUILD=$(BUILD) tests/run $(UNIT_BIN) $(QUICK_TESTS)
 
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all unit
@@ -169,8 +182,8 @@ lint: lint-locale lint-includes lint-calls
 
 measure: deps all clients $(MEASURE_BIN)
 	$(MEASURE_BIN) --per-dialect $(MEASURE_PER_DIALECT)
-	BUILD=$(BUILD) QG_DRIVER_STATEMENTS=$(MEASURE_DRIVER_STATEMENTS) tests/run tests/t/39-rule-drivers.t
-	BUILD=$(BUILD) QG_ATTACK_SAMPLE=$(MEASURE_ATTACK_SAMPLE) tests/run tests/t/38-rule-attacks-servers.t
+	BUILD=$(BUILD) QG_DRIVER_STATEMENTS=$(MEASURE_DRIVER_STATEMENTS) tests/run tests/t/80-rule-drivers.t
+	BUILD=$(BUILD) QG_ATTACK_SAMPLE=$(MEASURE_ATTACK_SAMPLE) tests/run tests/t/19-rule-attacks-servers.t
 
 demo: deps all clients
 	scripts/demo
@@ -327,13 +340,13 @@ FUZZ_SRC = $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(WIDE_BUILDS:%=$(FUZZ_BUILD)/obj/src/core/block_skip_%.o)
 
-$(FUZZ_BUILD)/obj/%.o: %.c $(QG_HEADERS)
+$(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_BUILD)/obj/%.d
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/obj/src/core/block_skip_%.o: src/core/block_skip.c $(QG_HEADERS)
+$(FUZZ_BUILD)/obj/src/core/block_skip_%.o: src/core/block_skip.c $(FUZZ_BUILD)/obj/src/core/block_skip_%.d
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(WIDE_FLAGS_$*) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) $(WIDE_FLAGS_$*) -fsanitize=fuzzer-no-link -c $< -o $@
 
 # Named here so make keeps the objects (they are not intermediate files).
 $(FUZZ_BIN): $(FUZZ_OBJ)
@@ -361,3 +374,9 @@ $(BUILD)/diff/pg_conversions: tests/diff/pg_conversions.c $(CORE_OBJ)
 $(BUILD)/diff/pgquery_spans: tests/diff/pgquery_spans.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -o $@ $< $(CORE_OBJ) -lpg_query
+
+# The header lists the compiler writes (DEPFLAGS); named as targets so that
+# a missing one makes its object out of date.
+DEP_FILES = $(SHIM_OBJ:.o=.d) $(UNIT_BIN:=.d) $(FUZZ_OBJ:.o=.d)
+$(DEP_FILES):
+-include $(wildcard $(DEP_FILES))

@@ -649,7 +649,7 @@ bool qg_encoding_pg_client_only(const qg_encoding *enc)
 
 /* The client characters PostgreSQL's conversions turn into ASCII, measured
  * over every character of every client encoding against every server
- * encoding it converts to (tests/t/63-diff-conversions-pg.t, which fails
+ * encoding it converts to (tests/t/18-diff-conversions-pg.t, which fails
  * when a conversion makes ASCII this table does not list). */
 static const qg_ascii_conversion sjis2004_ascii[] = {
     {{0x81, 0x5f}, 2, '\\'},

@@ -4,7 +4,7 @@
  * does, and their decoded values.
  *
  * Why a literal and an unknown-type parameter can differ (all checked
- * against a PostgreSQL 15 server; the tests in tests/t/40-rewrite.t):
+ * against a PostgreSQL 15 server; the tests in tests/t/60-rewrite.t):
  *  - the server converts an unknown literal with the type's input function
  *    while parsing, and for INTERVAL it passes the column's typmod, so
  *    '1' means 1 hour for an INTERVAL HOUR column but a parameter means

@@ -17,7 +17,7 @@
  * with spaces, newlines kept), so error positions the server reports for the
  * rewritten text are those of the original.
  *
- * What an application can still tell (tests/t/40-rewrite.t shows them):
+ * What an application can still tell (tests/t/60-rewrite.t shows them):
  *  - a value the column's type rejects ("invalid input syntax for type
  *    integer") fails at bind time: same SQLSTATE and message, but no cursor
  *    position and a CONTEXT line naming the parameter;

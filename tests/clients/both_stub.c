@@ -1,7 +1,7 @@
 /* Calls the client-library entries by name, the way a program linked to
  * them would reach the preloaded shim, with a stand-in library loaded (or
  * none), so that the shim meets missing real symbols and encodings it
- * cannot know (tests/t/93-failsafe.t).
+ * cannot know (tests/t/74-failsafe.t).
  *
  * both_stub pq STUB_PQ SQL      PQexec(SQL) with stub_pq.c loaded
  * both_stub my STUB_MY SQL      mysql_real_query(SQL) with stub_mariadb.c loaded

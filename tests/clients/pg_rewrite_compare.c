@@ -1,4 +1,4 @@
-/* A legacy libpq client for the rewrite-mode comparison (tests/t/40-rewrite.t).
+/* A legacy libpq client for the rewrite-mode comparison (tests/t/60-rewrite.t).
  * It recreates schema "rw" in the database it is pointed at, runs a fixed
  * table of queries and prints everything an application could look at, one
  * item per line:

@@ -1,5 +1,5 @@
 /*
- * Helper of the conversion differential test (tests/t/63-diff-conversions-pg.t).
+ * Helper of the conversion differential test (tests/t/18-diff-conversions-pg.t).
  *
  *   pg_conversions chars ENCODING
  *       prints how many characters of the PostgreSQL client encoding

@@ -29,7 +29,7 @@ backslash_quote = on, as S assumes (the server's default refuses \\' in
 client-only encodings).  MariaDB has no gb18030: those lines are skipped.
 
 The servers run with pg_stat_statements loaded and compute_query_id on, and
-with performance_schema on (tests/t/38-rule-attacks-servers.t starts them so).
+with performance_schema on (tests/t/19-rule-attacks-servers.t starts them so).
 
 usage: attacks_on_servers.py plain|shim SAMPLE
 env:   PGHOST PGPORT PGUSER PGDATABASE, QG_MY_SOCKET

@@ -3,7 +3,7 @@
  * (docs/DETECTION.md, "Measured error rates").  Each writes a whole literal,
  * quotes and prefix included, and returns its length.  The models of real
  * escapers are checked byte for byte against the real ones on a sample by
- * tests/t/39-rule-drivers.t (psycopg2, MySQLdb, DBD::Pg, DBD::mysql, PHP
+ * tests/t/80-rule-drivers.t (psycopg2, MySQLdb, DBD::Pg, DBD::mysql, PHP
  * pg_escape_string, pg_escape_literal and mysqli_real_escape_string); the byte-naive ones are the attack's
  * side and are what their names say.
  */

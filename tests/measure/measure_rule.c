@@ -4,7 +4,7 @@
  *
  *   legitimate: query templates x realistic values x the real escapers'
  *               algorithms (tests/measure/escapers.h, checked byte for byte
- *               against the real ones by tests/t/39-rule-drivers.t) x every
+ *               against the real ones by tests/t/80-rule-drivers.t) x every
  *               client encoding x every quoting mode.  Target: none blocked.
  *   attacks:    the same templates x attacker payloads x byte-naive
  *               escapers.  A statement counts as an attack only where the
@@ -20,7 +20,7 @@
  * a quote), counted apart, and both error rates if a blocked statement
  * passed where the call site (the template) sent the same shape before.
  * --sample writes about K effective attacks a dialect (the first of each
- * setting) to FILE, for the servers to confirm (tests/t/38-rule-attacks-servers.t).
+ * setting) to FILE, for the servers to confirm (tests/t/19-rule-attacks-servers.t).
  * Prints a table per encoding and quoting mode; exits 1 when a legitimate
  * statement is blocked or an attack passes (and shows up to K of each).
  * Each statement is also checked by the reference implementation; where

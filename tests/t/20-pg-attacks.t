@@ -7,6 +7,7 @@
 # the server log) and keeps the connection usable, that audit mode lets it
 # through and logs the finding; then that text escaped correctly with
 # PQescapeStringConn passes the shim and round-trips byte for byte.
+# servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

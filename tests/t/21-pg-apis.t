@@ -4,6 +4,7 @@
 # connection stays usable, the state (client_encoding,
 # standard_conforming_strings) is read live at each call, nested libpq calls
 # are checked once, NULL arguments behave as without the shim, and the modes.
+# servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

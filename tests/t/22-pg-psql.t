@@ -4,6 +4,7 @@
 # statement whose bytes are a byte-wise escaped attack.  The shim blocks that
 # statement, honours the SET client_encoding that came before it, and runs
 # every ordinary statement unchanged.
+# servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

@@ -3,6 +3,7 @@
 # dlopen(RTLD_DEEPBIND), which binds pgsql.so straight to libpq and would
 # skip the preloaded shim; the dlopen front clears the flag for objects that
 # need a client library.  addslashes() + pg_query() is the legacy pattern.
+# servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

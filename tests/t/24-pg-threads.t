@@ -2,6 +2,7 @@
 # The libpq front from several threads at once: each thread's blocked
 # results and pending connection messages stay its own while the others
 # add and drop theirs, and ordinary queries keep working in between.
+# servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

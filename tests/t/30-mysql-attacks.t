@@ -12,6 +12,7 @@
 # charset; that audit mode lets the attack through and logs it.  Then
 # legitimate text with 0x5c trail bytes round-trips byte-identical, and
 # NO_BACKSLASH_ESCAPES.
+# servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

@@ -8,6 +8,7 @@
 # is followed by the probe; so are switches that fail or do not apply to the
 # session.  Then ANSI_QUOTES, the CVE-2006-2753 setup (library and server
 # disagree), MYSQL_INIT_COMMAND, and the cost: one state query per connect.
+# servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

@@ -3,6 +3,7 @@
 # libmariadb) under the shim: hand-escaped input (s/'/\\'/g) after a plain
 # SET NAMES gbk is blocked and DBI reports our error; quote(), placeholders
 # and ordinary queries work as before.
+# servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

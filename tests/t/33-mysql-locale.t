@@ -7,6 +7,7 @@
 # before it connects, as a program that follows its environment does.
 # The locale is built into a temporary directory with localedef (Debian
 # package locales, see scripts/install-deps); without it the test fails.
+# servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

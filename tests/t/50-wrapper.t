@@ -7,6 +7,7 @@
 # precedence (option > environment > config file > default) — checked
 # against what the preloaded library itself says in its start-up line — and
 # the errors for bad options.
+# servers: none
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

@@ -5,9 +5,10 @@
 # and enforce mode, the report of that log agrees with the log, and pasting
 # an allow line for the attack's fingerprint into a config file lets exactly
 # that query through.  The attacks get no ready allow line: without a shapes
-# profile every finding is a likely attack (55-allow-shape.t shows the
+# profile every finding is a likely attack (62-allow-shape.t shows the
 # other side).  The counters the shim kept for those runs, read back with
 # --counters and --prometheus, agree with the log.
+# servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

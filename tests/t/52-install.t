@@ -4,6 +4,7 @@
 # the staged tree), the pkg-config file usable to build a program against
 # the checker library (shared and static), man pages that render without
 # warnings, and uninstall leaving nothing behind.
+# servers: none
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

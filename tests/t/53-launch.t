@@ -5,6 +5,7 @@
 # and PHP's pgsql extension.  Each runs an SJIS attack through a real
 # server: without the shim it injects, under the wrapper it is blocked and
 # never reaches the server.
+# servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

@@ -4,6 +4,7 @@
 # one line for a good file, exit 78 and one line per problem for each bad
 # file of a table — read by the shim's own parser (quoteguard-config) — and
 # the library itself, given such a file, still runs in mode enforce.
+# servers: none
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

@@ -3,7 +3,7 @@
  * calloc and realloc called from code of libquoteguard.so return NULL, and
  * serves every other caller (the program, libpq, libmariadb, libc) as usual.
  * So the shim runs out of memory while the client library does not: what
- * tests/t/93-failsafe.t needs to see the shim's own failure paths.
+ * tests/t/74-failsafe.t needs to see the shim's own failure paths.
  *
  * The shim's code range is found once, at the first allocation after this
  * object's constructor ran, from the loaded objects' program headers. */

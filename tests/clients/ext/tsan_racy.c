@@ -1,4 +1,4 @@
-/* A data race on purpose: tests/t/90-threads.t runs it to show that
+/* A data race on purpose: tests/t/70-threads.t runs it to show that
  * ThreadSanitizer reports are seen where the shim is tested. */
 #include <pthread.h>
 #include <stdio.h>

@@ -1,4 +1,0 @@
-#!/bin/bash
-# End-to-end: real legacy applications (PHP pgsql and mysqli, Perl, Python, psql, pgbench)
-# under quoteguard, attacked by sqlmap.  See tests/e2e/README.md.
-exec "$(dirname "$0")/../e2e/run"
