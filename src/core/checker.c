@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ascii.h"
 #include "hot.h"
 #include "lexer_internal.h"
 #include "quoteguard.h"
@@ -125,6 +126,15 @@ static bool comment_hides_delimiter(const qg_token *tn, const qg_token *ts, bool
     return !(ts->start < tn->start && ts->end > tn->end);
 }
 
+/* Whether the byte at `at` continues a word: a letter, digit, underscore
+ * or a byte of a multibyte character.  A program's own SQL writes none
+ * directly after a literal's closing quote; prose does after an
+ * apostrophe (it's, don't, l'été) or an opening quote ('name'). */
+static bool word_after(const unsigned char *sql, size_t len, size_t at)
+{
+    return at < len && (qg_ascii_is_alnum(sql[at]) || sql[at] == '_' || sql[at] >= 0x80);
+}
+
 /* Where an injection was found: the first byte of input the server runs
  * as SQL, and N's literal around it. */
 typedef struct injection {
@@ -155,10 +165,21 @@ typedef struct naive_variant {
  * step quotes pass. */
 enum { MAX_PATHS = 16 };
 
+/* Whether byte `at` lies in one of the server's data tokens (walking
+ * them up to it). */
+static bool in_server_data(naive_path *p, size_t at)
+{
+    while (p->has_s && p->ts.end <= at)
+        p->has_s = next_data(&p->server, &p->ts);
+    return p->has_s && p->ts.start <= at;
+}
+
 /* Takes N's next token into the path.  False when it shows N out of step
  * with the text: a quote left open, a backslash in code (a program's own
- * SQL has none outside its literals), or a comment holding a quote the
- * server reads as a literal's end.  Otherwise notes the first byte N
+ * SQL has none outside its literals), a comment holding a quote the
+ * server reads as a literal's end, or a literal ending where the server
+ * reads no literal, before a word (prose's apostrophe in the server's
+ * comment or quoted name, taken for a closing quote).  Otherwise notes the first byte N
  * takes as literal data that is, for the server, outside every literal:
  * code, a comment or an identifier. */
 static bool path_take(naive_path *p, const char *sql, const qg_token *tn)
@@ -171,18 +192,18 @@ static bool path_take(naive_path *p, const char *sql, const qg_token *tn)
         p->has_s = next_data(&p->server, &p->ts);
     if (tn->kind == QG_TOK_COMMENT && comment_hides_delimiter(tn, &p->ts, p->has_s))
         return false;
-    if (p->found || !is_data(tn))
+    if (!is_data(tn))
         return true;
-    for (size_t at = tn->start; at < tn->end; at = p->ts.end) {
+    for (size_t at = tn->start; !p->found && at < tn->end; at = p->ts.end) {
         while (p->has_s && p->ts.end <= at)
             p->has_s = next_data(&p->server, &p->ts);
         if (!p->has_s || p->ts.start > at) {
             p->found = true;
             p->at = (injection){at, tn->start, tn->end};
-            break;
         }
     }
-    return true;
+    return !(tn->kind == QG_TOK_STRING && word_after(p->naive.sql, p->naive.len, tn->end) &&
+             !in_server_data(p, tn->end - 1));
 }
 
 /* Whether N, having ended a literal at a step quote (QG_READ_NAIVE_AWARE),

@@ -147,6 +147,41 @@ static const rule_case cases[] = {
     {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT E'\x95\x5c', E'it\\'s'", QG_REASON_NONE,
      "charset-aware escaping of a table and of it's"},
 
+    /* A prose comment after a literal ending in a character with a 0x5c
+     * trail byte: a byte-wise escaper's reading ends its literal at the
+     * comment's apostrophe, before a letter, where a program writes none. */
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT '\x95\x5c' AS v -- it's fine", QG_REASON_NONE,
+     "SJIS hyou, then a line comment with an apostrophe (scs off)"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_ON, "SELECT '\x95\x5c' AS v -- it's fine", QG_REASON_NONE,
+     "... scs on"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF, "SELECT '\x95\x5c' AS v /* it's */", QG_REASON_NONE,
+     "... a block comment"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_ON, "SELECT E'\x95\x5c\x5c\x5c' -- it's", QG_REASON_NONE,
+     "... an E'' string holding hyou and a backslash"},
+    {QG_DIALECT_POSTGRES, "BIG5", SCS_OFF, "SELECT '\xa5\x5c' -- it's", QG_REASON_NONE,
+     "BIG5 a5 5c, then it's"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,
+     "SELECT * FROM t WHERE a = '\x83\x5c' -- don't cache\n  AND b = 'x' /* the 'b' flag */",
+     QG_REASON_NONE, "prose comments after and between literals"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,
+     "SELECT * FROM t WHERE name = '\x95\x5c' OR 1=1 -- ' -- it's fine\n  AND b = 'x'",
+     QG_REASON_STRUCTURE_MISMATCH, "the attack before a template's prose comment stays blocked"},
+    {QG_DIALECT_POSTGRES, "SJIS", SCS_OFF,
+     "SELECT '\x95\x5c' AS v -- the users' names\nFROM t WHERE a = 'x'",
+     QG_REASON_STRUCTURE_MISMATCH,
+     "an apostrophe before a space is also a program's '%s' names: both, blocked"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf\x5c' -- it's", QG_REASON_NONE,
+     "MariaDB gbk bf 5c, then -- it's"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf\x5c' # it's", QG_REASON_NONE, "... # it's"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf\x5c' /* it's */", QG_REASON_NONE, "... /* it's */"},
+    {QG_DIALECT_MYSQL, "sjis", 0, "SELECT '\x95\x5c' -- it's", QG_REASON_NONE,
+     "MariaDB sjis 95 5c, then -- it's"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT 'it\\'s' -- it's", QG_REASON_NONE,
+     "mysql_real_escape_string's \\' then a comment with an apostrophe (the quote doubler's "
+     "reading)"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf\x5c' OR 1=1 # ' # it's\n, 'x'",
+     QG_REASON_STRUCTURE_MISMATCH, "the attack before a prose comment stays blocked (MySQL)"},
+
     /* --- MySQL --- */
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE name = '\xbf\x5c' OR 1=1 -- '",
      QG_REASON_STRUCTURE_MISMATCH, "classic GBK (CVE-2006-2753)"},
