@@ -40,7 +40,8 @@ typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
 typedef unsigned int Oid;
 enum { PGRES_FATAL_ERROR = 7 };
-enum { PQTRANS_INTRANS = 2 };
+enum { PQTRANS_ACTIVE = 1, PQTRANS_INTRANS = 2 };
+enum { PQERRORS_VERBOSE = 2, PQERRORS_SQLSTATE = 3 }; /* PGVerbosity */
 enum {
     PG_DIAG_SEVERITY = 'S',
     PG_DIAG_SEVERITY_NONLOCALIZED = 'V',
@@ -519,8 +520,13 @@ QG_EXPORT char *PQresultErrorMessage(const PGresult *res)
 QG_EXPORT char *PQresultVerboseErrorMessage(const PGresult *res, int verbosity, int show_context)
 {
     const qg_pg_blocked *m = qg_pg_registry_find(&blocked_results, res);
+    if (m && verbosity == PQERRORS_SQLSTATE) {
+        char severity_and_code[32];
+        snprintf(severity_and_code, sizeof severity_and_code, "ERROR:  %s\n", m->sqlstate);
+        return strdup(severity_and_code);
+    }
     if (m)
-        return strdup(m->text);
+        return strdup(verbosity == PQERRORS_VERBOSE ? m->verbose : m->text);
     PQresultVerboseErrorMessage_fn real = real_PQresultVerboseErrorMessage();
     if (!real) {
         report_missing("PQresultVerboseErrorMessage");

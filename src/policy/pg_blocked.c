@@ -77,7 +77,8 @@ void qg_pg_registry_put(qg_pg_registry *r, const void *key, const qg_decision *d
     m->key = key;
     snprintf(m->sqlstate, sizeof m->sqlstate, "%s", d->sqlstate ? d->sqlstate : "42000");
     snprintf(m->primary, sizeof m->primary, "%s", d->message);
-    snprintf(m->text, sizeof m->text, "%s\n", d->message);
+    snprintf(m->text, sizeof m->text, "ERROR:  %s\n", d->message);
+    snprintf(m->verbose, sizeof m->verbose, "ERROR:  %s: %s\n", m->sqlstate, d->message);
     pthread_mutex_lock(&r->lock);
     qg_pg_blocked *old = registry_unlink(r, key);
     m->next = r->head;

@@ -18,8 +18,13 @@ typedef struct qg_pg_blocked {
     const void *key; /* the PGresult or PGconn */
     struct qg_pg_blocked *next;
     char sqlstate[6];
-    char primary[QG_PG_MESSAGE_MAX];  /* "quoteguard: …" */
-    char text[QG_PG_MESSAGE_MAX + 1]; /* primary + "\n", as libpq ends messages */
+    char primary[QG_PG_MESSAGE_MAX]; /* "quoteguard: …" */
+    /* "ERROR:  " + primary + "\n", as libpq words a server's error: drivers
+     * cut the severity off at the first colon (psycopg 3) or by its words
+     * (psycopg2), and what is left names quoteguard */
+    char text[QG_PG_MESSAGE_MAX + 16];
+    /* the same with the SQLSTATE after the severity, for the verbose form */
+    char verbose[QG_PG_MESSAGE_MAX + 24];
 } qg_pg_blocked;
 
 typedef struct qg_pg_registry {

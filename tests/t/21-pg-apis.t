@@ -1,6 +1,6 @@
 #!/bin/bash
 # The libpq front entry by entry: every query API is checked and blocked,
-# the synthetic error reads like a libpq error through every reader, the
+# the synthetic error reads like a server error through every reader, the
 # connection stays usable, the state (client_encoding,
 # standard_conforming_strings) is read live at each call, nested libpq calls
 # are checked once, NULL arguments behave as without the shim, and the modes.
@@ -41,19 +41,19 @@ out=$(with_shim enforce "$log" "$SESSION" "${SJIS_OLD_STYLE[@]}" \
 has "$(step 5)" "ERROR: 42601 $BLOCKED" "PQexec: blocked; SQLSTATE and primary message from PQresultErrorField"
 has "$(step 5)" "STATUS: PGRES_FATAL_ERROR" "PQexec: the result's status is PGRES_FATAL_ERROR"
 has "$(step 5)" "SEVERITY: ERROR ERROR" "PQexec: severity fields S and V are ERROR"
-has "$(step 5)" "ERRMSG: $BLOCKED" "PQexec: PQresultErrorMessage gives the message"
-has "$(step 5)" "VERBOSE: $BLOCKED" "PQexec: PQresultVerboseErrorMessage gives the message"
-has "$(step 6)" "CONNERR: $BLOCKED" "PQexec: PQerrorMessage(conn) gives the message"
+has "$(step 5)" "ERRMSG: ERROR:  $BLOCKED" "PQexec: PQresultErrorMessage gives the message"
+has "$(step 5)" "VERBOSE: ERROR:  42601: $BLOCKED" "PQexec: PQresultVerboseErrorMessage gives the message"
+has "$(step 6)" "CONNERR: ERROR:  $BLOCKED" "PQexec: PQerrorMessage(conn) gives the message"
 has "$(step 7)" "ROW: after_exec" "PQexec: the connection stays usable"
 ok "PQexec: the message ends with the next query on the connection" \
     [ "$(step 8 | tail -n 1)" = "CONNERR: " ]
-has "$(step 9)" "ERROR: - $BLOCKED" "PQsendQuery: returns 0, message in PQerrorMessage"
-has "$(step 10)" "CONNERR: $BLOCKED" "PQsendQuery: the message stays until the next query"
+has "$(step 9)" "ERROR: - ERROR:  $BLOCKED" "PQsendQuery: returns 0, message in PQerrorMessage"
+has "$(step 10)" "CONNERR: ERROR:  $BLOCKED" "PQsendQuery: the message stays until the next query"
 has "$(step 11)" "ROW: after_send" "PQsendQuery: the connection stays usable"
 has "$(step 12)" "ERROR: 42601 $BLOCKED" "PQexecParams: the text is checked and blocked"
-has "$(step 13)" "ERROR: - $BLOCKED" "PQsendQueryParams: the text is checked and blocked"
+has "$(step 13)" "ERROR: - ERROR:  $BLOCKED" "PQsendQueryParams: the text is checked and blocked"
 has "$(step 14)" "ERROR: 42601 $BLOCKED" "PQprepare: the text is checked and blocked"
-has "$(step 15)" "ERROR: - $BLOCKED" "PQsendPrepare: the text is checked and blocked"
+has "$(step 15)" "ERROR: - ERROR:  $BLOCKED" "PQsendPrepare: the text is checked and blocked"
 has "$(step 16)" "ERROR: 26000 " "PQprepare: the blocked statement was never prepared on the server"
 has "$(step 17)" 'CONNERR: ERROR:  prepared statement "p1" does not exist' \
     "PQexecPrepared counts as the next query: PQerrorMessage is libpq's again"

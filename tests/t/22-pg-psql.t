@@ -44,7 +44,7 @@ script=$QG_PG_DIR/shim.sql
 log=$QG_PG_DIR/psql.log
 write_script "$script" shim_$$
 shimmed=$(with_shim enforce "$log" "$QG_PG_BIN/psql" -X -At -f "$script" 2>&1)
-matches "$shimmed" "^psql:$script:9: quoteguard: blocked " "psql reports the block as an error of the SJIS statement"
+matches "$shimmed" "^psql:$script:9: ERROR:  quoteguard: blocked " "psql reports the block as an error of the SJIS statement, worded as a server error"
 lacks "$shimmed" "secret_" "no secret leaks"
 lacks "$(cat "$QG_PG_LOG")" "qgm_sjis_shim_$$" "the SJIS statement never reaches the server"
 has "$(cat "$QG_PG_LOG")" "qgm_latin1_shim_$$" "the LATIN1 statement (same bytes, other encoding) reaches the server"

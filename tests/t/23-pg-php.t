@@ -43,7 +43,7 @@ has "$out" "ROW: secret_bob" "without the shim addslashes + pg_query injects"
 
 log=$QG_PG_DIR/php.log
 out=$(QUOTEGUARD_VERBOSE=2 with_shim enforce "$log" php "$script" qgm_php_shim_$$ 2>&1)
-has "$out" "ERROR: quoteguard: blocked structure_mismatch" "with the shim pg_query fails; pg_last_error gives the quoteguard message"
+has "$out" "ERROR: ERROR:  quoteguard: blocked structure_mismatch" "with the shim pg_query fails; pg_last_error gives the quoteguard message as libpq words a server error"
 lacks "$out" "ROW: secret_" "no secret leaks"
 lacks "$(cat "$QG_PG_LOG")" "qgm_php_shim_$$" "the statement never reaches the server"
 has "$out" "ESCAPED: 955c2773205c206e6f7465" "pg_escape_string text runs on the same connection and round-trips"

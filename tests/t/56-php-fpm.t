@@ -77,7 +77,7 @@ matches "$(cat "$TMP/audit.log" 2>/dev/null)" '"program":"php-fpm8.2","mode":"au
 kill "$fpm_pid"; wait "$fpm_pid" 2>/dev/null
 
 run_pool enforce
-has "$out" "ERROR: quoteguard: blocked structure_mismatch" "enforce: the attack through the pool is blocked"
+has "$out" "ERROR:  quoteguard: blocked structure_mismatch" "enforce: the attack through the pool is blocked"
 lacks "$out" "secret_bob" "enforce: no secret leaks"
 matches "$(cat "$TMP/enforce.log" 2>/dev/null)" '"program":"php-fpm8.2","mode":"enforce","action":"blocked"' \
     "enforce: logged as blocked by the worker"

@@ -75,7 +75,7 @@ chmod 711 "$QG_PG_DIR"
 out=$(APACHE_CONFDIR=$CONF apache2ctl start 2>&1)
 ok "apache2ctl start with the envvars line" [ $? -eq 0 ] || tap_diag "$out $(cat "$T/log/error.log" 2>/dev/null)"
 for i in $(seq 50); do out=$(curl -s "http://127.0.0.1:$PORT/attack.php") && [ -n "$out" ] && break; sleep 0.2; done
-has "$out" "ERROR: quoteguard: blocked structure_mismatch" "the attack through mod_php is blocked"
+has "$out" "ERROR:  quoteguard: blocked structure_mismatch" "the attack through mod_php is blocked"
 lacks "$out" "secret_bob" "no secret leaks"
 child=$(printf '%s\n' "$out" | sed -n 's/^CHILD: //p')
 check=$("$QG" check --pid "${child:-0}"); rc=$?

@@ -36,7 +36,7 @@ for mode in enforce audit; do
         [ -z "$enc" ] && out_name='(none)' || out_name=$enc
         if [ $mode = enforce ]; then
             has "$out" "SENT: 0" "pg $mode, client encoding $out_name: nothing reaches the library"
-            has "$out" "PQERRORMESSAGE: quoteguard: blocked: unknown client encoding \"$enc\"" \
+            has "$out" "PQERRORMESSAGE: ERROR:  quoteguard: blocked: unknown client encoding \"$enc\"" \
                 "pg $mode, client encoding $out_name: PQerrorMessage says why (quoteguard:)"
             has "$out" "PQEXEC: null" "pg $mode: PQexec returns NULL when libpq has no PQmakeEmptyPGresult (no crash)"
             has "$(cat "$log")" '"event":"missing_symbol","detail":"PQmakeEmptyPGresult"' "pg $mode: the missing symbol is logged"
@@ -105,7 +105,7 @@ out=$(oom enforce "$TMP/oom-pg.log" "$QG_BUILD/clients/pg_legacy" --encoding SJI
 has "$out" "STATUS: PGRES_FATAL_ERROR" "pg, shim out of memory, enforce: the attack fails"
 lacks "$(cat "$QG_PG_LOG")" "$marker" "pg, shim out of memory, enforce: the attack never reaches the server"
 has "$out" "ROW: alive" "pg, shim out of memory: the connection stays usable"
-has "$out" "ERRMSG: quoteguard: blocked" "pg, shim out of memory, enforce: the error message says quoteguard: blocked"
+has "$out" "ERRMSG: ERROR:  quoteguard: blocked" "pg, shim out of memory, enforce: the error message says quoteguard: blocked"
 has "$(cat "$TMP/oom-pg.log")" '"action":"blocked","api":"PQexec"' "pg, shim out of memory, enforce: the finding is logged"
 marker=qg_oom_pg_audit_$$
 out=$(oom audit "$TMP/oom-pg-audit.log" "$QG_BUILD/clients/pg_legacy" --encoding SJIS --scs off \
