@@ -5,35 +5,50 @@
  * wire front recognises, never in processes without either. */
 #include "attach.h"
 
-#include <dlfcn.h>
+#include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "client_libraries.h"
 #include "config.h"
 #include "log.h"
-#include "real.h"
 #include "settings.h"
 
 static bool announced;
 
-/* Comma-separated sonames of the client libraries mapped now. */
+typedef struct found_list {
+    char *out;
+    size_t cap, used;
+} found_list;
+
+/* Adds an object's file name when it is a client library. */
+static int note_client_library(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    found_list *found = data;
+    const char *path = info->dlpi_name;
+    if (!path || !qg_is_client_library(path, strlen(path)))
+        return 0;
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    int n = snprintf(found->out + found->used, found->cap - found->used, "%s%s",
+                     found->used ? "," : "", name);
+    if (n < 0 || (size_t)n >= found->cap - found->used)
+        return 1;
+    found->used += (size_t)n;
+    return 0;
+}
+
+/* Comma-separated file names of the client libraries mapped now, read from
+ * the loader's own list of objects: asking dlopen(RTLD_NOLOAD) by soname
+ * would search every library directory for each name not loaded, in every
+ * process the shim is preloaded into. */
 static void loaded_libraries(char *out, size_t cap)
 {
-    size_t used = 0;
+    found_list found = {out, cap, 0};
     out[0] = '\0';
-    qg_dlopen_fn real_dlopen = qg_real_dlopen();
-    qg_dlclose_fn real_dlclose = qg_real_dlclose();
-    for (size_t i = 0; real_dlopen && real_dlclose && qg_client_sonames[i]; i++) {
-        void *handle = real_dlopen(qg_client_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
-        if (!handle)
-            continue;
-        real_dlclose(handle);
-        int n = snprintf(out + used, cap - used, "%s%s", used ? "," : "", qg_client_sonames[i]);
-        if (n < 0 || (size_t)n >= cap - used)
-            break;
-        used += (size_t)n;
-    }
+    dl_iterate_phdr(note_client_library, &found);
 }
 
 void qg_attach_announce(void)
