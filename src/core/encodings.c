@@ -375,8 +375,12 @@ typedef struct dfa_state {
     uint8_t form, at;
 } dfa_state;
 
+/* Each automaton is built at the first check in its encoding, not at
+ * start-up: every process the shim is preloaded into would pay for all of
+ * them, database or not. */
+enum { DFA_UNBUILT, DFA_BUILDING, DFA_BUILT, DFA_NONE };
 QG_FAR_BSS static encoding_dfa_t dfas[ENCODING_COUNT];
-static bool dfa_built[ENCODING_COUNT];
+static unsigned char dfa_state_of[ENCODING_COUNT];
 
 /* Two states are one when the same byte masks remain to be matched. */
 static bool same_rest(const qg_encoding *enc, dfa_state a, dfa_state b)
@@ -618,21 +622,32 @@ static void build_utf8(const qg_encoding *enc, encoding_dfa_t *dfa)
     dfa->utf8 = true;
 }
 
-__attribute__((constructor)) static void build_dfas(void)
+/* Builds the automaton of encodings[i] unless another thread is at it;
+ * until it is built, callers read without one (the same answers, slower). */
+QG_COLD static const encoding_dfa_t *build_dfa_once(size_t i)
 {
-    for (size_t i = 0; i < ENCODING_COUNT; i++)
-        if (encodings[i].forms && build_dfa(&encodings[i], &dfas[i])) {
-            build_pairs(&dfas[i]);
-            if (encodings[i].utf8)
-                build_utf8(&encodings[i], &dfas[i]);
-            __atomic_store_n(&dfa_built[i], true, __ATOMIC_RELEASE);
-        }
+    unsigned char expected = DFA_UNBUILT;
+    if (!__atomic_compare_exchange_n(&dfa_state_of[i], &expected, DFA_BUILDING, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return NULL;
+    if (!encodings[i].forms || !build_dfa(&encodings[i], &dfas[i])) {
+        __atomic_store_n(&dfa_state_of[i], DFA_NONE, __ATOMIC_RELEASE);
+        return NULL;
+    }
+    build_pairs(&dfas[i]);
+    if (encodings[i].utf8)
+        build_utf8(&encodings[i], &dfas[i]);
+    __atomic_store_n(&dfa_state_of[i], DFA_BUILT, __ATOMIC_RELEASE);
+    return &dfas[i];
 }
 
 QG_HOT const encoding_dfa_t *encoding_dfa(const qg_encoding *enc)
 {
     size_t i = (size_t)(enc - encodings);
-    return __atomic_load_n(&dfa_built[i], __ATOMIC_ACQUIRE) ? &dfas[i] : NULL;
+    unsigned char state = __atomic_load_n(&dfa_state_of[i], __ATOMIC_ACQUIRE);
+    if (state == DFA_BUILT)
+        return &dfas[i];
+    return state == DFA_UNBUILT ? build_dfa_once(i) : NULL;
 }
 
 /* ------------------------------------------------------------ conversions */
