@@ -264,8 +264,11 @@ static bool normalize_name(qg_dialect dialect, const char *name, char *out, size
 }
 
 /* Servers report canonical names, and a connection keeps its encoding for
- * long: the last hit per dialect answers most look-ups in one strcmp. */
-static const qg_encoding *last_found[2];
+ * long: the last hits per dialect answer most look-ups in a strcmp or two,
+ * also where a program's connections use different encodings in turn. */
+#define FOUND_KEPT 4
+static const qg_encoding *last_found[2][FOUND_KEPT];
+static unsigned found_next[2];
 
 static const qg_encoding *find_canonical(qg_dialect dialect, const char *name)
 {
@@ -297,14 +300,18 @@ QG_HOT const qg_encoding *qg_encoding_find(qg_dialect dialect, const char *name)
 {
     if (!name || (unsigned)dialect > QG_DIALECT_MYSQL)
         return NULL;
-    const qg_encoding *last = __atomic_load_n(&last_found[dialect], __ATOMIC_RELAXED);
-    if (last && strcmp(last->name, name) == 0)
-        return last;
+    for (unsigned i = 0; i < FOUND_KEPT; i++) {
+        const qg_encoding *kept = __atomic_load_n(&last_found[dialect][i], __ATOMIC_RELAXED);
+        if (kept && strcmp(kept->name, name) == 0)
+            return kept;
+    }
     const qg_encoding *enc = find_canonical(dialect, name);
     if (!enc)
         enc = find_alias(dialect, name);
-    if (enc)
-        __atomic_store_n(&last_found[dialect], enc, __ATOMIC_RELAXED);
+    if (enc) {
+        unsigned slot = __atomic_fetch_add(&found_next[dialect], 1, __ATOMIC_RELAXED) % FOUND_KEPT;
+        __atomic_store_n(&last_found[dialect][slot], enc, __ATOMIC_RELAXED);
+    }
     return enc;
 }
 
