@@ -155,11 +155,17 @@ QG_HOT static bool open_query(PGconn *conn, const char *sql)
 {
     if (!conn || !sql)
         return false;
+    /* libpq's texts are C strings: the pointer alone names the call.  The
+     * inner call leaves at once: the outer one did all that follows. */
+    if (!qg_guard_enter(conn, sql, 0))
+        return false;
     /* A pending message lives until the next query on its connection. */
     qg_pg_registry_drop(&pending_conn_messages, conn);
     const qg_settings *s = qg_settings_get();
-    if (s->mode == QG_MODE_OFF || !s->active)
+    if (s->mode == QG_MODE_OFF || !s->active) {
+        qg_guard_leave();
         return false;
+    }
     /* this front checks the connection's queries: the wire front must not;
      * and the log never writes into its socket */
     PQsocket_fn socket_of = real_PQsocket();
@@ -168,8 +174,7 @@ QG_HOT static bool open_query(PGconn *conn, const char *sql)
         qg_wire_library_guarded(fd);
         qg_log_note_db_socket(fd);
     }
-    /* libpq's texts are C strings: the pointer alone names the call. */
-    return qg_guard_enter(conn, sql, 0);
+    return true;
 }
 
 QG_HOT static void close_query(void)
