@@ -90,8 +90,8 @@ static void one_round(PGconn *conn, int thread, int round)
 
     PGresult *res = PQexec(conn, attack);
     if (PQresultStatus(res) == PGRES_FATAL_ERROR &&
-        starts_with(PQresultErrorMessage(res), "quoteguard: blocked") &&
-        starts_with(PQerrorMessage(conn), "quoteguard: blocked"))
+        starts_with(PQresultErrorMessage(res), "ERROR:  quoteguard: blocked") &&
+        starts_with(PQerrorMessage(conn), "ERROR:  quoteguard: blocked"))
         __atomic_add_fetch(&attacks_blocked, 1, __ATOMIC_RELAXED);
     else
         fail(thread, round, "attack through PQexec not blocked",
@@ -99,7 +99,7 @@ static void one_round(PGconn *conn, int thread, int round)
                                                       : PQresStatus(PQresultStatus(res)));
     PQclear(res);
 
-    if (PQsendQuery(conn, attack) == 0 && starts_with(PQerrorMessage(conn), "quoteguard: blocked")) {
+    if (PQsendQuery(conn, attack) == 0 && starts_with(PQerrorMessage(conn), "ERROR:  quoteguard: blocked")) {
         __atomic_add_fetch(&attacks_blocked, 1, __ATOMIC_RELAXED);
     } else {
         fail(thread, round, "attack through PQsendQuery not blocked", PQerrorMessage(conn));

@@ -62,14 +62,14 @@ static void *worker(void *arg)
         const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
         if (!starts_with(primary, "quoteguard: blocked") || !strstr(primary, expect))
             fail(thread, round, "blocked PQexec message", primary);
-        if (!starts_with(PQerrorMessage(conn), "quoteguard: blocked"))
+        if (!starts_with(PQerrorMessage(conn), "ERROR:  quoteguard: blocked"))
             fail(thread, round, "PQerrorMessage after blocked PQexec", PQerrorMessage(conn));
         PQclear(kept[round % KEPT]);
         kept[round % KEPT] = res;
 
         if (PQsendQuery(conn, attack) != 0)
             fail(thread, round, "blocked PQsendQuery", "returned 1");
-        if (!starts_with(PQerrorMessage(conn), "quoteguard: blocked") ||
+        if (!starts_with(PQerrorMessage(conn), "ERROR:  quoteguard: blocked") ||
             !strstr(PQerrorMessage(conn), expect))
             fail(thread, round, "PQerrorMessage after blocked PQsendQuery", PQerrorMessage(conn));
 

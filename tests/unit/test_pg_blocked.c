@@ -27,8 +27,10 @@ static void registry(void)
     const qg_pg_blocked *m = qg_pg_registry_find(&r, &a);
     tap_ok(m && strcmp(m->primary, d.message) == 0 && strcmp(m->sqlstate, "22021") == 0,
            "the message and sqlstate are kept for their key");
-    tap_ok(m && strcmp(m->text, "quoteguard: blocked invalid_sequence\n") == 0,
-           "the text ends with a newline, as libpq's messages do");
+    tap_ok(m && strcmp(m->text, "ERROR:  quoteguard: blocked invalid_sequence\n") == 0,
+           "the text reads as libpq words a server's error: severity, message, newline");
+    tap_ok(m && strcmp(m->verbose, "ERROR:  22021: quoteguard: blocked invalid_sequence\n") == 0,
+           "the verbose text carries the SQLSTATE after the severity, as libpq's does");
     tap_ok(qg_pg_registry_find(&r, &b) == NULL, "another key finds nothing");
     qg_decision later = decision(NULL, "quoteguard: blocked structure_mismatch");
     qg_pg_registry_put(&r, &a, &later);

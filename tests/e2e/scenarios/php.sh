@@ -150,7 +150,7 @@ if grep -qF "$E2E_FLAG" "$e2e_tmp/sjis-enforce"; then
     got_through_enforce=$((got_through_enforce + 1))
     fail "under enforce the SJIS 0x95' request is refused"
 else
-    ok $(grep -q 'query failed: quoteguard: blocked' "$e2e_tmp/sjis-enforce"; echo $?) \
+    ok $(grep -q 'query failed: ERROR:  quoteguard: blocked' "$e2e_tmp/sjis-enforce"; echo $?) \
         "under enforce the SJIS 0x95' request is refused with an ordinary query error"
 fi
 served=$(( $(requests_served "$php_log") - served_before ))
