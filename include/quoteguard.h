@@ -259,6 +259,8 @@ typedef struct qg_lexer {
                                   read it up to there before) */
     size_t step_after;         /* one past the first step quote at or past
                                   steps_until in the literal just read, or 0 */
+    size_t escaped_high_end;   /* S (MySQL): one past the last byte >= 0x80 a
+                                  backslash escaped, or 0 */
 } qg_lexer;
 
 QG_API void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,

@@ -114,25 +114,103 @@ static size_t declared_length(const qg_encoding *enc, const unsigned char *p, si
     return n < avail ? n : avail;
 }
 
-/* MySQL: an ill-formed sequence whose first byte looks like a lead byte,
- * with a quote or backslash within the length that lead byte declares —
- * the historical attack, and what a reader that trusts the lead byte takes
- * as one character.  A byte that
- * starts no character (gbk 0x80, 0xff; a UTF-8 continuation byte) is only
- * ill-formed. */
+/* A byte a reader's idea of where a character ends may move a literal's
+ * end with: a quote, backtick or backslash. */
+static bool quote_like(unsigned char c)
+{
+    return c == '\'' || c == '"' || c == '`' || c == '\\';
+}
+
+/* Steps the two readings below are followed apart before they are taken to
+ * part for good. */
+enum { TRUSTING_STEPS = 16 };
+
+/* MySQL: where the server, which takes the ill-formed byte at `at` alone,
+ * and a reader that trusts lead bytes, which takes a byte that looks like
+ * one and the bytes it declares for one character, part: the first quote
+ * or backslash that one of them reads at a character's start while the
+ * other reads it inside a character.  `len` when their characters meet
+ * again before any (or the text ends): then no escaper's idea of the
+ * bytes moves a quote. */
+static size_t trusting_parts_at(const qg_encoding *enc, const unsigned char *s, size_t at,
+                                size_t len)
+{
+    size_t server = at + 1, trusting = at + declared_length(enc, s + at, len - at);
+    for (unsigned steps = 0; server != trusting; steps++) {
+        bool server_behind = server < trusting;
+        size_t p = server_behind ? server : trusting;
+        if (p >= len)
+            return len;
+        if (quote_like(s[p]) || steps == TRUSTING_STEPS)
+            return p;
+        size_t n = s[p] < 0x80 ? 1 : encoding_char_len(enc, s + p, len - p);
+        if (n == 0)
+            n = server_behind ? 1 : declared_length(enc, s + p, len - p);
+        if (server_behind)
+            server += n;
+        else
+            trusting += n;
+    }
+    return len;
+}
+
+/* MySQL: what the ill-formed sequence at `at` is.  Where a reader that
+ * trusts the lead byte takes into its character a quote or backslash the
+ * server reads (UTF-8 e8 a1 ', gbk bf '): illformed_before_quote, the
+ * historical attack.  Where the two readings part further on:
+ * illformed_sequence, and the checker compares them.  Where they meet
+ * again first (a byte that starts no character, gbk 0x80 or 0xff, a UTF-8
+ * continuation byte; a lead before bytes that hold no quote): no escaper
+ * reads the bytes otherwise in a way that moves a quote, and it is no
+ * finding.  `*parts_at`: where the readings part, or len. */
+static qg_reason illformed_reason_at(const qg_encoding *enc, const unsigned char *s, size_t at,
+                                     size_t len, size_t *parts_at)
+{
+    *parts_at = trusting_parts_at(enc, s, at, len);
+    if (*parts_at == len)
+        return QG_REASON_NONE;
+    if (*parts_at < at + declared_length(enc, s + at, len - at))
+        return QG_REASON_ILLFORMED_QUOTE;
+    return QG_REASON_ILLFORMED;
+}
+
 static qg_reason illformed_reason(const qg_encoding *enc, const unsigned char *s, size_t at,
                                   size_t len)
 {
-    if (!looks_like_lead(enc, s[at]))
-        return QG_REASON_ILLFORMED;
-    /* The length the lead byte declares: UTF-8's by its high bits, two
-     * bytes elsewhere.  A quote or backslash within it is swallowed by a
-     * reader that trusts the lead byte (UTF-8 e8 a1 '). */
-    size_t declared = declared_length(enc, s + at, len - at);
-    for (size_t i = at + 1; i < at + declared; i++)
-        if (s[i] == '\'' || s[i] == '"' || s[i] == '`' || s[i] == '\\')
-            return QG_REASON_ILLFORMED_QUOTE;
-    return QG_REASON_ILLFORMED;
+    size_t parts_at;
+    return illformed_reason_at(enc, s, at, len, &parts_at);
+}
+
+/* MySQL, S: whether the ill-formed byte at `at` is one an escaper that
+ * escapes a byte it takes for an invalid lead leaves where the server
+ * reads it alone: right after such an escaped byte (euckr 5c bc 9d, where
+ * the escaper's tables lack the character bc 9d), or before one, within
+ * the length `at` declares (eucjpms 8f ab 5c b1, where the escaper takes
+ * 8f ab for a character).  An escaper that trusts lead bytes writes a
+ * backslash before ASCII only (its reading is out of step past one before
+ * a high byte, scan_quoted): the checker compares the readings instead of
+ * blocking on the finding. */
+static bool beside_escaped_lead(const qg_lexer *lx, size_t at, size_t parts_at)
+{
+    const unsigned char *s = lx->sql;
+    if (!qg_plain_strings_escape(lx->ctx))
+        return false;
+    return at == lx->escaped_high_end ||
+           (s[parts_at] == '\\' && parts_at + 1 < lx->len && s[parts_at + 1] >= 0x80);
+}
+
+/* MySQL, S: the ill-formed sequence at `at` as a finding, or (next to an
+ * escaped lead) as a reason to compare the readings. */
+static void illformed_finding(qg_lexer *lx, size_t at, size_t span_start, size_t span_end)
+{
+    size_t parts_at;
+    qg_reason reason = illformed_reason_at(lx->ctx->encoding, lx->sql, at, lx->len, &parts_at);
+    if (reason == QG_REASON_NONE)
+        return;
+    if (beside_escaped_lead(lx, at, parts_at))
+        lx->diverges = lx->diverges || lx->findings;
+    else
+        add_finding(lx, reason, at, span_start, span_end);
 }
 
 /* MySQL reads the bytes of b'' and x'' alone and leaves them unchecked (the
@@ -199,7 +277,7 @@ consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, unsig
                      * readings even where the finding is not acted on. */
                     lx->diverges = lx->diverges || lx->findings;
                 } else
-                    add_finding(lx, illformed_reason(enc, s, pos, len), pos, span_start, span_end);
+                    illformed_finding(lx, pos, span_start, span_end);
             }
             pos++;
         }
@@ -426,8 +504,8 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
                 consume_high(lx, tok->start, lx->len, check_encoding, 0);
             else if (s[lx->pos] == '\0')
                 add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
-            else
-                lx->pos++;
+            else if (s[lx->pos++] >= 0x80)
+                lx->escaped_high_end = lx->pos;
         } else if (c != quote || (rules == RULES_BACKSLASH && steps_over_lead(lx, quote))) {
             /* another kind of quote, or one escaped by a backslash after a
              * lead the escaper stepped over alone */
@@ -585,7 +663,9 @@ static void check_introduced(qg_lexer *lx, const qg_token *tok, const qg_encodin
     for (size_t p = tok->start + 1; p < end;) {
         size_t n = s[p] < 0x80 ? 1 : qg_encoding_char_len(introduced, s + p, end - p);
         if (n == 0) {
-            add_finding(lx, illformed_reason(introduced, s, p, lx->len), p, tok->start, tok->end);
+            qg_reason reason = illformed_reason(introduced, s, p, lx->len);
+            if (reason != QG_REASON_NONE)
+                add_finding(lx, reason, p, tok->start, tok->end);
             n = 1;
         }
         p += n;

@@ -25,6 +25,10 @@ CHECK=$(qg_helper_build mysqltest_check tests/corpus/mysqltest_check.c "$QG_BUIL
 # (Literals with a charset introducer, _latin1'…' on a utf8 connection, are
 # checked in the introduced set: ctype_utf8.test:56-58,737 and
 # ctype_utf8mb4.test:53-55,751 were false positives before that.)
+# An ill-formed sequence where no reader moves a quote (utf8 c2 before a
+# letter, a four-byte character in utf8, a continuation byte alone) is no
+# finding: ctype_latin1.test:236-241, ctype_utf8.test:1937,
+# ctype_utf8mb4.test:1733,1735,1932 are not flagged.
 REVIEWED="
 main/ctype_errors.test:56 rejected
 main/ctype_latin1.test:230 illformed
@@ -33,18 +37,8 @@ main/ctype_latin1.test:232 illformed
 main/ctype_latin1.test:233 illformed
 main/ctype_latin1.test:234 illformed
 main/ctype_latin1.test:235 illformed
-main/ctype_latin1.test:236 illformed
-main/ctype_latin1.test:237 illformed
-main/ctype_latin1.test:238 illformed
-main/ctype_latin1.test:239 illformed
-main/ctype_latin1.test:240 illformed
-main/ctype_latin1.test:241 illformed
 main/ctype_latin1.test:244 illformed
 main/ctype_recoding.test:127 rejected
-main/ctype_utf8.test:1937 rejected
-main/ctype_utf8mb4.test:1733 rejected
-main/ctype_utf8mb4.test:1735 rejected
-main/ctype_utf8mb4.test:1932 illformed
 "
 out=$(cd "$MT" && "$CHECK" main/ctype_*.test suite/jp/t/*.test)
 summary=$(printf '%s\n' "$out" | grep '^MYSQLTEST:')

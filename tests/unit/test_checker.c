@@ -255,24 +255,57 @@ static const rule_case cases[] = {
      "an introducer naming the connection's own set is checked"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT _latin1\r'\xe9', _latin1\v'\xe9', _latin1\f'\xe9'",
      QG_REASON_NONE, "an introducer before a carriage return, vertical tab or form feed"},
-    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT _utf8\r'\xf0\x9f\x98\x80'", QG_REASON_ILLFORMED,
-     "... which names the set to check the literal in"},
-    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT CONCAT('a', _utf8 '\xbf')", QG_REASON_ILLFORMED,
-     "an introduced literal is checked in its own set (mysql-test ctype_utf8mb4)"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT _utf8\r'\xf0\x9f\x98\x80'", QG_REASON_NONE,
+     "... which names the set to check the literal in: a four-byte character is ill-formed in "
+     "utf8, and moves no quote (a reader trusting f0 takes the same four bytes)"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT _latin1\r'\xc3'", QG_REASON_NONE,
+     "... latin1, where c3 before the quote is a character"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT CONCAT('a', _utf8 '\xbf')", QG_REASON_NONE,
+     "an introduced literal is checked in its own set (mysql-test ctype_utf8mb4): a "
+     "continuation byte alone, which every reader takes alone"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT _utf8 '\xc3'", QG_REASON_ILLFORMED_QUOTE,
      "a lead byte before the closing quote, in the introduced set"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0,
      "SELECT _utf8 'a doubled '' quote, then a 4-byte character one block on:                  "
      "\xf0\x9f\x98\x80'",
-     QG_REASON_ILLFORMED, "the introducer holds across a doubled quote (fuzz_checker)"},
+     QG_REASON_NONE, "the introducer holds across a doubled quote (fuzz_checker)"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0,
+     "SELECT _latin1 'a doubled '' quote, then a lead byte before the quote one block on:      "
+     "\xc3'",
+     QG_REASON_NONE, "... latin1 (in utf8mb4 c3 before the quote would be blocked)"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xc0\x5c''", QG_REASON_ILLFORMED_QUOTE,
      "0xc0 looks like a lead byte to a reader that trusts it"},
     {QG_DIALECT_MYSQL, "latin1", 0, "SELECT _gbk'\xbf\x5c'", QG_REASON_UNTERMINATED,
      "lexed in the connection's set all the same: latin1 reads bf then \\'"},
-    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\x80\x5c'', '\xff\x5c''", QG_REASON_ILLFORMED,
-     "gbk 0x80/0xff start no character: ill-formed, not the lead-before-quote shape (mysqldump)"},
-    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xff abc'", QG_REASON_ILLFORMED,
-     "other ill-formed bytes are logged"},
+    {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\x80\x5c'', '\xff\x5c''", QG_REASON_NONE,
+     "gbk 0x80/0xff start no character: every reader takes them alone, no finding (mysqldump)"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xff abc'", QG_REASON_NONE,
+     "nor is 0xff in utf8mb4"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xe8\x41\x42 abc'", QG_REASON_NONE,
+     "a lead before bytes that hold no quote: the readings meet again after them"},
+    {QG_DIALECT_MYSQL, "eucjpms", 0, "SELECT '\x8f\x41\xa1\xa1'", QG_REASON_ILLFORMED,
+     "readings that part past the lead's length (trusting 8f 41 a1 | a1 ', the server 8f | 41 "
+     "| a1 a1 | '): logged, and compared"},
+    {QG_DIALECT_MYSQL, "eucjpms", 0, "SELECT '\x8f\x41\xa1\xa1' OR 1=1 -- '",
+     QG_REASON_STRUCTURE_MISMATCH, "... where a lead-trusting escaper was fooled"},
+
+    /* Escapers that escape a byte they take for an invalid lead (libmariadb,
+     * mysqlnd): the server reads the value back unchanged. */
+    {QG_DIALECT_MYSQL, "eucjpms", 0, "SELECT '\x8f\xab\x5c\xb1'", QG_REASON_NONE,
+     "eucjpms 8f ab b1 through libmariadb, which takes 8f ab for a character and escapes b1"},
+    {QG_DIALECT_MYSQL, "eucjpms", 0, "SELECT 'caf\x8f\xab\x5c\xb1', '\x8f\xab\x5c\xb1' -- it's",
+     QG_REASON_NONE, "... in two literals and before a prose comment"},
+    {QG_DIALECT_MYSQL, "eucjpms", 0, "SELECT '\x8f\xab\x5c\xb1' OR 1=1 -- '",
+     QG_REASON_STRUCTURE_MISMATCH,
+     "the same bytes from an escaper that trusts 8f (8f ab 5c, then b1 ') stay blocked"},
+    {QG_DIALECT_MYSQL, "eucjpms", 0, "SELECT '\x8f\xab\x5c\x5c' OR 1=1 -- '",
+     QG_REASON_ILLFORMED_QUOTE, "and so does 8f ab 5c followed by an escaped backslash"},
+    {QG_DIALECT_MYSQL, "euckr", 0, "SELECT '\x5c\xbc\x9d'", QG_REASON_NONE,
+     "euckr bc 9d (an extended syllable MariaDB reads) escaped by mysqlnd and libmariadb"},
+    {QG_DIALECT_MYSQL, "euckr", 0, "SELECT '\x5c\xbc\x9d', '\x5c\xbc\x9d`\x5c\xbc\x9d\\\\', `a`",
+     QG_REASON_NONE, "... before a quote, a backtick, a backslash"},
+    {QG_DIALECT_MYSQL, "euckr", 0, "SELECT 'a\x5c\xbc\x9d" "b'", QG_REASON_NONE,
+     "... before a letter: no ill-formed sequence logged"},
     {QG_DIALECT_MYSQL, "binary", 0, "SELECT '\xff\x27'", QG_REASON_UNTERMINATED,
      "binary charset: bytes are bytes"},
     {QG_DIALECT_MYSQL, "utf8mb4", 0, "SELECT '\xed\xa0\x80'", QG_REASON_NONE,
@@ -302,7 +335,13 @@ static void test_rule_cases(void)
         if (c->expect == QG_REASON_NUL_BYTE)
             len += 2; /* "a\0b'" continues past the NUL */
         qg_check(&ctx, c->sql, len, &res);
+        /* The blocking finding where there is one, else the first. */
         qg_reason got = res.count ? res.findings[0].reason : QG_REASON_NONE;
+        for (unsigned f = 0; f < res.count && f < QG_MAX_FINDINGS; f++)
+            if (res.findings[f].action == QG_ACTION_BLOCK) {
+                got = res.findings[f].reason;
+                break;
+            }
         tap_ok(got == c->expect, "%s: expect %s, got %s (%u findings)", c->why,
                qg_reason_name(c->expect), qg_reason_name(got), res.count);
     }
@@ -323,13 +362,17 @@ static void test_verdicts_and_spans(void)
            res.findings[0].offset);
     tap_ok(qg_check(&ctx, "SELECT 1", 8, NULL) == QG_VERDICT_CLEAN, "clean verdict");
 
+    const qg_encoding *eucjpms = qg_encoding_find(QG_DIALECT_MYSQL, "eucjpms");
+    qg_context_init(&ctx, QG_DIALECT_MYSQL, eucjpms, 0);
+    tap_ok(qg_check(&ctx, "SELECT '\x8f\x41\xa1\xa1'", 13, &res) == QG_VERDICT_LOG,
+           "ill-formed sequence whose readings part past the lead's length is logged, not blocked");
+    ctx.action[QG_REASON_ILLFORMED] = QG_ACTION_BLOCK;
+    tap_ok(qg_check(&ctx, "SELECT '\x8f\x41\xa1\xa1'", 13, &res) == QG_VERDICT_BLOCK,
+           "policy can make it block");
+    tap_ok(qg_check(&ctx, "SELECT '\xa1 abc'", 14, &res) == QG_VERDICT_CLEAN,
+           "one whose readings meet again is no finding, whatever the policy");
     const qg_encoding *gbk = qg_encoding_find(QG_DIALECT_MYSQL, "gbk");
     qg_context_init(&ctx, QG_DIALECT_MYSQL, gbk, 0);
-    tap_ok(qg_check(&ctx, "SELECT '\xff abc'", 14, &res) == QG_VERDICT_LOG,
-           "ill-formed sequence away from quotes is logged, not blocked");
-    ctx.action[QG_REASON_ILLFORMED] = QG_ACTION_BLOCK;
-    tap_ok(qg_check(&ctx, "SELECT '\xff abc'", 14, &res) == QG_VERDICT_BLOCK,
-           "policy can make it block");
     ctx.action[QG_REASON_ILLFORMED_QUOTE] = QG_ACTION_IGNORE;
     tap_ok(qg_check(&ctx, "SELECT '\xbf'' x'", 14, &res) == QG_VERDICT_CLEAN,
            "policy can ignore ill-formed before quote");
@@ -596,7 +639,7 @@ static void long_bodies_agree(const char *what, const body_ctx ctxs[4], size_t (
         clean += ref.verdict == QG_VERDICT_CLEAN;
         queries++;
     }
-    tap_ok(differ == 0 && clean > queries / 4 && clean < queries * 3 / 4,
+    tap_ok(differ == 0 && clean > queries / 4 && clean < queries * 7 / 8,
            "%s bodies over blocks: %u queries (%u clean), %u differ", what, queries, clean, differ);
 }
 
@@ -674,7 +717,7 @@ static void test_utf8_blocks(void)
             queries++;
         }
     }
-    tap_ok(differ == 0 && clean > queries / 20 && clean < queries / 2,
+    tap_ok(differ == 0 && clean > queries / 20 && clean < queries * 3 / 4,
            "UTF-8 sequences in long bodies: %u queries (%u clean), %u differ", queries, clean,
            differ);
 }
@@ -857,8 +900,11 @@ static void test_blocks_rules_from_afar(void)
          * its first high byte comes blocks later (utf8: up to 3 bytes; an
          * ill-formed introduced string is logged). */
         {QG_DIALECT_MYSQL, "utf8mb4", 0,
-         "_utf8 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmn\xf0\x9f\x98\x80'",
-         QG_VERDICT_LOG},
+         "_latin1 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmn\xc3'",
+         QG_VERDICT_CLEAN},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0,
+         "'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmn\xc3'",
+         QG_VERDICT_BLOCK},
         {QG_DIALECT_MYSQL, "utf8mb4", 0,
          "'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmn\xf0\x9f\x98\x80'",
          QG_VERDICT_CLEAN},
@@ -908,7 +954,7 @@ static void test_fuzzer_finds(void)
         unsigned logged;  /* and those only logged */
     } finds[] = {
         {QG_DIALECT_MYSQL, "gb18030", QG_NO_BACKSLASH_ESCAPES,
-         ".KAT('a', _utf8 '\xec\xec\xec\xec\xec\xec\xec\xec\xec\xec\xec\xbf\x0f\xec\xec\xec\x8e\xa1\xbf')",
+         ".KAT('a', _utf8 '\xec\xec\xec\xec\xec\xec\xec\xec\xec\xec\xec\xbf\x0f\xec\xec\xec\x8e\xa1\xbf\xec')",
          "a string after an introducer is checked in its own character set", 0, 0},
         {QG_DIALECT_POSTGRES, "LATIN3", 0,
          "SELECT 1 + U&'a'';;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;b\\'' + "

@@ -392,14 +392,16 @@ static void test_mysql_policy(void)
     tap_ok(qg_guard_query_with(&s, &q, &d) && read_whole_file(s.log_path, NULL)[0] == '\0',
            "mysql_illformed_quote = ignore: passes silently");
 
-    static const char illformed[] = "SELECT '\xff abc'";
-    q.encoding_name = "utf8mb4";
+    /* eucjpms 8f 41 a1 a1: a reader trusting the lead 8f takes 8f 41 a1,
+     * then a1 and the closing quote, where the server reads 8f, 41, a1 a1. */
+    static const char illformed[] = "SELECT '\x8f\x41\xa1\xa1'";
+    q.encoding_name = "eucjpms";
     q.sql = illformed;
     q.len = sizeof illformed - 1;
     settings_for(&s, QG_MODE_ENFORCE, "my-ill.log");
     tap_ok(qg_guard_query_with(&s, &q, &d) &&
                strstr(read_whole_file(s.log_path, NULL), "\"reason\":\"illformed_sequence\""),
-           "MySQL default: other ill-formed bytes are logged, not blocked");
+           "MySQL default: an ill-formed sequence whose readings part past the lead's length is logged, not blocked");
     settings_for(&s, QG_MODE_ENFORCE, "my-ill-block.log");
     s.mysql_illformed = QG_ACTION_BLOCK;
     tap_ok(!qg_guard_query_with(&s, &q, &d) && strcmp(d.sqlstate, "22021") == 0,
