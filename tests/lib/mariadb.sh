@@ -1,7 +1,8 @@
 # Throwaway MariaDB server for tests (source this file from bash).
 #
 #   . tests/lib/mariadb.sh
-#   my_start            # install-db + start; exports QG_MY_SOCKET QG_MY_LOG QG_MY_DIR
+#   my_start            # a copy of a data dir made once (my_template) + start;
+#                       # exports QG_MY_SOCKET QG_MY_LOG QG_MY_DIR
 #                       # ($QG_MY_ARGS: more server options)
 #   my_sql -e 'SELECT 1'
 #   my_stop             # also run from the EXIT trap my_start installs
@@ -33,17 +34,47 @@ my_available() {
         { [ "$(id -u)" -eq 0 ] || [ "$(id -un)" = "$QG_MY_USER" ]; }
 }
 
+# Prints the path of a data dir mariadb-install-db made.  It is most of the
+# cost of a start (seconds on a loaded machine), so it is made once per
+# server version and install options, in the temp dir, and each start
+# copies it.
+my_template() {
+    local server=$1 version key dir build
+    local -a options=(--auth-root-authentication-method=normal --skip-test-db --skip-name-resolve
+        --innodb-buffer-pool-size=16M --innodb-log-file-size=8M)
+    version=$("$server" --version | awk '{ print $3 }') # "/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-… for …"
+    key=$(printf '%s\n' "$version" "${options[@]}" | md5sum | cut -c1-12)
+    dir=${TMPDIR:-/tmp}/qg-my-template-$version-$key
+    if [ ! -d "$dir/mysql" ]; then
+        build=$(mktemp -d "${TMPDIR:-/tmp}/qg-my-template.XXXXXX") || return 1
+        mkdir "$build/data" "$build/tmp"
+        [ "$(id -u)" -ne 0 ] || chown "$QG_MY_USER" "$build" "$build/data" "$build/tmp"
+        if mariadb-install-db --no-defaults --datadir="$build/data" --tmpdir="$build/tmp" \
+               --user="$QG_MY_USER" "${options[@]}" >"$build/install.log" 2>&1; then
+            # Another test may have won the race; its copy is as good.
+            mv -T "$build/data" "$dir" 2>/dev/null
+        else
+            cat "$build/install.log" >&2
+        fi
+        rm -rf "$build"
+    fi
+    # Only a data dir the server user owns is trusted.
+    [ -d "$dir/mysql" ] && [ "$(stat -c %U "$dir")" = "$QG_MY_USER" ] && printf '%s\n' "$dir"
+}
+
 my_start() {
-    local server
+    local server template
     server=$(my_server_bin) || { echo "mariadb.sh: no mariadbd" >&2; return 1; }
     if [ "$(id -u)" -eq 0 ] && ! id -u "$QG_MY_USER" >/dev/null 2>&1; then
         useradd -r -m "$QG_MY_USER" || return 1
     fi
+    template=$(my_template "$server") || { echo "mariadb.sh: cannot install a data dir" >&2; return 1; }
     QG_MY_DIR=$(mktemp -d /tmp/qg-my.XXXXXX) || return 1
     chmod 755 "$QG_MY_DIR"
-    mkdir "$QG_MY_DIR/data" "$QG_MY_DIR/tmp"
-    [ "$(id -u)" -eq 0 ] && chown "$QG_MY_USER" "$QG_MY_DIR/data" "$QG_MY_DIR/tmp" "$QG_MY_DIR"
+    mkdir "$QG_MY_DIR/tmp"
+    [ "$(id -u)" -eq 0 ] && chown "$QG_MY_USER" "$QG_MY_DIR/tmp" "$QG_MY_DIR"
     qg_at_exit my_stop
+    cp -a "$template" "$QG_MY_DIR/data" || return 1
 
     QG_MY_SOCKET=$QG_MY_DIR/mysqld.sock
     QG_MY_LOG=$QG_MY_DIR/general.log
@@ -51,9 +82,6 @@ my_start() {
     # /tmp may pick the same temporary file names
     local -a common=(--no-defaults --datadir="$QG_MY_DIR/data" --tmpdir="$QG_MY_DIR/tmp"
         --user="$QG_MY_USER")
-    mariadb-install-db "${common[@]}" --auth-root-authentication-method=normal \
-        --skip-test-db --skip-name-resolve --innodb-buffer-pool-size=16M \
-        >"$QG_MY_DIR/install.log" 2>&1 || { cat "$QG_MY_DIR/install.log" >&2; return 1; }
 
     # QG_MY_TCP_PORT: listen on 127.0.0.1 too (clients that cannot use the socket: JDBC)
     local -a tls=()
