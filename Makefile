@@ -152,18 +152,24 @@ lint-locale:
 	  { echo "lint: locale-dependent calls above; use src/core/ascii.h" >&2; false; }
 
 # No cycle between files: a.c or a.h including b.h makes a depend on b,
-# and tsort refuses a loop.
+# and tsort refuses a loop.  And no file includes a header of a higher
+# layer (LAYERS, lowest first; scripts/lint-layers).
 lint-includes:
 	@for f in src/*/*.[ch]; do m=$${f##*/}; m=$${m%.?}; \
 	  sed -n 's/^#include "\(.*\)\.h".*/\1/p' $$f | sed "s|^|$$m |"; done | tsort >/dev/null
+	@for f in src/*/*.[ch]; do \
+	  for h in $$(sed -n 's/^#include "\(.*\)".*/\1/p' $$f); do \
+	    for d in include $(LAYERS:%=src/%); do [ ! -f $$d/$$h ] || echo "$$f $$d/$$h"; done; \
+	  done; done | scripts/lint-layers "$(LAYERS)"
 
 # No cycle in the call graph between files either: an object file that uses
 # a symbol another one defines (the shim's own read/write/close included,
 # which the wire front interposes) makes its file depend on that one.
-# The wide builds of a file count as the file.
+# The wide builds of a file count as the file.  And no file calls a
+# function a higher layer defines.  Files are named layer/name.
 lint-calls: $(SHIM_OBJ)
 	@{ nm -A -g --defined-only $(SHIM_OBJ) | sed 's/^/D /'; nm -A -u $(SHIM_OBJ) | sed 's/^/U /'; } | \
-	  awk 'function unit(f) { sub(/:.*/, "", f); sub(/.*\//, "", f); sub(/\.o$$/, "", f); \
+	  awk 'function unit(f) { sub(/:.*/, "", f); sub(/.*\/src\//, "", f); sub(/\.o$$/, "", f); \
 	                          sub(/_($(subst $(eval) ,|,$(WIDE_BUILDS)))$$/, "", f); return f } \
 	       $$1 == "D" { def[$$NF] = unit($$2); next } \
 	       { used[unit($$2) " " $$NF] = 1 } \
@@ -172,6 +178,7 @@ lint-calls: $(SHIM_OBJ)
 	  sort > $(BUILD)/call-graph.txt
 	@cut -d' ' -f1,2 $(BUILD)/call-graph.txt | tsort >/dev/null || \
 	  { echo "lint: the files above call each other in a loop (caller, callee, symbol: $(BUILD)/call-graph.txt)" >&2; false; }
+	@scripts/lint-layers "$(LAYERS)" < $(BUILD)/call-graph.txt
 
 lint: lint-locale lint-includes lint-calls
 	cppcheck --quiet --error-exitcode=1 --inline-suppr --enable=warning,performance,portability \
