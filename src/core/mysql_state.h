@@ -11,6 +11,17 @@
 
 #define QG_MY_CHARSET_MAX 64
 
+/* Server status flags of the MySQL protocol (OK and EOF packets,
+ * mariadb_get_info's MARIADB_CONNECTION_SERVER_STATUS). */
+enum {
+    QG_MY_STATUS_NO_BACKSLASH_ESCAPES = 0x0200,
+    QG_MY_STATUS_SESSION_STATE_CHANGED = 0x4000,
+    QG_MY_STATUS_ANSI_QUOTES = 0x8000 /* MariaDB */
+};
+
+/* The type of a session-state change that carries a system variable. */
+#define QG_MY_SESSION_TRACK_SYSTEM_VARIABLES 0
+
 typedef struct qg_my_state {
     char charset[QG_MY_CHARSET_MAX]; /* character_set_client, lower case */
     unsigned flags;                  /* QG_NO_BACKSLASH_ESCAPES | QG_ANSI_QUOTES */

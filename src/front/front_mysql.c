@@ -30,6 +30,7 @@
 #include "mysql_statements.h"
 #include "quoteguard.h"
 #include "real.h"
+#include "replacement.h"
 #include "settings.h"
 #include "wire_stream.h"
 
@@ -67,11 +68,6 @@ QG_REAL_FN(my_bool, mysql_stmt_close, (MYSQL_STMT *), qg_mysql_sonames)
 QG_REAL_FN(unsigned int, mysql_stmt_errno, (MYSQL_STMT *), qg_mysql_sonames)
 QG_REAL_FN(const char *, mysql_stmt_error, (MYSQL_STMT *), qg_mysql_sonames)
 QG_REAL_FN(const char *, mysql_stmt_sqlstate, (MYSQL_STMT *), qg_mysql_sonames)
-
-QG_COLD static void report_missing(const char *name)
-{
-    qg_log_write_event(qg_settings_get(), "error", "missing_symbol", name);
-}
 
 QG_HOT static bool tracking_enabled(void)
 {
@@ -195,8 +191,8 @@ QG_HOT static int send_real(real_sender r, MYSQL *mysql, const char *sql, unsign
 /* Sends, in place of a blocked query, the SIGNAL the wire front sends. */
 QG_COLD static bool send_signal(real_sender real, MYSQL *mysql, const qg_decision *d)
 {
-    char text[256];
-    size_t len = qg_wire_mysql_signal(text, sizeof text, d->message);
+    char text[QG_REPLACEMENT_MYSQL_SIGNAL_MAX];
+    size_t len = qg_replacement_mysql_signal(text, sizeof text, d->message);
     return real.sized && real.sized(mysql, text, len) == 0;
 }
 
@@ -205,7 +201,7 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
 {
     real_sender real = real_sender_for(api);
     if (!real.plain && !real.sized) {
-        report_missing(api_names[api]);
+        qg_guard_report_missing(api_names[api]);
         return 1;
     }
     if (!tracking_enabled() || !sql || inside_reconnect(mysql) ||
@@ -258,7 +254,7 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
 {
     mysql_read_query_result_fn fn = real_mysql_read_query_result();
     if (!fn) {
-        report_missing("mysql_read_query_result");
+        qg_guard_report_missing("mysql_read_query_result");
         return 1;
     }
     if (orphan_mysql == mysql && orphan.await_read) {
@@ -285,7 +281,7 @@ QG_EXPORT int mysql_next_result(MYSQL *mysql)
 {
     mysql_next_result_fn fn = real_mysql_next_result();
     if (!fn) {
-        report_missing("mysql_next_result");
+        qg_guard_report_missing("mysql_next_result");
         return -1;
     }
     qg_my_conn *e = qg_my_conn_find(mysql);
@@ -305,7 +301,7 @@ QG_EXPORT MYSQL_STMT *mysql_stmt_init(MYSQL *mysql)
 {
     mysql_stmt_init_fn fn = real_mysql_stmt_init();
     if (!fn) {
-        report_missing("mysql_stmt_init");
+        qg_guard_report_missing("mysql_stmt_init");
         return NULL;
     }
     MYSQL_STMT *stmt = fn(mysql);
@@ -318,7 +314,7 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
 {
     mysql_stmt_prepare_fn fn = real_mysql_stmt_prepare();
     if (!fn) {
-        report_missing("mysql_stmt_prepare");
+        qg_guard_report_missing("mysql_stmt_prepare");
         return 1;
     }
     qg_my_stmt *s = qg_my_stmt_find(stmt);
@@ -346,7 +342,7 @@ QG_EXPORT int mysql_stmt_execute(MYSQL_STMT *stmt)
 {
     mysql_stmt_execute_fn fn = real_mysql_stmt_execute();
     if (!fn) {
-        report_missing("mysql_stmt_execute");
+        qg_guard_report_missing("mysql_stmt_execute");
         return 1;
     }
     qg_my_stmt *s = qg_my_stmt_find(stmt);
@@ -367,7 +363,7 @@ QG_EXPORT my_bool mysql_stmt_close(MYSQL_STMT *stmt)
         qg_my_stmt_close(stmt);
     if (fn)
         return fn(stmt);
-    report_missing("mysql_stmt_close");
+    qg_guard_report_missing("mysql_stmt_close");
     return 1;
 }
 
@@ -379,7 +375,7 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
 {
     mysql_real_connect_fn fn = real_mysql_real_connect();
     if (!fn) {
-        report_missing("mysql_real_connect");
+        qg_guard_report_missing("mysql_real_connect");
         return NULL;
     }
     if (!tracking_enabled() || inside_reconnect(mysql) || !qg_guard_enter(mysql, NULL, 0))
@@ -401,7 +397,7 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
 {
     mysql_set_character_set_fn fn = real_mysql_set_character_set();
     if (!fn) {
-        report_missing("mysql_set_character_set");
+        qg_guard_report_missing("mysql_set_character_set");
         return 1;
     }
     if (!tracking_enabled() || inside_reconnect(mysql) || !qg_guard_enter(mysql, NULL, 0))
@@ -432,7 +428,7 @@ QG_EXPORT my_bool mysql_change_user(MYSQL *mysql, const char *user, const char *
 {
     mysql_change_user_fn fn = real_mysql_change_user();
     if (!fn) {
-        report_missing("mysql_change_user");
+        qg_guard_report_missing("mysql_change_user");
         return 1;
     }
     my_bool rc = fn(mysql, user, passwd, db);
@@ -444,7 +440,7 @@ QG_EXPORT int mysql_reset_connection(MYSQL *mysql)
 {
     mysql_reset_connection_fn fn = real_mysql_reset_connection();
     if (!fn) {
-        report_missing("mysql_reset_connection");
+        qg_guard_report_missing("mysql_reset_connection");
         return 1;
     }
     int rc = fn(mysql);
@@ -458,7 +454,7 @@ QG_EXPORT int mysql_ping(MYSQL *mysql)
 {
     mysql_ping_fn fn = real_mysql_ping();
     if (!fn) {
-        report_missing("mysql_ping");
+        qg_guard_report_missing("mysql_ping");
         return 1;
     }
     MYSQL *outer = qg_my_sending;
@@ -478,7 +474,7 @@ QG_EXPORT void mysql_close(MYSQL *mysql)
     if (fn)
         fn(mysql);
     else
-        report_missing("mysql_close");
+        qg_guard_report_missing("mysql_close");
 }
 
 /* ------------------------------------------------------- error readers */
@@ -559,7 +555,7 @@ QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const c
         qg_guard_leave();
     }
     const char *lib = lib_charset ? lib_charset(mysql) : NULL;
-    bool lib_quotes_only = qg_my_lib_status(mysql) & SERVER_STATUS_NO_BACKSLASH_ESCAPES;
+    bool lib_quotes_only = qg_my_lib_status(mysql) & QG_MY_STATUS_NO_BACKSLASH_ESCAPES;
     bool quotes_only;
     const qg_encoding *enc =
         e && !e->session.stale
@@ -576,7 +572,7 @@ QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const c
         return qg_my_escape(enc, quotes_only, to, from, length);
     if (fn)
         return fn(mysql, to, from, length);
-    report_missing("mysql_real_escape_string");
+    qg_guard_report_missing("mysql_real_escape_string");
     return (unsigned long)-1;
 }
 
@@ -596,7 +592,7 @@ QG_EXPORT unsigned long mysql_escape_string(char *to, const char *from, unsigned
     if (!enc) {
         if (fn)
             return fn(to, from, length);
-        report_missing("mysql_escape_string");
+        qg_guard_report_missing("mysql_escape_string");
         return (unsigned long)-1;
     }
     if (first_upgrade) {

@@ -17,10 +17,8 @@ typedef struct st_mysql_stmt MYSQL_STMT;
 typedef char **MYSQL_ROW;
 typedef char my_bool;
 enum {
-    MYSQL_OPT_RECONNECT = 20,              /* enum mysql_option */
-    MARIADB_CONNECTION_SERVER_STATUS = 30, /* enum mariadb_value */
-    SESSION_TRACK_SYSTEM_VARIABLES = 0,    /* enum enum_session_state_type */
-    SERVER_STATUS_NO_BACKSLASH_ESCAPES = 0x0200 /* server status flag */
+    MYSQL_OPT_RECONNECT = 20,             /* enum mysql_option */
+    MARIADB_CONNECTION_SERVER_STATUS = 30 /* enum mariadb_value */
 };
 
 /* The connection whose library call this thread is in (a query, the

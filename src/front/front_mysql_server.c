@@ -99,5 +99,5 @@ bool qg_my_lib_report_item(void *conn, bool first, const char **data, size_t *le
     mysql_session_track_get_next_fn get_next = real_mysql_session_track_get_next();
     if (!get_first || !get_next)
         return false;
-    return (first ? get_first : get_next)(conn, SESSION_TRACK_SYSTEM_VARIABLES, data, len) == 0;
+    return (first ? get_first : get_next)(conn, QG_MY_SESSION_TRACK_SYSTEM_VARIABLES, data, len) == 0;
 }

@@ -83,11 +83,6 @@ QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQsocket, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), qg_libpq_sonames)
 
-QG_COLD static void report_missing(const char *name)
-{
-    qg_log_write_event(qg_settings_get(), "error", "missing_symbol", name);
-}
-
 /* Blocked queries' messages, for the error readers. */
 static qg_pg_registry blocked_results = QG_PG_REGISTRY_INIT;
 static qg_pg_registry pending_conn_messages = QG_PG_REGISTRY_INIT;
@@ -254,7 +249,7 @@ QG_COLD static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
     qg_pg_registry_put(&pending_conn_messages, conn, d);
     PQmakeEmptyPGresult_fn make = real_PQmakeEmptyPGresult();
     if (!make) {
-        report_missing("PQmakeEmptyPGresult");
+        qg_guard_report_missing("PQmakeEmptyPGresult");
         return NULL;
     }
     PGresult *res = make(conn, PGRES_FATAL_ERROR);
@@ -276,7 +271,7 @@ QG_COLD static int fail_in_pipeline(PGconn *conn, const qg_decision *d)
     qg_pg_failing_statement(text, sizeof text, d);
     PQsendQueryParams_fn send = real_PQsendQueryParams();
     if (!send) {
-        report_missing("PQsendQueryParams");
+        qg_guard_report_missing("PQsendQueryParams");
         return 0;
     }
     bool entered = qg_guard_enter(conn, text, 0);
@@ -347,7 +342,7 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
 {
     PQexec_fn real = real_PQexec();
     if (!real) {
-        report_missing("PQexec");
+        qg_guard_report_missing("PQexec");
         return NULL;
     }
     if (!open_query(conn, query))
@@ -365,7 +360,7 @@ QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
 {
     PQsendQuery_fn real = real_PQsendQuery();
     if (!real) {
-        report_missing("PQsendQuery");
+        qg_guard_report_missing("PQsendQuery");
         return 0;
     }
     if (!open_query(conn, query))
@@ -386,7 +381,7 @@ QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
 {
     PQexecParams_fn real = real_PQexecParams();
     if (!real) {
-        report_missing("PQexecParams");
+        qg_guard_report_missing("PQexecParams");
         return NULL;
     }
     if (!open_query(conn, command))
@@ -409,7 +404,7 @@ QG_EXPORT int PQsendQueryParams(PGconn *conn, const char *command, int nParams,
 {
     PQsendQueryParams_fn real = real_PQsendQueryParams();
     if (!real) {
-        report_missing("PQsendQueryParams");
+        qg_guard_report_missing("PQsendQueryParams");
         return 0;
     }
     if (!open_query(conn, command))
@@ -429,7 +424,7 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
 {
     PQprepare_fn real = real_PQprepare();
     if (!real) {
-        report_missing("PQprepare");
+        qg_guard_report_missing("PQprepare");
         return NULL;
     }
     if (!open_query(conn, query))
@@ -449,7 +444,7 @@ QG_EXPORT int PQsendPrepare(PGconn *conn, const char *stmtName, const char *quer
 {
     PQsendPrepare_fn real = real_PQsendPrepare();
     if (!real) {
-        report_missing("PQsendPrepare");
+        qg_guard_report_missing("PQsendPrepare");
         return 0;
     }
     if (!open_query(conn, query))
@@ -471,7 +466,7 @@ QG_EXPORT PGresult *PQexecPrepared(PGconn *conn, const char *stmtName, int nPara
 {
     PQexecPrepared_fn real = real_PQexecPrepared();
     if (!real) {
-        report_missing("PQexecPrepared");
+        qg_guard_report_missing("PQexecPrepared");
         return NULL;
     }
     qg_pg_registry_drop(&pending_conn_messages, conn);
@@ -484,7 +479,7 @@ QG_EXPORT int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParam
 {
     PQsendQueryPrepared_fn real = real_PQsendQueryPrepared();
     if (!real) {
-        report_missing("PQsendQueryPrepared");
+        qg_guard_report_missing("PQsendQueryPrepared");
         return 0;
     }
     qg_pg_registry_drop(&pending_conn_messages, conn);
@@ -501,7 +496,7 @@ QG_EXPORT char *PQerrorMessage(const PGconn *conn)
         return (char *)m->text;
     PQerrorMessage_fn real = real_PQerrorMessage();
     if (!real) {
-        report_missing("PQerrorMessage");
+        qg_guard_report_missing("PQerrorMessage");
         return (char *)"";
     }
     return real(conn);
@@ -514,7 +509,7 @@ QG_EXPORT char *PQresultErrorMessage(const PGresult *res)
         return (char *)m->text;
     PQresultErrorMessage_fn real = real_PQresultErrorMessage();
     if (!real) {
-        report_missing("PQresultErrorMessage");
+        qg_guard_report_missing("PQresultErrorMessage");
         return (char *)"";
     }
     return real(res);
@@ -534,7 +529,7 @@ QG_EXPORT char *PQresultVerboseErrorMessage(const PGresult *res, int verbosity, 
         return strdup(verbosity == PQERRORS_VERBOSE ? m->verbose : m->text);
     PQresultVerboseErrorMessage_fn real = real_PQresultVerboseErrorMessage();
     if (!real) {
-        report_missing("PQresultVerboseErrorMessage");
+        qg_guard_report_missing("PQresultVerboseErrorMessage");
         return NULL;
     }
     return real(res, verbosity, show_context);
@@ -559,7 +554,7 @@ QG_EXPORT char *PQresultErrorField(const PGresult *res, int fieldcode)
     }
     PQresultErrorField_fn real = real_PQresultErrorField();
     if (!real) {
-        report_missing("PQresultErrorField");
+        qg_guard_report_missing("PQresultErrorField");
         return NULL;
     }
     return real(res, fieldcode);
@@ -574,7 +569,7 @@ QG_HOT QG_EXPORT void PQclear(PGresult *res)
     qg_pg_registry_drop(&blocked_results, res);
     PQclear_fn real = real_PQclear();
     if (!real) {
-        report_missing("PQclear");
+        qg_guard_report_missing("PQclear");
         return;
     }
     real(res);
@@ -586,7 +581,7 @@ QG_EXPORT void PQfinish(PGconn *conn)
     qg_pg_pipeline_forget(conn);
     PQfinish_fn real = real_PQfinish();
     if (!real) {
-        report_missing("PQfinish");
+        qg_guard_report_missing("PQfinish");
         return;
     }
     real(conn);

@@ -388,3 +388,8 @@ QG_HOT bool qg_guard_query(const qg_query *q, qg_decision *out)
         qg_attach_announce(); /* a plain load first: no shared write per query */
     return qg_guard_query_with(qg_settings_get(), q, out);
 }
+
+QG_COLD void qg_guard_report_missing(const char *name)
+{
+    qg_log_write_event(qg_settings_get(), "error", "missing_symbol", name);
+}

@@ -66,6 +66,10 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
 bool qg_guard_enter(const void *conn, const char *sql, size_t len);
 void qg_guard_leave(void);
 
+/* Logs that the client library has no function `name` the front needs (an
+ * error event, missing_symbol); the front then refuses the call. */
+void qg_guard_report_missing(const char *name);
+
 /* 64-bit FNV-1a fingerprint of a finding: over qg_reason_name(reason), a 0
  * byte, the canonical encoding name (or the unknown name as given), a 0 byte,
  * then the query bytes.  Logged and allow-listed as 16 lower-case hex digits. */

@@ -10,13 +10,7 @@
 #include "quoteguard.h"
 #include "settings.h"
 
-/* Server status flags of the MySQL protocol. */
-enum {
-    SERVER_STATUS_NO_BACKSLASH_ESCAPES = 0x0200,
-    SERVER_SESSION_STATE_CHANGED = 0x4000,
-    SERVER_STATUS_ANSI_QUOTES = 0x8000, /* MariaDB */
-    QUOTING_BITS = SERVER_STATUS_NO_BACKSLASH_ESCAPES | SERVER_STATUS_ANSI_QUOTES
-};
+enum { QUOTING_BITS = QG_MY_STATUS_NO_BACKSLASH_ESCAPES | QG_MY_STATUS_ANSI_QUOTES };
 
 /* The recorded state at debug level: "asked" (read from the server),
  * "reported" (a session-tracking report), or "check" with the head of the
@@ -121,8 +115,8 @@ static void read_report(qg_my_session *s, const qg_my_server *srv, void *conn)
 static void note_quoting_bits(qg_my_session *s, unsigned status)
 {
     unsigned bits = status & QUOTING_BITS;
-    unsigned as_flags = (bits & SERVER_STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
-                        (bits & SERVER_STATUS_ANSI_QUOTES ? QG_ANSI_QUOTES : 0);
+    unsigned as_flags = (bits & QG_MY_STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
+                        (bits & QG_MY_STATUS_ANSI_QUOTES ? QG_ANSI_QUOTES : 0);
     if (bits != s->quoting_bits && as_flags != s->state.flags)
         s->stale = true;
     s->quoting_bits = bits;
@@ -140,7 +134,7 @@ void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *con
     if (sql)
         note_text(s, sql, len);
     unsigned status = srv->status(conn);
-    if (status & SERVER_SESSION_STATE_CHANGED)
+    if (status & QG_MY_STATUS_SESSION_STATE_CHANGED)
         read_report(s, srv, conn);
     note_quoting_bits(s, status);
     if (s->may_hide)
@@ -153,7 +147,7 @@ void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *
         return;
     s->result_open = false;
     unsigned status = srv->status(conn);
-    if (status & SERVER_SESSION_STATE_CHANGED)
+    if (status & QG_MY_STATUS_SESSION_STATE_CHANGED)
         s->stale = true; /* a result set's end reports a change without its value */
     note_quoting_bits(s, status);
 }
@@ -161,7 +155,7 @@ void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *
 void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *conn,
                             bool may_hide)
 {
-    if (!s->tracked || may_hide || srv->status(conn) & SERVER_SESSION_STATE_CHANGED)
+    if (!s->tracked || may_hide || srv->status(conn) & QG_MY_STATUS_SESSION_STATE_CHANGED)
         s->stale = true;
 }
 

@@ -107,17 +107,6 @@ const char qg_pg_abort_transaction[] =
 
 const char *qg_pg_failing_statement(char *out, size_t cap, const qg_decision *d)
 {
-    char message[QG_PG_MESSAGE_MAX];
-    size_t n = 0;
-    for (const char *c = d->message; *c && n + 1 < sizeof message; c++) {
-        if (*c >= ' ' && *c <= '~' && !strchr("'\\$%", *c))
-            message[n++] = *c;
-        else
-            message[n++] = '?';
-    }
-    message[n] = '\0';
-    snprintf(out, cap,
-             "DO $quoteguard$BEGIN RAISE EXCEPTION '%s' USING ERRCODE = '%.5s'; END$quoteguard$",
-             message, d->sqlstate ? d->sqlstate : "42000");
+    qg_replacement_pg_raise(out, cap, d->message, d->sqlstate ? d->sqlstate : "42000");
     return out;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "guard.h"
+#include "replacement.h"
 
 #define QG_PG_MESSAGE_MAX sizeof(((qg_decision *)0)->message)
 
@@ -61,11 +62,11 @@ void qg_pg_registry_unlock(qg_pg_registry *r);
 extern const char qg_pg_abort_transaction[];
 
 /* Writes to out (cap bytes) the statement that fails on the server with
- * d's message and sqlstate, sent in a pipeline in place of the blocked one.
- * The message goes as ASCII without quotes, backslashes, dollar or percent
- * signs (others become '?'); it holds none of the query.  Returns out. */
+ * d's message and sqlstate (42000 when it has none), sent in a pipeline in
+ * place of the blocked one: src/core/replacement.h's, as the wire front
+ * sends.  It holds none of the query.  Returns out. */
 const char *qg_pg_failing_statement(char *out, size_t cap, const qg_decision *d);
 /* Room for any qg_pg_failing_statement. */
-#define QG_PG_FAILING_STATEMENT_MAX (QG_PG_MESSAGE_MAX + 160)
+#define QG_PG_FAILING_STATEMENT_MAX QG_REPLACEMENT_PG_RAISE_MAX
 
 #endif

@@ -3,13 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mysql_state.h"
+#include "replacement.h"
 #include "wire_stream.h"
 
 #define MY_PACKET_MAX 0xffffffu
 #define MY_CLIENT_SESSION_TRACK (1u << 23)
-#define MY_STATUS_NO_BACKSLASH_ESCAPES 0x0200u
-#define MY_STATUS_SESSION_STATE_CHANGED 0x4000u
-#define MY_SESSION_TRACK_SYSTEM_VARIABLES 0
 /* The longest server message worth reading whole: ParameterStatus, OK. */
 #define KEEP_MAX 4096
 
@@ -100,7 +99,7 @@ static void my_session_state(qg_wire_conn *c, reader *r)
         size_t data_len;
         if (!read_lenenc_str(&entries, &data, &data_len))
             return;
-        if (type != MY_SESSION_TRACK_SYSTEM_VARIABLES)
+        if (type != QG_MY_SESSION_TRACK_SYSTEM_VARIABLES)
             continue;
         reader var = {data, data + data_len, true};
         const uint8_t *name, *value;
@@ -122,12 +121,12 @@ static void my_ok_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
         return;
     unsigned status = (unsigned)r.p[0] | (unsigned)r.p[1] << 8;
     r.p += 4; /* status, warnings */
-    c->session.no_backslash_escapes = status & MY_STATUS_NO_BACKSLASH_ESCAPES;
+    c->session.no_backslash_escapes = status & QG_MY_STATUS_NO_BACKSLASH_ESCAPES;
     if (!(c->my_client_caps & MY_CLIENT_SESSION_TRACK) || r.p >= r.end)
         return;
     const uint8_t *info;
     size_t info_len;
-    if (read_lenenc_str(&r, &info, &info_len) && (status & MY_STATUS_SESSION_STATE_CHANGED))
+    if (read_lenenc_str(&r, &info, &info_len) && (status & QG_MY_STATUS_SESSION_STATE_CHANGED))
         my_session_state(c, &r);
 }
 
@@ -248,38 +247,6 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 
 /* ---------------------------------------------------------- replacement */
 
-/* The message, made safe inside a single-quoted SQL literal in any quoting
- * mode: printable ASCII, no quote, no backslash; at most `max` bytes. */
-static void literal_safe(char *out, size_t cap, const char *message, size_t max)
-{
-    /* too long: keep "quoteguard: blocked REASON at byte N (ENCODING)" and
-     * leave the explanation to the log */
-    size_t len = strlen(message);
-    const char *cut = strstr(message, "): ");
-    if (len > max && cut && (size_t)(cut - message) < max)
-        max = (size_t)(cut - message) + 1;
-    size_t o = 0;
-    for (size_t i = 0; message[i] && o + 1 < cap && o < max; i++) {
-        unsigned char ch = (unsigned char)message[i];
-        char safe_ch = (char)ch;
-        if (ch == '\'' || ch == '\\' || ch == '`')
-            safe_ch = '"';
-        else if (ch < 0x20 || ch > 0x7e)
-            safe_ch = '?';
-        out[o++] = safe_ch;
-    }
-    out[o] = '\0';
-}
-
-size_t qg_wire_mysql_signal(char *out, size_t cap, const char *message)
-{
-    char safe[160];
-    literal_safe(safe, sizeof safe, message, 128); /* MESSAGE_TEXT holds 128 characters */
-    int n = snprintf(out, cap,
-                     "SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1105, MESSAGE_TEXT = '%s'", safe);
-    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
-}
-
 static bool put_be32(qg_wire_buf *b, uint32_t v)
 {
     uint8_t bytes[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
@@ -289,24 +256,18 @@ static bool put_be32(qg_wire_buf *b, uint32_t v)
 bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char *message,
                          const char *sqlstate, qg_wire_buf *out)
 {
-    char code[6] = "42501";
-    static const char sqlstate_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    if (sqlstate && strlen(sqlstate) == 5 && strspn(sqlstate, sqlstate_chars) == 5)
-        memcpy(code, sqlstate, 6);
-    char safe[600], text[800];
+    char safe[QG_REPLACEMENT_MESSAGE_MAX + 1], text[QG_REPLACEMENT_PG_RAISE_MAX];
     out->len = 0;
     if (c->proto == QG_WIRE_PG) {
-        literal_safe(safe, sizeof safe, message, 500);
         /* Query: a statement that raises at once (and so aborts an open
          * transaction).  Parse: one that fails already in parse analysis, so
          * the statement is never created and the Bind after it is skipped. */
-        if (m->kind == QG_WIRE_PG_QUERY)
-            snprintf(text, sizeof text,
-                     "DO $quoteguard$BEGIN RAISE EXCEPTION USING MESSAGE = '%s', "
-                     "ERRCODE = '%s'; END$quoteguard$",
-                     safe, code);
-        else
+        if (m->kind == QG_WIRE_PG_QUERY) {
+            qg_replacement_pg_raise(text, sizeof text, message, sqlstate);
+        } else {
+            qg_replacement_message(safe, sizeof safe, message, sizeof safe - 1);
             snprintf(text, sizeof text, "SELECT CAST('%s' AS integer)", safe);
+        }
         size_t text_len = strlen(text);
         size_t name_len = m->kind == QG_WIRE_PG_PARSE ? m->name_len : 0;
         size_t body = 4 + (m->kind == QG_WIRE_PG_PARSE ? name_len + 1 : 0) + text_len + 1 +
@@ -324,11 +285,11 @@ bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char
     }
     uint8_t command;
     if (m->kind == QG_WIRE_MY_QUERY) {
-        qg_wire_mysql_signal(text, sizeof text, message);
+        qg_replacement_mysql_signal(text, sizeof text, message);
         command = 0x03;
     } else {
         /* an unknown column fails the prepare itself; names hold 64 characters */
-        literal_safe(safe, sizeof safe, message, 64);
+        qg_replacement_message(safe, sizeof safe, message, 64);
         snprintf(text, sizeof text, "SELECT `%s`", safe);
         command = 0x16;
     }

@@ -66,15 +66,11 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n);
  * in place of m: PG Query → DO … RAISE; PG Parse → a Parse (same statement
  * name) whose text fails to parse-analyse with the message; MySQL COM_QUERY
  * → SIGNAL SQLSTATE '45000'; COM_STMT_PREPARE → a prepare that fails with
- * an unknown column naming quoteguard.  `message` is ASCII ("quoteguard:
- * blocked …"); `sqlstate` (5 characters, or NULL for 42501) is what the PG
- * Query raises.  False without memory. */
+ * an unknown column naming quoteguard (src/core/replacement.h).
+ * `message` is ASCII ("quoteguard: blocked …"); `sqlstate` (5 characters,
+ * or NULL for 42501) is what the PG Query raises.  False without memory. */
 bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char *message,
                          const char *sqlstate, qg_wire_buf *out);
-
-/* The MySQL statement a blocked query becomes: SIGNAL SQLSTATE '45000' with
- * error 1105 and (the head of) `message`.  Returns its length (< cap). */
-size_t qg_wire_mysql_signal(char *out, size_t cap, const char *message);
 
 
 #endif

@@ -82,8 +82,6 @@ static bool report_item(void *conn, bool first, const char **data, size_t *len)
 static const qg_my_server srv = {&map, ask, request_tracking, thread_id, status, result_set,
                                  report_item};
 
-enum { STATE_CHANGED = 0x4000, NBE_BIT = 0x0200 };
-
 static void answer_ok(qg_my_session *s, unsigned flags, const char *sql)
 {
     server_state.result_set = false;
@@ -111,16 +109,16 @@ int main(void)
     server_state.report[1] = "gbk";
     server_state.report[2] = "sql_mode";
     server_state.report[3] = "MYSQL40,NO_BACKSLASH_ESCAPES";
-    answer_ok(&s, STATE_CHANGED | NBE_BIT, "SET NAMES gbk, sql_mode = 'MYSQL40,NO_BACKSLASH_ESCAPES'");
+    answer_ok(&s, QG_MY_STATUS_SESSION_STATE_CHANGED | QG_MY_STATUS_NO_BACKSLASH_ESCAPES, "SET NAMES gbk, sql_mode = 'MYSQL40,NO_BACKSLASH_ESCAPES'");
     tap_ok(strcmp(s.state.charset, "gbk") == 0 && s.state.flags == QG_NO_BACKSLASH_ESCAPES &&
                !s.stale,
            "an OK packet's report is taken as it is, without asking");
     memset(server_state.report, 0, sizeof server_state.report);
 
-    answer_ok(&s, NBE_BIT, "INSERT INTO t VALUES (1)");
+    answer_ok(&s, QG_MY_STATUS_NO_BACKSLASH_ESCAPES, "INSERT INTO t VALUES (1)");
     tap_ok(!s.stale, "an OK packet without a report changes nothing");
 
-    answer_ok(&s, NBE_BIT, "SET @@character_set_client = sjis");
+    answer_ok(&s, QG_MY_STATUS_NO_BACKSLASH_ESCAPES, "SET @@character_set_client = sjis");
     tap_ok(s.stale, "SET @@name without a scope (never reported): stale");
     server_state.state = (qg_my_state){.charset = "sjis", .flags = QG_NO_BACKSLASH_ESCAPES};
     qg_my_session_prepare(&s, &srv, NULL);
@@ -136,7 +134,7 @@ int main(void)
     server_state.status = 0;
     qg_my_session_answered(&s, &srv, NULL, "SELECT f()", 10);
     tap_ok(s.result_open && !s.stale, "a result set: its end is looked at later");
-    server_state.status = STATE_CHANGED;
+    server_state.status = QG_MY_STATUS_SESSION_STATE_CHANGED;
     qg_my_session_result_read(&s, &srv, NULL);
     tap_ok(s.stale, "a result set's end that says the state changed: stale");
     qg_my_session_prepare(&s, &srv, NULL);

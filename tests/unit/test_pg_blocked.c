@@ -50,10 +50,15 @@ static void failing_statement(void)
     char out[QG_PG_FAILING_STATEMENT_MAX];
     qg_decision d = decision("22021", "quoteguard: it's \\ $x% \x81");
     qg_pg_failing_statement(out, sizeof out, &d);
-    tap_ok(strcmp(out, "DO $quoteguard$BEGIN RAISE EXCEPTION 'quoteguard: it?s ? ?x? ?' USING "
-                       "ERRCODE = '22021'; END$quoteguard$") == 0,
-           "the failing statement carries the message without quotes, backslashes, dollar or "
-           "percent signs or non-ASCII bytes: %s", out);
+    tap_ok(strcmp(out, "DO $quoteguard$BEGIN RAISE EXCEPTION USING MESSAGE = "
+                       "'quoteguard: it\"s \" ?x% ?', ERRCODE = '22021'; END$quoteguard$") == 0,
+           "the failing statement carries the message without quotes, backslashes, dollar "
+           "signs or non-ASCII bytes: %s", out);
+    d = decision("22021", "quoteguard: $quoteguard$; SELECT 1; --");
+    qg_pg_failing_statement(out, sizeof out, &d);
+    const char *body = strstr(out, "$quoteguard$");
+    tap_ok(body && strstr(body + 1, "$quoteguard$") == strstr(out, "END$quoteguard$") + 3,
+           "a dollar quote in the message cannot end the DO block's: %s", out);
     d = decision(NULL, "quoteguard: blocked");
     qg_pg_failing_statement(out, sizeof out, &d);
     tap_ok(strstr(out, "ERRCODE = '42000'") != NULL, "no sqlstate fails with 42000");
