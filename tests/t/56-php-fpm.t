@@ -1,5 +1,5 @@
 #!/bin/bash
-# php-fpm as README's "php-fpm pools" describes it: `quoteguard enable` on
+# php-fpm as docs/DEPLOYMENT.md's "php-fpm pools" describes it: `quoteguard enable` on
 # Debian's php8.2-fpm unit (in a scratch root) writes the drop-in; php-fpm
 # started with that drop-in's environment (as systemd would start it, with
 # a pool of its own, clear_env = yes) has the shim in its worker

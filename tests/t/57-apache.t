@@ -1,5 +1,5 @@
 #!/bin/bash
-# Apache with mod_php as README's "Apache with mod_php" describes it: one
+# Apache with mod_php as docs/DEPLOYMENT.md's "Apache with mod_php" describes it: one
 # `export LD_PRELOAD=…` line in the envvars file apache2ctl reads (a private
 # APACHE_CONFDIR here, so the machine's Apache is left alone) puts the shim
 # into Apache's children and the PHP they run: `quoteguard check --pid`
@@ -35,7 +35,7 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
     echo "export APACHE_RUN_USER=$QG_PG_USER APACHE_RUN_GROUP=$(id -gn "$QG_PG_USER")"
     echo "export APACHE_PID_FILE=$T/run/apache2.pid APACHE_RUN_DIR=$T/run APACHE_LOCK_DIR=$T/lock APACHE_LOG_DIR=$T/log"
     echo "export QUOTEGUARD_CONFIG=/dev/null QUOTEGUARD_LOG=$T/log/quoteguard.log"
-    echo "export LD_PRELOAD=$QG_SHIM"   # the README's line, with this tree's library
+    echo "export LD_PRELOAD=$QG_SHIM"   # docs/DEPLOYMENT.md's line, with this tree's library
 } > "$CONF/envvars"
 cat > "$CONF/apache2.conf" <<EOF2
 LoadModule mpm_prefork_module $MODULES/mod_mpm_prefork.so
