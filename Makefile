@@ -81,7 +81,7 @@ $(BUILD)/libquoteguard-check.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libquoteguard-check.so: $(CORE_OBJ)
-	$(CC) -shared $(QG_CFLAGS) $(LDFLAGS) -Wl,-soname,libquoteguard-check.so.0 -o $@ $^
+	$(CC) -shared $(QG_CFLAGS) $(LDFLAGS) -Wl,-soname,$(CHECK_SO).$(CHECK_ABI) -o $@ $^
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/tests/%.d $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
@@ -278,6 +278,11 @@ INCLUDEDIR  = $(PREFIX)/include
 MANDIR      = $(PREFIX)/share/man
 QG_VERSION  = $(shell sed -n 's/^\#define QG_VERSION "\(.*\)"$$/\1/p' include/quoteguard.h)
 CHECK_SO    = libquoteguard-check.so
+# The checker library's soname carries QG_VERSION's major number and, while
+# that is 0, its minor too: a 0.x release may change the ABI (0.2.0 made the
+# lexer opaque), a later one only with a new major number.
+QG_VERSION_PARTS = $(subst ., ,$(QG_VERSION))
+CHECK_ABI   = $(word 1,$(QG_VERSION_PARTS))$(if $(filter 0,$(word 1,$(QG_VERSION_PARTS))),.$(word 2,$(QG_VERSION_PARTS)))
 
 # install-tool: what an operator runs (the library, its settings tool, the
 # wrapper, the report, the man pages); install adds the checker library.
@@ -302,8 +307,8 @@ install: install-tool
 	$(INSTALL) -m 0644 include/quoteguard.h $(DESTDIR)$(INCLUDEDIR)/quoteguard.h
 	$(INSTALL) -m 0644 $(BUILD)/libquoteguard-check.a $(DESTDIR)$(LIBDIR)/libquoteguard-check.a
 	$(INSTALL) -m 0755 $(BUILD)/$(CHECK_SO) $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(QG_VERSION)
-	ln -sf $(CHECK_SO).$(QG_VERSION) $(DESTDIR)$(LIBDIR)/$(CHECK_SO).0
-	ln -sf $(CHECK_SO).0 $(DESTDIR)$(LIBDIR)/$(CHECK_SO)
+	ln -sf $(CHECK_SO).$(QG_VERSION) $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(CHECK_ABI)
+	ln -sf $(CHECK_SO).$(CHECK_ABI) $(DESTDIR)$(LIBDIR)/$(CHECK_SO)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	  'Name: quoteguard' \
 	  'Description: quoteguard checker: finds SQL whose quoting a multibyte client encoding breaks' \
@@ -328,7 +333,7 @@ uninstall:
 	  $(DESTDIR)$(BINDIR)/quoteguard-report $(DESTDIR)$(BINDIR)/quoteguard-shapes \
 	  $(DESTDIR)$(INCLUDEDIR)/quoteguard.h \
 	  $(DESTDIR)$(LIBDIR)/libquoteguard-check.a $(DESTDIR)$(LIBDIR)/$(CHECK_SO) \
-	  $(DESTDIR)$(LIBDIR)/$(CHECK_SO).0 $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(QG_VERSION) \
+	  $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(CHECK_ABI) $(DESTDIR)$(LIBDIR)/$(CHECK_SO).$(QG_VERSION) \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/quoteguard.pc \
 	  $(DESTDIR)$(MANDIR)/man1/quoteguard.1 $(DESTDIR)$(MANDIR)/man5/quoteguard.conf.5
 	rmdir $(DESTDIR)$(LIBDIR)/quoteguard 2>/dev/null || true

@@ -104,13 +104,13 @@ static void check_findings(const qg_result *r, size_t len)
 static void lex_all(const qg_context *ctx, const unsigned char *s, size_t len,
                     qg_reading reading, bool collect, token_list *out)
 {
-    qg_lexer lx;
     qg_token tok;
     memset(&out->result, 0, sizeof out->result);
     out->count = out->total = 0;
-    qg_lexer_init(&lx, ctx, (const char *)s, len, reading, collect ? &out->result : NULL);
+    qg_lexer *lx = qg_lexer_new(ctx, (const char *)s, len, reading, collect ? &out->result : NULL);
+    FUZZ_CHECK(lx != NULL, "no memory for a lexer");
     size_t prev_end = 0;
-    while (qg_lexer_next(&lx, &tok)) {
+    while (qg_lexer_next(lx, &tok)) {
         check_token(ctx, s, len, &tok, prev_end, reading);
         prev_end = tok.end;
         if (out->count < MAX_TOKENS)
@@ -118,7 +118,8 @@ static void lex_all(const qg_context *ctx, const unsigned char *s, size_t len,
         out->total++;
         FUZZ_CHECK(out->total <= len, "%zu tokens in %zu bytes", out->total, len);
     }
-    FUZZ_CHECK(!qg_lexer_next(&lx, &tok), "lexer restarted after the end");
+    FUZZ_CHECK(!qg_lexer_next(lx, &tok), "lexer restarted after the end");
+    qg_lexer_free(lx);
     if (collect)
         check_findings(&out->result, len);
     else

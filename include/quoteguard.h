@@ -1,7 +1,7 @@
 /*
  * quoteguard — checker for SQL text built by pasting escaped strings.
  *
- * Pure logic: no client library, no heap allocation.  Given the dialect, the
+ * Pure logic: no client library; qg_check allocates nothing.  Given the dialect, the
  * connection's client encoding and quoting flags, and the query bytes, it
  * reads the query twice — as the server will (S) and byte by byte as a naive
  * escaper believes (N) — and reports where the two disagree or where the
@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define QG_VERSION "0.1.0"
+#define QG_VERSION "0.2.0"
 
 /* The library is built with hidden visibility; this is its public surface. */
 #if defined(__GNUC__)
@@ -212,61 +212,17 @@ typedef struct qg_result {
     qg_finding findings[QG_MAX_FINDINGS];   /* the first ones, in the order found */
 } qg_result;
 
-typedef struct encoding_dfa encoding_dfa_t;
-
-/* The lexer: an iterator over the structural tokens of a query.  State lives
- * in the caller's struct; nothing is allocated.  Fields are private. */
-typedef struct qg_lexer {
-    const qg_context *ctx;
-    const unsigned char *sql;
-    size_t len;
-    size_t pos;
-    size_t exec_comment_depth; /* MySQL: inside / *! … * / whose body is SQL */
-    size_t last_mb_end;        /* end of the last multibyte character seen in code */
-    size_t quiet_from;         /* the checker skips blocks from here on */
-    qg_reading reading;
-    bool multibyte;            /* the client encoding has multibyte characters */
-    bool ambiguous;            /* S: saw a byte N may read otherwise (a trail byte
-                                  that is a quote or backslash, a backslash
-                                  S takes literally) */
-    bool diverges;             /* S: N ends some literal elsewhere, or (PG) an
-                                  invalid sequence that an escaper trusting lead
-                                  bytes reads on past (looked for only by a lexer
-                                  with findings) */
-    bool watch_escaped_quotes; /* S: count quotes escaped by a backslash, where a
-                                  quote doubler's reading ends a literal */
-    unsigned escaped_quotes;   /* S: their parity, bit 0 for ', bit 1 for " */
-    size_t first_escaped_quote; /* S: where the lexer first read one, or 0 */
-    bool doubler_parts;        /* S: a comment after an odd number of them */
-    bool backslash_pair;       /* S: a backslash after a byte >= 0x80 and before a
-                                  backslash or quote (qg_next_backslash_pair), at
-                                  a byte before pairs_to */
-    size_t pairs_to;           /* S: the bytes the block skip or the checker
-                                  looked at for backslash_pair: [0, pairs_to) */
-    qg_result *findings;       /* where encoding findings go, or NULL */
-    const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
-    int vectors;               /* the implementation of the scans it runs
-                                  (src/core/vectors.c), picked at qg_lexer_init */
-    size_t steps_until;        /* QG_READ_NAIVE_AWARE: a literal's quote after a
-                                  lead byte and a trail 0x5c read as one
-                                  character, where the lead and the quote make
-                                  none (a step quote), is escaped before this
-                                  offset (the escaper stepped over the lead
-                                  alone) and from it on read after that
-                                  character (the escaper copied it whole).  0,
-                                  or one past a step quote of the literal at
-                                  lx->pos, where the scan resumes (the checker
-                                  read it up to there before) */
-    size_t step_after;         /* one past the first step quote at or past
-                                  steps_until in the literal just read, or 0 */
-    size_t escaped_high_end;   /* S (MySQL): one past the last byte >= 0x80 a
-                                  backslash escaped, or 0 */
-} qg_lexer;
-
-QG_API void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
-                   qg_reading reading, qg_result *findings);
+/* The lexer: an iterator over the structural tokens of a query.  Its state
+ * is the library's own: qg_lexer_new allocates one (NULL without memory)
+ * that reads sql[0, len) with the context's rules, writing encoding
+ * findings to *findings unless it is NULL; ctx, sql and findings must
+ * outlive it.  qg_lexer_free releases it. */
+typedef struct qg_lexer qg_lexer;
+QG_API qg_lexer *qg_lexer_new(const qg_context *ctx, const char *sql, size_t len,
+                              qg_reading reading, qg_result *findings);
 /* Next structural token; false at the end of the input. */
 QG_API bool qg_lexer_next(qg_lexer *lx, qg_token *tok);
+QG_API void qg_lexer_free(qg_lexer *lx);
 
 /* ----------------------------------------------------------------- checker */
 

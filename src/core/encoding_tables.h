@@ -81,6 +81,7 @@ typedef struct nibble_set {
     unsigned char low[16], high[16];
 } nibble_set;
 
+typedef struct encoding_dfa encoding_dfa_t;
 struct encoding_dfa {
     uint64_t rows[256];
     unsigned ambiguous;

@@ -12,6 +12,7 @@
  * table lookup per byte; nothing is allocated.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "encoding_tables.h"
@@ -738,6 +739,20 @@ QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, 
     lx->vectors = qg_vectors_in_use();
     lx->dfa = lx->vectors == QG_VECTORS_REFERENCE ? NULL : encoding_dfa(ctx->encoding);
     lx->findings = findings;
+}
+
+qg_lexer *qg_lexer_new(const qg_context *ctx, const char *sql, size_t len, qg_reading reading,
+                       qg_result *findings)
+{
+    qg_lexer *lx = malloc(sizeof *lx);
+    if (lx)
+        qg_lexer_init(lx, ctx, sql, len, reading, findings);
+    return lx;
+}
+
+void qg_lexer_free(qg_lexer *lx)
+{
+    free(lx);
 }
 
 /* At a token S reads as no literal of the quote `kinds` (bit 0: single,

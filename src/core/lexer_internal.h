@@ -11,6 +11,61 @@
 
 #include "quoteguard.h"
 
+typedef struct encoding_dfa encoding_dfa_t;
+
+/* The lexer's state (include/quoteguard.h declares it opaque): the core's
+ * own readers keep it on their stack, through qg_lexer_init. */
+struct qg_lexer {
+    const qg_context *ctx;
+    const unsigned char *sql;
+    size_t len;
+    size_t pos;
+    size_t exec_comment_depth; /* MySQL: inside / *! … * / whose body is SQL */
+    size_t last_mb_end;        /* end of the last multibyte character seen in code */
+    size_t quiet_from;         /* the checker skips blocks from here on */
+    qg_reading reading;
+    bool multibyte;            /* the client encoding has multibyte characters */
+    bool ambiguous;            /* S: saw a byte N may read otherwise (a trail byte
+                                  that is a quote or backslash, a backslash
+                                  S takes literally) */
+    bool diverges;             /* S: N ends some literal elsewhere, or (PG) an
+                                  invalid sequence that an escaper trusting lead
+                                  bytes reads on past (looked for only by a lexer
+                                  with findings) */
+    bool watch_escaped_quotes; /* S: count quotes escaped by a backslash, where a
+                                  quote doubler's reading ends a literal */
+    unsigned escaped_quotes;   /* S: their parity, bit 0 for ', bit 1 for " */
+    size_t first_escaped_quote; /* S: where the lexer first read one, or 0 */
+    bool doubler_parts;        /* S: a comment after an odd number of them */
+    bool backslash_pair;       /* S: a backslash after a byte >= 0x80 and before a
+                                  backslash or quote (qg_next_backslash_pair), at
+                                  a byte before pairs_to */
+    size_t pairs_to;           /* S: the bytes the block skip or the checker
+                                  looked at for backslash_pair: [0, pairs_to) */
+    qg_result *findings;       /* where encoding findings go, or NULL */
+    const encoding_dfa_t *dfa; /* the encoding's quoted-text automaton, or NULL */
+    int vectors;               /* the implementation of the scans it runs
+                                  (src/core/vectors.c), picked at qg_lexer_init */
+    size_t steps_until;        /* QG_READ_NAIVE_AWARE: a literal's quote after a
+                                  lead byte and a trail 0x5c read as one
+                                  character, where the lead and the quote make
+                                  none (a step quote), is escaped before this
+                                  offset (the escaper stepped over the lead
+                                  alone) and from it on read after that
+                                  character (the escaper copied it whole).  0,
+                                  or one past a step quote of the literal at
+                                  lx->pos, where the scan resumes (the checker
+                                  read it up to there before) */
+    size_t step_after;         /* one past the first step quote at or past
+                                  steps_until in the literal just read, or 0 */
+    size_t escaped_high_end;   /* S (MySQL): one past the last byte >= 0x80 a
+                                  backslash escaped, or 0 */
+};
+
+
+void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
+                   qg_reading reading, qg_result *findings);
+
 /* The implementations of the scans (src/core/vectors.c picks one per process,
  * the widest the CPU runs): the scalar reference, which reads byte by byte
  * (no quick scan, no block skip, no automaton) and has the checker compare

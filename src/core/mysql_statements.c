@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ascii.h"
+#include "lexer_internal.h"
 #include "quoteguard.h"
 #include "sql_words.h"
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lexer_internal.h"
 #include "sql_words.h"
 
 #define END_PRIME 0x100000001b3ULL

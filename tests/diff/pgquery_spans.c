@@ -180,10 +180,13 @@ static bool pgquery_spans(const char *sql, span_list *out, char *err, size_t err
 
 static void checker_spans(const qg_context *ctx, const char *sql, size_t len, span_list *out)
 {
-    qg_lexer lx;
     qg_token t;
-    qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, NULL);
-    while (qg_lexer_next(&lx, &t)) {
+    qg_lexer *lx = qg_lexer_new(ctx, sql, len, QG_READ_SERVER, NULL);
+    if (!lx) {
+        fprintf(stderr, "pgquery_spans: no memory for a lexer\n");
+        exit(1);
+    }
+    while (qg_lexer_next(lx, &t)) {
         span_kind kind = t.kind == QG_TOK_IDENT     ? SPAN_IDENT
                          : t.kind == QG_TOK_COMMENT ? SPAN_COMMENT
                                                     : SPAN_STRING;
@@ -191,6 +194,7 @@ static void checker_spans(const qg_context *ctx, const char *sql, size_t len, sp
         size_t start = t.form == QG_FORM_NATIONAL ? t.start + 1 : t.start;
         push(out, kind, start, t.end);
     }
+    qg_lexer_free(lx);
 }
 
 /* ------------------------------------------------------------- reporting */

@@ -17,6 +17,11 @@ unset LD_PRELOAD
 DEST=$TMP/dest
 ROOT=$DEST/usr
 version=$(sed -n 's/^#define QG_VERSION "\(.*\)"$/\1/p' include/quoteguard.h)
+# The soname carries the major number and, while that is 0, the minor too.
+major=${version%%.*}
+abi=$major
+[ "$major" != 0 ] || { minor=${version#*.}; abi=$major.${minor%%.*}; }
+soname=libquoteguard-check.so.$abi
 
 make -s --no-print-directory install DESTDIR="$DEST" PREFIX=/usr BUILD="$QG_BUILD" > "$TMP/make.log" 2>&1
 ok "make install DESTDIR=… PREFIX=/usr succeeds" [ $? -eq 0 ] || tap_diag "$(tail -n 20 "$TMP/make.log")"
@@ -24,7 +29,7 @@ ok "make install DESTDIR=… PREFIX=/usr succeeds" [ $? -eq 0 ] || tap_diag "$(t
 for f in bin/quoteguard bin/quoteguard-report lib/quoteguard/libquoteguard.so lib/quoteguard/quoteguard-config \
     include/quoteguard.h \
     lib/libquoteguard-check.a lib/libquoteguard-check.so "lib/libquoteguard-check.so.$version" \
-    lib/libquoteguard-check.so.0 lib/pkgconfig/quoteguard.pc \
+    "lib/$soname" lib/pkgconfig/quoteguard.pc \
     share/man/man1/quoteguard.1 share/man/man5/quoteguard.conf.5; do
     ok "installed: $f" [ -e "$ROOT/$f" ]
 done
@@ -80,6 +85,17 @@ int main(void)
     printf("%s attack:%s clean:%s\n", qg_encoding_name(enc),
            bad == QG_VERDICT_BLOCK ? qg_reason_name(r.findings[0].reason) : "not-blocked",
            good == QG_VERDICT_CLEAN ? "clean" : "flagged");
+    /* The lexer through its opaque handle: the literal and the comment. */
+    const char text[] = "SELECT 'a''b' -- c";
+    qg_lexer *lx = qg_lexer_new(&ctx, text, strlen(text), QG_READ_SERVER, NULL);
+    if (!lx)
+        return 3;
+    qg_token tok;
+    while (qg_lexer_next(lx, &tok))
+        printf("token %s %zu-%zu\n",
+               tok.kind == QG_TOK_STRING ? "string" : tok.kind == QG_TOK_COMMENT ? "comment" : "other",
+               tok.start, tok.end);
+    qg_lexer_free(lx);
     return 0;
 }
 EOF
@@ -87,7 +103,10 @@ cc $(pc --cflags) -o "$TMP/use" "$TMP/use.c" $(pc --libs) 2>"$TMP/cc.log"
 ok "a program builds with pkg-config --cflags --libs quoteguard" [ $? -eq 0 ] || tap_diag "$(cat "$TMP/cc.log")"
 out=$(LD_LIBRARY_PATH=$ROOT/lib "$TMP/use")
 has "$out" "SJIS attack:structure_mismatch clean:clean" "the installed shared checker blocks the attack and passes clean SQL"
-has "$(LD_LIBRARY_PATH=$ROOT/lib ldd "$TMP/use")" "libquoteguard-check.so.0 => $ROOT/lib/libquoteguard-check.so.0" \
+has "$out" "token string 7-13
+token comment 14-18" "the installed lexer reads the literal and the comment through its opaque handle"
+has "$(objdump -p "$ROOT/lib/$soname")" "SONAME               $soname" "the library's soname is $soname"
+has "$(LD_LIBRARY_PATH=$ROOT/lib ldd "$TMP/use")" "$soname => $ROOT/lib/$soname" \
     "the program uses the installed shared library by its soname"
 cc $(pc --cflags) -o "$TMP/use-static" "$TMP/use.c" "$ROOT/lib/libquoteguard-check.a" 2>"$TMP/cc.log"
 ok "a program links the installed static library" [ $? -eq 0 ] || tap_diag "$(cat "$TMP/cc.log")"
