@@ -79,8 +79,8 @@ static size_t char_bytes(const qg_encoding *enc, const unsigned char *p, size_t 
 
 /* Where the character at s[p] ends.  Its length (1 to 4) goes through a
  * branch instead of into the address, so reading the next character need
- * not wait for this one's table lookups (a 4 KB SJIS literal is rewritten
- * in two thirds of the time). */
+ * not wait for this one's table lookups (docs/PERFORMANCE.md, "Choices in
+ * the code"). */
 static size_t next_char(const qg_encoding *enc, const unsigned char *s, size_t p, size_t end)
 {
     switch (char_bytes(enc, s + p, end - p)) {
@@ -171,8 +171,8 @@ static void lex_next_struct(tok_stream *ts)
 static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, size_t len,
                         token_cache *cache, bool replay)
 {
-    /* Field by field: a memset of the whole head became `rep stos`, whose
-     * start-up cost more than the stores. */
+    /* Field by field: a memset of the whole head costs more than these
+     * stores (docs/PERFORMANCE.md, "Choices in the code"). */
     ts->ctx = ctx;
     ts->s = (const unsigned char *)sql;
     ts->len = len;

@@ -53,7 +53,8 @@ typedef struct qg_allow_shape {
 
 /* The small fields first: those every query reads (mode, active, shapes,
  * the MySQL policy) share one cache line; the lists and paths after them
- * take 21 KB, five pages that a query never touches. */
+ * fill pages that a query never touches (docs/PERFORMANCE.md, "Choices in
+ * the code"). */
 typedef struct qg_settings {
     qg_mode mode;
     /* Resolved at load time from the program lists and the program name. */
