@@ -135,10 +135,12 @@ test-unit: $(UNIT_BIN)
 
 # Everything that starts no server: the unit binaries and the tests whose
 # `# servers:` line says none (tests/README.md; tests/t/00-test-index.t
-# checks every test has that line).
+# checks every test has that line), two at a time, the fuzz targets for
+# QUICK_FUZZ_SECONDS each.
 QUICK_TESTS = $(shell grep -l '^\# servers: none$$' tests/t/*.t)
-check-quick: all unit clients diff-tools
-	BUILD=$(BUILD) tests/run $(UNIT_BIN) $(QUICK_TESTS)
+QUICK_FUZZ_SECONDS ?= 5
+check-quick: all unit clients diff-tools $(BENCH_BIN)
+	BUILD=$(BUILD) QG_TEST_JOBS=2 QG_FUZZ_SECONDS=$(QUICK_FUZZ_SECONDS) tests/run $(UNIT_BIN) $(QUICK_TESTS)
 
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all unit
