@@ -88,22 +88,28 @@ static qg_pg_registry blocked_results = QG_PG_REGISTRY_INIT;
 static qg_pg_registry pending_conn_messages = QG_PG_REGISTRY_INIT;
 
 /* A fork while another thread holds a registry's lock must not leave it
- * held in the child. */
+ * held in the child (conn_map.h). */
 static void lock_registries(void)
 {
-    qg_pg_registry_lock(&blocked_results);
-    qg_pg_registry_lock(&pending_conn_messages);
+    qg_conn_map_write_lock(&blocked_results);
+    qg_conn_map_write_lock(&pending_conn_messages);
 }
 
 static void unlock_registries(void)
 {
-    qg_pg_registry_unlock(&pending_conn_messages);
-    qg_pg_registry_unlock(&blocked_results);
+    qg_conn_map_unlock(&pending_conn_messages);
+    qg_conn_map_unlock(&blocked_results);
+}
+
+static void registries_in_child(void)
+{
+    qg_conn_map_child_after_fork(&pending_conn_messages);
+    qg_conn_map_child_after_fork(&blocked_results);
 }
 
 __attribute__((constructor)) static void keep_registries_across_fork(void)
 {
-    pthread_atfork(lock_registries, unlock_registries, unlock_registries);
+    pthread_atfork(lock_registries, unlock_registries, registries_in_child);
 }
 
 /* ------------------------------------------------------------------- check */

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A removed entry's slot: lookups probe past it. */
 #define TOMBSTONE ((qg_conn_head *)1)
@@ -42,17 +43,31 @@ void *qg_conn_map_find(qg_conn_map *m, const void *key)
 }
 
 /* Rebuilds the table without tombstones, at least four times the live
- * size.  The caller holds the write lock. */
+ * size: in the map's first slots while they are enough.  The caller holds
+ * the write lock. */
 static bool grow(qg_conn_map *m)
 {
-    size_t capacity = 16;
+    size_t capacity = QG_CONN_MAP_FIRST_SLOTS;
     while (capacity < (m->live + 1) * 4)
         capacity *= 2;
-    qg_conn_head **slots = calloc(capacity, sizeof(qg_conn_head *));
-    if (!slots)
-        return false;
-    for (size_t i = 0; i < m->capacity; i++) {
-        qg_conn_head *e = m->slots[i];
+    qg_conn_head *moving[QG_CONN_MAP_FIRST_SLOTS];
+    qg_conn_head **old = m->slots;
+    size_t old_capacity = m->capacity;
+    qg_conn_head **slots;
+    if (capacity == QG_CONN_MAP_FIRST_SLOTS) {
+        if (old == m->first_slots) { /* rebuilt in place, from a copy */
+            memcpy(moving, old, sizeof moving);
+            old = moving;
+        }
+        slots = m->first_slots;
+        memset(slots, 0, sizeof m->first_slots);
+    } else {
+        slots = calloc(capacity, sizeof(qg_conn_head *));
+        if (!slots)
+            return false;
+    }
+    for (size_t i = 0; i < old_capacity; i++) {
+        qg_conn_head *e = old[i];
         if (!e || e == TOMBSTONE)
             continue;
         size_t j = slot_of(e->key, capacity);
@@ -60,11 +75,35 @@ static bool grow(qg_conn_map *m)
             j = (j + 1) & (capacity - 1);
         slots[j] = e;
     }
-    free(m->slots);
+    if (m->slots != m->first_slots)
+        free(m->slots);
     m->slots = slots;
     m->capacity = capacity;
     m->filled = m->live;
     return true;
+}
+
+/* A zeroed entry: allocated, or from the reserve without memory. */
+static qg_conn_head *entry_new(qg_conn_map *m)
+{
+    qg_conn_head *e = calloc(1, m->entry_size);
+    for (size_t i = 0; !e && i < m->reserve_count; i++) {
+        if (!__atomic_exchange_n(&m->reserve_used[i], true, __ATOMIC_ACQUIRE)) {
+            e = (qg_conn_head *)((char *)m->reserve + i * m->entry_size);
+            memset(e, 0, m->entry_size);
+        }
+    }
+    return e;
+}
+
+static void entry_free(qg_conn_map *m, qg_conn_head *e)
+{
+    char *first = m->reserve;
+    if (e && first && (char *)e >= first && (char *)e < first + m->reserve_count * m->entry_size)
+        __atomic_store_n(&m->reserve_used[((char *)e - first) / m->entry_size], false,
+                         __ATOMIC_RELEASE);
+    else
+        free(e);
 }
 
 void *qg_conn_map_get_or_add(qg_conn_map *m, const void *key)
@@ -72,7 +111,7 @@ void *qg_conn_map_get_or_add(qg_conn_map *m, const void *key)
     qg_conn_head *e = qg_conn_map_find(m, key);
     if (e)
         return e;
-    qg_conn_head *fresh = calloc(1, m->entry_size);
+    qg_conn_head *fresh = entry_new(m);
     if (!fresh)
         return NULL;
     fresh->key = key;
@@ -94,7 +133,7 @@ void *qg_conn_map_get_or_add(qg_conn_map *m, const void *key)
         fresh = NULL;
     }
     pthread_rwlock_unlock(&m->lock);
-    free(fresh);
+    entry_free(m, fresh);
     return e;
 }
 
@@ -112,7 +151,7 @@ void qg_conn_map_remove(qg_conn_map *m, const void *key, void (*before_free)(voi
             before_free(gone);
     }
     pthread_rwlock_unlock(&m->lock);
-    free(gone);
+    entry_free(m, gone);
 }
 
 void qg_conn_map_read_lock(qg_conn_map *m)

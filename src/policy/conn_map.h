@@ -1,8 +1,12 @@
-/* A map from a client library's connection handle (any pointer) to the
- * front's entry for it: open addressing, keyed by the pointer, under a
- * read-write lock.  Entries are allocated when added and freed when removed
- * (so a pointer to one stays valid while the table grows); each begins with
- * a qg_conn_head.  Pure logic: no client library. */
+/* A map from a client library's handle (a connection, a statement, a
+ * result: any pointer) to the front's entry for it: open addressing, keyed
+ * by the pointer, under a read-write lock.  Entries are allocated when
+ * added and freed when removed (so a pointer to one stays valid while the
+ * table grows); each begins with a qg_conn_head.  Its first slots are in
+ * the map itself, so a map of a few entries never allocates a table; a map
+ * with a reserve takes entries from it when malloc fails, so that what it
+ * must keep (a blocked query's message) is kept then too.  Pure logic: no
+ * client library. */
 #ifndef QG_CONN_MAP_H
 #define QG_CONN_MAP_H
 
@@ -14,16 +18,28 @@ typedef struct qg_conn_head {
     const void *key;
 } qg_conn_head;
 
+#define QG_CONN_MAP_FIRST_SLOTS 16
+
 typedef struct qg_conn_map {
     pthread_rwlock_t lock;
     size_t entry_size;
-    qg_conn_head **slots;
-    size_t capacity; /* a power of two, or 0 */
-    size_t filled;   /* live entries and tombstones */
-    size_t live;     /* read without the lock */
+    qg_conn_head **slots; /* first_slots, or allocated */
+    size_t capacity;      /* a power of two, or 0 */
+    size_t filled;        /* live entries and tombstones */
+    size_t live;          /* read without the lock */
+    qg_conn_head *first_slots[QG_CONN_MAP_FIRST_SLOTS];
+    void *reserve;      /* reserve_count entries of entry_size, or NULL */
+    bool *reserve_used; /* one flag an entry, taken atomically */
+    size_t reserve_count;
 } qg_conn_map;
 
-#define QG_CONN_MAP_INIT(entry_type) {PTHREAD_RWLOCK_INITIALIZER, sizeof(entry_type), NULL, 0, 0, 0}
+#define QG_CONN_MAP_INIT(entry_type)                                                            \
+    {PTHREAD_RWLOCK_INITIALIZER, sizeof(entry_type), NULL, 0, 0, 0, {NULL}, NULL, NULL, 0}
+/* A map whose entries come from reserve (an array of entry_type, which
+ * maps may share) when malloc fails; used holds a flag for each. */
+#define QG_CONN_MAP_INIT_RESERVE(entry_type, reserve, used)                                     \
+    {PTHREAD_RWLOCK_INITIALIZER, sizeof(entry_type), NULL, 0, 0, 0, {NULL}, (reserve), (used),   \
+     sizeof(reserve) / sizeof((reserve)[0])}
 
 /* The entry for key, or NULL. */
 void *qg_conn_map_find(qg_conn_map *m, const void *key);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "conn_map.h"
 #include "guard.h"
 #include "replacement.h"
 
@@ -16,8 +17,7 @@
 
 /* The message of one blocked query, kept for a result or a connection. */
 typedef struct qg_pg_blocked {
-    const void *key; /* the PGresult or PGconn */
-    struct qg_pg_blocked *next;
+    qg_conn_head head; /* key: the PGresult or PGconn */
     char sqlstate[6];
     char primary[QG_PG_MESSAGE_MAX]; /* "quoteguard: …" */
     /* "ERROR:  " + primary + "\n", as libpq words a server's error: drivers
@@ -28,33 +28,35 @@ typedef struct qg_pg_blocked {
     char verbose[QG_PG_MESSAGE_MAX + 24];
 } qg_pg_blocked;
 
-typedef struct qg_pg_registry {
-    pthread_mutex_t lock;
-    qg_pg_blocked *head;
-    unsigned live; /* entries; read without the lock so that empty means no locking */
-} qg_pg_registry;
+/* A registry: a map from the key to its message (conn_map.h), whose
+ * entries come from a reserve all registries share when malloc fails. */
+typedef qg_conn_map qg_pg_registry;
 
-#define QG_PG_REGISTRY_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0}
+#define QG_PG_RESERVED_MESSAGES 16
+extern qg_pg_blocked qg_pg_reserved_messages[QG_PG_RESERVED_MESSAGES];
+extern bool qg_pg_reserved_used[QG_PG_RESERVED_MESSAGES];
+#define QG_PG_REGISTRY_INIT                                                                     \
+    QG_CONN_MAP_INIT_RESERVE(qg_pg_blocked, qg_pg_reserved_messages, qg_pg_reserved_used)
 
 /* Records the decision's message for key, replacing an older one.  Without
- * any memory (a few entries are kept in reserve) only the text is lost. */
+ * any memory (the reserve used up and the map's first slots full) only the
+ * text is lost. */
 void qg_pg_registry_put(qg_pg_registry *r, const void *key, const qg_decision *d);
 /* Forgets key's entry, if any: on every query and PQclear, so the empty
  * registry is told in line, without a call or a lock. */
-void qg_pg_registry_unlink_key(qg_pg_registry *r, const void *key);
 static inline void qg_pg_registry_drop(qg_pg_registry *r, const void *key)
 {
-    if (__atomic_load_n(&r->live, __ATOMIC_ACQUIRE) != 0)
-        qg_pg_registry_unlink_key(r, key);
+    if (!qg_conn_map_empty(r))
+        qg_conn_map_remove(r, key, NULL);
 }
 /* The entry for key, or NULL.  It stays valid after the lock is released
  * because only an operation on the same result (PQclear) or connection (its
- * next query) removes it, and libpq forbids those concurrently with a read. */
-const qg_pg_blocked *qg_pg_registry_find(qg_pg_registry *r, const void *key);
-/* For fork: a registry's lock held by another thread must not stay held
- * in the child. */
-void qg_pg_registry_lock(qg_pg_registry *r);
-void qg_pg_registry_unlock(qg_pg_registry *r);
+ * next query) removes or rewrites it, and libpq forbids those concurrently
+ * with a read. */
+static inline const qg_pg_blocked *qg_pg_registry_find(qg_pg_registry *r, const void *key)
+{
+    return qg_conn_map_empty(r) ? NULL : qg_conn_map_find(r, key);
+}
 
 /* What the server runs in place of a statement blocked inside a
  * transaction block: it fails, so that the transaction aborts as for any

@@ -264,6 +264,10 @@ static void test_conn_map(void)
     enum { N = 1000 };
     static char keys[N];
     tap_ok(qg_conn_map_empty(&map) && !qg_conn_map_find(&map, &keys[0]), "a new map is empty");
+    for (int i = 0; i < 12; i++)
+        qg_conn_map_get_or_add(&map, &keys[i]);
+    tap_ok(map.slots == map.first_slots && qg_conn_map_find(&map, &keys[11]),
+           "a dozen entries live in the map's first slots, no table allocated");
     bool all = true;
     for (int i = 0; i < N; i++) {
         test_entry *e = qg_conn_map_get_or_add(&map, &keys[i]);
