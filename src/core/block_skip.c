@@ -356,8 +356,8 @@ static inline uint64_t second_digits(uint64_t digits)
  * no escape of a high byte.  False also where it cannot tell: the
  * automaton then reads them.  *follow: the bytes that begin no character.
  * Inlined: with the arguments its callers fix (the count's constants, the
- * block skip's builds) a 4 KB Shift_JIS literal checks in 1.05 us instead
- * of 1.2, at 5.7 KB more code in qg_skip_quiet_avx2. */
+ * block skip's builds) a long multibyte literal checks faster, for more
+ * code (docs/PERFORMANCE.md, "Choices in the code"). */
 static inline __attribute__((always_inline)) bool
 pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_t pos,
             uint64_t content, uint64_t high, uint64_t quote, uint64_t backslash, bool escapes,
@@ -554,8 +554,8 @@ static size_t open_bytes(const encoding_dfa_t *dfa, const unsigned char *end, ui
 }
 
 /* qg_count_chars (lexer_internal.h).  Flattened: utf8_valid inlined with
- * these constant arguments takes a fifth less time (a rewrite of a 4 KB
- * UTF-8 literal: 0.77 us against 0.95). */
+ * these constant arguments takes less time (docs/PERFORMANCE.md, "Choices
+ * in the code"). */
 __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const unsigned char *s,
                                             size_t pos, size_t limit, size_t *chars)
 {
@@ -782,10 +782,10 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     }
 }
 
-/* Not QG_HOT: in the hot section its two builds (18 KB each) would spread
- * what every query runs (the quick scan, the fronts) over a dozen pages
- * instead of three, each one more miss after a round trip; the statements
- * that come here are long or need the lexer anyway. */
+/* Not QG_HOT: in the hot section its two builds would spread what every
+ * query runs (the quick scan, the fronts) over many more pages, each one
+ * more miss after a round trip (docs/PERFORMANCE.md, "Choices in the
+ * code"); the statements that come here are long or need the lexer anyway. */
 void SKIP_QUIET(qg_lexer *lx)
 {
     /* Where ' is never a trail byte, quotes can be counted and multibyte
@@ -840,8 +840,8 @@ enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP };
  * compares.  Q_PREFIX_LETTER marks x, b, h and r in either case: the
  * nibbles of x and b (7, 5, 6, 4 high; 8, 2 low) make h and r too, and a
  * string rarely opens after those, so the escaping spans take them all for
- * prefixes and leave the few they stop at to the exact test (the MySQL
- * batches ran 12 % faster in the AVX-512 build, 21 % in the AVX2 one). */
+ * prefixes and leave the few they stop at to the exact test, which made
+ * the MySQL batches faster (docs/PERFORMANCE.md, "Choices in the code"). */
 enum { Q_STOP_NUL = 0x01, Q_PREFIX_LETTER = 0x02, Q_STOP_BACKSLASH = 0x04, Q_DQUOTE = 0x08,
        Q_STOP_HIGH = 0x10, Q_STOPS = 0x15, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
 #if LANE == 64
@@ -854,7 +854,7 @@ typedef struct quick_tables {
     unsigned char stops[LANE], but_backslash[LANE], but_dquote[LANE], but_both[LANE];
     unsigned char fold[LANE], x[LANE], b[LANE], ampersand[LANE]; /* for prefix_bits */
     /* for quiet_lanes; minus is needle DASH again: read from the needle
-     * table there, it cost PG OLTP 2-3 % (measured with compare.sh) */
+     * table there, it cost PG OLTP time (docs/PERFORMANCE.md) */
     unsigned char stops_openers[LANE], dash[LANE], minus[LANE];
 #if LANE == 64
     unsigned char dquote[LANE], opener[LANE], prefix_letter[LANE]; /* class bits */
@@ -1213,7 +1213,8 @@ typedef struct bytes_after {
 /* The rows the blocks are compared with, loaded once before the loop,
  * and each block's bytes, loaded once: all kept in registers
  * (in_register).  Where the optimiser folded the loads into the compares
- * that read them, the MySQL batches ran 15 % slower (bench/compare.sh). */
+ * that read them, the MySQL batches ran slower (docs/PERFORMANCE.md,
+ * "Choices in the code"). */
 typedef struct escaping_rows {
     lane_t nibble, by_low, by_high, ending, dash, backslash, prefix_letter;
     lane_t backslash_byte, minus, ampersand;
