@@ -201,10 +201,11 @@ clean:
 	rm -rf build build-asan build-fuzz
 
 # ------------------------------------------------------------------- bench
-# `make bench`: the checker alone (bench/bench_checker.c), query shapes
-# (bench/bench_shape.c), the instructions the shim adds per query
-# (bench/bench_callgrind.sh) and, unless BENCH_E2E=0, real clients with and
-# without the shim (bench/bench_e2e.sh).  Tables on stdout, JSON in
+# `make bench`: the start-up cost (bench/bench_startup.sh), the checker alone
+# (bench/bench_checker.c), query shapes (bench/bench_shape.c), the
+# instructions the shim adds per query (bench/bench_callgrind.sh) and per
+# front (bench/bench_fronts.sh) and, unless BENCH_E2E=0, real clients with
+# and without the shim (bench/bench_e2e.sh).  Tables on stdout, JSON in
 # $(BUILD)/bench/.  Never part of `make check`; see docs/PERFORMANCE.md.
 BENCH_E2E  ?= 1
 BENCH_RUNS ?= 5
@@ -259,12 +260,43 @@ bench-shape: $(BENCH_SHAPE_BIN)
 bench-callgrind: deps all
 	BUILD=$(BUILD) bench/bench_callgrind.sh
 
+# Instructions per query on each front, the client's and the shim's
+# (bench/bench_fronts.sh): a C client of libpq and of libmariadb on a mixed corpus.
+BENCH_FRONT_BIN = $(BUILD)/bench/bench_front
+
+$(BENCH_FRONT_BIN): bench/bench_front.c
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
+	    $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -lpq \
+	    $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb)
+
+.PHONY: bench-fronts bench-startup
+bench-fronts: deps all $(BENCH_FRONT_BIN)
+	BUILD=$(BUILD) bench/bench_fronts.sh
+
+# What the preload costs a process without a database (bench/bench_startup.sh):
+# beside an empty object preloaded, the loader's share of any preload.
+BENCH_STARTUP_BIN = $(BUILD)/bench/bench_startup
+BENCH_EMPTY_SO = $(BUILD)/bench/libempty.so
+
+$(BENCH_STARTUP_BIN): bench/bench_startup.c
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -o $@ $<
+
+$(BENCH_EMPTY_SO):
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(QG_CFLAGS) -o $@ -x c /dev/null
+
+bench-startup: all $(BENCH_STARTUP_BIN) $(BENCH_EMPTY_SO)
+	BUILD=$(BUILD) bench/bench_startup.sh
+
 # A PHP mysqli point select with and without the shim, paired (bench/bench_mysqli.sh).
 .PHONY: bench-mysqli
 bench-mysqli: deps all
 	BUILD=$(BUILD) bench/bench_mysqli.sh
 
-bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-shape bench-callgrind bench-wire bench-mysqli
+bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-startup bench-shape bench-callgrind \
+       bench-fronts bench-wire bench-mysqli
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi
