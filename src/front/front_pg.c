@@ -39,7 +39,7 @@
 typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
 typedef unsigned int Oid;
-enum { PGRES_FATAL_ERROR = 7 };
+enum { PGRES_COPY_OUT = 3, PGRES_COPY_IN = 4, PGRES_FATAL_ERROR = 7, PGRES_COPY_BOTH = 8 };
 enum { PQTRANS_ACTIVE = 1, PQTRANS_INTRANS = 2 };
 enum { PQERRORS_VERBOSE = 2, PQERRORS_SQLSTATE = 3 }; /* PGVerbosity */
 enum {
@@ -74,6 +74,8 @@ QG_REAL_FN(char *, PQresultVerboseErrorMessage, (const PGresult *, int, int), qg
 QG_REAL_FN(char *, PQresultErrorField, (const PGresult *, int), qg_libpq_sonames)
 QG_REAL_FN(char *, PQerrorMessage, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(void, PQclear, (PGresult *), qg_libpq_sonames)
+QG_REAL_FN(PGresult *, PQgetResult, (PGconn *), qg_libpq_sonames)
+QG_REAL_FN(int, PQresultStatus, (const PGresult *), qg_libpq_sonames)
 QG_REAL_FN(void, PQfinish, (PGconn *), qg_libpq_sonames)
 QG_REAL_FN(PGresult *, PQmakeEmptyPGresult, (PGconn *, int), qg_libpq_sonames)
 QG_REAL_FN(const char *, PQparameterStatus, (const PGconn *, const char *), qg_libpq_sonames)
@@ -148,24 +150,83 @@ QG_HOT static unsigned quoting_flags(const PGconn *conn)
     return scs && scs[0] == 'o' && scs[1] == 'n' && scs[2] == '\0' ? QG_STD_STRINGS : 0;
 }
 
-/* Opens an intercepted query call.  False when it passes straight through:
- * nothing to check, the shim is off, or this is libpq's inner call for the
- * call being checked (PQexec calls PQsendQuery with the same text through its
- * PLT).  When true, the call is recorded until close_query(). */
-QG_HOT static bool open_query(PGconn *conn, const char *sql)
+/* How an intercepted query call goes on. */
+typedef enum opened {
+    PASS,   /* straight to libpq: nothing to check, the shim is off, or libpq's
+             * inner call for the call being checked */
+    CHECK,  /* checked, and recorded until close_query() */
+    RECHECK /* libpq's inner call for the call being checked, whose state
+             * changed in between or was left to it: checked, not recorded */
+} opened;
+
+/* The calls whose inner PQsend* call the shim may see. */
+typedef enum outer_api { OUTER_EXEC, OUTER_EXEC_PARAMS, OUTER_PREPARE, OUTER_APIS } outer_api;
+
+/* The call being checked on this thread, as it was checked.  PQexec,
+ * PQexecParams and PQprepare read the results still pending on the
+ * connection before their inner PQsend* call (PQexec calls PQsendQuery with
+ * the same text through its PLT), and those results may change the state
+ * the query meets.  The inner call is skipped only while the state is the
+ * one the outer call was checked under; else it is checked itself, under
+ * the state libpq has read by then. */
+typedef struct checked_call {
+    const PGconn *conn;
+    const char *sql;
+    const char *api;        /* the outer call's name and caller, for the log */
+    const void *caller;
+    outer_api outer;
+    int encoding_id;        /* PQclientEncoding; 0 (SQL_ASCII or a name libpq
+                             * does not know) is never taken as unchanged */
+    unsigned flags;         /* quoting_flags */
+    bool deferred;          /* not checked: left to the inner call */
+    qg_decision *inner;     /* where the inner call's blocking decision goes */
+    bool inner_blocked;
+} checked_call;
+
+static __thread checked_call checked __attribute__((tls_model("initial-exec")));
+
+/* Per outer call, the generation of the real symbols (real.h) in which
+ * libpq was seen reaching its inner call through the PLT: from then on an
+ * outer call with results unread can leave the check to the inner call,
+ * which meets the state those results leave, exactly. */
+static unsigned inner_seen[OUTER_APIS];
+
+static int encoding_id(const PGconn *conn)
+{
+    PQclientEncoding_fn id_of = real_PQclientEncoding();
+    return id_of ? id_of(conn) : 0;
+}
+
+/* Whether an inner call may pass unchecked: it is libpq's for one of the
+ * shim's own texts, or its state is the one its outer call was checked
+ * under. */
+static bool state_as_checked(const PGconn *conn, const char *sql)
+{
+    if (checked.conn != conn || checked.sql != sql)
+        return true;
+    __atomic_store_n(&inner_seen[checked.outer],
+                     __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
+    if (checked.deferred)
+        return false;
+    int id = encoding_id(conn);
+    return id != 0 && id == checked.encoding_id && quoting_flags(conn) == checked.flags;
+}
+
+/* Opens an intercepted query call. */
+QG_HOT static opened open_query(PGconn *conn, const char *sql)
 {
     if (!conn || !sql)
-        return false;
+        return PASS;
     /* libpq's texts are C strings: the pointer alone names the call.  The
      * inner call leaves at once: the outer one did all that follows. */
     if (!qg_guard_enter(conn, sql, 0))
-        return false;
+        return state_as_checked(conn, sql) ? PASS : RECHECK;
     /* A pending message lives until the next query on its connection. */
     qg_pg_registry_drop(&pending_conn_messages, conn);
     const qg_settings *s = qg_settings_get();
     if (s->mode == QG_MODE_OFF || !s->active) {
         qg_guard_leave();
-        return false;
+        return PASS;
     }
     /* this front checks the connection's queries: the wire front must not;
      * and the log never writes into its socket */
@@ -175,12 +236,65 @@ QG_HOT static bool open_query(PGconn *conn, const char *sql)
         qg_wire_library_guarded(fd);
         qg_log_note_db_socket(fd);
     }
-    return true;
+    return CHECK;
 }
 
-QG_HOT static void close_query(void)
+QG_HOT static void close_query(opened how)
 {
-    qg_guard_leave();
+    if (how == CHECK)
+        qg_guard_leave();
+}
+
+/* The name and calling site a query is checked and logged under: an
+ * inner call's are its outer call's. */
+static const char *api_name(opened how, const char *own)
+{
+    return how == RECHECK ? checked.api : own;
+}
+
+static const void *caller_of(opened how, const void *own)
+{
+    return how == RECHECK ? checked.caller : own;
+}
+
+/* Before libpq is called with a query: what it was checked under (or,
+ * `deferred`, that its inner call checks it), for libpq's inner call.
+ * Returns the record to put back. */
+QG_HOT static checked_call begin_checked(const PGconn *conn, const char *sql, const char *api,
+                                         const void *caller, outer_api outer, bool deferred,
+                                         qg_decision *d)
+{
+    checked_call saved = checked;
+    checked = (checked_call){
+        .conn = conn,
+        .sql = sql,
+        .api = api,
+        .caller = caller,
+        .outer = outer,
+        .encoding_id = encoding_id(conn),
+        .flags = quoting_flags(conn),
+        .deferred = deferred,
+        .inner = d,
+    };
+    return saved;
+}
+
+/* After libpq returned: whether the inner call blocked the query (*d then
+ * holds why); the outer record is put back. */
+QG_HOT static bool end_checked(checked_call saved)
+{
+    bool blocked = checked.inner_blocked;
+    checked = saved;
+    return blocked;
+}
+
+/* A recheck that blocked: the outer call answers with the block. */
+QG_COLD static void note_rechecked_block(const qg_decision *d)
+{
+    if (!checked.inner)
+        return;
+    *checked.inner = *d;
+    checked.inner_blocked = true;
 }
 
 /* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
@@ -191,18 +305,44 @@ QG_HOT static bool pipeline_off(const PGconn *conn)
     return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
 }
 
-/* A prepared statement executed in a pipeline may set any state. */
+/* Whether results of a query sent earlier are still to be read.  libpq
+ * reads them (PQexec, PQexecParams, PQprepare) before it sends the next
+ * query, and the state they report is the one that query meets: until then
+ * a query is checked under every state the unread statements may leave, as
+ * in a pipeline. */
+QG_HOT static bool results_unread(const PGconn *conn)
+{
+    PQtransactionStatus_fn status = real_PQtransactionStatus();
+    return status && status(conn) == PQTRANS_ACTIVE;
+}
+
+/* Whether an outer call leaves its check to its inner call: results are
+ * unread (their state is known once libpq has read them, before the inner
+ * call) and libpq is known to reach the inner call where the shim sees it. */
+static bool defer_to_inner(const PGconn *conn, outer_api outer)
+{
+    return __atomic_load_n(&inner_seen[outer], __ATOMIC_RELAXED) ==
+               __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE) &&
+           pipeline_off(conn) && results_unread(conn);
+}
+
+/* A prepared statement executed before its results are read (in a
+ * pipeline, or by PQsendQueryPrepared) may set any state. */
 static void note_prepared_executed(const PGconn *conn)
 {
-    if (!pipeline_off(conn))
-        qg_pg_pipeline_executes_prepared(conn);
+    if (pipeline_off(conn) && !results_unread(conn))
+        qg_pg_pipeline_ended(conn);
+    qg_pg_pipeline_executes_prepared(conn);
 }
 
 /* Describes the query into *q with the connection's state as libpq
  * reports it now, and checks it under every state the server may read it
- * in.  True = send it. */
+ * in: with results unread or in pipeline mode, every state the statements
+ * sent before it may leave.  `read_later`: the call returns before the
+ * query's results are read (PQsend*), so what it sets counts for the
+ * queries sent before they are.  True = send it. */
 QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const void *caller,
-                         qg_query *q, qg_decision *d)
+                         qg_query *q, qg_decision *d, bool read_later)
 {
     *q = (qg_query){
         .dialect = QG_DIALECT_POSTGRES,
@@ -215,17 +355,20 @@ QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const v
     };
     qg_pg_client_encoding client = client_encoding(conn);
     bool converts = qg_pg_set_checked_encoding(q, &client, server_encoding);
-    if (!pipeline_off(conn))
+    if (!pipeline_off(conn) || results_unread(conn))
         return qg_pg_check_in_pipeline(q, converts, server_encoding, d);
     qg_pg_pipeline_ended(conn);
-    return qg_pg_check_converted(q, converts, server_encoding, d);
+    bool allowed = qg_pg_check_converted(q, converts, server_encoding, d);
+    if (allowed && read_later)
+        qg_pg_note_unread(q);
+    return allowed;
 }
 
 static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
-                          qg_decision *d)
+                          qg_decision *d, bool read_later)
 {
     qg_query q;
-    return check(conn, api, sql, caller, &q, d);
+    return check(conn, api, sql, caller, &q, d, read_later);
 }
 
 /* A statement that fails on the server aborts the transaction it is in; a
@@ -245,12 +388,33 @@ static void abort_open_transaction(PGconn *conn)
         qg_guard_leave();
 }
 
+/* libpq's PQexec, PQexecParams and PQprepare discard the results still
+ * unread before they send; a blocked one does too, so that the connection
+ * goes on as after any of them.  A COPY among them is left to libpq, as
+ * its next such call ends it. */
+static void discard_unread(PGconn *conn)
+{
+    PQgetResult_fn get = real_PQgetResult();
+    PQresultStatus_fn status_of = real_PQresultStatus();
+    PQclear_fn clear = real_PQclear();
+    if (!get || !status_of || !clear || !pipeline_off(conn) || !results_unread(conn))
+        return;
+    PGresult *res;
+    while ((res = get(conn)) != NULL) {
+        int status = status_of(res);
+        clear(res);
+        if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH)
+            return;
+    }
+}
+
 /* What a blocked PQexec/PQexecParams/PQprepare returns: libpq's own empty
  * error result, registered so that the error readers give our message.
  * PQerrorMessage(conn) carries it too, as after any failed PQexec.
  * (Rewrite mode blocks like enforce; only queries that pass are rewritten.) */
 QG_COLD static PGresult *blocked_result(PGconn *conn, const qg_decision *d)
 {
+    discard_unread(conn);
     abort_open_transaction(conn);
     qg_pg_registry_put(&pending_conn_messages, conn, d);
     PQmakeEmptyPGresult_fn make = real_PQmakeEmptyPGresult();
@@ -344,6 +508,31 @@ QG_HOT static int send_allowed(PGconn *conn, const qg_query *q, PQsendQuery_fn r
 
 /* ------------------------------------------------------- query entries */
 
+/* A blocked PQsend*: libpq's inner call for an outer one that passed
+ * leaves the answer to it. */
+QG_COLD static int send_blocked(PGconn *conn, opened how, const qg_decision *d)
+{
+    if (how == RECHECK) {
+        note_rechecked_block(d);
+        return 0;
+    }
+    return blocked_send(conn, d);
+}
+
+/* After libpq ran a query that passed: when its inner call blocked it
+ * (the state changed in between), the block's error result instead of
+ * what libpq returned. */
+QG_HOT static PGresult *exec_result(PGconn *conn, checked_call outer, PGresult *res,
+                                    const qg_decision *d)
+{
+    if (!end_checked(outer))
+        return res;
+    PQclear_fn clear = real_PQclear();
+    if (res && clear)
+        clear(res);
+    return blocked_result(conn, d);
+}
+
 QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
 {
     PQexec_fn real = real_PQexec();
@@ -351,14 +540,23 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
         qg_guard_report_missing("PQexec");
         return NULL;
     }
-    if (!open_query(conn, query))
+    opened how = open_query(conn, query);
+    if (how == PASS)
         return real(conn, query);
+    const char *api = api_name(how, "PQexec");
+    const void *caller = caller_of(how, __builtin_return_address(0));
+    bool deferred = defer_to_inner(conn, OUTER_EXEC);
     qg_decision d;
     qg_query q;
-    PGresult *res = check(conn, "PQexec", query, __builtin_return_address(0), &q, &d)
-                        ? exec_allowed(conn, &q, real)
-                        : blocked_result(conn, &d);
-    close_query();
+    PGresult *res;
+    if (deferred || check(conn, api, query, caller, &q, &d, false)) {
+        checked_call saved = begin_checked(conn, query, api, caller, OUTER_EXEC, deferred, &d);
+        res = exec_result(conn, saved, deferred ? real(conn, query) : exec_allowed(conn, &q, real),
+                          &d);
+    } else {
+        res = blocked_result(conn, &d);
+    }
+    close_query(how);
     return res;
 }
 
@@ -369,14 +567,16 @@ QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
         qg_guard_report_missing("PQsendQuery");
         return 0;
     }
-    if (!open_query(conn, query))
+    opened how = open_query(conn, query);
+    if (how == PASS)
         return real(conn, query);
     qg_decision d;
     qg_query q;
-    int sent = check(conn, "PQsendQuery", query, __builtin_return_address(0), &q, &d)
+    int sent = check(conn, api_name(how, "PQsendQuery"), query,
+                     caller_of(how, __builtin_return_address(0)), &q, &d, true)
                    ? send_allowed(conn, &q, real)
-                   : blocked_send(conn, &d);
-    close_query();
+                   : send_blocked(conn, how, &d);
+    close_query(how);
     return sent;
 }
 
@@ -390,16 +590,26 @@ QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
         qg_guard_report_missing("PQexecParams");
         return NULL;
     }
-    if (!open_query(conn, command))
+    opened how = open_query(conn, command);
+    if (how == PASS)
         return real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
                     resultFormat);
+    const char *api = api_name(how, "PQexecParams");
+    const void *caller = caller_of(how, __builtin_return_address(0));
+    bool deferred = defer_to_inner(conn, OUTER_EXEC_PARAMS);
     qg_decision d;
-    PGresult *res =
-        query_allowed(conn, "PQexecParams", command, __builtin_return_address(0), &d)
-            ? real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
-                   resultFormat)
-            : blocked_result(conn, &d);
-    close_query();
+    PGresult *res;
+    if (deferred || query_allowed(conn, api, command, caller, &d, false)) {
+        checked_call saved =
+            begin_checked(conn, command, api, caller, OUTER_EXEC_PARAMS, deferred, &d);
+        res = exec_result(conn, saved,
+                          real(conn, command, nParams, paramTypes, paramValues, paramLengths,
+                               paramFormats, resultFormat),
+                          &d);
+    } else {
+        res = blocked_result(conn, &d);
+    }
+    close_query(how);
     return res;
 }
 
@@ -413,15 +623,17 @@ QG_EXPORT int PQsendQueryParams(PGconn *conn, const char *command, int nParams,
         qg_guard_report_missing("PQsendQueryParams");
         return 0;
     }
-    if (!open_query(conn, command))
+    opened how = open_query(conn, command);
+    if (how == PASS)
         return real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
                     resultFormat);
     qg_decision d;
-    int sent = query_allowed(conn, "PQsendQueryParams", command, __builtin_return_address(0), &d)
+    int sent = query_allowed(conn, api_name(how, "PQsendQueryParams"), command,
+                             caller_of(how, __builtin_return_address(0)), &d, true)
                    ? real(conn, command, nParams, paramTypes, paramValues, paramLengths,
                           paramFormats, resultFormat)
-                   : blocked_send(conn, &d);
-    close_query();
+                   : send_blocked(conn, how, &d);
+    close_query(how);
     return sent;
 }
 
@@ -433,15 +645,22 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
         qg_guard_report_missing("PQprepare");
         return NULL;
     }
-    if (!open_query(conn, query))
+    opened how = open_query(conn, query);
+    if (how == PASS)
         return real(conn, stmtName, query, nParams, paramTypes);
+    const char *api = api_name(how, "PQprepare");
+    const void *caller = caller_of(how, __builtin_return_address(0));
+    bool deferred = defer_to_inner(conn, OUTER_PREPARE);
     qg_decision d;
-    bool allowed = query_allowed(conn, "PQprepare", query, __builtin_return_address(0), &d);
-    if (allowed)
+    PGresult *res;
+    if (deferred || query_allowed(conn, api, query, caller, &d, false)) {
         qg_pg_pipeline_prepared(conn, query, strlen(query));
-    PGresult *res =
-        allowed ? real(conn, stmtName, query, nParams, paramTypes) : blocked_result(conn, &d);
-    close_query();
+        checked_call saved = begin_checked(conn, query, api, caller, OUTER_PREPARE, deferred, &d);
+        res = exec_result(conn, saved, real(conn, stmtName, query, nParams, paramTypes), &d);
+    } else {
+        res = blocked_result(conn, &d);
+    }
+    close_query(how);
     return res;
 }
 
@@ -453,14 +672,17 @@ QG_EXPORT int PQsendPrepare(PGconn *conn, const char *stmtName, const char *quer
         qg_guard_report_missing("PQsendPrepare");
         return 0;
     }
-    if (!open_query(conn, query))
+    opened how = open_query(conn, query);
+    if (how == PASS)
         return real(conn, stmtName, query, nParams, paramTypes);
     qg_decision d;
-    bool allowed = query_allowed(conn, "PQsendPrepare", query, __builtin_return_address(0), &d);
+    bool allowed = query_allowed(conn, api_name(how, "PQsendPrepare"), query,
+                                 caller_of(how, __builtin_return_address(0)), &d, false);
     if (allowed)
         qg_pg_pipeline_prepared(conn, query, strlen(query));
-    int sent = allowed ? real(conn, stmtName, query, nParams, paramTypes) : blocked_send(conn, &d);
-    close_query();
+    int sent =
+        allowed ? real(conn, stmtName, query, nParams, paramTypes) : send_blocked(conn, how, &d);
+    close_query(how);
     return sent;
 }
 

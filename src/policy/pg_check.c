@@ -99,3 +99,15 @@ bool qg_pg_check_in_pipeline(const qg_query *described, bool converts,
     }
     return allowed;
 }
+
+QG_HOT void qg_pg_note_unread(const qg_query *q)
+{
+    qg_pg_effect effect = qg_pg_statement_effect(q->sql, q->len);
+    if (effect.encoding == QG_PG_KEEPS && effect.scs == QG_PG_KEEPS)
+        return;
+    qg_pg_pipeline *p = qg_pg_pipeline_of(q->conn);
+    if (!p)
+        return; /* no memory: the next check with results unread refuses */
+    qg_pg_pending_add_reported(&p->pending, q->encoding_name, q->flags & QG_STD_STRINGS);
+    qg_pg_pending_add_effect(&p->pending, &effect);
+}

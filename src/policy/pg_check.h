@@ -30,4 +30,9 @@ bool qg_pg_check_converted(qg_query *q, bool converts, qg_pg_server_encoding_fn 
 bool qg_pg_check_in_pipeline(const qg_query *q, bool converts,
                              qg_pg_server_encoding_fn server_encoding, qg_decision *d);
 
+/* A query q that passed (encoding and flags as checked) was sent and its
+ * results are still to be read: what it may set counts for the queries
+ * sent before they are (checked with qg_pg_check_in_pipeline). */
+void qg_pg_note_unread(const qg_query *q);
+
 #endif

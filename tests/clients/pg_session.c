@@ -6,6 +6,9 @@
  *   params1:VALUE:SQL        PQexecParams with VALUE as $1 (VALUE has no ':')
  *   send:SQL                 PQsendQuery, then every PQgetResult
  *   sendparams:SQL           PQsendQueryParams without parameters, then results
+ *   unread:SQL               PQsendQuery, its results left for the next step
+ *   unreadparams:SQL         PQsendQueryParams, its results left unread
+ *   unreadprepared:NAME      PQsendQueryPrepared, its results left unread
  *   prepare:NAME:SQL         PQprepare
  *   sendprepare:NAME:SQL     PQsendPrepare, then results
  *   execprepared:NAME        PQexecPrepared without parameters
@@ -114,6 +117,12 @@ int main(int argc, char **argv)
             drain(conn, PQsendQuery(conn, arg));
         } else if (strcmp(step, "sendparams") == 0 && arg) {
             drain(conn, PQsendQueryParams(conn, arg, 0, NULL, NULL, NULL, NULL, 0));
+        } else if (strcmp(step, "unread") == 0 && arg) {
+            printf("SENT: %d\n", PQsendQuery(conn, arg));
+        } else if (strcmp(step, "unreadparams") == 0 && arg) {
+            printf("SENT: %d\n", PQsendQueryParams(conn, arg, 0, NULL, NULL, NULL, NULL, 0));
+        } else if (strcmp(step, "unreadprepared") == 0 && arg) {
+            printf("SENT: %d\n", PQsendQueryPrepared(conn, arg, 0, NULL, NULL, NULL, 0));
         } else if (strcmp(step, "prepare") == 0 && arg && strchr(arg, ':')) {
             const char *name = arg, *sql = split(arg);
             show(conn, PQprepare(conn, name, sql, 0, NULL));

@@ -98,6 +98,67 @@ has "$(step 15)" "ERROR: 22021 quoteguard: blocked invalid_sequence" "SQL_ASCII:
 has "$(step 17)" "ERROR: 42601 $BLOCKED" "from SQL_ASCII back to SJIS: blocked again"
 has "$(grep -a '"action"' "$log")" '"encoding":"LATIN1"' "the scs=on finding names the live encoding"
 
+# ------------------------------------------- results left unread before a query
+# A query sent while the results of an earlier one are unread meets the
+# state those results leave: PQexec, PQexecParams and PQprepare read them
+# first (that is when libpq learns of a SET client_encoding), then send.
+OLD_STYLE_UTF8=("exec:SET standard_conforming_strings TO off" "exec:SET backslash_quote TO on"
+                "exec:SET escape_string_warning TO off" "params:SELECT 'params'")
+SJIS_CHAR=$'SELECT encode(convert_to(\'\x95\x5c\', \'SJIS\'), \'hex\')'
+# Clean UTF-8 (c3 95 is one character, then an escaped quote) that SJIS
+# reads as c3, [95 5c] and a quote that ends the literal.
+attack_utf8() { printf 'SELECT /*%s*/ secret FROM users WHERE name = '"'\xc3\x95\x5c' OR 1=1 --'" "$1"; }
+unread_run() { # RUNNER… -- STEPS…
+    local -a runner=()
+    while [ "$1" != -- ]; do runner+=("$1"); shift; done
+    shift
+    "${runner[@]}" "$SESSION" "${OLD_STYLE_UTF8[@]}" "$@"
+}
+for way in "unread" "unreadparams"; do
+    for api in exec params; do
+        tag="$way then $api"
+        steps=("$way:SET client_encoding TO 'SJIS'" "$api:$(attack_utf8 "${MARK}_plain")"
+               "exec:SELECT 'after_unread'")
+        out=$(unread_run -- "${steps[@]}")
+        has "$(step 6)" "ROW: secret_bob" "$tag: without the shim the attack injects"
+        log=$QG_PG_DIR/unread-$way-$api.log
+        mark=${MARK}_${way}_$api
+        steps[1]="$api:$(attack_utf8 "$mark")"
+        out=$(unread_run with_shim enforce "$log" -- "${steps[@]}")
+        has "$(step 6)" "ERROR: 42601 $BLOCKED" "$tag: blocked under the state the unread SET leaves"
+        lacks "$out" "secret_" "$tag: nothing leaks"
+        lacks "$(cat "$QG_PG_LOG")" "$mark" "$tag: the attack never reaches the server"
+        has "$(step 7)" "ROW: after_unread" "$tag: the connection stays usable"
+        ok "$tag: one finding" [ "$(grep -ac '"action":"blocked"' "$log")" -eq 1 ]
+        steps=("$way:SET client_encoding TO 'SJIS'" "$api:$SJIS_CHAR")
+        plain=$(unread_run -- "${steps[@]}")
+        out=$(unread_run with_shim enforce "$QG_PG_DIR/unread-ok.log" -- "${steps[@]}")
+        has "$(step 6)" "ROW: 955c" "$tag: an SJIS character after the unread SET passes"
+        ok "$tag: correctly written text gives identical results with and without the shim" \
+            [ "$plain" = "$out" ]
+    done
+done
+
+# A prepared statement that sets the encoding, executed with its results unread.
+steps=("prepare:setenc:SELECT set_config('client_encoding', 'SJIS', false)"
+       "unreadprepared:setenc" "exec:$(attack_utf8 "${MARK}_prepared_plain")" "exec:SELECT 'after_unread'")
+out=$(unread_run -- "${steps[@]}")
+has "$(step 7)" "ROW: secret_bob" "unread prepared set_config: without the shim the attack injects"
+steps[2]="exec:$(attack_utf8 "${MARK}_prepared")"
+out=$(unread_run with_shim enforce "$QG_PG_DIR/unread-prepared.log" -- "${steps[@]}")
+has "$(step 7)" "ERROR: 42601 $BLOCKED" "unread prepared set_config: blocked under the state it leaves"
+has "$(step 8)" "ROW: after_unread" "unread prepared set_config: the connection stays usable"
+
+# The first PQexec of a program, with results unread: checked under every
+# state the unread text may leave (the SJIS one among them).
+out=$(with_shim enforce "$QG_PG_DIR/unread-first.log" "$SESSION" \
+    "unread:SET client_encoding TO 'SJIS'; SET standard_conforming_strings TO off; SET backslash_quote TO on; SET escape_string_warning TO off" \
+    "exec:$(attack_utf8 "${MARK}_first")" "exec:SELECT 'after_unread'")
+has "$(step 2)" "quoteguard: blocked" "the first PQexec, results unread: blocked under the states they may leave"
+has "$(step 3)" "ROW: after_unread" "the first PQexec, results unread: the block discards them as PQexec would; the connection stays usable"
+lacks "$(cat "$QG_PG_LOG")" "${MARK}_prepared*/" "unread prepared set_config: the attack never reaches the server"
+lacks "$(cat "$QG_PG_LOG")" "${MARK}_first*/" "the first PQexec's attack never reached the server"
+
 # ---------------------------------------------------------------- the modes
 out=$(with_shim off "$QG_PG_DIR/off.log" "$SESSION" "${SJIS_OLD_STYLE[@]}" "exec:$ATTACK")
 has "$(step 5)" "ROW: secret_bob" "mode off: the attack goes through untouched (and injects)"
