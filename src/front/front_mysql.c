@@ -64,6 +64,8 @@ QG_REAL_FN(int, mysql_get_socket, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(MYSQL_STMT *, mysql_stmt_init, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(int, mysql_stmt_prepare, (MYSQL_STMT *, const char *, unsigned long), qg_mysql_sonames)
 QG_REAL_FN(int, mysql_stmt_execute, (MYSQL_STMT *), qg_mysql_sonames)
+QG_REAL_FN(int, mariadb_stmt_execute_direct, (MYSQL_STMT *, const char *, size_t),
+           qg_mysql_sonames)
 QG_REAL_FN(my_bool, mysql_stmt_close, (MYSQL_STMT *), qg_mysql_sonames)
 QG_REAL_FN(unsigned int, mysql_stmt_errno, (MYSQL_STMT *), qg_mysql_sonames)
 QG_REAL_FN(const char *, mysql_stmt_error, (MYSQL_STMT *), qg_mysql_sonames)
@@ -356,6 +358,45 @@ QG_EXPORT int mysql_stmt_execute(MYSQL_STMT *stmt)
     return rc;
 }
 
+/* Prepares and executes a text in one call: the library writes
+ * COM_STMT_PREPARE and COM_STMT_EXECUTE together on the socket, or — to a
+ * server that cannot take them so — calls mysql_stmt_prepare and
+ * mysql_stmt_execute, its inner calls for the same text and length. */
+QG_EXPORT int mariadb_stmt_execute_direct(MYSQL_STMT *stmt, const char *sql, size_t length)
+{
+    mariadb_stmt_execute_direct_fn fn = real_mariadb_stmt_execute_direct();
+    if (!fn) {
+        qg_guard_report_missing("mariadb_stmt_execute_direct");
+        return 1;
+    }
+    qg_my_stmt *s = qg_my_stmt_find(stmt);
+    unsigned long given = (unsigned long)length; /* as the inner mysql_stmt_prepare gets it */
+    if (!s || !sql || !tracking_enabled() || !qg_guard_enter(stmt, sql, given))
+        return fn(stmt, sql, length);
+    size_t len = length == (size_t)-1 ? strlen(sql) : length;
+    qg_my_block_clear(&s->block);
+    qg_decision d;
+    qg_my_conn *e;
+    if (!connection_query_allowed(s->mysql, "mariadb_stmt_execute_direct", sql, len,
+                                  __builtin_return_address(0), &d, &e)) {
+        /* the library reports a failed direct execution on both handles */
+        qg_my_block_set(&s->block, &d, false);
+        if (e)
+            qg_my_block_set(&e->block, &d, false);
+        qg_guard_leave();
+        return 1;
+    }
+    s->may_hide = qg_my_may_change_unreported(e ? &e->session.state : NULL, sql, len);
+    MYSQL *outer = qg_my_sending;
+    qg_my_sending = s->mysql;
+    int rc = fn(stmt, sql, length);
+    qg_my_sending = outer;
+    if (e)
+        qg_my_session_executed(&e->session, &server, s->mysql, s->may_hide);
+    qg_guard_leave();
+    return rc;
+}
+
 QG_EXPORT my_bool mysql_stmt_close(MYSQL_STMT *stmt)
 {
     mysql_stmt_close_fn fn = real_mysql_stmt_close();
@@ -378,18 +419,20 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
         qg_guard_report_missing("mysql_real_connect");
         return NULL;
     }
-    if (!tracking_enabled() || inside_reconnect(mysql) || !qg_guard_enter(mysql, NULL, 0))
+    if (!tracking_enabled() || inside_reconnect(mysql))
         return fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
+    /* The library runs the program's init commands (MYSQL_INIT_COMMAND)
+     * inside, through mysql_real_query: each is checked as any query, under
+     * the new session's state, asked for first; a blocked one fails the
+     * connect with its error. */
     MYSQL *connected = fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
     if (connected)
         hand_over_from_wire(connected);
     qg_my_conn *e = connected ? qg_my_conn_use(connected) : NULL;
     if (e) {
         qg_my_block_clear(&e->block);
-        qg_my_session_renew(&e->session);
-        qg_my_session_refresh(&e->session, &server, connected);
+        qg_my_session_prepare(&e->session, &server, connected);
     }
-    qg_guard_leave();
     return connected;
 }
 

@@ -56,7 +56,7 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
  * inside an intercepted call on the same connection that sends the same text
  * (same pointer and length), or inside a call on that connection whose
  * queries are the library's own (entered with sql == NULL:
- * mysql_set_character_set's SET NAMES, mysql_real_connect's init commands);
+ * mysql_set_character_set's SET NAMES);
  * the caller then calls the real function directly and must NOT call
  * qg_guard_leave().  After a true, call qg_guard_leave() exactly once.
  * The shim enters too before it hands the library a text of its own (a

@@ -9,9 +9,13 @@
  *   init=SQL           mysql_options(MYSQL_INIT_COMMAND) (before it)
  *   multi              CLIENT_MULTI_STATEMENTS (before it)
  *   reconnect          MYSQL_OPT_RECONNECT on (before it)
- *   via=query|real|send  how statements are sent: mysql_query,
- *                      mysql_real_query, or mysql_send_query followed by
- *                      mysql_read_query_result (default real)
+ *   via=query|real|send|queue|direct  how statements are sent: mysql_query,
+ *                      mysql_real_query, mysql_send_query followed by
+ *                      mysql_read_query_result, mysql_send_query alone (the
+ *                      answer is read by a later `read`), or
+ *                      mariadb_stmt_execute_direct (default real)
+ *   read               reads the answer of every statement queued by
+ *                      via=queue, in order
  *   sql=TEXT           runs TEXT as it is
  *   sqlhex=HEX         runs the bytes HEX
  *   stmt=TEXT          runs TEXT through the prepared-statement API
@@ -54,7 +58,7 @@
 
 #include "my_print.h"
 
-typedef enum send_api { VIA_QUERY, VIA_REAL, VIA_SEND } send_api;
+typedef enum send_api { VIA_QUERY, VIA_REAL, VIA_SEND, VIA_QUEUE, VIA_DIRECT } send_api;
 typedef enum escape_kind { ESC_BYTEWISE, ESC_REAL, ESC_LEGACY, ESC_NONE } escape_kind;
 
 typedef struct client {
@@ -65,6 +69,7 @@ typedef struct client {
     unsigned long flags;
     bool reconnect;
     MYSQL *mysql;
+    int queued; /* answers still to be read (via=queue) */
     send_api via;
     escape_kind escape;
     const char *template_sql;
@@ -154,11 +159,74 @@ static void print_results(MYSQL *mysql)
         print_error(mysql);
 }
 
+/* mariadb_stmt_execute_direct, its rows printed as print_results does
+ * (each column bound as a string). */
+static void run_direct(client *c, const char *sql, unsigned long len)
+{
+    enum { COLUMNS = 4, WIDTH = 256 };
+    MYSQL_STMT *stmt = mysql_stmt_init(c->mysql);
+    if (!stmt) {
+        print_error(c->mysql);
+        return;
+    }
+    if (mariadb_stmt_execute_direct(stmt, sql, len)) {
+        printf("ERROR: %u %s %s\n", mysql_stmt_errno(stmt), mysql_stmt_sqlstate(stmt),
+               mysql_stmt_error(stmt));
+        mysql_stmt_close(stmt);
+        return;
+    }
+    unsigned fields = mysql_stmt_field_count(stmt);
+    if (fields == 0) {
+        printf("OK: %llu\n", (unsigned long long)mysql_stmt_affected_rows(stmt));
+        mysql_stmt_close(stmt);
+        return;
+    }
+    MYSQL_BIND bind[COLUMNS];
+    char value[COLUMNS][WIDTH];
+    unsigned long length[COLUMNS];
+    my_bool is_null[COLUMNS];
+    memset(bind, 0, sizeof bind);
+    for (unsigned i = 0; i < COLUMNS; i++) {
+        bind[i].buffer_type = MYSQL_TYPE_STRING;
+        bind[i].buffer = value[i];
+        bind[i].buffer_length = WIDTH;
+        bind[i].length = &length[i];
+        bind[i].is_null = &is_null[i];
+    }
+    unsigned long long rows = 0;
+    if (fields <= COLUMNS && mysql_stmt_bind_result(stmt, bind) == 0) {
+        while (mysql_stmt_fetch(stmt) == 0) {
+            rows++;
+            fputs("ROW: ", stdout);
+            for (unsigned i = 0; i < fields; i++) {
+                if (i)
+                    putchar('|');
+                if (is_null[i])
+                    fputs("\\N", stdout);
+                else
+                    print_bytes(value[i], length[i] < WIDTH ? length[i] : WIDTH);
+            }
+            putchar('\n');
+        }
+    }
+    printf("ROWS: %llu\n", rows);
+    mysql_stmt_close(stmt);
+}
+
 static void run(client *c, const char *sql, unsigned long len)
 {
     connect_once(c);
     int failed;
     switch (c->via) {
+    case VIA_QUEUE:
+        if (mysql_send_query(c->mysql, sql, len))
+            print_error(c->mysql);
+        else
+            printf("QUEUED: %d\n", ++c->queued);
+        return;
+    case VIA_DIRECT:
+        run_direct(c, sql, len);
+        return;
     case VIA_QUERY:
         failed = mysql_query(c->mysql, sql);
         break;
@@ -344,8 +412,19 @@ int main(int argc, char **argv)
                 c.via = VIA_SEND;
             else if (strcmp(v, "real") == 0)
                 c.via = VIA_REAL;
+            else if (strcmp(v, "queue") == 0)
+                c.via = VIA_QUEUE;
+            else if (strcmp(v, "direct") == 0)
+                c.via = VIA_DIRECT;
             else
                 usage();
+        } else if (strcmp(arg, "read") == 0) {
+            for (; c.queued > 0; c.queued--) {
+                if (mysql_read_query_result(c.mysql))
+                    print_error(c.mysql);
+                else
+                    print_results(c.mysql);
+            }
         } else if (starts(arg, "sql=", &v)) {
             run(&c, v, (unsigned long)strlen(v));
         } else if (starts(arg, "sqlhex=", &v)) {
