@@ -6,10 +6,16 @@
  * A stream socket the program creates (socket(2)) is a candidate until its
  * first bytes: a PostgreSQL startup request written first, or a MySQL
  * greeting read first, makes it a guarded connection; anything else drops
- * it.  A connection whose queries pass through libpq or libmariadb is
- * handed to their fronts: they call qg_wire_library_guarded(PQsocket /
+ * it.  The bytes decide however the calls split them: while too few have
+ * gone by to say (a 4-byte length written alone, a greeting's header read
+ * alone) and they can still begin one of those, they pass (they carry no
+ * SQL) and are kept in the descriptor's head until the next call decides.
+ * A connection whose queries pass through libpq or libmariadb is handed to
+ * their fronts: they call qg_wire_library_guarded(PQsocket /
  * mysql_get_socket) before each query, and from then on its bytes pass
- * unchecked here (one check per query).  A program that reaches the
+ * unchecked here (one check per query).  A duplicate of such a descriptor
+ * (dup, dup2, dup3, F_DUPFD) carries bytes the library front never sees:
+ * writes through it are refused in enforce, logged once in audit.  A program that reaches the
  * library around the preload (psycopg 3's ctypes binding resolves
  * PQsendQuery from libpq's own handle) is never handed over, so its
  * queries are checked here.  Every other descriptor passes through after one load from a
@@ -42,13 +48,14 @@
 #include "wire_stream.h"
 
 QG_FAR_BSS wire_fd *qg_wire_fds[QG_WIRE_FDS];
+QG_FAR_BSS wire_head qg_wire_heads[QG_WIRE_FDS];
 static int highest_fd = -1; /* for the walk after fork */
 
 unsigned qg_wire_tls_conns;
 
 static void fd_release(wire_fd *w)
 {
-    if (w <= QG_WIRE_CANDIDATE || __atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL) > 0)
+    if (!w || !qg_wire_is_conn(w) || __atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     if (w->tls_counted)
         __atomic_sub_fetch(&qg_wire_tls_conns, 1, __ATOMIC_ACQ_REL);
@@ -70,16 +77,50 @@ void qg_wire_fd_put(int fd, wire_fd *w)
             if (__atomic_compare_exchange_n(&highest_fd, &seen, fd, false, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED))
                 break;
+    qg_wire_heads[fd].len = 0;
     fd_release(__atomic_exchange_n(&qg_wire_fds[fd], w, __ATOMIC_ACQ_REL));
 }
 
-/* A copy of fd's entry for a duplicate descriptor. */
+/* A copy of fd's entry for a duplicate descriptor: the same connection; for
+ * a socket a client library's front checks, a refusal (the library front
+ * reads only what goes through the library, and bytes written through the
+ * copy would reach the server unread). */
 wire_fd *qg_wire_fd_share(int fd)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (w > QG_WIRE_CANDIDATE)
+    if (w == QG_WIRE_LIBRARY)
+        return qg_wire_refused("a duplicate of the socket of a connection that the client "
+                               "library's front checks");
+    if (qg_wire_is_conn(w))
         __atomic_add_fetch(&w->refs, 1, __ATOMIC_ACQ_REL);
     return w;
+}
+
+wire_fd *qg_wire_refused(const char *why)
+{
+    wire_fd *w = calloc(1, sizeof *w);
+    if (!w)
+        return QG_WIRE_UNSEEN; /* its first write is read as a stream of unknown state */
+    pthread_mutex_init(&w->lock, NULL);
+    w->refs = 1;
+    w->refused = why;
+    qg_wire_conn_init(&w->conn, QG_WIRE_PG);
+    qg_wire_set_passthrough(&w->conn);
+    return w;
+}
+
+bool qg_wire_refuse_write(wire_fd *w)
+{
+    const qg_settings *s = qg_settings_get();
+    bool refuse = s->mode != QG_MODE_AUDIT && s->mode != QG_MODE_OFF;
+    if (!__atomic_exchange_n(&w->told_refused, true, __ATOMIC_ACQ_REL)) {
+        char detail[320];
+        snprintf(detail, sizeof detail,
+                 "quoteguard: %s: bytes written through %s cannot be checked", 
+                 refuse ? "refused (EACCES)" : "not checked", w->refused);
+        qg_log_write_event(s, refuse ? "error" : "warning", "wire_write_refused", detail);
+    }
+    return refuse;
 }
 
 /* The child of a fork gets fresh locks: a thread of the parent may have
@@ -87,7 +128,7 @@ wire_fd *qg_wire_fd_share(int fd)
 static void renew_locks(void)
 {
     for (int fd = 0; fd <= highest_fd && fd < QG_WIRE_FDS; fd++)
-        if (qg_wire_fds[fd] > QG_WIRE_CANDIDATE)
+        if (qg_wire_is_conn(qg_wire_fds[fd]))
             pthread_mutex_init(&qg_wire_fds[fd]->lock, NULL);
 }
 
@@ -102,8 +143,8 @@ bool qg_wire_enabled(void)
     return s->wire && s->mode != QG_MODE_OFF && s->active;
 }
 
-/* A candidate whose first bytes are known: the connection, or NULL. */
-wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto)
+wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, size_t head_len,
+                           size_t passed)
 {
     wire_fd *w = calloc(1, sizeof *w);
     if (!w) {
@@ -113,12 +154,15 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto)
     pthread_mutex_init(&w->lock, NULL);
     w->refs = 1;
     qg_wire_conn_init(&w->conn, proto);
+    if (passed > 0)
+        qg_wire_already_sent(&w->conn, head, head_len, passed);
     wire_fd *expected = QG_WIRE_CANDIDATE;
     if (!__atomic_compare_exchange_n(&qg_wire_fds[fd], &expected, w, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
         fd_release(w);
-        return expected > QG_WIRE_CANDIDATE ? expected : NULL;
+        return qg_wire_is_conn(expected) ? expected : NULL;
     }
+    qg_wire_heads[fd].len = 0;
     qg_log_note_db_socket(fd); /* the log never writes into it */
     qg_attach_announce(); /* a client library mapped later, else the wire */
     qg_attach_announce_wire(proto == QG_WIRE_PG ? "wire:postgresql" : "wire:mysql");
@@ -135,6 +179,7 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto)
 void qg_wire_drop_candidate(int fd)
 {
     wire_fd *expected = QG_WIRE_CANDIDATE;
+    qg_wire_heads[fd].len = 0;
     __atomic_compare_exchange_n(&qg_wire_fds[fd], &expected, NULL, false, __ATOMIC_ACQ_REL,
                                 __ATOMIC_RELAXED);
 }
@@ -174,10 +219,11 @@ void qg_wire_library_guarded(int fd)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
     if (w == QG_WIRE_CANDIDATE) {
-        qg_wire_drop_candidate(fd);
+        __atomic_compare_exchange_n(&qg_wire_fds[fd], &w, QG_WIRE_LIBRARY, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
         return;
     }
-    if (!w)
+    if (!qg_wire_is_conn(w))
         return;
     pthread_mutex_lock(&w->lock);
     w->conn.passthrough = true;
@@ -185,11 +231,11 @@ void qg_wire_library_guarded(int fd)
     settle(w);
     bool settled = w->settled;
     pthread_mutex_unlock(&w->lock);
-    /* Nothing held or owed: the entry goes, and the socket's reads and
-     * writes cost what any other descriptor's do.  (The library uses its
-     * connection from one thread at a time, so no call of ours is inside
-     * the entry now.) */
-    if (settled && __atomic_compare_exchange_n(&qg_wire_fds[fd], &w, NULL, false,
+    /* Nothing held or owed: the entry becomes the library's marker, and
+     * the socket's reads and writes pass after one comparison.  (The
+     * library uses its connection from one thread at a time, so no call of
+     * ours is inside the entry now.) */
+    if (settled && __atomic_compare_exchange_n(&qg_wire_fds[fd], &w, QG_WIRE_LIBRARY, false,
                                                __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         fd_release(w);
 }

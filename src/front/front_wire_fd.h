@@ -8,16 +8,29 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "wire_stream.h"
 
 #define QG_WIRE_FDS 65536
+/* Table entries that are not connections: */
+/* a fresh stream socket, until its first bytes say what it carries */
 #define QG_WIRE_CANDIDATE ((wire_fd *)1)
+/* a connection whose queries a client library's front checks: its own
+ * bytes pass; a duplicate of its descriptor is refused (qg_wire_refused) */
+#define QG_WIRE_LIBRARY ((wire_fd *)2)
+/* a stream socket whose start the shim did not see (inherited across exec,
+ * received with SCM_RIGHTS): recognised mid-stream by its first write */
+#define QG_WIRE_UNSEEN ((wire_fd *)3)
 
 typedef struct wire_fd {
     pthread_mutex_t lock;
     unsigned refs; /* descriptors that share it (dup) */
+    /* Bytes written through it cannot be followed (a duplicate of a socket
+     * a client library's front checks): why, for the refusal. */
+    const char *refused;
+    bool told_refused;
     bool told_passthrough;
     /* passthrough with nothing held or owed: its bytes go straight to libc
      * without the lock (set once, under it) */
@@ -37,14 +50,32 @@ typedef struct wire_fd {
  * calls pass without looking up their descriptor. */
 extern unsigned qg_wire_tls_conns;
 
-/* NULL: not ours; QG_WIRE_CANDIDATE: a fresh stream socket; else a
- * connection.  Read with one atomic load on every read and write. */
+/* NULL: not ours; one of the markers above; else a connection.  Read with
+ * one atomic load on every read and write. */
 extern wire_fd *qg_wire_fds[QG_WIRE_FDS];
 
 static inline wire_fd *qg_wire_fd_entry(int fd)
 {
     return fd >= 0 && fd < QG_WIRE_FDS ? __atomic_load_n(&qg_wire_fds[fd], __ATOMIC_ACQUIRE) : NULL;
 }
+
+/* An entry that is a connection (not NULL, not a marker). */
+static inline bool qg_wire_is_conn(const wire_fd *w)
+{
+    return (const char *)w > (const char *)QG_WIRE_UNSEEN;
+}
+
+/* The first bytes of a candidate whose calls so far were too short to say
+ * what it carries: they passed (no SQL is in them), and recognition waits
+ * for the rest.  `read`: they were received, else written. */
+#define QG_WIRE_HEAD_MAX 8
+typedef struct wire_head {
+    uint8_t len;
+    bool read;
+    uint8_t bytes[QG_WIRE_HEAD_MAX];
+} wire_head;
+
+extern wire_head qg_wire_heads[QG_WIRE_FDS];
 
 /* How the program's call sends bytes, so that the rest of its stream goes
  * the same way. */
@@ -68,8 +99,16 @@ void qg_wire_fd_put(int fd, wire_fd *w);
 wire_fd *qg_wire_fd_share(int fd);
 /* The wire front is on (setting wire, mode not off, program active). */
 bool qg_wire_enabled(void);
-/* A candidate whose first bytes are known: the connection, or NULL. */
-wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto);
+/* A candidate whose first bytes are known: the connection, or NULL.  `head`
+ * holds the first bytes of the stream (at least 8 written for PostgreSQL),
+ * of which the first `passed` already went by. */
+wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, size_t head_len,
+                           size_t passed);
+/* A new entry for a descriptor whose written bytes cannot be followed. */
+wire_fd *qg_wire_refused(const char *why);
+/* Says once (enforce: error, audit: warning) that a write through w is
+ * refused or, in audit, passes unchecked; true when it must not happen. */
+bool qg_wire_refuse_write(wire_fd *w);
 /* A candidate whose first bytes are not a database's. */
 void qg_wire_drop_candidate(int fd);
 /* Under the lock, after each use of a connection: says once that it is no

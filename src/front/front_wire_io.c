@@ -3,6 +3,7 @@
  * descriptor that is not a database connection costs one load from the
  * table before libc's own function runs. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -76,17 +77,61 @@ static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
 
 /* ------------------------------------------------------------ the paths */
 
-/* The entry of fd for a write whose first bytes are p[0, n): a connection,
- * or NULL when the bytes pass as they are. */
-static wire_fd *entry_for_write(int fd, const uint8_t *p, size_t n)
+/* The candidate's head followed by p[0, n): up to cap bytes in out. */
+static size_t joined_head(const wire_head *h, const uint8_t *p, size_t n, uint8_t *out,
+                          size_t cap)
 {
+    size_t have = h->len < cap ? h->len : cap;
+    memcpy(out, h->bytes, have);
+    size_t more = n < cap - have ? n : cap - have;
+    memcpy(out + have, p, more);
+    return have + more;
+}
+
+/* The entry of fd for a write whose first bytes are p[0, n): a connection,
+ * or NULL when the bytes pass as they are; then *watch says that fd is a
+ * candidate whose bytes so far are too few to say what it carries, and
+ * note_head must keep the ones written. */
+static wire_fd *entry_for_write(int fd, const uint8_t *p, size_t n, bool *watch)
+{
+    *watch = false;
     wire_fd *w = qg_wire_fd_entry(fd);
     if (w != QG_WIRE_CANDIDATE)
-        return w;
-    if (n >= 8 && qg_wire_looks_like_pg(p, n) && qg_wire_enabled())
-        return qg_wire_recognise(fd, QG_WIRE_PG);
+        return qg_wire_is_conn(w) ? w : NULL;
+    const wire_head *h = &qg_wire_heads[fd];
+    if (!h->read) {
+        uint8_t head[8];
+        size_t have = joined_head(h, p, n, head, sizeof head);
+        if (have == 8 && qg_wire_looks_like_pg(head, 8) && qg_wire_enabled())
+            return qg_wire_recognise(fd, QG_WIRE_PG, head, 8, h->len);
+        if (have < 8 && qg_wire_may_become_pg(head, have) && qg_wire_enabled()) {
+            *watch = true;
+            return NULL;
+        }
+    }
     qg_wire_drop_candidate(fd);
     return NULL;
+}
+
+/* r bytes of p[0, 8) went out first on candidate fd. */
+static void note_head(int fd, const uint8_t *p, ssize_t r)
+{
+    wire_head *h = &qg_wire_heads[fd];
+    if (r <= 0 || qg_wire_fd_entry(fd) != QG_WIRE_CANDIDATE || h->len + (size_t)r >= 8)
+        return;
+    memcpy(h->bytes + h->len, p, (size_t)r);
+    h->len += (uint8_t)r;
+    h->read = false;
+}
+
+/* A write through a descriptor whose bytes cannot be followed: refused
+ * (-1, EACCES) or, in audit, passed (0); said once. */
+static int refused_write(wire_fd *w)
+{
+    if (!qg_wire_refuse_write(w))
+        return 0;
+    errno = EACCES;
+    return -1;
 }
 
 /* Settled, or its socket carries TLS records the SSL calls decrypt: the
@@ -113,18 +158,41 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
     return r;
 }
 
+/* A candidate that received p[0, r): the connection when it begins with
+ * a MySQL greeting (fed the head received before p), else NULL. */
+static wire_fd *recognise_read(int fd, const uint8_t *p, size_t r)
+{
+    wire_head *h = &qg_wire_heads[fd];
+    if (h->len == 0 || h->read) {
+        uint8_t head[64];
+        size_t have = joined_head(h, p, r, head, sizeof head);
+        if (have >= 6 && qg_wire_looks_like_mysql(head, have) && qg_wire_enabled()) {
+            wire_head before = *h;
+            wire_fd *w = qg_wire_recognise(fd, QG_WIRE_MYSQL, NULL, 0, 0);
+            if (w && before.len > 0) {
+                pthread_mutex_lock(&w->lock);
+                qg_wire_read(&w->conn, before.bytes, before.len);
+                pthread_mutex_unlock(&w->lock);
+            }
+            return w;
+        }
+        if (have < 6 && qg_wire_may_become_mysql(head, have) && qg_wire_enabled()) {
+            memcpy(h->bytes + h->len, p, r);
+            h->len += (uint8_t)r;
+            h->read = true;
+            return NULL;
+        }
+    }
+    qg_wire_drop_candidate(fd);
+    return NULL;
+}
+
 /* Bytes the client received on fd (r of them in p). */
 static void observe(int fd, wire_fd *w, const void *p, size_t r)
 {
-    if (w == QG_WIRE_CANDIDATE) {
-        if (qg_wire_looks_like_mysql(p, r) && qg_wire_enabled())
-            w = qg_wire_recognise(fd, QG_WIRE_MYSQL);
-        else
-            qg_wire_drop_candidate(fd);
-        if (w <= QG_WIRE_CANDIDATE)
-            return;
-    }
-    if (passes_unlocked(w))
+    if (w == QG_WIRE_CANDIDATE)
+        w = recognise_read(fd, p, r);
+    if (!qg_wire_is_conn(w) || w->refused || passes_unlocked(w))
         return;
     pthread_mutex_lock(&w->lock);
     if (!qg_wire_tls_raw(w, fd))
@@ -133,21 +201,15 @@ static void observe(int fd, wire_fd *w, const void *p, size_t r)
     pthread_mutex_unlock(&w->lock);
 }
 
-static void observe_iov(int fd, wire_fd *w, const struct iovec *iov, int iovcnt, size_t r)
+static void observe_iov(int fd, const struct iovec *iov, int iovcnt, size_t r)
 {
-    if (w == QG_WIRE_CANDIDATE && iovcnt > 0) {
-        /* a greeting read into scattered buffers: the first holds enough */
-        observe(fd, w, iov[0].iov_base, r < iov[0].iov_len ? r : iov[0].iov_len);
-        w = qg_wire_fd_entry(fd);
-        if (w <= QG_WIRE_CANDIDATE)
-            return;
-        size_t first = r < iov[0].iov_len ? r : iov[0].iov_len;
-        r -= first;
-        iov++, iovcnt--;
-    }
     for (int i = 0; i < iovcnt && r > 0; i++) {
         size_t k = r < iov[i].iov_len ? r : iov[i].iov_len;
-        observe(fd, w, iov[i].iov_base, k);
+        wire_fd *w = qg_wire_fd_entry(fd);
+        if (!w)
+            return;
+        if (k > 0)
+            observe(fd, w, iov[i].iov_base, k);
         r -= k;
     }
 }
@@ -253,34 +315,76 @@ QG_EXPORT int fcntl64(int fd, int cmd, ...)
 
 /* --------------------------------------------------------------- output */
 
+/* A write of p[0, n) on fd, whose entry is not NULL. */
+static ssize_t entry_write(send_ctx *sc, const void *p, size_t n)
+{
+    bool watch;
+    wire_fd *w = entry_for_write(sc->fd, p, n, &watch);
+    if (!w || (w->refused && refused_write(w) == 0)) {
+        ssize_t r = send_bytes(sc, p, n);
+        if (watch)
+            note_head(sc->fd, p, r);
+        return r;
+    }
+    if (w->refused)
+        return -1;
+    return guarded_write(w, sc, p, n);
+}
+
 QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0 || !(w = entry_for_write(fd, buf, n)))
+    if (__builtin_expect(!w, 1) || n == 0)
         return next_write()(fd, buf, n);
     send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = __builtin_return_address(0)};
-    return guarded_write(w, &sc, buf, n);
+    return entry_write(&sc, buf, n);
 }
 
 QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0 || !(w = entry_for_write(fd, buf, n)))
+    if (__builtin_expect(!w, 1) || n == 0)
         return next_send()(fd, buf, n, flags);
     send_ctx sc = {.fd = fd, .how = HOW_SEND, .flags = flags,
                    .caller = __builtin_return_address(0)};
-    return guarded_write(w, &sc, buf, n);
+    return entry_write(&sc, buf, n);
 }
 
 QG_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
                          const struct sockaddr *addr, socklen_t addrlen)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0 || !(w = entry_for_write(fd, buf, n)))
+    if (__builtin_expect(!w, 1) || n == 0)
         return next_sendto()(fd, buf, n, flags, addr, addrlen);
     send_ctx sc = {.fd = fd, .how = HOW_SENDTO, .flags = flags, .addr = addr,
                    .addrlen = addrlen, .caller = __builtin_return_address(0)};
-    return guarded_write(w, &sc, buf, n);
+    return entry_write(&sc, buf, n);
+}
+
+/* The program's own scattered call, unchanged. */
+static ssize_t raw_scattered(const send_ctx *sc, const struct iovec *iov, int iovcnt)
+{
+    if (sc->how == HOW_SENDMSG)
+        return next_sendmsg()(sc->fd, sc->msg, sc->flags);
+    return next_writev()(sc->fd, iov, iovcnt);
+}
+
+/* A writev or sendmsg on a descriptor whose entry is not NULL. */
+static ssize_t entry_writev(send_ctx *sc, const struct iovec *iov, int iovcnt)
+{
+    uint8_t head[8];
+    size_t n = gather_head(iov, iovcnt, head);
+    bool watch = false;
+    wire_fd *w = n ? entry_for_write(sc->fd, head, n, &watch) : NULL;
+    if (w && w->refused && refused_write(w) < 0)
+        return -1;
+    if (!w || w->refused) {
+        ssize_t r = raw_scattered(sc, iov, iovcnt);
+        if (watch)
+            note_head(sc->fd, head, r);
+        return r;
+    }
+    return guarded_writev(w, sc, iov, iovcnt);
 }
 
 QG_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -288,13 +392,9 @@ QG_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
     wire_fd *w = qg_wire_fd_entry(fd);
     if (__builtin_expect(!w, 1) || !msg)
         return next_sendmsg()(fd, msg, flags);
-    uint8_t head[8];
-    size_t n = gather_head(msg->msg_iov, (int)msg->msg_iovlen, head);
-    if (n == 0 || !(w = entry_for_write(fd, head, n)))
-        return next_sendmsg()(fd, msg, flags);
     send_ctx sc = {.fd = fd, .how = HOW_SENDMSG, .flags = flags, .msg = msg,
                    .caller = __builtin_return_address(0)};
-    return guarded_writev(w, &sc, msg->msg_iov, (int)msg->msg_iovlen);
+    return entry_writev(&sc, msg->msg_iov, (int)msg->msg_iovlen);
 }
 
 QG_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
@@ -302,12 +402,8 @@ QG_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
     wire_fd *w = qg_wire_fd_entry(fd);
     if (__builtin_expect(!w, 1) || iovcnt <= 0)
         return next_writev()(fd, iov, iovcnt);
-    uint8_t head[8];
-    size_t n = gather_head(iov, iovcnt, head);
-    if (n == 0 || !(w = entry_for_write(fd, head, n)))
-        return next_writev()(fd, iov, iovcnt);
     send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = __builtin_return_address(0)};
-    return guarded_writev(w, &sc, iov, iovcnt);
+    return entry_writev(&sc, iov, iovcnt);
 }
 
 /* ---------------------------------------------------------------- input */
@@ -343,18 +439,16 @@ QG_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockad
 QG_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     ssize_t r = next_recvmsg()(fd, msg, flags);
-    wire_fd *w;
-    if (r > 0 && !(flags & MSG_PEEK) && (w = qg_wire_fd_entry(fd)) != NULL)
-        observe_iov(fd, w, msg->msg_iov, (int)msg->msg_iovlen, (size_t)r);
+    if (r > 0 && !(flags & MSG_PEEK) && qg_wire_fd_entry(fd) != NULL)
+        observe_iov(fd, msg->msg_iov, (int)msg->msg_iovlen, (size_t)r);
     return r;
 }
 
 QG_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
     ssize_t r = next_readv()(fd, iov, iovcnt);
-    wire_fd *w;
-    if (r > 0 && (w = qg_wire_fd_entry(fd)) != NULL)
-        observe_iov(fd, w, iov, iovcnt, (size_t)r);
+    if (r > 0 && qg_wire_fd_entry(fd) != NULL)
+        observe_iov(fd, iov, iovcnt, (size_t)r);
     return r;
 }
 

@@ -152,7 +152,7 @@ static wire_fd *tls_conn(SSL *ssl, int *fd)
     SSL_get_fd_fn get_fd = real_SSL_get_fd();
     *fd = get_fd ? get_fd(ssl) : -1;
     wire_fd *w = qg_wire_fd_entry(*fd);
-    if (w <= QG_WIRE_CANDIDATE || __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+    if (!qg_wire_is_conn(w) || w->refused || __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
         return NULL;
     return w;
 }

@@ -103,7 +103,55 @@ bool qg_wire_looks_like_mysql(const uint8_t *p, size_t n)
     return i > 5;
 }
 
+bool qg_wire_may_become_pg(const uint8_t *p, size_t n)
+{
+    if (n == 0 || n >= 8)
+        return n == 0;
+    /* a big-endian length of at most PG_STARTUP_MAX: its top two bytes 0 */
+    if (p[0] != 0 || (n > 1 && p[1] != 0))
+        return false;
+    if (n < 4)
+        return true;
+    uint32_t len = be32(p);
+    if (len < 8 || len > PG_STARTUP_MAX)
+        return false;
+    const uint8_t *code = p + 4;
+    size_t have = n - 4; /* at most 3 of its 4 bytes */
+    if (have == 0 || code[0] == 0) /* a StartupMessage: protocol 3.x */
+        return have < 2 || code[1] == 3;
+    /* SSLRequest, GSSENCRequest (8 bytes), CancelRequest (16) */
+    static const uint8_t request[3] = {0x04, 0xd2, 0x16};
+    return (len == 8 || len == 16) && memcmp(code, request, have) == 0;
+}
+
+bool qg_wire_may_become_mysql(const uint8_t *p, size_t n)
+{
+    if (n == 0 || n >= 6)
+        return n == 0;
+    if (n >= 3) {
+        uint32_t len = qg_wire_le24(p);
+        if (len < 20 || len > 1024)
+            return false;
+    }
+    return (n < 4 || p[3] == 0) && (n < 5 || p[4] == 10);
+}
+
 /* ------------------------------------------------------------ framing */
+
+static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t *p, size_t n,
+                        qg_wire_classified *cl);
+
+void qg_wire_already_sent(qg_wire_conn *c, const uint8_t *head, size_t n, size_t passed)
+{
+    qg_wire_classified cl;
+    memset(&cl, 0, sizeof cl);
+    classify_pg(c, &c->out, head, n, &cl);
+    c->out = cl.next;
+    c->out.left = cl.total > passed ? cl.total - passed : 0;
+    c->out_pos = passed;
+    if (c->out.left == 0)
+        qg_wire_message_ended(&c->out);
+}
 
 void qg_wire_set_passthrough(qg_wire_conn *c)
 {

@@ -111,6 +111,14 @@ bool qg_wire_looks_like_pg(const uint8_t *p, size_t n);
 /* First bytes a client reads on a socket it has not written to: a MySQL
  * server greeting (protocol 10). */
 bool qg_wire_looks_like_mysql(const uint8_t *p, size_t n);
+/* The first n (< 8, resp. < 6) bytes of a stream can still begin what
+ * qg_wire_looks_like_pg (written), resp. qg_wire_looks_like_mysql (read),
+ * recognise. */
+bool qg_wire_may_become_pg(const uint8_t *p, size_t n);
+bool qg_wire_may_become_mysql(const uint8_t *p, size_t n);
+/* The client's first `passed` bytes of head[0, n) (a PostgreSQL stream's
+ * first message, n >= 8 > passed) went by before the stream was known. */
+void qg_wire_already_sent(qg_wire_conn *c, const uint8_t *head, size_t n, size_t passed);
 
 bool qg_wire_buf_append(qg_wire_buf *b, const void *p, size_t n);
 void qg_wire_buf_free(qg_wire_buf *b);

@@ -505,6 +505,37 @@ static void test_recognition(void)
     tap_ok(qg_wire_looks_like_mysql(greeting, sizeof greeting), "a protocol-10 greeting is MySQL");
     tap_ok(!qg_wire_looks_like_mysql((const uint8_t *)"HTTP/1.1 200 OK\r\n", 17),
            "an HTTP answer is not");
+
+    /* a start split across calls: every prefix of a first message may
+     * still become one; other bytes are given up at once */
+    bool every = true;
+    for (size_t n = 1; n < 8; n++)
+        every = every && qg_wire_may_become_pg(startup, n) && qg_wire_may_become_pg(ssl, n);
+    tap_ok(every, "every prefix of a StartupMessage or SSLRequest may become PostgreSQL");
+    static const uint8_t cancel[7] = {0, 0, 0, 16, 0x04, 0xd2, 0x16};
+    static const uint8_t long_ssl[7] = {0, 0, 0, 40, 0x04, 0xd2, 0x16};
+    tap_ok(qg_wire_may_become_pg(cancel, 7) && !qg_wire_may_become_pg(long_ssl, 7),
+           "a request code needs its request's length");
+    tap_ok(!qg_wire_may_become_pg((const uint8_t *)"GET", 3) &&
+               !qg_wire_may_become_pg((const uint8_t[4]){0, 0, 0, 4}, 4) &&
+               !qg_wire_may_become_pg((const uint8_t[5]){0, 0, 0, 40, 9}, 5),
+           "text, a length under 8, an unknown code cannot");
+    every = true;
+    for (size_t n = 1; n < 6; n++)
+        every = every && qg_wire_may_become_mysql(greeting, n);
+    tap_ok(every, "every prefix of a greeting may become MySQL");
+    tap_ok(!qg_wire_may_become_mysql((const uint8_t *)"HTTP", 4) &&
+               !qg_wire_may_become_mysql((const uint8_t[5]){40, 0, 0, 0, 9}, 5),
+           "text and protocol 9 cannot");
+
+    /* the head that passed before recognition: the rest of the startup
+     * passes, the query after it is read */
+    qg_wire_conn c;
+    qg_wire_conn_init(&c, QG_WIRE_PG);
+    qg_wire_already_sent(&c, startup, 8, 4);
+    tap_ok(c.out.left == 36 && c.out.startup && c.out_pos == 4,
+           "4 bytes of a 40-byte StartupMessage already sent: 36 left of it");
+    qg_wire_conn_release(&c);
 }
 
 int main(void)

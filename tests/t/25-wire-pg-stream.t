@@ -1,0 +1,83 @@
+#!/bin/bash
+# The wire front follows a PostgreSQL stream however the client splits and
+# pipelines it (raw protocol client, tests/wire/pg_raw.py):
+#  - a StartupMessage written as its length and then the rest is recognised;
+#  - a query written before the answers to earlier messages is checked under
+#    every state they may leave: Query(SET client_encoding) and the attack
+#    in one write, the SET as Parse/Bind/Execute/Sync before a simple Query,
+#    a Query written together with the StartupMessage (under the encoding the
+#    startup names).
+# Each attack (UTF-8 c3 95 27 escaped to c3 95 5c 27, which SJIS reads as
+# a character and a closing quote) injects without the shim; with it the
+# server answers an error naming quoteguard, the marker never reaches the
+# server and the connection works after it.  Legitimate input gives the same
+# output with and without the shim.
+# A duplicate (dup, dup2, dup3, F_DUPFD, F_DUPFD_CLOEXEC) of the socket of a
+# connection that the libpq front checks: a Query written raw through it
+# injects without the shim; with it the write fails (EACCES) and the log
+# says once that quoteguard refused it (audit: passes, logged once), and
+# the connection still works through libpq.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/tap.sh
+. tests/lib/shim.sh
+. tests/lib/pg.sh
+
+qg_require_build clients/pg_dup
+pg_available || tap_skip_all "no PostgreSQL server binaries (or not root)"
+PY=/usr/bin/python3
+pg_start || tap_bail "cannot start PostgreSQL"
+pg_psql -c "CREATE TABLE users(name text, secret text);
+            INSERT INTO users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob'),
+                                     ('o''hara', 'secret_ohara')" \
+    || tap_bail "cannot create the table"
+
+TAIL=27204f5220313d31202d2d20 # ' OR 1=1 --
+secrets() { printf '%s\n' "$1" | grep -ac '^ROW: secret_'; }
+RAW=("$PY" tests/wire/pg_raw.py)
+raw() { "${RAW[@]}" "$@" 2>&1; }
+
+for scenario in split-startup; do
+    input=c395$TAIL
+    [ $scenario = with-startup ] && input=95$TAIL # SJIS from the start
+    marker=qgs_plain_${scenario//-/_}_$$
+    out=$(raw $scenario "$input" "$marker")
+    ok "$scenario: without the shim the attack injects" [ "$(secrets "$out")" -eq 3 ]
+    has "$(cat "$QG_PG_LOG")" "$marker" "$scenario: without the shim the marker reaches the server"
+
+    marker=qgs_enforce_${scenario//-/_}_$$
+    log=$QG_PG_DIR/$scenario.log
+    out=$(with_shim enforce "$log" "${RAW[@]}" $scenario "$input" "$marker")
+    has "$out" "ERROR: quoteguard: blocked" "$scenario: enforce: an error naming quoteguard"
+    ok "$scenario: enforce: no secret leaks" [ "$(secrets "$out")" -eq 0 ]
+    lacks "$(cat "$QG_PG_LOG")" "$marker" "$scenario: enforce: the attack never reaches the server"
+    has "$out" "ROW: alive" "$scenario: enforce: the connection works after the block"
+
+    for legit in 616c696365 6f27686172615c; do # alice, o'hara\ (a quote, a backslash)
+        plain=$(raw $scenario $legit qgs_legit_$$)
+        shimmed=$(with_shim enforce "$QG_PG_DIR/legit.log" "${RAW[@]}" $scenario $legit qgs_legit_$$)
+        ok "$scenario: legitimate $legit: the same output with the shim" [ "$plain" = "$shimmed" ]
+    done
+    has "$plain$(raw $scenario 616c696365 qgs_legit_$$)" "ROW: secret_alice" "$scenario: legitimate input finds its row"
+done
+
+attack_sql() { printf 'SELECT /*%s*/ secret FROM users WHERE name = '"'"'\xc3\x95\x5c\x27 OR 1=1 -- '"'"'' "$1"; }
+for how in dup dup2 dup3 F_DUPFD F_DUPFD_CLOEXEC; do
+    marker=qgs_dup_plain_${how}_$$
+    out=$("$QG_BUILD/clients/pg_dup" $how "$(attack_sql $marker)" 2>&1)
+    ok "$how of libpq's socket: without the shim the raw attack injects" [ "$(secrets "$out")" -eq 3 ]
+    marker=qgs_dup_enforce_${how}_$$
+    log=$QG_PG_DIR/dup-$how.log
+    out=$(with_shim enforce "$log" "$QG_BUILD/clients/pg_dup" $how "$(attack_sql $marker)" 2>&1)
+    has "$out" "WRITE-FAILED: Permission denied" "$how: enforce: the write through the duplicate fails"
+    ok "$how: enforce: no secret leaks" [ "$(secrets "$out")" -eq 0 ]
+    lacks "$(cat "$QG_PG_LOG")" "$marker" "$how: enforce: the attack never reaches the server"
+    has "$(cat "$log")" "quoteguard: refused (EACCES): bytes written through a duplicate of the socket" \
+        "$how: enforce: the log names quoteguard and the refusal"
+    has "$out" "ROW: alive" "$how: enforce: the connection works through libpq"
+done
+log=$QG_PG_DIR/dup-audit.log
+out=$(with_shim audit "$log" "$QG_BUILD/clients/pg_dup" dup "$(attack_sql qgs_dup_audit_$$)" 2>&1)
+ok "dup: audit: the raw write passes" [ "$(secrets "$out")" -eq 3 ]
+ok "dup: audit: logged once" [ "$(grep -c '"wire_write_refused"' "$log")" -eq 1 ]
+
+tap_done
