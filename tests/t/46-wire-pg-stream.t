@@ -17,6 +17,7 @@
 # injects without the shim; with it the write fails (EACCES) and the log
 # says once that quoteguard refused it (audit: passes, logged once), and
 # the connection still works through libpq.
+# servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh

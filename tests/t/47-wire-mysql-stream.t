@@ -10,6 +10,7 @@
 # through it injects without the shim; with it the write fails (EACCES) and
 # the log says that quoteguard refused it; the connection still works
 # through libmariadb.
+# servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
