@@ -11,8 +11,8 @@
  * with -mavx512bw too, the quick scan alone (SKIP_QUIET undefined) with
  * 64-byte lanes as qg_quick_scan_avx512.  The algorithm is written once,
  * here; each build's lanes and names are in its header (simd_sse2.h,
- * simd_avx2.h, simd_avx512.h), and src/core/vectors.c picks the widest build
- * the CPU runs.  The AVX2 build also counts characters for the rewriter's
+ * simd_avx2.h, simd_avx512.h); src/core/vectors.c puts each build's
+ * functions in its table and picks the widest build the CPU runs.  The AVX2 build also counts characters for the rewriter's
  * padding, with the checker's tests of multibyte blocks
  * (qg_count_chars_avx2).
  */

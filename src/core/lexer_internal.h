@@ -195,6 +195,23 @@ size_t qg_pg_continuation(const unsigned char *s, size_t len, size_t pos);
 size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,
                       size_t *chars);
 
+/* One implementation of the scans, complete: a build's own functions and,
+ * where it has none of its own, the next narrower build's (the AVX-512
+ * build skips blocks and counts characters with AVX2's; the SSE2 build
+ * counts none), down to the reference's, which settles nothing, skips
+ * nothing and counts nothing.  src/core/vectors.c holds the tables and is
+ * the one place that calls through them; tests read them to compare every
+ * implementation with the reference. */
+typedef struct qg_scans {
+    bool (*quick_scan)(const qg_context *ctx, const char *sql, size_t len);
+    void (*skip_quiet)(qg_lexer *lx);
+    size_t (*count_chars)(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
+                          size_t limit, size_t *chars);
+} qg_scans;
+/* The table of an implementation (QG_VECTORS_…); one the CPU cannot run
+ * is the widest it can. */
+const qg_scans *qg_scans_of(int implementation);
+
 /* The vector builds' scans (src/core/block_skip.c). */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);

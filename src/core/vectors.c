@@ -1,7 +1,8 @@
-/* The one place that picks which implementation of the scans runs: the
- * scalar reference or a build of the vector scans (src/core/block_skip.c,
- * built for SSE2, AVX2 and AVX-512), the widest the CPU has, chosen once
- * per process.  Tests narrow it to compare them all: in process with
+/* The one place that picks which implementation of the scans runs and
+ * calls through it: the scalar reference or a build of the vector scans
+ * (src/core/block_skip.c, built for SSE2, AVX2 and AVX-512), each a
+ * complete table (lexer_internal.h, qg_scans), the widest the CPU has,
+ * chosen once per process.  Tests narrow it to compare them all: in process with
  * qg_allow_vectors, a whole process (a real client under the shim) with
  * QUOTEGUARD_FORCE_VECTORS=reference|sse2|avx2|avx512. */
 #include <stdbool.h>
@@ -85,6 +86,25 @@ int qg_allow_vectors(int widest)
     return qg_pick_vectors();
 }
 
+/* The reference implementation: the lexer reads every byte. */
+static bool settles_nothing(const qg_context *ctx, const char *sql, size_t len)
+{
+    (void)ctx, (void)sql, (void)len;
+    return false;
+}
+
+static void skips_nothing(qg_lexer *lx)
+{
+    (void)lx;
+}
+
+static size_t counts_nothing(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
+                             size_t limit, size_t *chars)
+{
+    (void)dfa, (void)s, (void)limit, (void)chars;
+    return pos;
+}
+
 #ifndef __SSE2__
 /* The quick scan's classes of bytes: a single quote, a dash (two make a
  * comment a quote could hide in), a hash (MySQL's comment), and what needs
@@ -111,22 +131,11 @@ static unsigned quick_class(unsigned char c)
         return c >= 0x80 ? QUICK_OTHER : 0;
     }
 }
-#endif
 
-QG_HOT bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
+/* Without SSE2 the narrowest build is this byte loop, which settles only
+ * text without a backslash, slash or comment where there are quotes. */
+static bool quick_scan_bytes(const qg_context *ctx, const char *sql, size_t len)
 {
-    int in_use = qg_vectors_in_use();
-    if (in_use == QG_VECTORS_REFERENCE)
-        return false;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (in_use == QG_VECTORS_AVX512)
-        return qg_quick_scan_avx512(ctx, sql, len);
-    if (in_use == QG_VECTORS_AVX2)
-        return qg_quick_scan_avx2(ctx, sql, len);
-#endif
-#ifdef __SSE2__
-    return qg_quick_scan_sse2(ctx, sql, len);
-#else
     (void)ctx;
     unsigned quotes = 0, comment = 0, other = 0, last = 0;
     for (size_t i = 0; i < len; i++) {
@@ -139,18 +148,39 @@ QG_HOT bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t
     /* An odd count leaves the last string open; a quote in a comment would
      * be miscounted. */
     return !other && (!quotes || (!comment && quotes % 2 == 0));
+}
 #endif
+
+static const qg_scans implementations[QG_IMPLEMENTATIONS] = {
+    [QG_VECTORS_REFERENCE] = {settles_nothing, skips_nothing, counts_nothing},
+#ifdef __SSE2__
+    [QG_VECTORS_SSE2] = {qg_quick_scan_sse2, qg_skip_quiet_sse2, counts_nothing},
+#else
+    [QG_VECTORS_SSE2] = {quick_scan_bytes, skips_nothing, counts_nothing},
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+    [QG_VECTORS_AVX2] = {qg_quick_scan_avx2, qg_skip_quiet_avx2, qg_count_chars_avx2},
+    [QG_VECTORS_AVX512] = {qg_quick_scan_avx512, qg_skip_quiet_avx2, qg_count_chars_avx2},
+#endif
+};
+
+const qg_scans *qg_scans_of(int implementation)
+{
+    int runnable = qg_cpu_vectors();
+    if (implementation < 0)
+        implementation = QG_VECTORS_REFERENCE;
+    return &implementations[implementation < runnable ? implementation : runnable];
+}
+
+QG_HOT bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
+{
+    return implementations[qg_vectors_in_use()].quick_scan(ctx, sql, len);
 }
 
 size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,
                       size_t *chars)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (qg_vectors_in_use() >= QG_VECTORS_AVX2)
-        return qg_count_chars_avx2(dfa, s, pos, limit, chars);
-#endif
-    (void)dfa, (void)s, (void)limit, (void)chars;
-    return pos;
+    return implementations[qg_vectors_in_use()].count_chars(dfa, s, pos, limit, chars);
 }
 
 /* The build the lexer runs on from its start (lx->vectors, picked at
@@ -160,13 +190,5 @@ QG_HOT void qg_lexer_skip_quiet(qg_lexer *lx)
     if (lx->vectors == QG_VECTORS_REFERENCE || lx->reading != QG_READ_SERVER ||
         lx->exec_comment_depth || lx->pos < lx->quiet_from || lx->pos >= lx->len)
         return;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (lx->vectors >= QG_VECTORS_AVX2) {
-        qg_skip_quiet_avx2(lx);
-        return;
-    }
-#endif
-#ifdef __SSE2__
-    qg_skip_quiet_sse2(lx);
-#endif
+    implementations[lx->vectors].skip_quiet(lx);
 }

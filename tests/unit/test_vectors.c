@@ -1,0 +1,171 @@
+/* Every implementation of the scans the CPU runs (the tables of
+ * src/core/vectors.c), against the scalar reference on random text: each
+ * table is complete; the quick scan settles only text the reference finds
+ * clean; the checker, running each implementation, gives the reference's
+ * verdict and findings and its lexer cuts the reference's tokens; the
+ * character count takes runs of whole characters. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "encoding_tables.h"
+#include "lexer_internal.h"
+#include "quoteguard.h"
+#include "tap.h"
+
+enum { ROUNDS = 400, MAX_TEXT = 300, MAX_TOKENS = 256 };
+
+typedef struct setting {
+    qg_dialect dialect;
+    const char *encoding;
+    unsigned flags;
+} setting;
+
+static const setting settings[] = {
+    {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "UTF8", 0},
+    {QG_DIALECT_POSTGRES, "SJIS", 0},              {QG_DIALECT_POSTGRES, "GBK", QG_STD_STRINGS},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0},              {QG_DIALECT_MYSQL, "gbk", 0},
+    {QG_DIALECT_MYSQL, "sjis", QG_NO_BACKSLASH_ESCAPES},
+    {QG_DIALECT_MYSQL, "big5", QG_ANSI_QUOTES},
+};
+
+/* Text made of what the scans look for: quotes, escapes, comment openers,
+ * prefixes, dollar signs, high bytes (lead and trail bytes of every
+ * encoding above) and plain code. */
+static size_t random_text(char *out, size_t cap)
+{
+    static const char *const pieces[] = {
+        "'", "''", "\"", "`", "\\", "\\'", "--", "#", "/*", "*/", "\n", " ", "x'", "b'",
+        "E'", "U&'", "$$", "$a$", "$1", "SELECT ", "a", "1", "\x95\x5c", "\xbf\x27", "\x81",
+        "\xe6\x97\xa5", "\xc8", "\xa4\x5c", "\x81\x30\x81\x30", ";", "abcdefghijklmnop"};
+    size_t n = 0, want = (size_t)rand() % cap;
+    while (n < want) {
+        const char *p = pieces[(size_t)rand() % (sizeof pieces / sizeof pieces[0])];
+        size_t len = strlen(p);
+        if (n + len >= cap)
+            break;
+        memcpy(out + n, p, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+static size_t lex_all(const qg_context *ctx, const char *sql, size_t len, qg_token *out)
+{
+    qg_lexer lx;
+    qg_token tok;
+    size_t n = 0;
+    qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, NULL);
+    while (qg_lexer_next(&lx, &tok))
+        if (n < MAX_TOKENS)
+            out[n++] = tok;
+    return n;
+}
+
+static bool same_result(const qg_result *a, const qg_result *b)
+{
+    if (a->verdict != b->verdict || a->count != b->count)
+        return false;
+    unsigned kept = a->count < QG_MAX_FINDINGS ? a->count : QG_MAX_FINDINGS;
+    for (unsigned i = 0; i < kept; i++)
+        if (a->findings[i].reason != b->findings[i].reason ||
+            a->findings[i].offset != b->findings[i].offset)
+            return false;
+    return true;
+}
+
+static void complete_tables(void)
+{
+    bool complete = true;
+    for (int i = 0; i < QG_IMPLEMENTATIONS; i++) {
+        const qg_scans *t = qg_scans_of(i);
+        complete = complete && t->quick_scan && t->skip_quiet && t->count_chars;
+    }
+    tap_ok(complete, "every implementation's table has each scan");
+    tap_ok(qg_scans_of(QG_VECTORS_WIDEST) == qg_scans_of(qg_cpu_vectors()),
+           "an implementation the CPU cannot run is the widest it can (%s)",
+           qg_vectors_name(qg_cpu_vectors()));
+}
+
+/* Each implementation against the reference, in the checker and alone. */
+static void against_reference(int implementation)
+{
+    const qg_scans *scans = qg_scans_of(implementation);
+    const char *name = qg_vectors_name(implementation);
+    static char text[MAX_TEXT];
+    static qg_token ref_tokens[MAX_TOKENS], tokens[MAX_TOKENS];
+    int unsound = 0, verdicts = 0, cuts = 0, settled = 0;
+    for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
+        qg_context ctx;
+        qg_context_init(&ctx, settings[s].dialect,
+                        qg_encoding_find(settings[s].dialect, settings[s].encoding), settings[s].flags);
+        for (int round = 0; round < ROUNDS; round++) {
+            size_t len = random_text(text, sizeof text);
+            qg_result ref, got;
+            qg_allow_vectors(QG_VECTORS_REFERENCE);
+            qg_check(&ctx, text, len, &ref);
+            size_t ref_n = lex_all(&ctx, text, len, ref_tokens);
+            qg_allow_vectors(implementation);
+            qg_check(&ctx, text, len, &got);
+            size_t n = lex_all(&ctx, text, len, tokens);
+            bool quick = scans->quick_scan(&ctx, text, len);
+            settled += quick;
+            if (quick && ref.verdict != QG_VERDICT_CLEAN && !unsound++)
+                tap_diag("%s settles %s/%s text the reference finds %u things in: %s", name,
+                         settings[s].encoding, settings[s].flags ? "flags" : "plain", ref.count, text);
+            if (!same_result(&ref, &got) && !verdicts++)
+                tap_diag("%s: verdict %d (%u findings) against the reference's %d (%u): %s", name,
+                         (int)got.verdict, got.count, (int)ref.verdict, ref.count, text);
+            if ((n != ref_n || memcmp(tokens, ref_tokens, n * sizeof tokens[0]) != 0) && !cuts++)
+                tap_diag("%s: %zu tokens against the reference's %zu: %s", name, n, ref_n, text);
+        }
+    }
+    qg_allow_vectors(QG_VECTORS_WIDEST);
+    tap_ok(!unsound, "%s: the quick scan settles only text the reference finds clean (%d settled)",
+           name, settled);
+    tap_ok(!verdicts, "%s: the checker gives the reference's verdict and findings", name);
+    tap_ok(!cuts, "%s: the lexer cuts the reference's tokens", name);
+}
+
+/* The character count: where it stops, a character ends, and it counted
+ * the characters before. */
+static void counts_whole_characters(int implementation)
+{
+    static const char *const encodings[] = {"UTF8", "SJIS", "GBK", "BIG5", "GB18030", "EUC_JP"};
+    static const char *const chars_of[] = {"\xe6\x97\xa5", "\x95\x5c", "\xbf\x5c", "\xa4\x5c",
+                                           "\x81\x30\x81\x30", "\xa4\xa2"};
+    static unsigned char body[4096];
+    const qg_scans *scans = qg_scans_of(implementation);
+    int wrong = 0;
+    for (size_t e = 0; e < sizeof encodings / sizeof encodings[0]; e++) {
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, encodings[e]);
+        for (int round = 0; round < 50; round++) {
+            size_t len = 0, want_cap = 64 + (size_t)rand() % 2000;
+            while (len + 4 < want_cap) {
+                const char *c = rand() % 3 ? chars_of[e] : "a";
+                memcpy(body + len, c, strlen(c));
+                len += strlen(c);
+            }
+            size_t chars = 0, want = 0, p = 0, c = 1;
+            size_t end = scans->count_chars(encoding_dfa(enc), body, 0, len, &chars);
+            while (p < end && (c = qg_encoding_char_len(enc, body + p, len - p)))
+                p += c, want++;
+            if ((p != end || chars != want) && !wrong++)
+                tap_diag("%s %s: stopped at %zu with %zu characters (%zu end at %zu)",
+                         qg_vectors_name(implementation), encodings[e], end, chars, want, p);
+        }
+    }
+    tap_ok(!wrong, "%s: the character count takes whole characters",
+           qg_vectors_name(implementation));
+}
+
+int main(void)
+{
+    srand(47);
+    complete_tables();
+    for (int i = QG_VECTORS_REFERENCE; i <= qg_cpu_vectors(); i++) {
+        against_reference(i);
+        counts_whole_characters(i);
+    }
+    return tap_done();
+}
