@@ -115,17 +115,6 @@ static bool backslash_in_code(const char *sql, size_t from, size_t to)
     return to > from && memchr(sql + from, '\\', to - from) != NULL;
 }
 
-/* Whether the server's data token `ts` (the first that does not end
- * before the comment `tn`) has a delimiter inside that comment: the
- * comment then hides a quote the server reads, so it is no comment of the
- * program's, and N has lost step with the text. */
-static bool comment_hides_delimiter(const qg_token *tn, const qg_token *ts, bool has_s)
-{
-    if (!has_s || ts->start >= tn->end)
-        return false;
-    return !(ts->start < tn->start && ts->end > tn->end);
-}
-
 /* Whether the byte at `at` continues a word: a letter, digit, underscore
  * or a byte of a multibyte character.  A program's own SQL writes none
  * directly after a literal's closing quote; prose does after an
@@ -133,6 +122,20 @@ static bool comment_hides_delimiter(const qg_token *tn, const qg_token *ts, bool
 static bool word_after(const unsigned char *sql, size_t len, size_t at)
 {
     return at < len && (qg_ascii_is_alnum(sql[at]) || sql[at] == '_' || sql[at] >= 0x80);
+}
+
+/* Whether N's comment `tn` hides the closing quote of the server's data
+ * token `ts` (the first that does not end before it), one a program may
+ * have written: the server's literal begins before the comment, ends in
+ * it, and no word follows its closing quote.  The comment then is no
+ * comment of the program's, and N has lost step with the text.  (A
+ * quote of prose in a comment the program wrote, an apostrophe or a
+ * quoted word, is no such quote.) */
+static bool comment_hides_delimiter(const char *sql, size_t len, const qg_token *tn,
+                                    const qg_token *ts, bool has_s)
+{
+    return has_s && ts->start < tn->start && ts->end > tn->start && ts->end <= tn->end &&
+           !word_after((const unsigned char *)sql, len, ts->end);
 }
 
 /* Where an injection was found: the first byte of input the server runs
@@ -190,7 +193,8 @@ static bool path_take(naive_path *p, const char *sql, const qg_token *tn)
     /* S's data tokens are sorted and disjoint: walk them over N's. */
     while (p->has_s && p->ts.end <= tn->start)
         p->has_s = next_data(&p->server, &p->ts);
-    if (tn->kind == QG_TOK_COMMENT && comment_hides_delimiter(tn, &p->ts, p->has_s))
+    if (tn->kind == QG_TOK_COMMENT &&
+        comment_hides_delimiter(sql, p->naive.len, tn, &p->ts, p->has_s))
         return false;
     if (!is_data(tn))
         return true;
@@ -456,9 +460,31 @@ static __attribute__((noinline)) bool doubler_code_after_escaped_quote(const uns
     return false;
 }
 
-/* The lexer's reading of a text the quick scan did not settle. */
+/* MySQL, where backslashes escape: whether a quote escaped by a backslash
+ * comes before something that may open a comment.  A quote doubler's
+ * literal ends at that quote, and the comment may be one of the program's
+ * (prose with an apostrophe, `-- it's fine`) that the doubler reads as such
+ * and the server, one quote off, as a literal: the readings are compared. */
+static __attribute__((noinline)) bool escaped_quote_before_comment(const unsigned char *s,
+                                                                   size_t len)
+{
+    const unsigned char *end = s + len;
+    for (const unsigned char *b = memchr(s, '\\', len); b && b + 1 < end;
+         b = memchr(b + 2, '\\', (size_t)(end - b - 2)))
+        if (b[1] == '\'' || b[1] == '"') {
+            for (const unsigned char *p = b + 2; p < end; p++)
+                if (*p == '#' || (p + 1 < end && ((p[0] == '-' && p[1] == '-') ||
+                                                  (p[0] == '/' && p[1] == '*'))))
+                    return true;
+            return false;
+        }
+    return false;
+}
+
+/* The lexer's reading of a text the quick scan did not settle.
+ * `doubler_comment`: escaped_quote_before_comment. */
 static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len, bool every_byte,
-                              qg_result *res)
+                              bool doubler_comment, qg_result *res)
 {
     qg_lexer lx;
     qg_token tok;
@@ -488,7 +514,7 @@ static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len
      * comment may open.  Where plain strings do not read backslash
      * escapes, only an E'' string escapes a quote, and the block skip
      * leaves every one holding a backslash to the lexer. */
-    bool doubler = lx.doubler_parts || open_at_end ||
+    bool doubler = lx.doubler_parts || open_at_end || doubler_comment ||
                    (ctx->dialect == QG_DIALECT_POSTGRES &&
                     (qg_plain_strings_escape(ctx)
                          ? every_byte /* qg_check looked already */
@@ -536,7 +562,7 @@ QG_COLD static qg_verdict check_converted(const qg_context *ctx, const char *sql
  * out of line, so that a settled query does not set up its frame. */
 static QG_HOT __attribute__((noinline)) qg_verdict check_read(const qg_context *ctx, const char *sql,
                                                        size_t len, bool every_byte,
-                                                       qg_result *result)
+                                                       bool doubler_comment, qg_result *result)
 {
     qg_result scratch; /* findings no one reads: not cleared */
     if (!result) {
@@ -546,7 +572,7 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_read(const qg_context *
     }
     if (ctx->view)
         return check_converted(ctx, sql, len, result);
-    return check_lexed(ctx, sql, len, every_byte, result);
+    return check_lexed(ctx, sql, len, every_byte, doubler_comment, result);
 }
 
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
@@ -565,7 +591,9 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * byte by byte. */
     bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
                       doubler_code_after_escaped_quote((const unsigned char *)sql, len);
-    if (!ctx->view && !every_byte && qg_only_plain_strings(ctx, sql, len))
+    bool doubler_comment = ctx->dialect == QG_DIALECT_MYSQL && qg_plain_strings_escape(ctx) &&
+                           escaped_quote_before_comment((const unsigned char *)sql, len);
+    if (!ctx->view && !every_byte && !doubler_comment && qg_only_plain_strings(ctx, sql, len))
         return QG_VERDICT_CLEAN;
-    return check_read(ctx, sql, len, every_byte, result);
+    return check_read(ctx, sql, len, every_byte, doubler_comment, result);
 }

@@ -184,19 +184,23 @@ static qg_reason illformed_reason(const qg_encoding *enc, const unsigned char *s
 
 /* MySQL, S: whether the ill-formed byte at `at` is one an escaper that
  * escapes a byte it takes for an invalid lead leaves where the server
- * reads it alone: right after such an escaped byte (euckr 5c bc 9d, where
- * the escaper's tables lack the character bc 9d), or before one, within
- * the length `at` declares (eucjpms 8f ab 5c b1, where the escaper takes
- * 8f ab for a character).  An escaper that trusts lead bytes writes a
- * backslash before ASCII only (its reading is out of step past one before
- * a high byte, scan_quoted): the checker compares the readings instead of
- * blocking on the finding. */
+ * reads it alone: in the bytes >= 0x80 that follow such an escaped byte
+ * (euckr 5c c8 9d 8e 96, where the escaper's tables lack the characters
+ * c8 9d and 96 xx, and the server reads 9d 8e and 96 alone), or before
+ * one, within the length `at` declares (eucjpms 8f ab 5c b1, where the
+ * escaper takes 8f ab for a character).  An escaper that trusts lead bytes
+ * writes a backslash before ASCII only (its reading is out of step past
+ * one before a high byte, scan_quoted): the checker compares the readings
+ * instead of blocking on the finding. */
 static bool beside_escaped_lead(const qg_lexer *lx, size_t at, size_t parts_at)
 {
     const unsigned char *s = lx->sql;
     if (!qg_plain_strings_escape(lx->ctx))
         return false;
-    return at == lx->escaped_high_end ||
+    size_t run = at; /* where the bytes >= 0x80 before `at` begin */
+    while (run > 0 && s[run - 1] >= 0x80)
+        run--;
+    return (lx->escaped_high_end && lx->escaped_high_end == run + 1) ||
            (s[parts_at] == '\\' && parts_at + 1 < lx->len && s[parts_at + 1] >= 0x80);
 }
 

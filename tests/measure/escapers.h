@@ -24,8 +24,9 @@ typedef enum escaper {
     ESC_PSYCOPG2,   /* psycopg2: PQescapeStringConn, E'…' when scs is off */
     ESC_DBD_PG,     /* DBD::Pg quote: byte by byte, so correct only where no
                        character has a trail byte 0x5c */
-    ESC_MY_REAL,    /* mysql_real_escape_string in '…' (MySQLdb, DBD::mysql quote, mysqli) */
+    ESC_MY_REAL,    /* libmariadb's mysql_real_escape_string in '…' (MySQLdb, DBD::mysql quote) */
     ESC_MY_REAL_DQ, /* the same in "…" (not under ANSI_QUOTES or NO_BACKSLASH_ESCAPES) */
+    ESC_MYSQLND,    /* mysqlnd's escaper (PHP mysqli_real_escape_string, PDO::quote) */
     ESC_LEGIT_COUNT,
     /* byte-naive escapers: the attack's side */
     ESC_ADDSLASHES = ESC_LEGIT_COUNT, /* \ before \ ' " NUL, byte by byte */
@@ -41,7 +42,7 @@ typedef enum escaper {
 
 static const char *const escaper_name[ESC_COUNT] = {
     "PQescapeStringConn", "PQescapeLiteral", "psycopg2", "DBD::Pg", "mysql_real_escape",
-    "mysql_real_escape\"", "addslashes", "mysql_escape_string", "backslash+quote", "doubler",
+    "mysql_real_escape\"", "mysqlnd", "addslashes", "mysql_escape_string", "backslash+quote", "doubler",
     "double-both", "aware-backslash", "wrong-multibyte", "lead-trusting",
 };
 
@@ -88,6 +89,75 @@ static inline size_t escaper_step(const qg_encoding *enc, const unsigned char *p
         return 1;
     size_t n = qg_encoding_char_len(enc, p, avail);
     return n ? n : 1;
+}
+
+/* The MySQL client libraries' own idea of a character set, where it is
+ * not the server's: euckr takes trail bytes a1-fe only (MariaDB also reads
+ * the extended syllables, trail 41-5a, 61-7a, 81-fe); libmariadb's eucjpms
+ * check answers 2 for a three-byte character 8f xx xx (mysqlnd's, 3).
+ * Returns the length of the valid character at p, 0 for none. */
+static inline size_t client_char_len(escaper e, const qg_encoding *enc, const unsigned char *p,
+                                     size_t avail)
+{
+    const char *name = qg_encoding_name(enc);
+    if (!strcmp(name, "euckr"))
+        return avail >= 2 && p[1] >= 0xa1 && p[1] <= 0xfe ? 2 : 0;
+    if (!strcmp(name, "eucjpms") && p[0] == 0x8f && e != ESC_MYSQLND)
+        return avail >= 3 && p[1] >= 0xa1 && p[1] <= 0xfe && p[2] >= 0xa1 && p[2] <= 0xfe ? 2 : 0;
+    return qg_encoding_char_len(enc, p, avail);
+}
+
+/* Whether the client libraries take byte c for a lead byte (their
+ * mbcharlen > 1): a lead that starts no valid character they write with a
+ * backslash before it.  They do so in these character sets only. */
+static inline bool client_lead(const qg_encoding *enc, unsigned char c)
+{
+    static const struct {
+        const char *name;
+        unsigned char from, to;
+    } leads[] = {
+        {"sjis", 0x81, 0x9f},    {"sjis", 0xe0, 0xfc},    {"cp932", 0x81, 0x9f},
+        {"cp932", 0xe0, 0xfc},   {"gbk", 0x81, 0xfe},     {"big5", 0xa1, 0xf9},
+        {"gb2312", 0xa1, 0xf7},  {"euckr", 0xa1, 0xfe},   {"ujis", 0x8e, 0x8f},
+        {"ujis", 0xa1, 0xfe},    {"eucjpms", 0x8e, 0x8f}, {"eucjpms", 0xa1, 0xfe},
+    };
+    const char *name = qg_encoding_name(enc);
+    for (size_t i = 0; i < sizeof leads / sizeof leads[0]; i++)
+        if (!strcmp(name, leads[i].name) && c >= leads[i].from && c <= leads[i].to)
+            return true;
+    return false;
+}
+
+/* The body as libmariadb's mysql_real_escape_string and mysqlnd's escaper
+ * write it with backslash escapes: a character valid to the library whole,
+ * a lead byte that starts none with a backslash before it, and NUL, \n,
+ * \r, \, ', ", ^Z escaped. */
+static inline size_t escape_mysql_client_body(escaper e, const qg_encoding *enc,
+                                              const unsigned char *in, size_t n,
+                                              unsigned char *out)
+{
+    static const char names[] = {['\0'] = '0', ['\n'] = 'n', ['\r'] = 'r', ['\\'] = '\\',
+                                 ['\''] = '\'', ['"'] = '"', [0x1a] = 'Z'};
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t step = in[i] < 0x80 ? 1 : client_char_len(e, enc, in + i, n - i);
+        if (step > 1) {
+            memcpy(out + o, in + i, step);
+            o += step;
+            i += step;
+            continue;
+        }
+        unsigned char c = in[i++];
+        if (c < sizeof names && names[c]) {
+            out[o++] = '\\';
+            out[o++] = (unsigned char)names[c];
+        } else {
+            if (c >= 0x80 && client_lead(enc, c))
+                out[o++] = '\\';
+            out[o++] = c;
+        }
+    }
+    return o;
 }
 
 /* The body of a literal, backslash-style: the bytes in `set` get a
@@ -207,10 +277,11 @@ static inline size_t escape_literal(escaper e, qg_dialect dialect, const qg_enco
         break;
     case ESC_MY_REAL:
     case ESC_MY_REAL_DQ:
+    case ESC_MYSQLND:
         if (nbe)
             o += escape_doubling_body(enc, in, n, body, false);
         else
-            o += escape_backslash_body(enc, in, n, body, "0\n\r\\'\"\x1a", true);
+            o += escape_mysql_client_body(e, enc, in, n, body);
         break;
     case ESC_ADDSLASHES:
         o += escape_backslash_body(NULL, in, n, body, "0\\'\"", false);

@@ -26,6 +26,8 @@
  * Each statement is also checked by the reference implementation; where
  * its verdict differs from the fast one's, that is counted and shown.
  */
+#include <glob.h>
+#include <iconv.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -88,6 +90,7 @@ typedef struct stats {
     uint64_t legit, legit_blocked, legit_logged;
     uint64_t attacks_generated, attacks, attacks_rejected, attacks_passed;
     uint64_t same_structure; /* naive escaping that changed no structure */
+    uint64_t inert;          /* a changed structure where none of the input runs */
     uint64_t differ;         /* fast and reference checkers disagree */
     /* "text that is both" (PG): a literal, an E'' literal with \' and a
      * dollar quote holding ', correctly escaped */
@@ -217,13 +220,141 @@ static void put_base64(value *v)
         puts_v(v, "==");
 }
 
+/* Real multilingual text: the translations of the machine's gettext
+ * catalogs (/usr/share/locale/ * /LC_MESSAGES/ *.mo), up to
+ * TEXTS_PER_CATALOG spread over each, read once. */
+enum { TEXTS_PER_CATALOG = 16, MAX_TEXTS = 100000, MAX_TEXT_LEN = 200 };
+static char *texts[MAX_TEXTS];
+static size_t text_count, catalog_count;
+
+static uint32_t mo_word(const unsigned char *mo, size_t size, size_t at)
+{
+    if (at + 4 > size)
+        return 0;
+    return (uint32_t)mo[at] | (uint32_t)mo[at + 1] << 8 | (uint32_t)mo[at + 2] << 16 |
+           (uint32_t)mo[at + 3] << 24;
+}
+
+/* The translation of entry i of a little-endian .mo file (the first of its
+ * plural forms), or NULL. */
+static const char *mo_translation(const unsigned char *mo, size_t size, uint32_t i, size_t *len)
+{
+    uint32_t table = mo_word(mo, size, 16);
+    uint32_t n = mo_word(mo, size, (size_t)table + 8 * i), at = mo_word(mo, size, (size_t)table + 8 * i + 4);
+    if ((size_t)at + n >= size)
+        return NULL;
+    *len = strnlen((const char *)mo + at, n);
+    return (const char *)mo + at;
+}
+
+static void load_catalog(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    static unsigned char mo[8 << 20];
+    size_t size = fread(mo, 1, sizeof mo, f);
+    fclose(f);
+    uint32_t entries = mo_word(mo, size, 8);
+    size_t len;
+    const char *header = entries ? mo_translation(mo, size, 0, &len) : NULL;
+    if (mo_word(mo, size, 0) != 0x950412de || !header || !memmem(header, len, "charset=UTF-8", 13))
+        return;
+    catalog_count++;
+    uint32_t stride = entries / TEXTS_PER_CATALOG + 1;
+    for (uint32_t i = 1; i < entries && text_count < MAX_TEXTS; i += stride) {
+        const char *t = mo_translation(mo, size, i, &len);
+        if (t && len > 0 && len <= MAX_TEXT_LEN)
+            texts[text_count++] = strndup(t, len);
+    }
+}
+
+static void load_catalogs(void)
+{
+    glob_t g;
+    if (glob("/usr/share/locale/*/LC_MESSAGES/*.mo", 0, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc && text_count < MAX_TEXTS; i++)
+        load_catalog(g.gl_pathv[i]);
+    globfree(&g);
+}
+
+/* The character set's name for iconv, or NULL (MULE_INTERNAL: none).
+ * euckr as CP949, whose extended syllables MariaDB's euckr reads. */
+static const char *iconv_name(const char *name)
+{
+    static const char *const names[][2] = {
+        {"UTF8", "UTF-8"}, {"EUC_JP", "EUC-JP"}, {"EUC_JIS_2004", "EUC-JISX0213"},
+        {"EUC_CN", "EUC-CN"}, {"EUC_KR", "EUC-KR"}, {"EUC_TW", "EUC-TW"}, {"SJIS", "CP932"},
+        {"SHIFT_JIS_2004", "SHIFT_JISX0213"}, {"BIG5", "BIG5"}, {"GBK", "GBK"}, {"UHC", "CP949"},
+        {"GB18030", "GB18030"}, {"JOHAB", "JOHAB"}, {"LATIN1", "ISO-8859-1"},
+        {"WIN1252", "CP1252"}, {"WIN1251", "CP1251"}, {"KOI8R", "KOI8-R"},
+        {"utf8mb4", "UTF-8"}, {"utf8mb3", "UTF-8"}, {"sjis", "SHIFT_JIS"}, {"cp932", "CP932"},
+        {"gbk", "GBK"}, {"big5", "BIG5"}, {"gb18030", "GB18030"}, {"euckr", "CP949"},
+        {"gb2312", "EUC-CN"}, {"ujis", "EUC-JP"}, {"eucjpms", "EUC-JP-MS"}, {"latin1", "CP1252"},
+        {"cp1251", "CP1251"}, {"ascii", "ASCII"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(names[i][0], name))
+            return names[i][1];
+    return NULL;
+}
+
+/* Whether every byte of s[0, n) is part of a valid character of enc. */
+static bool valid_in(const qg_encoding *enc, const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t len = s[i] < 0x80 ? 1 : qg_encoding_char_len(enc, s + i, n - i);
+        if (!len)
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+/* A translation that the connection's encoding can write, converted to
+ * it; false when none of a few tried could be. */
+static bool put_translation(value *v, const qg_encoding *enc)
+{
+    static const qg_encoding *open_for;
+    static iconv_t cd = (iconv_t)-1;
+    if (!text_count)
+        return false;
+    if (open_for != enc) {
+        if (cd != (iconv_t)-1)
+            iconv_close(cd);
+        const char *to = iconv_name(qg_encoding_name(enc));
+        cd = to ? iconv_open(to, "UTF-8") : (iconv_t)-1;
+        open_for = enc;
+    }
+    if (cd == (iconv_t)-1)
+        return false;
+    for (int tries = 0; tries < 24; tries++) {
+        char *in = texts[rng_below((unsigned)text_count)];
+        size_t in_left = strlen(in);
+        unsigned char buf[2 * MAX_TEXT_LEN];
+        char *out = (char *)buf;
+        size_t out_left = sizeof buf;
+        iconv(cd, NULL, NULL, NULL, NULL);
+        if (iconv(cd, &in, &in_left, &out, &out_left) == (size_t)-1 ||
+            iconv(cd, NULL, NULL, &out, &out_left) == (size_t)-1)
+            continue;
+        size_t n = sizeof buf - out_left;
+        if (valid_in(enc, buf, n)) {
+            put(v, buf, n);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* A realistic value, valid in enc: one to three fragments. */
 static void gen_value(value *v, const qg_encoding *enc, bool nul_ok)
 {
     v->n = 0;
     unsigned parts = 1 + rng_below(3);
     for (unsigned i = 0; i < parts; i++) {
-        switch (rng_below(13)) {
+        switch (rng_below(16)) {
         case 0: puts_v(v, PICK(paths)); break;
         case 1: puts_v(v, PICK(regexes)); break;
         case 2: puts_v(v, PICK(prose)); break;
@@ -235,6 +366,12 @@ static void gen_value(value *v, const qg_encoding *enc, bool nul_ok)
         case 8: puts_v(v, PICK(emails)); break;
         case 9: puts_v(v, PICK(signatures)); break;
         case 10: puts_v(v, PICK(controls)); break;
+        case 11:
+        case 12:
+        case 13:
+            if (!put_translation(v, enc))
+                put_text_mb(v, enc, 1 + rng_below(6));
+            break;
         default: put_text_mb(v, enc, 1 + rng_below(6)); break;
         }
         if (rng_chance(20))
@@ -251,15 +388,48 @@ static void gen_value(value *v, const qg_encoding *enc, bool nul_ok)
 /* A template: code with '?' where a literal goes; `prefix[i]` is written
  * before the i-th literal (E, U&, N …). */
 typedef struct template {
-    char text[1024];
+    char text[2048];
     unsigned literals;
     const char *prefix[MAX_LITERALS];
     bool like[MAX_LITERALS];
+    unsigned prose_percent; /* how often a prose comment follows a literal */
+    bool pg;
 } template;
 
 static void tpl_add(template *t, const char *s)
 {
     strncat(t->text, s, sizeof t->text - strlen(t->text) - 1);
+}
+
+/* A comment as people write them by hand: prose with apostrophes and
+ * double quotes, as a line comment (--, MySQL's #) or a block comment. */
+static void tpl_prose(template *t)
+{
+    static const char *const prose_comments[] = {
+        "it's fine", "don't cache this", "the 'name' column", "can't be NULL here", "l'ete",
+        "say \"hi\"", "won't change", "see the \"users\" table", "O'Brien's order",
+        "we'll fix it later", "TODO: isn't used", "the user's e-mail", "it's \"quoted\" here",
+        "n'oublie pas", "c'est l'heure", "rock 'n' roll", "\"legacy\" path, don't touch",
+        "'x' or 'y'", "what's this for", "shouldn't happen", "it's 5' long",
+    };
+    const char *text = PICK(prose_comments);
+    switch (rng_below(t->pg ? 2 : 3)) {
+    case 0:
+        tpl_add(t, " -- ");
+        tpl_add(t, text);
+        tpl_add(t, "\n");
+        break;
+    case 1:
+        tpl_add(t, " /* ");
+        tpl_add(t, text);
+        tpl_add(t, " */");
+        break;
+    default:
+        tpl_add(t, " # ");
+        tpl_add(t, text);
+        tpl_add(t, "\n");
+        break;
+    }
 }
 
 static void tpl_lit(template *t, const char *prefix, bool like)
@@ -270,6 +440,8 @@ static void tpl_lit(template *t, const char *prefix, bool like)
     t->like[t->literals] = like;
     t->literals++;
     tpl_add(t, "?");
+    if (rng_chance(t->prose_percent))
+        tpl_prose(t);
 }
 
 /* `prefixes`: for the attack side, the PG string forms a template may use. */
@@ -277,6 +449,14 @@ static void gen_template(template *t, qg_dialect dialect, unsigned flags, bool p
 {
     bool pg = dialect == QG_DIALECT_POSTGRES;
     memset(t, 0, sizeof *t);
+    t->pg = pg;
+    /* a third of the templates are commented by hand, before and after
+     * their literals */
+    if (rng_chance(33)) {
+        t->prose_percent = 50;
+        if (rng_chance(40))
+            tpl_prose(t);
+    }
     unsigned k = 1 + rng_below(MAX_LITERALS);
     static const char *const cols[] = {"a", "b", "name", "note", "path", "body", "title", "tag"};
     const char *q = pg || (flags & QG_ANSI_QUOTES) ? "\"" : "`";
@@ -408,9 +588,15 @@ typedef struct statement {
     size_t len;
 } statement;
 
-/* Builds the statement: template code and literals[i] in place of each '?'. */
+/* Where a literal's body is in a statement: between its quotes. */
+typedef struct span {
+    size_t start, end;
+} span;
+
+/* Builds the statement: template code and literals[i] in place of each
+ * '?'; `bodies` (may be NULL) gets where each literal's body went. */
 static void build(statement *st, const template *t, unsigned char (*lits)[2 * MAX_VALUE + 16],
-                  const size_t *lit_len)
+                  const size_t *lit_len, span *bodies)
 {
     st->len = 0;
     unsigned i = 0;
@@ -420,6 +606,12 @@ static void build(statement *st, const template *t, unsigned char (*lits)[2 * MA
             memcpy(st->sql + st->len, t->prefix[i], pl);
             st->len += pl;
             memcpy(st->sql + st->len, lits[i], lit_len[i]);
+            if (bodies) {
+                size_t q = 0; /* the escaper's opening quote, after its prefix */
+                while (q < lit_len[i] && lits[i][q] != '\'' && lits[i][q] != '"')
+                    q++;
+                bodies[i] = (span){st->len + q + 1, st->len + lit_len[i] - 1};
+            }
             st->len += lit_len[i];
             i++;
         } else {
@@ -485,6 +677,30 @@ static bool same_structure(const statement *a, const reading *ra, const statemen
     static uint16_t ka[MAX_SQL + 1], kb[MAX_SQL + 1];
     size_t na = skeleton(a, ra, ka), nb = skeleton(b, rb, kb);
     return na && na == nb && memcmp(ka, kb, na * sizeof ka[0]) == 0;
+}
+
+/* Whether S runs some of the input the escaper put in the literal body
+ * `b`: a byte of it (not white space) outside every token of S, or a
+ * comment of S that begins in it and hides what follows it.  Where the
+ * input runs nothing, a changed structure comes from the template's own
+ * text (its prose comment read as a literal after a quote the input
+ * escaped for another reading): no injection. */
+static bool input_runs(const statement *st, const reading *r, const span *b)
+{
+    size_t from = 0;
+    for (unsigned i = 0; i <= r->count; i++) {
+        size_t to = i < r->count ? r->tok[i].start : st->len;
+        for (size_t p = from > b->start ? from : b->start; p < to && p < b->end; p++)
+            if (!strchr(" \t\n\r\f\v", st->sql[p]))
+                return true;
+        if (i == r->count)
+            break;
+        const qg_token *t = &r->tok[i];
+        if (t->kind == QG_TOK_COMMENT && t->start >= b->start && t->start < b->end && t->end > b->end)
+            return true;
+        from = t->end;
+    }
+    return false;
 }
 
 /* Whether S finds a backslash in code, which both servers reject as a
@@ -609,8 +825,12 @@ static escaper legit_escaper(const setting *s, const qg_encoding *enc)
         escaper e = (escaper)PICK(((const int[]){ESC_PQ_STRING, ESC_PQ_LITERAL, ESC_PSYCOPG2, ESC_DBD_PG}));
         return e == ESC_DBD_PG && has_backslash_trail(enc) ? ESC_PQ_LITERAL : e;
     }
-    if (!(s->flags & (QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES)) && rng_chance(20))
+    unsigned r = rng_below(100);
+    if (!(s->flags & (QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES)) && r < 20)
         return ESC_MY_REAL_DQ;
+    /* mysqlnd knows no gb18030 */
+    if (r < 60 && strcmp(s->encoding, "gb18030") != 0)
+        return ESC_MYSQLND;
     return ESC_MY_REAL;
 }
 
@@ -662,8 +882,8 @@ static void run_both(const setting *s, const qg_context *ctx, stats *st_out, exa
                                        (const unsigned char *)"x", 1, benign[i]);
     }
     statement st, ref;
-    build(&st, &t, lits, lit_len);
-    build(&ref, &t, benign, benign_len);
+    build(&st, &t, lits, lit_len, NULL);
+    build(&ref, &t, benign, benign_len, NULL);
     st_out->both++;
     qg_result res;
     if (check_both(s, ctx, &st, &res, st_out) != QG_VERDICT_BLOCK)
@@ -698,8 +918,8 @@ static void run_legit(const setting *s, const qg_context *ctx, stats *st_out, ex
         benign_len[i] = escape_literal(e, s->dialect, ctx->encoding, NULL, s->flags, x,
                                        has_backslash_char(ctx->encoding, v.b, v.n) ? 2 : 1, benign[i]);
     }
-    build(&st, &t, lits, lit_len);
-    build(&ref, &t, benign, benign_len);
+    build(&st, &t, lits, lit_len, NULL);
+    build(&ref, &t, benign, benign_len, NULL);
     st_out->legit++;
     qg_result res;
     qg_verdict verdict = check_both(s, ctx, &st, &res, st_out);
@@ -825,8 +1045,9 @@ static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, e
         benign_len[i] = escape_literal(e, s->dialect, ctx->encoding, other, s->flags,
                                        (const unsigned char *)"x", 1, benign[i]);
     }
-    build(&st, &t, lits, lit_len);
-    build(&ref, &t, benign, benign_len);
+    span bodies[MAX_LITERALS];
+    build(&st, &t, lits, lit_len, bodies);
+    build(&ref, &t, benign, benign_len, NULL);
     st_out->attacks_generated++;
     qg_result res;
     qg_verdict verdict = check_both(s, ctx, &st, &res, st_out);
@@ -850,6 +1071,12 @@ static void run_attack(const setting *s, const qg_context *ctx, stats *st_out, e
     read_server(ctx, &ref, &rr);
     if (same_structure(&st, &rs, &ref, &rr)) {
         st_out->same_structure++;
+        return;
+    }
+    bool runs = input_runs(&st, &rs, &bodies[target]) ||
+                (swallow && input_runs(&st, &rs, &bodies[target + 1]));
+    if (!runs) {
+        st_out->inert++; /* the template's own text moved, none of the input runs */
         return;
     }
     if (backslash_in_server_code(s->dialect, &st, &rs)) {
@@ -974,6 +1201,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    load_catalogs();
+    printf("values: %zu translations from %zu gettext catalogs (/usr/share/locale)\n", text_count,
+           catalog_count);
     rng_state ^= seed * 0x9e3779b97f4a7c15ull;
     if (!rng_state)
         rng_state = 1;
@@ -1038,6 +1268,7 @@ int main(int argc, char **argv)
             sum.attacks_rejected += st.attacks_rejected;
             sum.attacks_generated += st.attacks_generated;
             sum.same_structure += st.same_structure;
+            sum.inert += st.inert;
             sum.differ += st.differ;
             sum.both += st.both;
             sum.both_blocked += st.both_blocked;
@@ -1047,10 +1278,10 @@ int main(int argc, char **argv)
         }
         printf("%-6s %-15s %-12s %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %8" PRIu64
                " %8" PRIu64 "   (attack inputs generated %" PRIu64 ", structure unchanged %" PRIu64
-               ", fast and reference differ %" PRIu64 ")\n",
+               ", input runs nothing %" PRIu64 ", fast and reference differ %" PRIu64 ")\n",
                d ? "mysql" : "pg", "all", "all", sum.legit, sum.legit_blocked, sum.legit_logged,
                sum.attacks, sum.attacks_passed, sum.attacks_rejected, sum.attacks_generated,
-               sum.same_structure, sum.differ);
+               sum.same_structure, sum.inert, sum.differ);
         if (sum.both)
             printf("%-6s %-15s %-12s %9" PRIu64 " %8" PRIu64
                    "   (text that is both: a literal, E'' with \\', a dollar quote with ')\n",

@@ -9,7 +9,13 @@
 # they take for an invalid lead (eucjpms 8f ab b1 -> 8f ab 5c b1, euckr
 # bc 9d -> 5c bc 9d).  Each client prints what the server answered: the
 # same with the shim in enforce mode as without it, and in audit mode
-# nothing is logged but the shim's attaching.
+# nothing is logged but the shim's attaching.  And the escaper models
+# `make measure` uses (tests/measure/escapers.h) write what libmariadb's
+# mysql_real_escape_string and mysqlnd's real_escape_string write, byte for
+# byte, for every byte 0x80-0xff alone and before a quote, a letter, a
+# backslash or a trail byte, lead and trail pairs, and eucjpms three-byte
+# characters, in every multibyte character set whose escaper escapes a
+# lead byte it takes for invalid.
 # servers: pg mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -17,7 +23,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/pg.sh
 . tests/lib/mariadb.sh
 
-qg_require_build
+qg_require_build measure/measure_rule
 pg_available || tap_skip_all "no PostgreSQL server binaries"
 my_available || tap_skip_all "no MariaDB server binaries (or not root)"
 /usr/bin/python3 -c 'import psycopg2, MySQLdb' 2>/dev/null || tap_skip_all "no psycopg2 or MySQLdb"
@@ -118,6 +124,47 @@ foreach ([["euckr", "\xbc\x9d"], ["euckr", "a\xbc\x9d\xb0\xa1"], ["gbk", "\xbf\x
     }
 }
 PHP
+
+cat >"$work/quirks.py" <<'PY'
+import sys
+import MySQLdb
+
+def values():
+    for b in range(0x80, 0x100):
+        for tail in (b"", b"'", b"x", b"\\", b"\xa1", b"\xa1\xa1"):
+            yield bytes([b]) + tail
+    for lead in range(0x81, 0xff, 3):
+        for trail in list(range(0x40, 0x80, 7)) + list(range(0x80, 0xff, 5)):
+            yield bytes([lead, trail]) + b"'"
+    for mid in range(0xa1, 0xff, 9):
+        for last in range(0xa1, 0xff, 11):
+            yield b"caf\x8f" + bytes([mid, last]) + b"'"
+
+conn = MySQLdb.connect(unix_socket=sys.argv[1], user="root", charset=sys.argv[2],
+                       use_unicode=False)
+for v in values():
+    print(v.hex(), (b"'" + conn.escape_string(v) + b"'").hex())
+PY
+cat >"$work/quirks.php" <<'PHP'
+<?php
+$m = new mysqli(null, "root", "", "", 0, $argv[1]);
+$m->set_charset($argv[2]);
+foreach (explode("\n", trim(stream_get_contents(STDIN))) as $line) {
+    $hex = strtok($line, " ");
+    printf("%s %s\n", $hex, bin2hex("'" . $m->real_escape_string(hex2bin($hex)) . "'"));
+}
+PHP
+MEASURE=$QG_BUILD/measure/measure_rule
+for charset in sjis cp932 gbk big5 gb2312 euckr ujis eucjpms utf8mb4; do
+    /usr/bin/python3 "$work/quirks.py" "$QG_MY_SOCKET" "$charset" >"$work/libmariadb.$charset" ||
+        tap_bail "MySQLdb could not escape in $charset"
+    php "$work/quirks.php" "$QG_MY_SOCKET" "$charset" <"$work/libmariadb.$charset" \
+        >"$work/mysqlnd.$charset" || tap_bail "mysqli could not escape in $charset"
+    read -r n bad < <("$MEASURE" --verify mysql_real_escape mysql "$charset" 0 <"$work/libmariadb.$charset" 2>/dev/null)
+    ok "$charset: the model writes what libmariadb writes ($n values, ${bad:-?} differ)" [ "${n:-0}" -gt 2000 -a "${bad:-1}" -eq 0 ]
+    read -r n bad < <("$MEASURE" --verify mysqlnd mysql "$charset" 0 <"$work/mysqlnd.$charset" 2>/dev/null)
+    ok "$charset: the model writes what mysqlnd writes ($n values, ${bad:-?} differ)" [ "${n:-0}" -gt 2000 -a "${bad:-1}" -eq 0 ]
+done
 
 run_all() {
     "$@" /usr/bin/python3 "$work/pg_cases.py"

@@ -181,6 +181,20 @@ static const rule_case cases[] = {
      "reading)"},
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT '\xbf\x5c' OR 1=1 # ' # it's\n, 'x'",
      QG_REASON_STRUCTURE_MISMATCH, "the attack before a prose comment stays blocked (MySQL)"},
+    {QG_DIALECT_MYSQL, "utf8mb4", 0,
+     "SELECT * FROM t WHERE a = '\\\\\\'' OR ''a''=''a' -- the user's e-mail\n",
+     QG_REASON_STRUCTURE_MISMATCH,
+     "a quote doubler's output that the program's prose comment closes for the server (its "
+     "apostrophe ends the literal the doubler's closing quote opened)"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON,
+     "SELECT * FROM t WHERE a = '\\' OR 1=1 -- ' -- it's fine\n  AND b = 'x'",
+     QG_REASON_STRUCTURE_MISMATCH, "addslashes under scs on, before a prose comment"},
+    {QG_DIALECT_POSTGRES, "UTF8", SCS_ON, "INSERT INTO files VALUES ('C:\\temp\\', 'see --help')",
+     QG_REASON_NONE, "N's comment hiding the server's closing quote before code is no program's"},
+    {QG_DIALECT_MYSQL, "euckr", 0, "SELECT '\\\xc8\x9d\x8e\x96', \"\\\xc8\x9d\x8e\x96\"",
+     QG_REASON_NONE,
+     "euckr c8 9d 8e 96 from libmariadb (\\c8, then 9d 8e 96 copied; the server reads 9d 8e "
+     "and 96 alone before the quote)"},
 
     /* --- MySQL --- */
     {QG_DIALECT_MYSQL, "gbk", 0, "SELECT * FROM t WHERE name = '\xbf\x5c' OR 1=1 -- '",
