@@ -14,6 +14,7 @@
 /* Server status flags of the MySQL protocol (OK and EOF packets,
  * mariadb_get_info's MARIADB_CONNECTION_SERVER_STATUS). */
 enum {
+    QG_MY_STATUS_MORE_RESULTS_EXIST = 0x0008,
     QG_MY_STATUS_NO_BACKSLASH_ESCAPES = 0x0200,
     QG_MY_STATUS_SESSION_STATE_CHANGED = 0x4000,
     QG_MY_STATUS_ANSI_QUOTES = 0x8000 /* MariaDB */

@@ -198,6 +198,23 @@ QG_COLD static bool send_signal(real_sender real, MYSQL *mysql, const qg_decisio
     return real.sized && real.sized(mysql, text, len) == 0;
 }
 
+/* An answer was read on mysql (rc: the reading call's failure): the last
+ * of its text unless more results follow. */
+static void note_read(qg_my_conn *e, MYSQL *mysql, int rc)
+{
+    qg_my_session_read_done(&e->session,
+                            rc != 0 || !(qg_my_lib_status(mysql) & QG_MY_STATUS_MORE_RESULTS_EXIST));
+}
+
+/* Whether a failed mysql_query / mysql_real_query sent its text and read
+ * an answer: the server's error, not the library's own (2000 and up:
+ * nothing sent, or the connection lost with its session). */
+static bool server_answered(MYSQL *mysql)
+{
+    mysql_errno_fn errno_of = real_mysql_errno();
+    return errno_of && errno_of(mysql) < 2000;
+}
+
 QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len,
                                 query_api api, const void *caller)
 {
@@ -217,6 +234,8 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
          * turn readable and takes a failed send for a lost connection: it
          * gets a statement the server answers with an error naming us. */
         bool answered = api == API_SEND_QUERY && send_signal(real, mysql, &d);
+        if (e && answered)
+            qg_my_session_queued(&e->session, "", 0); /* its answer comes in its place */
         if (e)
             qg_my_block_set(&e->block, &d, api == API_SEND_QUERY && !answered);
         else
@@ -224,15 +243,22 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
         qg_guard_leave();
         return answered ? 0 : 1;
     }
+    /* With earlier answers unread, the library reads the first of them
+     * for this call, not this text's: the text counts as queued. */
+    bool queued = e && (api == API_SEND_QUERY || e->session.unread);
     /* answers read later need what the text may change now */
-    bool later = api == API_SEND_QUERY || memchr(sql, ';', len);
+    bool later = queued || memchr(sql, ';', len);
     if (e && later)
         qg_my_session_sending(&e->session, sql, len);
     qg_my_sending = mysql;
     int rc = send_real(real, mysql, sql, len);
     qg_my_sending = NULL;
+    if (queued && (rc == 0 || (api != API_SEND_QUERY && server_answered(mysql))))
+        qg_my_session_queued(&e->session, sql, len);
     if (e && rc == 0 && api != API_SEND_QUERY)
         qg_my_session_answered(&e->session, &server, mysql, later ? NULL : sql, len);
+    if (queued && api != API_SEND_QUERY && (rc == 0 || server_answered(mysql)))
+        note_read(e, mysql, rc);
     qg_guard_leave();
     return rc;
 }
@@ -275,6 +301,8 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
     my_bool rc = fn(mysql);
     if (e && rc == 0)
         qg_my_session_answered(&e->session, &server, mysql, NULL, 0);
+    if (e)
+        note_read(e, mysql, rc);
     qg_guard_leave();
     return rc;
 }
@@ -293,6 +321,8 @@ QG_EXPORT int mysql_next_result(MYSQL *mysql)
     int rc = fn(mysql);
     if (rc == 0)
         qg_my_session_answered(&e->session, &server, mysql, NULL, 0);
+    if (rc != -1) /* -1: no result was left to read */
+        note_read(e, mysql, rc);
     qg_guard_leave();
     return rc;
 }
@@ -593,7 +623,7 @@ QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const c
     mysql_real_escape_string_fn fn = real_mysql_real_escape_string();
     mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
     qg_my_conn *e = !tracking_enabled() || !to || !from ? NULL : qg_my_conn_find(mysql);
-    if (e && e->session.stale && qg_guard_enter(mysql, NULL, 0)) {
+    if (e && e->session.stale && !e->session.unread && qg_guard_enter(mysql, NULL, 0)) {
         qg_my_session_refresh(&e->session, &server, mysql);
         qg_guard_leave();
     }

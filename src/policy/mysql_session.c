@@ -67,9 +67,20 @@ QG_COLD void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, vo
     log_state(s, "asked", NULL, 0);
 }
 
+/* No answer is pending any more: what the texts sent may leave goes. */
+static void unread_gone(qg_my_session *s)
+{
+    s->unread = 0;
+    memset(&s->pending, 0, sizeof s->pending);
+}
+
 QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn)
 {
     qg_my_session_result_read(s, srv, conn);
+    if (s->unread && srv->thread_id(conn) == s->thread_id)
+        return; /* the server's answer to a question would come after the program's */
+    if (s->unread)
+        unread_gone(s); /* a new session: the answers went with the old one */
     if (!s->asked || srv->thread_id(conn) != s->thread_id)
         qg_my_session_renew(s); /* a new session (or the first query seen) */
     if (s->stale)
@@ -79,7 +90,8 @@ QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, voi
 /* What a text that got an OK packet may have changed unreported. */
 static void note_text(qg_my_session *s, const char *sql, size_t len)
 {
-    s->may_hide = qg_my_may_change_unreported(&s->state, sql, len);
+    /* while answers are unread, theirs count too */
+    s->may_hide = (s->unread && s->may_hide) || qg_my_may_change_unreported(&s->state, sql, len);
     if (qg_my_names_tracking(sql, len))
         s->stale = true; /* the program may change what is reported: no report says */
 }
@@ -87,6 +99,52 @@ static void note_text(qg_my_session *s, const char *sql, size_t len)
 void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len)
 {
     note_text(s, sql, len);
+}
+
+static void pending_add(qg_my_pending *p, const qg_my_state *st)
+{
+    for (unsigned i = 0; i < p->count; i++)
+        if (qg_my_state_equal(&p->states[i], st))
+            return;
+    if (p->count == QG_MY_PENDING_MAX)
+        p->unknown = true; /* too many to check under each */
+    else
+        p->states[p->count++] = *st;
+}
+
+void qg_my_session_queued(qg_my_session *s, const char *sql, size_t len)
+{
+    if (s->unread == 0)
+        memset(&s->pending, 0, sizeof s->pending);
+    s->unread++;
+    if (qg_my_may_change_unreported(&s->state, sql, len))
+        s->pending.unknown = true;
+    /* from the state now and each one an earlier unread text may leave */
+    qg_my_state starts[QG_MY_PENDING_MAX + 1];
+    unsigned n = 0;
+    starts[n++] = s->state;
+    for (unsigned i = 0; i < s->pending.count; i++)
+        starts[n++] = s->pending.states[i];
+    for (unsigned i = 0; i < n; i++) {
+        qg_my_state st = starts[i];
+        for (size_t pos = 0; pos < len;) {
+            qg_my_effect fx;
+            size_t step = qg_my_read_statement(&st, sql + pos, len - pos, &fx);
+            if (step == 0)
+                break;
+            pos += step;
+            if (fx.unknown)
+                s->pending.unknown = true;
+            if (fx.changed)
+                pending_add(&s->pending, &st);
+        }
+    }
+}
+
+void qg_my_session_read_done(qg_my_session *s, bool text_done)
+{
+    if (s->unread && text_done && --s->unread == 0)
+        unread_gone(s);
 }
 
 /* Takes on the last OK packet's report. */
@@ -161,9 +219,10 @@ void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *con
 
 /* ------------------------------------------------------------ checking */
 
-QG_COLD bool qg_my_state_unknown(const void *conn, const char *api, const char *charset,
-                                 const char *sql, size_t len, const void *caller,
-                                 qg_decision *d)
+/* The decision when the state is not known, `detail` saying why. */
+QG_COLD static bool unknown_because(const void *conn, const char *api, const char *charset,
+                                    const char *sql, size_t len, const void *caller,
+                                    const char *detail, qg_decision *d)
 {
     const qg_settings *settings = qg_settings_get();
     bool block = settings->mode == QG_MODE_ENFORCE || settings->mode == QG_MODE_REWRITE;
@@ -174,7 +233,7 @@ QG_COLD bool qg_my_state_unknown(const void *conn, const char *api, const char *
         .conn = conn,
         .action = block ? "blocked" : "logged",
         .reason_name = "state_unknown",
-        .detail = "the server's character_set_client and sql_mode could not be read",
+        .detail = detail,
         .sql = sql,
         .sql_len = len,
         .fingerprint = qg_guard_fingerprint(QG_REASON_NONE, charset, sql, len),
@@ -183,10 +242,19 @@ QG_COLD bool qg_my_state_unknown(const void *conn, const char *api, const char *
     qg_log_write_finding(settings, &entry);
     d->block = block;
     d->sqlstate = "HY000";
-    snprintf(d->message, sizeof d->message, "%s",
-             "quoteguard: blocked state_unknown: the connection's character set and sql_mode "
-             "could not be read from the server; the query was not checked");
+    snprintf(d->message, sizeof d->message,
+             "quoteguard: blocked state_unknown: %s; the query was not checked", detail);
     return !block;
+}
+
+QG_COLD bool qg_my_state_unknown(const void *conn, const char *api, const char *charset,
+                                 const char *sql, size_t len, const void *caller,
+                                 qg_decision *d)
+{
+    return unknown_because(conn, api, charset, sql, len, caller,
+                           "the connection's character set and sql_mode could not be read "
+                           "from the server",
+                           d);
 }
 
 QG_HOT static bool check_piece(const void *conn, const char *api, const qg_my_state *st,
@@ -285,6 +353,18 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
     if (s->stale)
         return qg_my_state_unknown(conn, api, s->state.charset, sql, len, caller, d);
     log_state(s, "check", sql, len);
-    return text_allowed(conn, api, &s->state, sql, len, caller, d) &&
-           (!fresh || text_allowed(conn, api, fresh, sql, len, caller, d));
+    if (!text_allowed(conn, api, &s->state, sql, len, caller, d) ||
+        (fresh && !text_allowed(conn, api, fresh, sql, len, caller, d)))
+        return false;
+    if (!s->unread)
+        return true;
+    if (s->pending.unknown && !qg_my_reads_alike(sql, len))
+        return unknown_because(conn, api, s->state.charset, sql, len, caller,
+                               "a text sent before, whose answer is not read yet, may change "
+                               "character_set_client or sql_mode to what only the server knows",
+                               d);
+    for (unsigned i = 0; i < s->pending.count; i++)
+        if (!text_allowed(conn, api, &s->pending.states[i], sql, len, caller, d))
+            return false;
+    return true;
 }

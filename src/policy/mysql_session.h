@@ -45,6 +45,17 @@ typedef struct qg_my_server {
     bool (*report_item)(void *conn, bool first, const char **data, size_t *len);
 } qg_my_server;
 
+/* The states the texts a program sent before reading their answers
+ * (mysql_send_query) may leave for the texts it sends after them: the state
+ * after each statement that changes it, from each state the text may start
+ * in (a multi-statement text stops at its first failing statement). */
+#define QG_MY_PENDING_MAX 8
+typedef struct qg_my_pending {
+    qg_my_state states[QG_MY_PENDING_MAX];
+    unsigned count;
+    bool unknown; /* one may leave a state only the server knows */
+} qg_my_pending;
+
 typedef struct qg_my_session {
     /* Written under the map's write lock; read without it by the thread
      * using the connection. */
@@ -59,6 +70,8 @@ typedef struct qg_my_session {
     bool result_open;        /* a result set's end is still to be looked at */
     bool asked;              /* the state was read at least once */
     bool may_hide;           /* the text sent may change the state unreported */
+    unsigned unread;         /* texts sent whose last answer is not read yet */
+    qg_my_pending pending;   /* what those texts may leave */
 } qg_my_session;
 
 /* The session is made anew (reset, change of user): asked before the next check. */
@@ -71,6 +84,14 @@ void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn
 /* Before a text is sent whose answer is read later (mysql_send_query, a
  * multi-statement text): what it may change unreported. */
 void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len);
+/* A text was sent whose answers the program reads later (mysql_send_query,
+ * or any text sent while earlier answers are unread): the texts sent before
+ * they are read are checked under every state it may leave too, and the
+ * server is not asked meanwhile (its answer would come after theirs). */
+void qg_my_session_queued(qg_my_session *s, const char *sql, size_t len);
+/* An answer was read; `text_done`: the last of its text (an error, or no
+ * more results to come). */
+void qg_my_session_read_done(qg_my_session *s, bool text_done);
 /* After the server answered (an OK packet or a result set's head) the text
  * sql (NULL: the one given to qg_my_session_sending).  A result set's text
  * changes nothing unreported: only an OK packet's is read. */

@@ -89,6 +89,45 @@ static void answer_ok(qg_my_session *s, unsigned flags, const char *sql)
     qg_my_session_answered(s, &srv, NULL, sql, strlen(sql));
 }
 
+/* Texts sent before the answers to earlier ones are read. */
+static void queued_texts(void)
+{
+    qg_my_session s = {0};
+    server_state = (fake){.state = {.charset = "latin1"}, .thread = 9, .covered = true};
+    qg_my_session_prepare(&s, &srv, NULL);
+    static const char set_names[] = "SET NAMES gbk";
+    qg_my_session_queued(&s, set_names, strlen(set_names));
+    tap_ok(s.unread == 1 && s.pending.count == 1 && strcmp(s.pending.states[0].charset, "gbk") == 0,
+           "a queued SET NAMES gbk: gbk is among the states the next text may meet");
+    /* bf 27 escaped byte-wise: gbk reads [bf 5c] and a quote that ends the literal */
+    static const char attack[] = "SELECT 1 FROM t WHERE a = '\xbf\x5c' OR 1=1 -- '";
+    size_t n = sizeof attack - 1;
+    qg_decision d;
+    tap_ok(!qg_my_session_check(&s, NULL, NULL, "test", attack, n, NULL, &d) && d.block &&
+               strstr(d.message, "(gbk)"),
+           "a text sent meanwhile is blocked under gbk, though the state is still latin1");
+    unsigned asked = server_state.asked;
+    s.stale = true;
+    qg_my_session_prepare(&s, &srv, NULL);
+    tap_ok(server_state.asked == asked,
+           "while answers are unread the server is not asked (its answer would come after them)");
+    s.stale = false;
+    static const char immediate[] = "EXECUTE IMMEDIATE 'SET NAMES gbk'";
+    qg_my_session_queued(&s, immediate, strlen(immediate));
+    tap_ok(s.unread == 2 && s.pending.unknown, "a queued EXECUTE IMMEDIATE: a state only the server knows");
+    tap_ok(qg_my_session_check(&s, NULL, NULL, "test", "SELECT 1", 8, NULL, &d),
+           "then text that reads alike in every state passes");
+    tap_ok(!qg_my_session_check(&s, NULL, NULL, "test", attack, n, NULL, &d) &&
+               strstr(d.message, "state_unknown"),
+           "and other text is blocked with state_unknown");
+    qg_my_session_read_done(&s, false);
+    tap_ok(s.unread == 2, "an answer with more results to come ends no text");
+    qg_my_session_read_done(&s, true);
+    qg_my_session_read_done(&s, true);
+    tap_ok(s.unread == 0 && s.pending.count == 0 && !s.pending.unknown,
+           "once every text's last answer is read, the states go");
+}
+
 int main(void)
 {
     /* the settings the shim reads, whatever the machine has */
@@ -163,5 +202,6 @@ int main(void)
     tap_ok(!qg_my_session_check(&s, NULL, NULL, "test", "SELECT 1", 8, NULL, &d) && d.block &&
                strstr(d.message, "state_unknown"),
            "and a stale state blocks with state_unknown (enforce, the default)");
+    queued_texts();
     return tap_done();
 }
