@@ -83,9 +83,11 @@ $(BUILD)/libquoteguard-check.a: $(CORE_OBJ)
 $(BUILD)/libquoteguard-check.so: $(CORE_OBJ)
 	$(CC) -shared $(QG_CFLAGS) $(LDFLAGS) -Wl,-soname,$(CHECK_SO).$(CHECK_ABI) -o $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/tests/%.d $(LOGIC_OBJ)
-	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) $(DEPFLAGS) -MF $@.d -fvisibility=default -Itests -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
+# Their header lists go to $(BUILD)/obj/tests, so that $(BUILD)/tests holds
+# the test binaries alone.
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/obj/tests/%.d $(LOGIC_OBJ)
+	@mkdir -p $(dir $@) $(BUILD)/obj/tests
+	$(CC) $(QG_CFLAGS) $(DEPFLAGS) -MF $(BUILD)/obj/tests/$*.d -MT $@ -fvisibility=default -Itests -o $@ $< $(LOGIC_OBJ) $(LDLIBS_SHIM)
 
 $(BUILD)/clients/pg_%: tests/clients/pg_%.c tests/clients/*.h
 	@mkdir -p $(dir $@)
@@ -423,6 +425,6 @@ $(BUILD)/diff/pgquery_spans: tests/diff/pgquery_spans.c $(CORE_OBJ)
 
 # The header lists the compiler writes (DEPFLAGS); named as targets so that
 # a missing one makes its object out of date.
-DEP_FILES = $(SHIM_OBJ:.o=.d) $(UNIT_BIN:=.d) $(FUZZ_OBJ:.o=.d)
+DEP_FILES = $(SHIM_OBJ:.o=.d) $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/%.d) $(FUZZ_OBJ:.o=.d)
 $(DEP_FILES):
 -include $(wildcard $(DEP_FILES))
