@@ -36,6 +36,7 @@
 
 #include "quoteguard.h"
 #include "ascii.h"
+#include "code_tokens.h"
 #include "encoding_tables.h"
 #include "lexer_internal.h"
 #include "rewriter.h"
@@ -53,25 +54,10 @@ static bool is_digit(unsigned char c)
     return qg_char_class[c] == QG_CC_DIGIT;
 }
 
-static bool is_ident_start(unsigned char c)
-{
-    return qg_char_in(c, QG_WORD_START);
-}
-
-static bool is_ident_cont(unsigned char c)
-{
-    return qg_char_in(c, QG_WORD_CONT);
-}
-
-static bool is_op_char(unsigned char c)
-{
-    return qg_char_in(c, QG_PG_OPERATOR);
-}
-
 /* Bytes of the character at p (a bad sequence counts as one byte). */
 static size_t char_bytes(const qg_encoding *enc, const unsigned char *p, size_t avail)
 {
-    if (*p < 0x80)
+    if (*p < 0x80 || !enc->forms) /* a single-byte encoding's every byte is a character */
         return 1;
     size_t n = encoding_char_len(enc, p, avail);
     return n ? n : 1;
@@ -124,15 +110,6 @@ typedef struct sql_tok {
 #define LOOKAHEAD 8
 #define RING 16
 
-/* Where the tokens are read from: the bytes after pos and the lexer's
- * next token (literals, identifiers, comments, dollar quotes). */
-typedef struct source {
-    size_t pos;
-    qg_lexer lx;
-    qg_token next_struct;
-    bool have_struct;
-} source;
-
 /* The first pass's tokens, which the second reads in place, so that a
  * query is split into tokens once.  A query with more tokens than fit is
  * read on past them from where the first pass was after the last. */
@@ -141,17 +118,16 @@ typedef struct source {
 typedef struct token_cache {
     sql_tok tokens[CACHED_TOKENS];
     unsigned count;
-    source resume; /* set when count is CACHED_TOKENS */
+    qg_code_tokens resume; /* set when count is CACHED_TOKENS */
 } token_cache;
 
-/* Tokens of the whole query: literals, identifiers, comments and dollar
- * quotes come from the lexer (the server's reading); the code between them
- * is split here.  Comments are skipped. */
+/* Tokens of the whole query as code_tokens.h reads them; comments are
+ * skipped. */
 typedef struct tok_stream {
     const qg_context *ctx;
     const unsigned char *s;
     size_t len;
-    source src;
+    qg_code_tokens src;
     token_cache *cache;
     /* Token i is at slot(i): head is the next token, tail the next to
      * produce.  (Each call moves only one of them: a head and a count
@@ -159,12 +135,6 @@ typedef struct tok_stream {
     unsigned head, tail;
     sql_tok ring[RING];   /* the tokens past the cache; not cleared first */
 } tok_stream;
-
-/* The lexer's next token into src.next_struct (none: !src.have_struct). */
-static void lex_next_struct(tok_stream *ts)
-{
-    ts->src.have_struct = qg_lexer_next(&ts->src.lx, &ts->src.next_struct);
-}
 
 /* The first pass (replay false) fills `cache`; the second (replay true)
  * reads its tokens, then goes on from cache->resume if there are more. */
@@ -180,9 +150,7 @@ static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, 
     ts->head = 0;
     if (!replay) {
         ts->tail = 0;
-        ts->src.pos = 0;
-        qg_lexer_init(&ts->src.lx, ctx, sql, len, QG_READ_SERVER, NULL);
-        lex_next_struct(ts);
+        qg_code_tokens_init(&ts->src, ctx, sql, len);
         return;
     }
     ts->tail = cache->count;
@@ -190,109 +158,28 @@ static void stream_init(tok_stream *ts, const qg_context *ctx, const char *sql, 
         ts->src = cache->resume;
     } else { /* the query ended within the cache: only its end is left */
         ts->src.pos = len;
-        ts->src.have_struct = false;
+        ts->src.have_lexed = false;
+        ts->src.gap_end = len;
     }
 }
 
-/* An operator ends where PostgreSQL's lexer ends it: a multi-character
- * operator cannot end in + or - unless it holds one of ~ ! @ # % ^ & | ` ?. */
-static size_t operator_end(const unsigned char *s, size_t start, size_t limit)
-{
-    size_t end = start;
-    while (end < limit && is_op_char(s[end]))
-        end++;
-    if (end - start > 1 && (s[end - 1] == '+' || s[end - 1] == '-')) {
-        bool keeps = false;
-        for (size_t i = start; i + 1 < end; i++)
-            if (strchr("~!@#%^&|`?", s[i]))
-                keeps = true;
-        if (!keeps)
-            while (end - start > 1 && (s[end - 1] == '+' || s[end - 1] == '-'))
-                end--;
-    }
-    return end;
-}
-
-static void code_token(tok_stream *ts, size_t limit, sql_tok *t)
-{
-    const unsigned char *s = ts->s;
-    size_t p = ts->src.pos;
-    unsigned char c = s[p];
-    t->start = p;
-    if (is_ident_start(c)) {
-        t->kind = T_WORD;
-        p = qg_word_end(ts->ctx->encoding, s, p, limit, 0);
-    } else if (is_digit(c) || (c == '.' && p + 1 < limit && is_digit(s[p + 1]))) {
-        t->kind = T_NUMBER;
-        while (p < limit && (is_ident_cont(s[p]) || s[p] == '.')) {
-            bool exponent = (s[p] == 'e' || s[p] == 'E') && p + 2 < limit &&
-                            (s[p + 1] == '+' || s[p + 1] == '-') && is_digit(s[p + 2]);
-            p += exponent ? 2 : 1;
-        }
-    } else if (c == '$' && p + 1 < limit && is_digit(s[p + 1])) {
-        t->kind = T_PARAM;
-        p++;
-        while (p < limit && is_digit(s[p]))
-            p++;
-    } else if (is_op_char(c)) {
-        t->kind = T_OP;
-        p = operator_end(s, p, limit);
-    } else if (c == ':' && p + 1 < limit && s[p + 1] == ':') {
-        t->kind = T_PUNCT;
-        p += 2;
-    } else if (c == ':' && p + 1 < limit && s[p + 1] == '=') {
-        t->kind = T_OP; /* named argument */
-        p += 2;
-    } else {
-        t->kind = T_PUNCT;
-        p++;
-    }
-    t->end = p > limit ? limit : p;
-    ts->src.pos = t->end;
-}
-
+/* The next token but comments, in the rewriter's kinds: an unterminated
+ * token, and what only MySQL has, is T_BROKEN, which no statement passes. */
 static void produce(tok_stream *ts, sql_tok *t)
 {
-    memset(t, 0, sizeof *t);
-    for (;;) {
-        size_t limit = ts->src.have_struct ? ts->src.next_struct.start : ts->len;
-        while (ts->src.pos < limit && is_space(ts->s[ts->src.pos]))
-            ts->src.pos++;
-        if (ts->src.pos < limit) {
-            code_token(ts, limit, t);
-            return;
-        }
-        if (!ts->src.have_struct) {
-            t->kind = T_END;
-            t->start = t->end = ts->len;
-            return;
-        }
-        qg_token st = ts->src.next_struct;
-        ts->src.pos = st.end;
-        lex_next_struct(ts);
-        t->start = st.start;
-        t->end = st.end;
-        t->form = st.form;
-        if (st.unterminated) {
-            t->kind = T_BROKEN;
-            return;
-        }
-        switch (st.kind) {
-        case QG_TOK_COMMENT:
-            continue;
-        case QG_TOK_STRING:
-            t->kind = T_STRING;
-            return;
-        case QG_TOK_IDENT:
-            t->kind = T_QIDENT;
-            return;
-        case QG_TOK_DOLLAR:
-            t->kind = T_DOLLAR;
-            return;
-        }
-        t->kind = T_BROKEN;
-        return;
-    }
+    static const tok_kind kinds[] = {
+        [QG_CODE_END] = T_END,       [QG_CODE_WORD] = T_WORD,     [QG_CODE_NUMBER] = T_NUMBER,
+        [QG_CODE_PARAM] = T_PARAM,   [QG_CODE_OPERATOR] = T_OP,   [QG_CODE_PUNCT] = T_PUNCT,
+        [QG_CODE_STRING] = T_STRING, [QG_CODE_QIDENT] = T_QIDENT, [QG_CODE_DOLLAR] = T_DOLLAR,
+        [QG_CODE_COMMENT] = T_BROKEN, [QG_CODE_EXEC_OPEN] = T_BROKEN, [QG_CODE_EXEC_CLOSE] = T_BROKEN};
+    qg_code_token ct;
+    while (qg_code_next(&ts->src, &ct) && ct.kind == QG_CODE_COMMENT && !ct.unterminated)
+        ;
+    bool lexed = ct.kind >= QG_CODE_STRING && ct.kind <= QG_CODE_COMMENT;
+    t->kind = lexed && ct.unterminated ? T_BROKEN : kinds[ct.kind];
+    t->form = lexed ? ct.form : QG_FORM_PLAIN;
+    t->start = ct.start;
+    t->end = ct.end;
 }
 
 static sql_tok *slot(tok_stream *ts, unsigned i)

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "lexer_internal.h"
+#include "code_tokens.h"
 #include "sql_words.h"
 
 #define END_PRIME 0x100000001b3ULL
@@ -448,126 +448,93 @@ static bool sign_starts_value(const shaper *sh)
     }
 }
 
-static bool is_digit(unsigned char c)
-{
-    return qg_char_class[c] == QG_CC_DIGIT;
-}
-
 static bool number_follows(const unsigned char *s, size_t at, size_t end)
 {
-    if (at < end && is_digit(s[at]))
+    if (at < end && qg_char_class[s[at]] == QG_CC_DIGIT)
         return true;
-    return at + 1 < end && s[at] == '.' && is_digit(s[at + 1]);
+    return at + 1 < end && s[at] == '.' && qg_char_class[s[at + 1]] == QG_CC_DIGIT;
 }
 
-/* End of a number starting at p: digits, 0x / 0b forms, fraction, exponent
- * (with its sign), PG 16's '_' separators. */
-static size_t number_end(const unsigned char *s, size_t p, size_t end)
+/* An operator of a shape is a run of operator characters (in PG '?' and
+ * '$' among them), wider than the server's operators, so that spacing
+ * does not change a shape; it stops before a sign that starts a number
+ * ("=-1" is '=' then -1).  The run from s[p] (code that ends at `end`),
+ * hashed; returns where it ends. */
+static size_t operator_run(shaper *sh, const unsigned char *s, size_t p, size_t end)
 {
-    bool hex = p + 1 < end && s[p] == '0' && (s[p + 1] | 0x20) == 'x';
-    while (p < end) {
-        unsigned char c = s[p];
-        bool more = qg_char_in(c, QG_CC(QG_CC_DIGIT) | QG_CC(QG_CC_LETTER)) || c == '.' ||
-                    ((c == '+' || c == '-') && !hex && (s[p - 1] | 0x20) == 'e');
-        if (!more)
-            break;
-        p++;
-    }
-    return p;
-}
-
-/* Splits plain code s[p, end) into tokens. */
-static void code_gap(shaper *sh, const unsigned char *s, size_t p, size_t end)
-{
-    /* What continues an operator run: in PG also '?' (jsonb's ?| ?&) and '$'. */
     const unsigned op_run = sh->mysql ? QG_CC(QG_CC_OPERATOR) | QG_CC(QG_CC_AT)
                                       : QG_PG_OPERATOR | QG_CC(QG_CC_DOLLAR);
-    const qg_encoding *word_enc = sh->multibyte ? sh->ctx->encoding : NULL;
-    while (p < end) {
-        unsigned char c = s[p];
-        size_t start = p;
-        switch (qg_char_class[c]) {
-        case QG_CC_SPACE:
-            p++;
-            continue;
-        case QG_CC_LETTER:
-        case QG_CC_HIGH: {
-            p = qg_word_end(word_enc, s, p, end, 0);
-            keyword kw = keyword_of(s + start, p - start);
-            token(sh, kw == KW_LITERAL ? T_VALUE : T_WORD, s + start, p - start, kw);
-            continue;
-        }
-        case QG_CC_DIGIT:
-            p = number_end(s, p, end);
-            token(sh, T_VALUE, s + start, p - start, KW_NONE);
-            continue;
-        case QG_CC_DOT:
-            if (number_follows(s, p, end)) {
-                p = number_end(s, p, end);
-                token(sh, T_VALUE, s + start, p - start, KW_NONE);
-            } else {
-                token(sh, T_PUNCT, s + p, 1, KW_NONE);
-                p++;
-            }
-            continue;
-        case QG_CC_DOLLAR:
-            if (!sh->mysql && p + 1 < end && is_digit(s[p + 1])) {
-                p++;
-                while (p < end && is_digit(s[p]))
-                    p++;
-                token(sh, T_VALUE, s + start, p - start, KW_NONE);
-                continue;
-            }
-            break; /* a lone '$' (MySQL: in a word it was taken already) */
-        case QG_CC_QUESTION:
-            if (sh->mysql) {
-                token(sh, T_VALUE, s + p, 1, KW_NONE);
-                p++;
-                continue;
-            }
-            break; /* PG: jsonb operators ? ?| ?& */
-        case QG_CC_OPERATOR:
-        case QG_CC_AT:
-            if (sh->mysql && c == '/' && p + 1 < end && s[p + 1] == '*') {
-                qg_exec_comment ec;
-                size_t marker = qg_my_exec_comment(s, p, end, &ec);
-                if (marker) {
-                    sh->exec_comment = true;
-                    p += marker;
-                    continue;
-                }
-            }
-            if (sh->mysql && sh->exec_comment && c == '*' && p + 1 < end && s[p + 1] == '/') {
-                sh->exec_comment = false;
-                p += 2;
-                continue;
-            }
-            if ((c == '-' || c == '+') && number_follows(s, p + 1, end) && sign_starts_value(sh)) {
-                p = number_end(s, p + 1, end);
-                token(sh, T_VALUE, s + start, p - start, KW_NONE);
-                continue;
-            }
-            break;
-        default:
-            token(sh, T_PUNCT, s + p, 1, KW_NONE);
-            p++;
-            continue;
-        }
-        /* An operator run; it stops before a sign that starts a number
-         * ("=-1" is '=' then -1). */
-        p++;
-        while (p < end) {
-            if (!qg_char_in(s[p], op_run) ||
-                ((s[p] == '-' || s[p] == '+') && number_follows(s, p + 1, end)))
-                break;
-            if (sh->mysql && s[p] == '/' && p + 1 < end && s[p + 1] == '*')
-                break;
-            if (sh->mysql && sh->exec_comment && s[p] == '*' && p + 1 < end && s[p + 1] == '/')
-                break;
-            p++;
-        }
-        token(sh, T_OP, s + start, p - start, KW_NONE);
+    unsigned char c = s[p];
+    if ((c == '-' || c == '+') && number_follows(s, p + 1, end) && sign_starts_value(sh)) {
+        size_t q = qg_number_end(s, p + 1, end);
+        token(sh, T_VALUE, s + p, q - p, KW_NONE);
+        return q;
     }
+    size_t q = p + 1;
+    for (; q < end && qg_char_in(s[q], op_run); q++) {
+        if ((s[q] == '-' || s[q] == '+') && number_follows(s, q + 1, end))
+            break;
+        bool pair = q + 1 < end;
+        if (sh->mysql && pair && s[q] == '/' && s[q + 1] == '*')
+            break;
+        if (sh->mysql && sh->exec_comment && pair && s[q] == '*' && s[q + 1] == '/')
+            break;
+    }
+    token(sh, T_OP, s + p, q - p, KW_NONE);
+    return q;
+}
+
+/* Hashes the token t from s[p] on (an operator run may have taken its
+ * first bytes); `end` is where the code around it ends.  Returns how far
+ * the query is read, which may be past t. */
+static size_t shape_token(shaper *sh, const unsigned char *s, const qg_code_token *t, size_t p,
+                          size_t end)
+{
+    switch (t->kind) {
+    case QG_CODE_STRING:
+    case QG_CODE_DOLLAR:
+        token(sh, T_VALUE, s + p, t->end - p, KW_NONE);
+        return t->end;
+    case QG_CODE_QIDENT:
+        token(sh, T_IDENT, s + p, t->end - p, KW_NONE);
+        return t->end;
+    case QG_CODE_WORD: {
+        keyword kw = keyword_of(s + p, t->end - p);
+        token(sh, kw == KW_LITERAL ? T_VALUE : T_WORD, s + p, t->end - p, kw);
+        return t->end;
+    }
+    case QG_CODE_NUMBER:
+        token(sh, T_VALUE, s + p, t->end - p, KW_NONE);
+        return t->end;
+    case QG_CODE_PARAM:
+        if (p == t->start) {
+            token(sh, T_VALUE, s + p, t->end - p, KW_NONE);
+            return t->end;
+        }
+        /* the digits after a '$' an operator run took */
+        end = qg_number_end(s, p, end);
+        token(sh, T_VALUE, s + p, end - p, KW_NONE);
+        return end;
+    case QG_CODE_OPERATOR:
+        if (s[p] != ':')
+            return operator_run(sh, s, p, end);
+        break; /* ':=' is ':' then the operator '=' */
+    case QG_CODE_PUNCT:
+        if (s[p] == '$')
+            return operator_run(sh, s, p, end);
+        break;
+    case QG_CODE_EXEC_OPEN:
+        sh->exec_comment = true;
+        return t->end;
+    case QG_CODE_EXEC_CLOSE:
+        sh->exec_comment = false;
+        return t->end;
+    case QG_CODE_COMMENT:
+    case QG_CODE_END:
+        return t->end;
+    }
+    token(sh, T_PUNCT, s + p, 1, KW_NONE); /* punctuation a byte at a time: '::' is two */
+    return p + 1;
 }
 
 static uint64_t finalize(uint64_t h)
@@ -600,19 +567,15 @@ uint64_t qg_shape_compute(const qg_context *ctx, const char *sql, size_t len, ch
     sh.sample = (sample_text){.buf = sample, .cap = sample && cap >= 8 ? cap : 0};
 
     const unsigned char *s = (const unsigned char *)sql;
-    qg_lexer lx;
-    qg_token tok;
+    qg_code_tokens tokens;
+    qg_code_token t;
     size_t pos = 0;
-    qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, NULL);
-    while (qg_lexer_next(&lx, &tok)) {
-        code_gap(&sh, s, pos, tok.start);
-        pos = tok.end;
-        if (tok.kind == QG_TOK_STRING || tok.kind == QG_TOK_DOLLAR)
-            token(&sh, T_VALUE, s + tok.start, tok.end - tok.start, KW_NONE);
-        else if (tok.kind == QG_TOK_IDENT)
-            token(&sh, T_IDENT, s + tok.start, tok.end - tok.start, KW_NONE);
+    qg_code_tokens_init(&tokens, ctx, sql, len);
+    while (qg_code_next(&tokens, &t)) {
+        size_t code_end = qg_code_gap_end(&tokens);
+        for (size_t p = t.start > pos ? t.start : pos; p < t.end; p = pos)
+            pos = shape_token(&sh, s, &t, p, code_end);
     }
-    code_gap(&sh, s, pos, len);
     while (sh.nlists) {
         list_frame *f = &sh.lists[sh.nlists - 1];
         if (f->close == 0 && f->expect_row)

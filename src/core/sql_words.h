@@ -2,8 +2,8 @@
  * comments, for both dialects: which class each byte is in (one table),
  * where a word ends, and MySQL's executable-comment markers.  The lexer
  * finds the structural tokens and uses the word classes to tell where a
- * token may start; the readers of words (query shapes, the MySQL statement
- * reader, the rewriter) split the code between those tokens with these. */
+ * token may start; code_tokens.h splits the code between those tokens
+ * with these. */
 #ifndef QG_SQL_WORDS_H
 #define QG_SQL_WORDS_H
 
