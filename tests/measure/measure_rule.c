@@ -2,15 +2,20 @@
  * The detection rule's two error rates, measured on generated statements
  * (docs/DETECTION.md, "Measured error rates").
  *
- *   legitimate: query templates x realistic values x the real escapers'
- *               algorithms (tests/measure/escapers.h, checked byte for byte
- *               against the real ones by tests/t/80-rule-drivers.t) x every
- *               client encoding x every quoting mode.  Target: none blocked.
+ *   legitimate: query templates (a third commented by hand: prose with
+ *               apostrophes and double quotes) x realistic values (among
+ *               them the translations of the machine's gettext catalogs) x
+ *               the real escapers' algorithms (tests/measure/escapers.h,
+ *               checked byte for byte against the real ones by
+ *               tests/t/80-rule-drivers.t and 35-rule-prose-escapers.t) x
+ *               every client encoding x every quoting mode.  Target: none
+ *               blocked.
  *   attacks:    the same templates x attacker payloads x byte-naive
  *               escapers.  A statement counts as an attack only where the
  *               server's reading S (the lexer, differential-tested against
- *               the servers) differs from the template's: other token kinds
- *               or other code between them.  Target: none passes.
+ *               the servers) differs from the template's (other token kinds
+ *               or other code between them) and some of the input runs.
+ *               Target: none passes.
  *
  * Usage: measure_rule [--per-dialect N] [--seed S] [--show K] [--dialect pg|mysql]
  *                     [--sample FILE K]
