@@ -182,9 +182,9 @@ static bool in_server_data(naive_path *p, size_t at)
  * SQL has none outside its literals), a comment holding a quote the
  * server reads as a literal's end, or a literal ending where the server
  * reads no literal, before a word (prose's apostrophe in the server's
- * comment or quoted name, taken for a closing quote).  Otherwise notes the first byte N
- * takes as literal data that is, for the server, outside every literal:
- * code, a comment or an identifier. */
+ * comment or quoted name, taken for a closing quote).  Otherwise notes
+ * the first byte N takes as literal data that is, for the server, outside
+ * every literal: code, a comment or an identifier. */
 static bool path_take(naive_path *p, const char *sql, const qg_token *tn)
 {
     if (tn->unterminated || backslash_in_code(sql, p->code_from, tn->start))
