@@ -245,7 +245,8 @@ static uint32_t mo_word(const unsigned char *mo, size_t size, size_t at)
 static const char *mo_translation(const unsigned char *mo, size_t size, uint32_t i, size_t *len)
 {
     uint32_t table = mo_word(mo, size, 16);
-    uint32_t n = mo_word(mo, size, (size_t)table + 8 * i), at = mo_word(mo, size, (size_t)table + 8 * i + 4);
+    uint32_t n = mo_word(mo, size, (size_t)table + 8 * i);
+    uint32_t at = mo_word(mo, size, (size_t)table + 8 * i + 4);
     if ((size_t)at + n >= size)
         return NULL;
     *len = strnlen((const char *)mo + at, n);
@@ -701,7 +702,8 @@ static bool input_runs(const statement *st, const reading *r, const span *b)
         if (i == r->count)
             break;
         const qg_token *t = &r->tok[i];
-        if (t->kind == QG_TOK_COMMENT && t->start >= b->start && t->start < b->end && t->end > b->end)
+        if (t->kind == QG_TOK_COMMENT && t->start >= b->start && t->start < b->end &&
+            t->end > b->end)
             return true;
         from = t->end;
     }
