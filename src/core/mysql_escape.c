@@ -55,10 +55,14 @@ size_t qg_my_escape(const qg_encoding *enc, bool quotes_only, char *to, const ch
 const qg_encoding *qg_my_escape_for_server(const qg_my_state *st, const char *lib_charset,
                                            bool lib_quotes_only, bool *quotes_only)
 {
-    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
     *quotes_only = st->flags & QG_NO_BACKSLASH_ESCAPES;
-    if (enc && lib_charset && qg_encoding_find(QG_DIALECT_MYSQL, lib_charset) == enc &&
-        *quotes_only == lib_quotes_only)
+    bool same_quoting = *quotes_only == lib_quotes_only;
+    /* Equal names give one encoding, or none (unknown): NULL either way,
+     * without the two look-ups by name. */
+    if (lib_charset && same_quoting && strcmp(st->charset, lib_charset) == 0)
+        return NULL;
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
+    if (enc && lib_charset && same_quoting && qg_encoding_find(QG_DIALECT_MYSQL, lib_charset) == enc)
         return NULL;
     return enc;
 }

@@ -215,6 +215,12 @@ static void test_escape_choice(void)
            "real_escape: the library believes latin1, the server has gbk: escape for gbk");
     tap_ok(!qg_my_escape_for_server(&gbk, "GBK", false, &quotes_only),
            "real_escape: the library is right: its own escaping runs");
+    tap_ok(!qg_my_escape_for_server(&gbk, "gbk", false, &quotes_only) && !quotes_only,
+           "real_escape: the same name as the server's: its own escaping runs");
+    qg_my_state unknown = {.charset = "no_such_charset", .flags = 0};
+    tap_ok(!qg_my_escape_for_server(&unknown, "no_such_charset", false, &quotes_only) &&
+               !qg_my_escape_for_server(&unknown, "latin1", false, &quotes_only),
+           "real_escape: a charset the shim does not know: nothing to escape for, by name or not");
     tap_ok(qg_my_escape_for_server(&nbe, "latin1", false, &quotes_only) && quotes_only,
            "real_escape: the server has NO_BACKSLASH_ESCAPES, the library does not know");
     tap_ok(qg_my_escape_for_server(&utf8, "utf8mb4", true, &quotes_only) && !quotes_only,
