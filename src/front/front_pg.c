@@ -178,6 +178,7 @@ typedef struct checked_call {
     int encoding_id;        /* PQclientEncoding; 0 (SQL_ASCII or a name libpq
                              * does not know) is never taken as unchanged */
     unsigned flags;         /* quoting_flags */
+    bool unread;            /* results were unread: libpq reads them first */
     bool deferred;          /* not checked: left to the inner call */
     qg_decision *inner;     /* where the inner call's blocking decision goes */
     bool inner_blocked;
@@ -204,10 +205,13 @@ static bool state_as_checked(const PGconn *conn, const char *sql)
 {
     if (checked.conn != conn || checked.sql != sql)
         return true;
-    __atomic_store_n(&inner_seen[checked.outer],
-                     __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
+    unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&inner_seen[checked.outer], __ATOMIC_RELAXED) != now)
+        __atomic_store_n(&inner_seen[checked.outer], now, __ATOMIC_RELAXED); /* once */
     if (checked.deferred)
         return false;
+    if (!checked.unread)
+        return true; /* nothing for libpq to read in between: nothing changed */
     int id = encoding_id(conn);
     return id != 0 && id == checked.encoding_id && quoting_flags(conn) == checked.flags;
 }
@@ -258,11 +262,12 @@ static const void *caller_of(opened how, const void *own)
 }
 
 /* Before libpq is called with a query: what it was checked under (or,
- * `deferred`, that its inner call checks it), for libpq's inner call.
- * Returns the record to put back. */
+ * `deferred`, that its inner call checks it), for libpq's inner call;
+ * `unread`: results were unread when it was checked.  Returns the record
+ * to put back. */
 QG_HOT static checked_call begin_checked(const PGconn *conn, const char *sql, const char *api,
-                                         const void *caller, outer_api outer, bool deferred,
-                                         qg_decision *d)
+                                         const void *caller, outer_api outer, bool unread,
+                                         bool deferred, qg_decision *d)
 {
     checked_call saved = checked;
     checked = (checked_call){
@@ -271,8 +276,9 @@ QG_HOT static checked_call begin_checked(const PGconn *conn, const char *sql, co
         .api = api,
         .caller = caller,
         .outer = outer,
-        .encoding_id = encoding_id(conn),
-        .flags = quoting_flags(conn),
+        .unread = unread,
+        .encoding_id = unread ? encoding_id(conn) : 0,
+        .flags = unread ? quoting_flags(conn) : 0,
         .deferred = deferred,
         .inner = d,
     };
@@ -316,14 +322,15 @@ QG_HOT static bool results_unread(const PGconn *conn)
     return status && status(conn) == PQTRANS_ACTIVE;
 }
 
-/* Whether an outer call leaves its check to its inner call: results are
- * unread (their state is known once libpq has read them, before the inner
- * call) and libpq is known to reach the inner call where the shim sees it. */
-static bool defer_to_inner(const PGconn *conn, outer_api outer)
+/* Whether an outer call with results unread leaves its check to its inner
+ * call: their state is known once libpq has read them, before the inner
+ * call, and libpq is known to reach the inner call where the shim sees it. */
+static bool defer_to_inner(const PGconn *conn, bool unread, outer_api outer)
 {
-    return __atomic_load_n(&inner_seen[outer], __ATOMIC_RELAXED) ==
+    return unread &&
+           __atomic_load_n(&inner_seen[outer], __ATOMIC_RELAXED) ==
                __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE) &&
-           pipeline_off(conn) && results_unread(conn);
+           pipeline_off(conn);
 }
 
 /* A prepared statement executed before its results are read (in a
@@ -342,7 +349,7 @@ static void note_prepared_executed(const PGconn *conn)
  * query's results are read (PQsend*), so what it sets counts for the
  * queries sent before they are.  True = send it. */
 QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const void *caller,
-                         qg_query *q, qg_decision *d, bool read_later)
+                         qg_query *q, qg_decision *d, bool read_later, bool unread)
 {
     *q = (qg_query){
         .dialect = QG_DIALECT_POSTGRES,
@@ -355,7 +362,7 @@ QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const v
     };
     qg_pg_client_encoding client = client_encoding(conn);
     bool converts = qg_pg_set_checked_encoding(q, &client, server_encoding);
-    if (!pipeline_off(conn) || results_unread(conn))
+    if (unread || !pipeline_off(conn))
         return qg_pg_check_in_pipeline(q, converts, server_encoding, d);
     qg_pg_pipeline_ended(conn);
     bool allowed = qg_pg_check_converted(q, converts, server_encoding, d);
@@ -365,10 +372,10 @@ QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const v
 }
 
 static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
-                          qg_decision *d, bool read_later)
+                          qg_decision *d, bool read_later, bool unread)
 {
     qg_query q;
-    return check(conn, api, sql, caller, &q, d, read_later);
+    return check(conn, api, sql, caller, &q, d, read_later, unread);
 }
 
 /* A statement that fails on the server aborts the transaction it is in; a
@@ -545,12 +552,14 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
         return real(conn, query);
     const char *api = api_name(how, "PQexec");
     const void *caller = caller_of(how, __builtin_return_address(0));
-    bool deferred = defer_to_inner(conn, OUTER_EXEC);
+    bool unread = results_unread(conn);
+    bool deferred = defer_to_inner(conn, unread, OUTER_EXEC);
     qg_decision d;
     qg_query q;
     PGresult *res;
-    if (deferred || check(conn, api, query, caller, &q, &d, false)) {
-        checked_call saved = begin_checked(conn, query, api, caller, OUTER_EXEC, deferred, &d);
+    if (deferred || check(conn, api, query, caller, &q, &d, false, unread)) {
+        checked_call saved =
+            begin_checked(conn, query, api, caller, OUTER_EXEC, unread, deferred, &d);
         res = exec_result(conn, saved, deferred ? real(conn, query) : exec_allowed(conn, &q, real),
                           &d);
     } else {
@@ -573,7 +582,8 @@ QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
     qg_decision d;
     qg_query q;
     int sent = check(conn, api_name(how, "PQsendQuery"), query,
-                     caller_of(how, __builtin_return_address(0)), &q, &d, true)
+                     caller_of(how, __builtin_return_address(0)), &q, &d, true,
+                     results_unread(conn))
                    ? send_allowed(conn, &q, real)
                    : send_blocked(conn, how, &d);
     close_query(how);
@@ -596,12 +606,13 @@ QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
                     resultFormat);
     const char *api = api_name(how, "PQexecParams");
     const void *caller = caller_of(how, __builtin_return_address(0));
-    bool deferred = defer_to_inner(conn, OUTER_EXEC_PARAMS);
+    bool unread = results_unread(conn);
+    bool deferred = defer_to_inner(conn, unread, OUTER_EXEC_PARAMS);
     qg_decision d;
     PGresult *res;
-    if (deferred || query_allowed(conn, api, command, caller, &d, false)) {
+    if (deferred || query_allowed(conn, api, command, caller, &d, false, unread)) {
         checked_call saved =
-            begin_checked(conn, command, api, caller, OUTER_EXEC_PARAMS, deferred, &d);
+            begin_checked(conn, command, api, caller, OUTER_EXEC_PARAMS, unread, deferred, &d);
         res = exec_result(conn, saved,
                           real(conn, command, nParams, paramTypes, paramValues, paramLengths,
                                paramFormats, resultFormat),
@@ -629,7 +640,8 @@ QG_EXPORT int PQsendQueryParams(PGconn *conn, const char *command, int nParams,
                     resultFormat);
     qg_decision d;
     int sent = query_allowed(conn, api_name(how, "PQsendQueryParams"), command,
-                             caller_of(how, __builtin_return_address(0)), &d, true)
+                             caller_of(how, __builtin_return_address(0)), &d, true,
+                             results_unread(conn))
                    ? real(conn, command, nParams, paramTypes, paramValues, paramLengths,
                           paramFormats, resultFormat)
                    : send_blocked(conn, how, &d);
@@ -650,12 +662,14 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
         return real(conn, stmtName, query, nParams, paramTypes);
     const char *api = api_name(how, "PQprepare");
     const void *caller = caller_of(how, __builtin_return_address(0));
-    bool deferred = defer_to_inner(conn, OUTER_PREPARE);
+    bool unread = results_unread(conn);
+    bool deferred = defer_to_inner(conn, unread, OUTER_PREPARE);
     qg_decision d;
     PGresult *res;
-    if (deferred || query_allowed(conn, api, query, caller, &d, false)) {
+    if (deferred || query_allowed(conn, api, query, caller, &d, false, unread)) {
         qg_pg_pipeline_prepared(conn, query, strlen(query));
-        checked_call saved = begin_checked(conn, query, api, caller, OUTER_PREPARE, deferred, &d);
+        checked_call saved =
+            begin_checked(conn, query, api, caller, OUTER_PREPARE, unread, deferred, &d);
         res = exec_result(conn, saved, real(conn, stmtName, query, nParams, paramTypes), &d);
     } else {
         res = blocked_result(conn, &d);
@@ -677,7 +691,8 @@ QG_EXPORT int PQsendPrepare(PGconn *conn, const char *stmtName, const char *quer
         return real(conn, stmtName, query, nParams, paramTypes);
     qg_decision d;
     bool allowed = query_allowed(conn, api_name(how, "PQsendPrepare"), query,
-                                 caller_of(how, __builtin_return_address(0)), &d, false);
+                                 caller_of(how, __builtin_return_address(0)), &d, false,
+                                 results_unread(conn));
     if (allowed)
         qg_pg_pipeline_prepared(conn, query, strlen(query));
     int sent =
