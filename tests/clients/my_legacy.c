@@ -9,11 +9,13 @@
  *   init=SQL           mysql_options(MYSQL_INIT_COMMAND) (before it)
  *   multi              CLIENT_MULTI_STATEMENTS (before it)
  *   reconnect          MYSQL_OPT_RECONNECT on (before it)
- *   via=query|real|send|queue|direct  how statements are sent: mysql_query,
- *                      mysql_real_query, mysql_send_query followed by
- *                      mysql_read_query_result, mysql_send_query alone (the
- *                      answer is read by a later `read`), or
- *                      mariadb_stmt_execute_direct (default real)
+ *   via=query|real|send|queue|direct|async  how statements are sent:
+ *                      mysql_query, mysql_real_query, mysql_send_query
+ *                      followed by mysql_read_query_result, mysql_send_query
+ *                      alone (the answer is read by a later `read`),
+ *                      mariadb_stmt_execute_direct, or the non-blocking
+ *                      mysql_real_query_start / _cont with poll(2) (the
+ *                      connection made with MYSQL_OPT_NONBLOCK) (default real)
  *   read               reads the answer of every statement queued by
  *                      via=queue, in order
  *   sql=TEXT           runs TEXT as it is
@@ -51,6 +53,7 @@
  */
 #include <locale.h>
 #include <mysql.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +61,7 @@
 
 #include "my_print.h"
 
-typedef enum send_api { VIA_QUERY, VIA_REAL, VIA_SEND, VIA_QUEUE, VIA_DIRECT } send_api;
+typedef enum send_api { VIA_QUERY, VIA_REAL, VIA_SEND, VIA_QUEUE, VIA_DIRECT, VIA_ASYNC } send_api;
 typedef enum escape_kind { ESC_BYTEWISE, ESC_REAL, ESC_LEGACY, ESC_NONE } escape_kind;
 
 typedef struct client {
@@ -114,6 +117,8 @@ static void connect_once(client *c)
         mysql_options(c->mysql, MYSQL_SET_CHARSET_NAME, c->charset);
     if (c->init)
         mysql_options(c->mysql, MYSQL_INIT_COMMAND, c->init);
+    if (c->via == VIA_ASYNC)
+        mysql_options(c->mysql, MYSQL_OPT_NONBLOCK, 0);
     if (c->reconnect) {
         my_bool on = 1;
         mysql_options(c->mysql, MYSQL_OPT_RECONNECT, &on);
@@ -213,6 +218,31 @@ static void run_direct(client *c, const char *sql, unsigned long len)
     mysql_stmt_close(stmt);
 }
 
+/* Waits on the connection's socket for what the non-blocking call asked. */
+static int wait_for(MYSQL *mysql, int status)
+{
+    struct pollfd p = {.fd = mysql_get_socket(mysql)};
+    if (status & MYSQL_WAIT_READ)
+        p.events |= POLLIN;
+    if (status & MYSQL_WAIT_WRITE)
+        p.events |= POLLOUT;
+    if (status & MYSQL_WAIT_EXCEPT)
+        p.events |= POLLPRI;
+    if (poll(&p, 1, 10000) <= 0)
+        return MYSQL_WAIT_TIMEOUT;
+    return (p.revents & POLLIN ? MYSQL_WAIT_READ : 0) | (p.revents & POLLOUT ? MYSQL_WAIT_WRITE : 0) |
+           (p.revents & POLLPRI ? MYSQL_WAIT_EXCEPT : 0);
+}
+
+static int real_query_async(MYSQL *mysql, const char *sql, unsigned long len)
+{
+    int failed;
+    int status = mysql_real_query_start(&failed, mysql, sql, len);
+    while (status)
+        status = mysql_real_query_cont(&failed, mysql, wait_for(mysql, status));
+    return failed;
+}
+
 static void run(client *c, const char *sql, unsigned long len)
 {
     connect_once(c);
@@ -232,6 +262,9 @@ static void run(client *c, const char *sql, unsigned long len)
         break;
     case VIA_SEND:
         failed = mysql_send_query(c->mysql, sql, len) || mysql_read_query_result(c->mysql);
+        break;
+    case VIA_ASYNC:
+        failed = real_query_async(c->mysql, sql, len);
         break;
     default:
         failed = mysql_real_query(c->mysql, sql, len);
@@ -416,6 +449,8 @@ int main(int argc, char **argv)
                 c.via = VIA_QUEUE;
             else if (strcmp(v, "direct") == 0)
                 c.via = VIA_DIRECT;
+            else if (strcmp(v, "async") == 0)
+                c.via = VIA_ASYNC;
             else
                 usage();
         } else if (strcmp(arg, "read") == 0) {

@@ -9,10 +9,10 @@
 #    "via ENTRY" reaches ENTRY through the library's PLT (a JUMP_SLOT
 #    relocation), where the shim's ENTRY is the one called;
 #  - against MariaDB: mariadb_stmt_execute_direct (COM_STMT_PREPARE and
-#    COM_STMT_EXECUTE written together) and an init command
-#    (MYSQL_INIT_COMMAND, run inside mysql_real_connect) inject without the
-#    shim and are blocked with it, correctly escaped text is unchanged, and
-#    the connection stays usable.
+#    COM_STMT_EXECUTE written together), the non-blocking
+#    mysql_real_query_start and an init command (MYSQL_INIT_COMMAND, run
+#    inside mysql_real_connect) inject without the shim and are blocked with
+#    it, correctly escaped text is unchanged, and the connection stays usable.
 # servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -92,6 +92,28 @@ shimmed=$(with_shim enforce "$QG_MY_DIR/direct-ok.log" "$LEGACY" "$QG_MY_SOCKET"
 has "$plain" "ROW: 955C4127" "mariadb_stmt_execute_direct: escaped gbk text round-trips"
 ok "mariadb_stmt_execute_direct: correctly escaped text gives identical results with and without the shim" \
     [ "$plain" = "$shimmed" ]
+
+# The non-blocking API: mysql_real_query_start reaches mysql_real_query
+# through the PLT, inside the library's coroutine.
+async() { # MARK RUNNER…
+    local mark=$1
+    shift
+    "$@" "$LEGACY" "$QG_MY_SOCKET" db=qg via=async set-names=gbk \
+        "template=SELECT /*$mark*/ secret FROM users WHERE name = '%s'" input=$GBK_ATTACK \
+        "sql=SELECT 'alive'"
+}
+out=$(async "qgm_async_plain_$$")
+has "$out" "ROW: secret_bob" "mysql_real_query_start: without the shim the attack injects"
+out=$(async "qgm_async_shim_$$" with_shim enforce "$QG_MY_DIR/async.log")
+matches "$out" '^ERROR: 1105 [0-9A-Z]{5} quoteguard: blocked structure_mismatch' \
+    "mysql_real_query_start: blocked with the shim, the error names quoteguard"
+has "$out" "ROW: alive" "mysql_real_query_start: the connection stays usable"
+lacks "$(cat "$QG_MY_LOG")" "qgm_async_shim_$$" "mysql_real_query_start: the attack never reaches the server"
+legit=(db=qg via=async set-names=gbk escape=real "template=SELECT HEX('%s')" input=955c4127)
+plain=$("$LEGACY" "$QG_MY_SOCKET" "${legit[@]}")
+shimmed=$(with_shim enforce "$QG_MY_DIR/async-ok.log" "$LEGACY" "$QG_MY_SOCKET" "${legit[@]}")
+has "$plain" "ROW: 955C4127" "mysql_real_query_start: escaped gbk text round-trips"
+ok "mysql_real_query_start: identical results with and without the shim" [ "$plain" = "$shimmed" ]
 
 # An init command, run inside mysql_real_connect on a gbk connection.
 init_attack() { # MARK
