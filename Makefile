@@ -25,13 +25,15 @@ LOGIC_SRC = $(filter-out src/front/%.c,$(SHIM_SRC))
 
 # On x86-64 the vector scans are built a second time for AVX2 (with BMI2 and
 # PCLMUL, which every AVX2 CPU has), and the quick scan a third for AVX-512BW;
-# the lexer picks the widest the CPU runs.
+# src/core/vectors.c picks the widest the CPU runs.
 ifeq ($(shell uname -m),x86_64)
 WIDE_BUILDS = avx2 avx512
 endif
 WIDE_FLAGS_avx2   = -mavx2 -mbmi2 -mpclmul
 WIDE_FLAGS_avx512 = $(WIDE_FLAGS_avx2) -mavx512f -mavx512bw
-WIDE_OBJ      = $(WIDE_BUILDS:%=$(BUILD)/obj/src/core/block_skip_%.o)
+WIDE_SRC_avx2     = block_skip quick_scan
+WIDE_SRC_avx512   = quick_scan
+WIDE_OBJ      = $(foreach b,$(WIDE_BUILDS),$(WIDE_SRC_$(b):%=$(BUILD)/obj/src/core/%_$(b).o))
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
 LOGIC_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/obj/%.o) $(WIDE_OBJ)
@@ -58,9 +60,13 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/src/core/block_skip_%.o: src/core/block_skip.c $(BUILD)/obj/src/core/block_skip_%.d
+$(BUILD)/obj/src/core/%_avx2.o: src/core/%.c $(BUILD)/obj/src/core/%_avx2.d
 	@mkdir -p $(dir $@)
-	$(CC) $(QG_CFLAGS) $(DEPFLAGS) $(WIDE_FLAGS_$*) -c $< -o $@
+	$(CC) $(QG_CFLAGS) $(DEPFLAGS) $(WIDE_FLAGS_avx2) -c $< -o $@
+
+$(BUILD)/obj/src/core/%_avx512.o: src/core/%.c $(BUILD)/obj/src/core/%_avx512.d
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) $(DEPFLAGS) $(WIDE_FLAGS_avx512) -c $< -o $@
 
 # The wrapper's copy of the client-library table: its sonames, one a line,
 # read by scripts/quoteguard in the source tree and baked in by `make install`.
@@ -188,7 +194,7 @@ lint: lint-locale lint-includes lint-calls
 	cppcheck --quiet --error-exitcode=1 --inline-suppr --enable=warning,performance,portability \
 	  --std=c11 $(QG_INCLUDES) --suppress=missingIncludeSystem $(LINT_SRC)
 	clang-tidy --quiet $(LINT_SRC) -- -std=c11 -D_GNU_SOURCE $(QG_INCLUDES)
-	$(foreach b,$(WIDE_BUILDS),clang-tidy --quiet src/core/block_skip.c -- -std=c11 -D_GNU_SOURCE \
+	$(foreach b,$(WIDE_BUILDS),clang-tidy --quiet $(WIDE_SRC_$(b):%=src/core/%.c) -- -std=c11 -D_GNU_SOURCE \
 	  $(QG_INCLUDES) $(WIDE_FLAGS_$(b)) &&) true
 
 measure: deps all clients $(MEASURE_BIN)
@@ -386,15 +392,20 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fno-omit-fr
                 $(QG_INCLUDES) -Ifuzz -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_SRC = $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
-FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(WIDE_BUILDS:%=$(FUZZ_BUILD)/obj/src/core/block_skip_%.o)
+FUZZ_OBJ = $(LOGIC_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) \
+           $(foreach b,$(WIDE_BUILDS),$(WIDE_SRC_$(b):%=$(FUZZ_BUILD)/obj/src/core/%_$(b).o))
 
 $(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_BUILD)/obj/%.d
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/obj/src/core/block_skip_%.o: src/core/block_skip.c $(FUZZ_BUILD)/obj/src/core/block_skip_%.d
+$(FUZZ_BUILD)/obj/src/core/%_avx2.o: src/core/%.c $(FUZZ_BUILD)/obj/src/core/%_avx2.d
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) $(WIDE_FLAGS_$*) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) $(WIDE_FLAGS_avx2) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/obj/src/core/%_avx512.o: src/core/%.c $(FUZZ_BUILD)/obj/src/core/%_avx512.d
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) $(WIDE_FLAGS_avx512) -fsanitize=fuzzer-no-link -c $< -o $@
 
 # Named here so make keeps the objects (they are not intermediate files).
 $(FUZZ_BIN): $(FUZZ_OBJ)

@@ -1,4 +1,4 @@
-/* The block skip's scalar helpers (src/core/block_skip.c): the same in every
+/* The vector scans' scalar helpers (src/core/block_skip.c, quick_scan.c): the same in every
  * vector build, so written once here; the out-of-line ones are compiled once
  * (block_scalar.c), the small ones inline where the scans call them. */
 #ifndef QG_BLOCK_SCALAR_H

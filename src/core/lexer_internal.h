@@ -1,6 +1,6 @@
 /* What the pure core's files share beyond include/quoteguard.h: the lexer
- * (lexer.c), its vector scans (block_skip.c), the checker and the rewriter;
- * and the switches tests and the benchmark use to compare the reference
+ * (lexer.c), its vector scans (block_skip.c, quick_scan.c), the checker and
+ * the rewriter; and the switches tests and the benchmark use to compare the reference
  * implementation and each vector build. */
 #ifndef QG_LEXER_INTERNAL_H
 #define QG_LEXER_INTERNAL_H
@@ -70,7 +70,8 @@ void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t 
  * the widest the CPU runs): the scalar reference, which reads byte by byte
  * (no quick scan, no block skip, no automaton) and has the checker compare
  * the readings wherever S saw an ambiguous byte; and the vector builds of
- * src/core/block_skip.c, SSE2, AVX2 and, for the quick scan, AVX-512.  Tests
+ * src/core/block_skip.c and quick_scan.c, SSE2, AVX2 and, for the quick
+ * scan, AVX-512.  Tests
  * narrow the choice to compare them all (qg_allow_vectors returns the one
  * that runs then; QUOTEGUARD_FORCE_VECTORS narrows a whole process). */
 enum { QG_VECTORS_REFERENCE, QG_VECTORS_SSE2, QG_VECTORS_AVX2, QG_VECTORS_AVX512, QG_IMPLEMENTATIONS };
@@ -104,7 +105,7 @@ void qg_lexer_skip_quiet(qg_lexer *lx);
  * MySQL), and every single quote outside comments and names closing a
  * string it opened.  A comment ("--", MySQL's "#", slash star)
  * counts where the quotes before it are even, and must be one the block
- * skip would pass (comment_end in src/core/block_skip.c).  A backslash is read
+ * skip would pass (qg_comment_end, src/core/block_scalar.c).  A backslash is read
  * only where the server reads backslash escapes in plain strings: inside a
  * string, in a text where no quote follows x, b or & (X'', B'', U&'' read
  * it otherwise), it escapes the next byte.  Without a high byte both
@@ -212,7 +213,7 @@ typedef struct qg_scans {
  * is the widest it can. */
 const qg_scans *qg_scans_of(int implementation);
 
-/* The vector builds' scans (src/core/block_skip.c). */
+/* The vector builds' scans (src/core/block_skip.c, quick_scan.c). */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
 bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);

@@ -1,7 +1,6 @@
-/* The AVX2 build: 32-byte lanes.  The vector helpers that src/core/block_skip.c
- * is written with, and the names of the scans this build provides; included
- * by block_skip.c alone, in its build compiled with -mavx2 -mbmi2
- * -mpclmul. */
+/* The AVX2 build: 32-byte lanes.  The vector helpers the scans are written
+ * with, and the names of the scans this build provides; included by
+ * scan_lanes.h alone, in the builds compiled with -mavx2 -mbmi2 -mpclmul. */
 #ifndef QG_SIMD_AVX2_H
 #define QG_SIMD_AVX2_H
 

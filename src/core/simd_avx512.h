@@ -1,7 +1,7 @@
-/* The AVX-512 build: 64-byte lanes, the quick scan only.  The vector
- * helpers that src/core/block_skip.c is written with, and the names of the scans
- * this build provides; included by block_skip.c alone, in its build compiled
- * with -mavx2 -mbmi2 -mpclmul -mavx512f -mavx512bw. */
+/* The AVX-512 build: 64-byte lanes, the quick scan only
+ * (src/core/quick_scan.c).  The vector helpers it is written with, and the
+ * name of the scan this build provides; included by scan_lanes.h alone, in
+ * the build compiled with -mavx2 -mbmi2 -mpclmul -mavx512f -mavx512bw. */
 #ifndef QG_SIMD_AVX512_H
 #define QG_SIMD_AVX512_H
 

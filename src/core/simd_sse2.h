@@ -1,7 +1,7 @@
-/* The SSE2 build: 16-byte lanes.  The vector helpers that src/core/block_skip.c
- * is written with, and the names of the scans this build provides; included
- * by block_skip.c alone, in its build compiled with the baseline flags
- * (SSE2 on x86-64). */
+/* The SSE2 build: 16-byte lanes.  The vector helpers the scans are written
+ * with, and the names of the scans this build provides; included by
+ * scan_lanes.h alone, in the builds compiled with the baseline flags (SSE2
+ * on x86-64). */
 #ifndef QG_SIMD_SSE2_H
 #define QG_SIMD_SSE2_H
 

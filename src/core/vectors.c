@@ -1,6 +1,7 @@
 /* The one place that picks which implementation of the scans runs and
  * calls through it: the scalar reference or a build of the vector scans
- * (src/core/block_skip.c, built for SSE2, AVX2 and AVX-512), each a
+ * (src/core/block_skip.c and quick_scan.c, built for SSE2, AVX2 and
+ * AVX-512), each a
  * complete table (lexer_internal.h, qg_scans), the widest the CPU has,
  * chosen once per process.  Tests narrow it to compare them all: in process with
  * qg_allow_vectors, a whole process (a real client under the shim) with

@@ -1,0 +1,780 @@
+/*
+ * The quick scan (lexer_internal.h, qg_only_plain_strings): two lanes at a
+ * time (one in a text shorter than two; one of 64 bytes in the AVX-512
+ * build), whether a text is code, plain strings and comments only.  Built
+ * three times: with SSE2 (16-byte lanes) as qg_quick_scan_sse2; compiled
+ * with -mavx2, with 32-byte lanes as qg_quick_scan_avx2; and compiled with
+ * -mavx512bw too, with 64-byte lanes as qg_quick_scan_avx512.  Each
+ * build's lanes and names are in its header (simd_sse2.h, simd_avx2.h,
+ * simd_avx512.h); src/core/vectors.c picks the widest build the CPU runs.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "block_scalar.h"
+#include "hot.h"
+#include "lexer_internal.h"
+#include "quoteguard.h"
+#include "scan_lanes.h"
+
+#if defined(__AVX2__) || defined(__SSE2__)
+/* A lane's bytes for the quick scan: quotes, dashes, hashes, slashes and
+ * dollars (`opener`: each may start a comment or a dollar quote); where
+ * PG's quoted names are read, double quotes; when backslashes are
+ * followed, they and the bytes x, b and & in either case (`prefix`: a
+ * string after them may read backslashes otherwise: X'', B'', PG U&''), as
+ * bit i for byte i. */
+typedef struct quick_bytes {
+    uint64_t quote, dquote, dash, opener, backslash, prefix;
+} quick_bytes;
+
+static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, lane_t ampersand)
+{
+    lane_t lower = or_lanes(v, fold);
+#if LANE == 64
+    return eq_bits(lower, x) | eq_bits(lower, b) | eq_bits(lower, ampersand);
+#else
+    return bits_of(or_lanes(or_lanes(eq(lower, x), eq(lower, b)), eq(lower, ampersand)));
+#endif
+}
+
+/* Whether a span's bytes can be read: not when one stops the scan (NUL, a
+ * high byte, a backtick, a double quote unless `names`, a backslash unless
+ * followed); LANE_BACKSLASH when only backslashes do, LANE_NAME when only
+ * double quotes do. */
+enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP };
+
+#ifdef __AVX2__
+/* Each byte's class is the AND of a row picked by its low nibble and one
+ * picked by its high nibble: the top three bits a quote, dash, or hash,
+ * slash or dollar, the low ones a double quote or one per group of
+ * stopping bytes (NUL and `; \; high).  Two shuffles instead of nine
+ * compares.  Q_PREFIX_LETTER marks x, b, h and r in either case: the
+ * nibbles of x and b (7, 5, 6, 4 high; 8, 2 low) make h and r too, and a
+ * string rarely opens after those, so the escaping spans take them all for
+ * prefixes and leave the few they stop at to the exact test, which made
+ * the MySQL batches faster (docs/PERFORMANCE.md, "Choices in the code"). */
+enum { Q_STOP_NUL = 0x01, Q_PREFIX_LETTER = 0x02, Q_STOP_BACKSLASH = 0x04, Q_DQUOTE = 0x08,
+       Q_STOP_HIGH = 0x10, Q_STOPS = 0x15, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
+#if LANE == 64
+#define EVERY_16(...) {__VA_ARGS__, __VA_ARGS__, __VA_ARGS__, __VA_ARGS__}
+#else
+#define EVERY_16(...) {__VA_ARGS__, __VA_ARGS__}
+#endif
+typedef struct quick_tables {
+    unsigned char by_low[LANE], by_high[LANE], nibble[LANE];
+    unsigned char stops[LANE], but_backslash[LANE], but_dquote[LANE], but_both[LANE];
+    unsigned char fold[LANE], x[LANE], b[LANE], ampersand[LANE]; /* for prefix_bits */
+    /* for quiet_lanes; minus is needle DASH again: read from the needle
+     * table there, it cost PG OLTP time (docs/PERFORMANCE.md) */
+    unsigned char stops_openers[LANE], dash[LANE], minus[LANE];
+#if LANE == 64
+    unsigned char dquote[LANE], opener[LANE], prefix_letter[LANE]; /* class bits */
+#endif
+    unsigned char backslash[LANE];              /* the class bit */
+    unsigned char stops_openers_escaping[LANE]; /* escaping_block: one test for both */
+} quick_tables;
+static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
+    /* every low nibble is a high byte's */
+    .by_low = EVERY_16(
+        Q_STOP_HIGH | Q_STOP_NUL, Q_STOP_HIGH, Q_STOP_HIGH | Q_DQUOTE | Q_PREFIX_LETTER,
+        Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH | Q_PREFIX_LETTER, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH, Q_STOP_HIGH | Q_STOP_BACKSLASH, Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH,
+        Q_STOP_HIGH | Q_OPENER),
+    .by_high = EVERY_16(
+        Q_STOP_NUL, 0, Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0, Q_PREFIX_LETTER,
+        Q_STOP_BACKSLASH | Q_PREFIX_LETTER, Q_STOP_NUL | Q_PREFIX_LETTER, Q_PREFIX_LETTER,
+        Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
+        Q_STOP_HIGH, Q_STOP_HIGH),
+    .nibble = {[0 ... LANE - 1] = 0x0f},
+    .stops = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE},
+    .but_backslash = {[0 ... LANE - 1] = (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH},
+    .but_dquote = {[0 ... LANE - 1] = Q_STOPS},
+    .but_both = {[0 ... LANE - 1] = Q_STOPS & ~Q_STOP_BACKSLASH},
+    .fold = {[0 ... LANE - 1] = 0x20},
+    .x = {[0 ... LANE - 1] = 'x'},
+    .b = {[0 ... LANE - 1] = 'b'},
+    .ampersand = {[0 ... LANE - 1] = '&'},
+    .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},
+    .dash = {[0 ... LANE - 1] = Q_DASH},
+    .minus = {[0 ... LANE - 1] = '-'},
+#if LANE == 64
+    .dquote = {[0 ... LANE - 1] = Q_DQUOTE},
+    .opener = {[0 ... LANE - 1] = Q_OPENER},
+    .prefix_letter = {[0 ... LANE - 1] = Q_PREFIX_LETTER},
+#endif
+    .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},
+    .stops_openers_escaping = {[0 ... LANE - 1] =
+                                   (Q_STOPS | Q_DQUOTE | Q_OPENER) & ~Q_STOP_BACKSLASH},
+};
+typedef quick_tables quick_table;
+#if LANE == 64
+/* Hidden from the optimiser, which would build the rows' bytes again in
+ * registers in every span. */
+static inline const quick_table *quick_table_hidden(void)
+{
+    const quick_table *table = &quick_rows;
+    __asm__("" : "+r"(table));
+    return table;
+}
+#define QUICK_TABLE quick_table_hidden()
+#else
+#define QUICK_TABLE (&quick_rows)
+#endif
+
+static inline __attribute__((always_inline)) lane_t class_of(lane_t v, lane_t nibble,
+                                                            lane_t by_low, lane_t by_high)
+{
+    lane_t low = and_lanes(v, nibble), high = and_lanes(nibbles_down(v), nibble);
+    return and_lanes(lookup(by_low, low), lookup(by_high, high));
+}
+
+static inline __attribute__((always_inline)) lane_t quick_class(const quick_table *t, lane_t v)
+{
+    return class_of(v, load_lane(t->nibble), load_lane(t->by_low), load_lane(t->by_high));
+}
+
+#if LANE == 64
+/* The bytes whose class has one of the bits of `row`. */
+static inline uint64_t class_bits(lane_t cls, const unsigned char *row)
+{
+    return _mm512_test_epi8_mask(cls, load_lane(row));
+}
+
+/* The 64 bytes at p (a span is one lane). */
+static inline __attribute__((always_inline)) int
+quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_bytes *b,
+               bool names, bool escaping)
+{
+    (void)lanes;
+    lane_t v = load_lane(p);
+    lane_t cls = quick_class(t, v);
+    const unsigned char *stopping = names ? t->but_dquote : escaping ? t->but_backslash : t->stops;
+    if (class_bits(cls, stopping)) {
+        if (escaping)
+            return LANE_STOP;
+        if (!class_bits(cls, names ? t->but_both : t->but_backslash))
+            return LANE_BACKSLASH;
+        return !names && !class_bits(cls, t->but_dquote) ? LANE_NAME : LANE_STOP;
+    }
+    *b = (quick_bytes){0};
+    b->quote = _mm512_movepi8_mask(cls); /* Q_QUOTE is the top bit */
+    if (names)
+        b->dquote = class_bits(cls, t->dquote);
+    b->dash = class_bits(cls, t->dash);
+    b->opener = class_bits(cls, t->opener);
+    if (escaping) {
+        b->backslash = class_bits(cls, t->backslash);
+        b->prefix = prefix_bits(v, load_lane(t->fold), load_lane(t->x), load_lane(t->b),
+                                load_lane(t->ampersand));
+    }
+    return LANE_READ;
+}
+#else
+
+/* The bytes at p, `lanes` lanes of them. */
+static inline __attribute__((always_inline)) int
+quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_bytes *b,
+               bool names, bool escaping)
+{
+    /* where one lane is read, the second is the first again */
+    lane_t v[2] = {load_lane(p), load_lane(p + (size_t)LANE * (size_t)(lanes - 1))};
+    lane_t cls[2] = {quick_class(t, v[0]), quick_class(t, v[1])};
+    lane_t any = lanes > 1 ? or_lanes(cls[0], cls[1]) : cls[0];
+    const unsigned char *stopping = names ? t->but_dquote : escaping ? t->but_backslash : t->stops;
+    if (!_mm256_testz_si256(any, load_lane(stopping))) {
+        if (escaping)
+            return LANE_STOP;
+        if (_mm256_testz_si256(any, load_lane(names ? t->but_both : t->but_backslash)))
+            return LANE_BACKSLASH;
+        return !names && _mm256_testz_si256(any, load_lane(t->but_dquote)) ? LANE_NAME : LANE_STOP;
+    }
+    *b = (quick_bytes){0};
+    _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++) {
+        unsigned shift = (unsigned)(LANE * k);
+        b->quote |= bits_of(cls[k]) << shift;
+        if (names)
+            b->dquote |= bits_of(_mm256_slli_epi16(cls[k], 4)) << shift;
+        b->dash |= bits_of(_mm256_slli_epi16(cls[k], 1)) << shift;
+        b->opener |= bits_of(_mm256_slli_epi16(cls[k], 2)) << shift;
+        if (escaping) {
+            b->backslash |= bits_of(_mm256_slli_epi16(cls[k], 5)) << shift;
+            b->prefix |= prefix_bits(v[k], load_lane(t->fold), load_lane(t->x), load_lane(t->b),
+                                     load_lane(t->ampersand))
+                         << shift;
+        }
+    }
+    return LANE_READ;
+}
+#endif
+#else
+typedef needles quick_table;
+#define QUICK_TABLE needle_table()
+
+static inline __attribute__((always_inline)) int
+quick_classify(const quick_table *n, const unsigned char *p, int lanes, quick_bytes *b,
+               bool names, bool escaping)
+{
+    quick_bytes found = {0};
+    uint64_t others = 0;
+    _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++) {
+        lane_t v = load_lane(p + (size_t)LANE * (size_t)k);
+        unsigned shift = (unsigned)(LANE * k);
+#define IS(which) eq(v, needle(n, which))
+        /* the top bit of each byte: high bytes too */
+        others |= bits_of(or_lanes(or_lanes(v, IS(NUL)), IS(BACKTICK)));
+        found.dquote |= bits_of(IS(DQUOTE)) << shift;
+        found.backslash |= bits_of(IS(BACKSLASH)) << shift;
+        found.quote |= bits_of(IS(QUOTE)) << shift;
+        found.dash |= bits_of(IS(DASH)) << shift;
+        found.opener |= bits_of(or_lanes(or_lanes(IS(HASH), IS(SLASH)), IS(DOLLAR))) << shift;
+        if (escaping)
+            found.prefix |= prefix_bits(v, needle(n, SPACE), needle(n, LOWER_X),
+                                        needle(n, LOWER_B), needle(n, AMPERSAND))
+                            << shift;
+#undef IS
+    }
+    if (others | (names ? 0 : found.dquote) | (escaping ? 0 : found.backslash)) {
+        if (escaping || others)
+            return LANE_STOP;
+        if (!(names ? 0 : found.dquote))
+            return LANE_BACKSLASH;
+        return found.backslash ? LANE_STOP : LANE_NAME;
+    }
+    *b = found;
+    return LANE_READ;
+}
+#endif
+
+/* The bytes equal to needle `which` among the `lanes` lanes at p. */
+static inline __attribute__((always_inline)) uint64_t span_bits(const needles *n,
+                                                               const unsigned char *p, int lanes,
+                                                               int which)
+{
+    uint64_t bits = 0;
+    _Pragma("GCC unroll 2") for (int k = 0; k < lanes; k++)
+        bits |= eq_bits(load_lane(p + (size_t)LANE * (size_t)k), needle(n, which))
+                << (LANE * k);
+    return bits;
+}
+
+/* Where the text of a comment at `at` ends (as block_scalar.c reads it),
+ * when it ends in the span of `lanes` lanes at span_at (where the quick scan found no NUL or high
+ * byte), from the span's bytes: no scan, no call.  0 when it ends later. */
+static inline __attribute__((always_inline)) size_t
+comment_end_in_span(const unsigned char *s, size_t len, size_t at, size_t span_at, int lanes,
+                    bool pg)
+{
+    const needles *n = needle_table();
+    const unsigned char *p = s + span_at;
+    size_t span = (size_t)LANE * (size_t)lanes;
+    bool block = s[at] == '/';
+    size_t text = at + (s[at] == '#' ? 1 : 2) - span_at;
+    if (text >= span)
+        return 0;
+    uint64_t from = ~0ull << text;
+    if (block) {
+        uint64_t star = span_bits(n, p, lanes, STAR), slash = span_bits(n, p, lanes, SLASH);
+        uint64_t closes = star & slash >> 1 & from;
+        uint64_t nests = pg ? slash & star >> 1 & from : 0;
+        if (!closes || (nests & ((closes & -closes) - 1)))
+            return 0;
+        return span_at + (size_t)__builtin_ctzll(closes) + 2;
+    }
+    uint64_t newline = span_bits(n, p, lanes, NEWLINE) | (pg ? span_bits(n, p, lanes, RETURN) : 0);
+    if (newline & from)
+        return span_at + (size_t)__builtin_ctzll(newline & from);
+    return span_at + span == len ? len : 0;
+}
+
+/* The quick scan at `at`, in the span of `lanes` lanes at span_at, with
+ * bytes that may start a comment (`openers`: a hash, a slash, the second
+ * of two dashes) or a PG dollar quote (a dollar): the end of the first
+ * comment in code (in code when the quotes before it are even: `open` for
+ * those before the lane, *quote for the lane's own), with *quote cut to
+ * the quotes before it, *before_comment to the bits before it.  SIZE_MAX when none starts one (a division, PG's
+ * hash operator, a PG parameter $1 or a MySQL dollar, bytes in strings); 0
+ * when the lexer must read it (comment_end; a dollar that may open a
+ * dollar quote, as any other than one before a digit may: a tag never
+ * starts with one). */
+static inline __attribute__((always_inline)) size_t
+quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int lanes,
+              uint64_t openers, uint64_t *quote, bool open, const qg_context *ctx,
+              uint64_t *before_comment)
+{
+    bool pg = ctx->dialect == QG_DIALECT_POSTGRES;
+    for (; openers; openers &= openers - 1) {
+        unsigned bit = (unsigned)__builtin_ctzll(openers);
+        uint64_t before = (1ull << bit) - 1;
+        if (open ^ __builtin_parityll(*quote & before))
+            continue; /* in a string */
+        size_t pos = at + bit;
+        if (s[pos] == '$') {
+            if (pg && !(pos + 1 < len && s[pos + 1] >= '0' && s[pos + 1] <= '9'))
+                return 0;
+            continue;
+        }
+        bool dashes = s[pos] == '-', hash = s[pos] == '#' && !pg;
+        bool slash_star = s[pos] == '/' && pos + 1 < len && s[pos + 1] == '*';
+        if (!dashes && !hash && !slash_star)
+            continue; /* an operator */
+        *quote &= before;
+        *before_comment = before;
+        size_t start = dashes ? pos - 1 : pos;
+        size_t end = comment_end_in_span(s, len, start, span_at, lanes, pg);
+        if (!end)
+            return qg_comment_end(s, len, start, 0, pg);
+        return comment_is_quiet(s, len, start, 0, end, pg) ? end : 0;
+    }
+    return SIZE_MAX;
+}
+
+/* Of a lane's quotes and double quotes, those that open or close a string
+ * or a PG quoted name (`bits`), read from the state before the lane
+ * (`open`; `in_name`: what is open is a name): the other kind is text
+ * inside either.  `in_name` after them. */
+typedef struct delimiters {
+    uint64_t bits;
+    bool in_name;
+} delimiters;
+
+static delimiters lane_delimiters(uint64_t quote, uint64_t dquote, bool open, bool in_name)
+{
+    uint64_t found = 0;
+    for (uint64_t all = quote | dquote; all; all &= all - 1) {
+        uint64_t bit = all & -all;
+        bool is_dquote = (dquote & bit) != 0;
+        if (open && is_dquote != in_name)
+            continue;
+        found |= bit;
+        in_name = !open && is_dquote;
+        open = !open;
+    }
+    return (delimiters){found, in_name};
+}
+
+#ifdef __AVX2__
+/* Where neither names nor escapes are read, on from i (past the text's
+ * first byte) QUIET_SPAN bytes at a time while they are letters, digits,
+ * quotes, single dashes and the like: nothing that stops the scan or opens
+ * a comment or a dollar quote, and no dash after a dash (the byte before
+ * each lane is read by a load one byte back).  Only their quotes count,
+ * by the parity of their classes' top bits XORed together.  Returns where
+ * the spans go on: before the bytes that hold such a byte (in the AVX-512
+ * build, at its lane), or before the text's last QUIET_SPAN - 1 bytes. */
+#define QUIET_SPAN 128
+#if LANE == 64
+static inline __attribute__((always_inline)) size_t
+quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
+            uint64_t *quote_parity)
+{
+    uint64_t parity = *quote_parity;
+    lane_t minus = load_lane(t->minus);
+    for (; i + QUIET_SPAN <= len; i += QUIET_SPAN) {
+        const unsigned char *p = s + i;
+        lane_t cls0 = quick_class(t, load_lane(p)), cls1 = quick_class(t, load_lane(p + LANE));
+        uint64_t stop0 = class_bits(cls0, t->stops_openers) |
+                         (class_bits(cls0, t->dash) & eq_bits(load_lane(p - 1), minus));
+        uint64_t stop1 = class_bits(cls1, t->stops_openers) |
+                         (class_bits(cls1, t->dash) & eq_bits(load_lane(p + LANE - 1), minus));
+        if (stop0 | stop1) {
+            if (!stop0) {
+                parity ^= _mm512_movepi8_mask(cls0);
+                i += LANE;
+            }
+            break;
+        }
+        parity ^= _mm512_movepi8_mask(_mm512_xor_si512(cls0, cls1));
+    }
+    *quote_parity = parity;
+    return i;
+}
+#else
+static inline __attribute__((always_inline)) size_t
+quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
+            uint64_t *quote_parity)
+{
+    lane_t stopping = load_lane(t->stops_openers), dash = load_lane(t->dash);
+    lane_t minus = load_lane(t->minus);
+    for (; i + QUIET_SPAN <= len; i += QUIET_SPAN) {
+        lane_t found = _mm256_setzero_si256(), quotes = _mm256_setzero_si256();
+        _Pragma("GCC unroll 4") for (size_t k = 0; k < QUIET_SPAN / LANE; k++) {
+            const unsigned char *p = s + i + LANE * k;
+            lane_t cls = quick_class(t, load_lane(p));
+            lane_t second_dash = and_lanes(and_lanes(cls, dash), eq(load_lane(p - 1), minus));
+            found = or_lanes(found, or_lanes(and_lanes(cls, stopping), second_dash));
+            quotes = _mm256_xor_si256(quotes, cls);
+        }
+        if (!_mm256_testz_si256(found, found))
+            break;
+        *quote_parity ^= bits_of(quotes);
+    }
+    return i;
+}
+#endif
+
+/* Of the BLOCK bytes at p, those right after a backslash or a prefix
+ * byte, with no state carried from one block to the next: p[-1] is
+ * read. */
+typedef struct bytes_after {
+    uint64_t backslash, prefix;
+} bytes_after;
+
+#if LANE == 64
+/* The rows the blocks are compared with, loaded once before the loop,
+ * and each block's bytes, loaded once: all kept in registers
+ * (in_register).  Where the optimiser folded the loads into the compares
+ * that read them, the MySQL batches ran slower (docs/PERFORMANCE.md,
+ * "Choices in the code"). */
+typedef struct escaping_rows {
+    lane_t nibble, by_low, by_high, ending, dash, backslash, prefix_letter;
+    lane_t backslash_byte, minus, ampersand;
+} escaping_rows;
+
+/* The optimiser can no longer fold the load that made `row` into the
+ * instructions that read it. */
+static inline __attribute__((always_inline)) lane_t in_register(lane_t row)
+{
+    __asm__("" : "+v"(row));
+    return row;
+}
+
+static inline __attribute__((always_inline)) escaping_rows escaping_rows_of(const quick_table *t)
+{
+    const needles *n = needle_table();
+    return (escaping_rows){
+        in_register(load_lane(t->nibble)), in_register(load_lane(t->by_low)),
+        in_register(load_lane(t->by_high)), in_register(load_lane(t->stops_openers_escaping)),
+        in_register(load_lane(t->dash)), in_register(load_lane(t->backslash)),
+        in_register(load_lane(t->prefix_letter)), in_register(needle(n, BACKSLASH)),
+        in_register(needle(n, DASH)), in_register(needle(n, AMPERSAND))};
+}
+
+/* The block at p where backslashes escape: its quotes and backslashes
+ * (the rest of *b may be left unset) and the bytes after backslashes and
+ * prefixes (here also after h and r: Q_PREFIX_LETTER).  Returns the bytes
+ * that end quiet_escaping_spans: one that stops the scan, an opener, a
+ * dash after a dash, a backslash after a backslash. */
+static inline __attribute__((always_inline)) uint64_t
+escaping_block(const escaping_rows *r, const unsigned char *p, quick_bytes *b, bytes_after *after)
+{
+    lane_t v = in_register(load_lane(p)), w = in_register(load_lane(p - 1));
+    lane_t cls = class_of(v, r->nibble, r->by_low, r->by_high);
+    b->quote = _mm512_movepi8_mask(cls);
+    b->backslash = _mm512_test_epi8_mask(cls, r->backslash);
+    uint64_t prefix = _mm512_test_epi8_mask(cls, r->prefix_letter) | eq_bits(v, r->ampersand);
+    *after = (bytes_after){eq_bits(w, r->backslash_byte), prefix << 1 | is_prefix(p[-1])};
+    return _mm512_test_epi8_mask(cls, r->ending) |
+           (_mm512_test_epi8_mask(cls, r->dash) & eq_bits(w, r->minus)) |
+           (b->backslash & after->backslash);
+}
+#else
+typedef const quick_table *escaping_rows;
+
+static inline const quick_table *escaping_rows_of(const quick_table *t)
+{
+    return t;
+}
+
+/* as above, the classes kept in lanes: whether a byte ends the spans is
+ * found by one test of both lanes (all ones for any), and only the
+ * quotes, backslashes and prefixes become masks (the moves to masks are
+ * what cost here; with a mask for each class, the MySQL batches took
+ * 1.14-1.17 times as long). */
+static inline __attribute__((always_inline)) uint64_t
+escaping_block(const escaping_rows *rows, const unsigned char *p, quick_bytes *b,
+               bytes_after *after)
+{
+    const quick_table *t = *rows;
+    lane_t nibble = load_lane(t->nibble), by_low = load_lane(t->by_low);
+    lane_t by_high = load_lane(t->by_high), ending = load_lane(t->stops_openers_escaping);
+    lane_t dash = load_lane(t->dash), backslash_class = load_lane(t->backslash);
+    lane_t minus = load_lane(t->minus), ampersand = load_lane(t->ampersand);
+    lane_t backslash_byte = needle(needle_table(), BACKSLASH);
+    lane_t ends = _mm256_setzero_si256();
+    uint64_t quote = 0, backslash = 0, prefix = 0;
+    _Pragma("GCC unroll 2") for (size_t k = 0; k < LANES; k++) {
+        unsigned shift = (unsigned)(LANE * k);
+        lane_t v = load_lane(p + LANE * k), before = load_lane(p + LANE * k - 1);
+        lane_t cls = class_of(v, nibble, by_low, by_high);
+        /* the class bits that end the spans after a dash and after a backslash */
+        lane_t pairs = or_lanes(and_lanes(dash, eq(before, minus)),
+                                and_lanes(backslash_class, eq(before, backslash_byte)));
+        ends = or_lanes(ends, and_lanes(cls, or_lanes(ending, pairs)));
+        quote |= bits_of(cls) << shift; /* Q_QUOTE is the top bit */
+        backslash |= bits_of(_mm256_slli_epi16(cls, 5)) << shift;
+        prefix |= bits_of(or_lanes(_mm256_slli_epi16(cls, 6), eq(v, ampersand))) << shift;
+    }
+    if (!_mm256_testz_si256(ends, ends))
+        return ~0ull;
+    b->quote = quote;
+    b->backslash = backslash;
+    *after = (bytes_after){backslash << 1 | (p[-1] == '\\'), prefix << 1 | is_prefix(p[-1])};
+    return 0;
+}
+#endif
+
+/* quiet_lanes where backslashes escape: on from i (past the text's first
+ * byte), 64 bytes at a time while, besides what quiet_lanes passes, each
+ * backslash is in a string and escapes the byte after it (none follows
+ * another) and no string opens after a prefix.  The escaped quotes do not
+ * count.  Returns where the spans go on (*escape_carry: 1 where that
+ * byte is escaped; *quote_parity: a string is open there when odd). */
+static inline __attribute__((always_inline)) size_t
+quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, size_t i,
+                     uint64_t *quote_parity, uint64_t *escape_carry, unsigned *escaped_quotes)
+{
+    /* Escapes are read off the byte before, which holds while no
+     * backslash is escaped: not where byte i - 1 is one. */
+    if ((s[i - 1] == '\\') != (*escape_carry != 0))
+        return i;
+    uint64_t open = __builtin_parityll(*quote_parity) ? ~0ull : 0; /* all ones in a string */
+    escaping_rows rows = escaping_rows_of(t);
+    for (; i + BLOCK <= len; i += BLOCK) {
+        quick_bytes b;
+        bytes_after after;
+        if (escaping_block(&rows, s + i, &b, &after))
+            break;
+        uint64_t quote = b.quote & ~after.backslash;
+        uint64_t in_string = prefix_xor(quote) ^ open;
+        /* a backslash in code; a string that opens after a prefix */
+        if ((b.backslash & ~in_string) | (quote & after.prefix & in_string))
+            break;
+        *escaped_quotes ^= (unsigned)__builtin_parityll(b.quote & after.backslash);
+        open = 0 - (in_string >> 63); /* all ones when the top bit is set */
+    }
+    *quote_parity = open & 1; /* only its parity counts */
+    *escape_carry = s[i - 1] == '\\';
+    return i;
+}
+#endif
+
+/* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
+ * the delimiters before i; the text holds at least a span).  Where
+ * `names`, PG's quoted names are read (*name_open: one is open where the
+ * scan stops); else double quotes stop the scan.  Where
+ * `escaping`, a backslash must be inside a string, where it escapes the
+ * next byte; the quote it escapes does not count; and no string may open
+ * after a prefix. */
+static inline __attribute__((always_inline)) int
+quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
+            uint64_t *quote_parity, bool *name_open, const qg_context *ctx, int lanes, bool names,
+            bool escaping)
+{
+    const size_t span = (size_t)LANE * (size_t)lanes;
+    bool in_name = names && *name_open;
+    uint64_t escape_carry = 0; /* 1: the next span's first byte is escaped */
+    unsigned escaped_quotes = 0; /* their parity before the span */
+    for (size_t i = *from; i < len;) {
+        uint64_t escaped_quote = 0; /* the span's */
+#ifdef __AVX2__
+        if (!names && i > 0 && i + QUIET_SPAN <= len &&
+            (i = escaping ? quiet_escaping_spans(table, s, len, i, quote_parity, &escape_carry,
+                                                 &escaped_quotes)
+                          : quiet_lanes(table, s, len, i, quote_parity)) == len)
+            break;
+#endif
+        /* The last span overlaps the one before, and a span after a
+         * comment may start inside the one before: its first i - at bytes
+         * were read already. */
+        size_t at = i + span <= len ? i : len - span;
+        unsigned seen = (unsigned)(i - at);
+        quick_bytes b;
+        int lane = quick_classify(table, s + at, lanes, &b, names, escaping);
+        if (lane != LANE_READ) {
+            *from = i;
+            if (names)
+                *name_open = in_name;
+            return lane;
+        }
+        uint64_t quote = b.quote >> seen;
+        unsigned char before = at > 0 ? s[at - 1] : ' ';
+        uint64_t dashes = b.dash & (b.dash << 1 | (before == '-'));
+        uint64_t openers = (b.opener | dashes) >> seen;
+        bool open = __builtin_parityll(*quote_parity);
+        if (names && ((b.dquote >> seen) | in_name)) {
+            delimiters d = lane_delimiters(quote, b.dquote >> seen, open, in_name);
+            quote = d.bits;
+            in_name = d.in_name;
+        }
+        if (escaping) {
+            /* No branch on whether the span holds a backslash: in a text
+             * with escapes, about half the spans do, and it would guess
+             * wrong.  A backslash escaped by one is rare. */
+            uint64_t backslash = b.backslash >> seen;
+            uint64_t escaped;
+            if (!(backslash & (backslash << 1 | escape_carry))) {
+                /* no backslash escaped: each escapes the byte after it */
+                escaped = backslash << 1 | escape_carry;
+                escape_carry = span - seen == 64 ? backslash >> 63
+                                                 : (escaped >> (span - seen)) & 1;
+            } else if (span - seen == 64) {
+                escaped = escaped_bytes(backslash, &escape_carry);
+            } else {
+                escaped = escaped_by(backslash, escape_carry);
+                escape_carry = (escaped >> (span - seen)) & 1; /* the byte after the span */
+            }
+            escaped_quote = quote & escaped;
+            quote &= ~escaped;
+            uint64_t in_string = prefix_xor(quote) ^ (open ? ~0ull : 0);
+            uint64_t after_prefix = (b.prefix << 1 | is_prefix(before)) >> seen;
+            /* a backslash in code; a quote that opens a string after a prefix */
+            if ((backslash & ~in_string) | (quote & after_prefix & in_string))
+                return LANE_STOP;
+        }
+        if (openers) {
+            /* A quote doubler reads an escaped quote as a literal's end: a
+             * comment after an odd number of them is inside its literal,
+             * and may hide the quote that leaves over where one follows
+             * (the lexer's and the checker's: doubler_sees_literal in
+             * src/core/lexer.c). */
+            uint64_t all_quotes = quote, before_comment = 0;
+            size_t end = quick_comment(s, len, i, at, lanes, openers, &quote, open, ctx,
+                                       &before_comment);
+            if (!end)
+                return LANE_STOP;
+            if (end != SIZE_MAX) {
+                escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote & before_comment);
+                if (escaped_quotes &&
+                    qg_quote_after(s, len, i + (size_t)__builtin_popcountll(before_comment), 1))
+                    return LANE_STOP;
+                *quote_parity ^= quote;
+                /* A comment that ends inside the span, with nothing after it
+                 * that opens another: the span's later quotes count and the
+                 * next span follows as usual, so the next load need not
+                 * wait for the comment's end.  (Where names or escapes are
+                 * read, the span's other bits took the comment's quotes
+                 * for delimiters.) */
+                size_t span_end = at + span;
+                if (!names && !escaping && end < span_end) {
+                    uint64_t after = ~0ull << (end - i);
+                    if (!(openers & after)) {
+                        *quote_parity ^= all_quotes & after;
+                        i = span_end;
+                        continue;
+                    }
+                }
+                in_name = false; /* the comment is in code */
+                i = end;
+                escape_carry = 0;
+                continue;
+            }
+        }
+        *quote_parity ^= quote;
+        escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote);
+        i = at + span;
+    }
+    return LANE_READ;
+}
+
+/* quick_lanes two lanes at a time where the text holds two. */
+static inline __attribute__((always_inline)) int
+quick_spans(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
+            uint64_t *quote_parity, bool *name_open, const qg_context *ctx, bool names,
+            bool escaping)
+{
+    if (LANE < 64 && len >= 2 * (size_t)LANE)
+        return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 2, names, escaping);
+    return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 1, names, escaping);
+}
+
+/* Whether a quote in s[0, upto) follows a prefix byte (len: the text's,
+ * at least a lane). */
+static bool quote_after_prefix(const needles *n, const unsigned char *s, size_t len, size_t upto)
+{
+    for (size_t i = 0; i < upto; i += LANE) {
+        size_t at = i + LANE <= len ? i : len - LANE;
+        lane_t v = load_lane(s + at);
+        uint64_t prefix = prefix_bits(v, needle(n, SPACE), needle(n, LOWER_X), needle(n, LOWER_B),
+                                      needle(n, AMPERSAND));
+        uint64_t quote = eq_bits(v, needle(n, QUOTE));
+        if (upto - at < LANE)
+            quote &= (1ull << (upto - at)) - 1;
+        if (quote & (prefix << 1 | (at > 0 && is_prefix(s[at - 1]))))
+            return true;
+    }
+    return false;
+}
+
+/* MySQL: whether the string open at `from` (where the quotes before it
+ * are odd) follows a prefix.  The text before `from` holds no backslash:
+ * strings that closed there read alike either way, and MySQL's strings do
+ * not go on across whitespace as PG's do.  Everything after the text's
+ * last quote before `from` is the open string's, and that quote opened it
+ * or doubled one: X'' and B'' end at their first quote, so after a doubled
+ * quote the string is a plain one. */
+static bool open_string_after_prefix(const unsigned char *s, size_t from, uint64_t quote_parity)
+{
+    if (!__builtin_parityll(quote_parity))
+        return false;
+    const unsigned char *quote = memrchr(s, '\'', from);
+    return !quote || (quote > s && is_prefix(quote[-1]));
+}
+
+/* On from the lane where the quick scan met a backslash, in a text where
+ * the server reads backslash escapes: out of line, so that the scan of
+ * every other text keeps its registers.  In PG a string there may have
+ * begun anywhere before (a doubled quote goes on with U&'', a newline
+ * with B''): no quote before may follow a prefix. */
+static __attribute__((noinline)) bool quick_scan_escaping(const quick_table *table,
+                                                          const unsigned char *s, size_t len,
+                                                          size_t from, uint64_t quote_parity,
+                                                          const qg_context *ctx)
+{
+    if (ctx->dialect == QG_DIALECT_POSTGRES ? quote_after_prefix(needle_table(), s, len, from)
+                                            : open_string_after_prefix(s, from, quote_parity))
+        return false;
+    bool no_name = false; /* names are not read here */
+    return quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, true) ==
+               LANE_READ &&
+           !__builtin_parityll(quote_parity);
+}
+
+/* On from the lane where the quick scan met a PG quoted name (a double
+ * quote): out of line, as above. */
+static __attribute__((noinline)) bool quick_scan_names(const quick_table *table,
+                                                       const unsigned char *s, size_t len,
+                                                       size_t from, uint64_t quote_parity,
+                                                       const qg_context *ctx)
+{
+    bool in_name = false;
+    int lane = quick_spans(table, s, len, &from, &quote_parity, &in_name, ctx, true, false);
+    if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
+        return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
+    return lane == LANE_READ && !__builtin_parityll(quote_parity);
+}
+
+QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)sql;
+    const quick_table *table = QUICK_TABLE;
+    if (len == 0)
+        return true; /* nothing to read; sql may be NULL */
+    unsigned char padded[LANE];
+    if (len < LANE) {
+#if LANE == 64
+        /* a masked load reads no byte past the text's end */
+        __m512i spaces = _mm512_set1_epi8(' ');
+        __mmask64 text = _bzhi_u64(~0ull, (unsigned)len);
+        _mm512_storeu_si512(padded, _mm512_mask_loadu_epi8(spaces, text, s));
+#else
+        memset(padded, ' ', sizeof padded);
+        memcpy(padded, s, len);
+#endif
+        s = padded;
+        len = LANE;
+    }
+    uint64_t quote_parity = 0;
+    size_t from = 0;
+    bool no_name = false; /* names are read in quick_scan_names */
+    int lane = quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, false);
+    if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
+        return quick_scan_names(table, s, len, from, quote_parity, ctx);
+    if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
+        return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
+    /* An odd count leaves the last string open. */
+    return lane == LANE_READ && !__builtin_parityll(quote_parity);
+}
+#endif
