@@ -44,6 +44,7 @@
 #include "log.h"
 #include "mysql_session.h"
 #include "mysql_statements.h"
+#include "pg_check.h"
 #include "settings.h"
 #include "wire_stream.h"
 
@@ -287,6 +288,36 @@ static void expect_effect(qg_wire_conn *c, const qg_wire_msg *m)
     c->effect_pending = true;
 }
 
+static const char *wire_server_encoding(const void *conn)
+{
+    return ((const qg_wire_conn *)conn)->session.server_encoding;
+}
+
+/* A PostgreSQL query written before the server answered the messages ahead
+ * of it: checked under the state the server reported and every state those
+ * messages may leave; where none is known (before the startup's answer,
+ * without a client_encoding in the startup), as an unknown encoding. */
+static bool check_pg_unanswered(const qg_wire_conn *c, const qg_wire_msg *m, const void *caller,
+                                qg_decision *d)
+{
+    qg_pg_pending states = c->pg_pending;
+    if (c->pg_reported)
+        qg_pg_pending_add_reported(&states, c->session.encoding, c->session.std_strings);
+    if (states.encoding_count == 0)
+        states.encoding_unknown = true;
+    if (!states.scs_on && !states.scs_off)
+        states.scs_on = states.scs_off = true;
+    qg_query q = {
+        .dialect = QG_DIALECT_POSTGRES,
+        .conn = c,
+        .api = api_of(m->kind),
+        .sql = m->sql,
+        .len = m->len,
+        .caller = caller,
+    };
+    return qg_pg_check_states(&q, wire_server_encoding, &states, d);
+}
+
 bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
                          qg_wire_buf *replacement)
 {
@@ -311,6 +342,8 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
         session.state.flags = quoting_flags(c);
         pass = qg_my_session_check(&session, NULL, c, api_of(m->kind), m->sql, m->len, sc->caller,
                                    &d);
+    } else if (c->pg_unanswered > 0) {
+        pass = check_pg_unanswered(c, m, sc->caller, &d);
     } else {
         qg_query q = {
             .dialect = QG_DIALECT_POSTGRES,

@@ -64,19 +64,10 @@ QG_HOT bool qg_pg_check_converted(qg_query *q, bool converts,
  * the guard blocks it as an unknown encoding. */
 static const char unknown_pipeline_encoding[] = "set in the pipeline to a value not known in advance";
 
-bool qg_pg_check_in_pipeline(const qg_query *described, bool converts,
-                             qg_pg_server_encoding_fn server_encoding, qg_decision *d)
+bool qg_pg_check_states(const qg_query *described, qg_pg_server_encoding_fn server_encoding,
+                        const qg_pg_pending *states, qg_decision *d)
 {
     qg_query q = *described;
-    qg_pg_pipeline *p = qg_pg_pipeline_of(q.conn);
-    if (!p) {
-        q.encoding = NULL;
-        q.encoding_name = "(no memory for the pipeline's states)";
-        return qg_pg_check_converted(&q, converts, server_encoding, d);
-    }
-    qg_pg_pending_add_reported(&p->pending, described->encoding_name,
-                               described->flags & QG_STD_STRINGS);
-    const qg_pg_pending *states = &p->pending;
     bool allowed = true;
     for (unsigned scs = 0; allowed && scs < 2; scs++) {
         if (!(scs ? states->scs_on : states->scs_off))
@@ -93,6 +84,22 @@ bool qg_pg_check_in_pipeline(const qg_query *described, bool converts,
             allowed = qg_pg_check_converted(&q, false, server_encoding, d);
         }
     }
+    return allowed;
+}
+
+bool qg_pg_check_in_pipeline(const qg_query *described, bool converts,
+                             qg_pg_server_encoding_fn server_encoding, qg_decision *d)
+{
+    qg_query q = *described;
+    qg_pg_pipeline *p = qg_pg_pipeline_of(q.conn);
+    if (!p) {
+        q.encoding = NULL;
+        q.encoding_name = "(no memory for the pipeline's states)";
+        return qg_pg_check_converted(&q, converts, server_encoding, d);
+    }
+    qg_pg_pending_add_reported(&p->pending, described->encoding_name,
+                               described->flags & QG_STD_STRINGS);
+    bool allowed = qg_pg_check_states(&q, server_encoding, &p->pending, d);
     if (allowed) {
         qg_pg_effect effect = qg_pg_statement_effect(q.sql, q.len);
         qg_pg_pending_add_effect(&p->pending, &effect);

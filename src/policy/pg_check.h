@@ -10,6 +10,7 @@
 
 #include "guard.h"
 #include "pg_encoding.h"
+#include "pg_state.h"
 
 /* Sets the encoding q is checked in for client encoding c: c's own, or
  * the one the server encoding makes it (qg_pg_checked_encoding).  True
@@ -23,6 +24,13 @@ bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding *c,
  * send it. */
 bool qg_pg_check_converted(qg_query *q, bool converts, qg_pg_server_encoding_fn server_encoding,
                            qg_decision *d);
+
+/* Checks q under each state in `states` (every client encoding and
+ * standard_conforming_strings value listed; an unknown encoding blocks in
+ * enforce): for a statement written before the statements ahead of it were
+ * answered.  True = send it. */
+bool qg_pg_check_states(const qg_query *q, qg_pg_server_encoding_fn server_encoding,
+                        const qg_pg_pending *states, qg_decision *d);
 
 /* The same for a connection in pipeline mode: under the state libpq
  * reports (q's) and every state a statement queued before it may leave

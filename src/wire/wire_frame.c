@@ -138,14 +138,15 @@ bool qg_wire_may_become_mysql(const uint8_t *p, size_t n)
 
 /* ------------------------------------------------------------ framing */
 
-static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t *p, size_t n,
-                        qg_wire_classified *cl);
+static void pg_untyped(qg_wire_conn *c, const qg_wire_framer *f, uint32_t len, uint32_t code,
+                       qg_wire_classified *cl);
 
 void qg_wire_already_sent(qg_wire_conn *c, const uint8_t *head, size_t n, size_t passed)
 {
     qg_wire_classified cl;
     memset(&cl, 0, sizeof cl);
-    classify_pg(c, &c->out, head, n, &cl);
+    pg_untyped(c, &c->out, be32(head), be32(head + 4), &cl);
+    qg_wire_pg_account(c, 0, head, n, &cl, false);
     c->out = cl.next;
     c->out.left = cl.total > passed ? cl.total - passed : 0;
     c->out_pos = passed;
@@ -257,6 +258,18 @@ static void classify_mysql(qg_wire_conn *c, const qg_wire_framer *f, const uint8
     cl->next.left = cl->total;
 }
 
+/* An untyped first message of `len` bytes (checked) and request `code`. */
+static void pg_untyped(qg_wire_conn *c, const qg_wire_framer *f, uint32_t len, uint32_t code,
+                       qg_wire_classified *cl)
+{
+    c->pg_tls_asked = code == PG_SSL_REQUEST || code == PG_GSSENC_REQUEST;
+    cl->status = QG_CL_PASS;
+    cl->total = len;
+    cl->next = *f;
+    cl->next.startup = code >> 16 == 3;
+    cl->next.left = len;
+}
+
 static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t *p, size_t n,
                         qg_wire_classified *cl)
 {
@@ -271,11 +284,12 @@ static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t 
             qg_wire_set_passthrough(c);
             len = 8;
         }
-        c->pg_tls_asked = code == PG_SSL_REQUEST || code == PG_GSSENC_REQUEST;
-        cl->status = QG_CL_PASS;
-        cl->total = len;
-        cl->next.startup = code >> 16 == 3;
-        cl->next.left = len;
+        if (code >> 16 == 3 && n < len && !c->passthrough) {
+            /* held whole: its parameters say which state the server starts in */
+            cl->need = len;
+            return;
+        }
+        pg_untyped(c, f, len, code, cl);
         return;
     }
     if (n < 5) {
@@ -289,6 +303,12 @@ static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t 
     }
     cl->total = 1 + (uint64_t)len;
     cl->next.left = cl->total;
+    if (p[0] == 'B' && c->pg_prepared_sets_state && !c->passthrough && cl->total > n &&
+        len <= QG_WIRE_HOLD_MAX) {
+        /* held whole: the statement it names says whether it may change the state */
+        cl->need = (size_t)cl->total;
+        return;
+    }
     if ((p[0] != 'Q' && p[0] != 'P') || c->passthrough) {
         cl->status = QG_CL_PASS;
         return;
@@ -337,6 +357,123 @@ void qg_wire_advance(qg_wire_conn *c, const uint8_t *p, size_t n, size_t avail)
         i += (size_t)step;
         if (f->left == 0)
             qg_wire_message_ended(f);
+    }
+}
+
+/* ----------------------------------------------- PostgreSQL answers due */
+
+static const qg_pg_effect any_effect = {.encoding = QG_PG_UNKNOWN, .scs = QG_PG_UNKNOWN};
+
+bool qg_wire_cstr_is(const uint8_t *p, size_t len, const char *want)
+{
+    return strlen(want) == len && memcmp(p, want, len) == 0;
+}
+
+/* What a whole StartupMessage p[0, n) sets: client_encoding and
+ * standard_conforming_strings as its parameters name them (the client's
+ * values win over the role's and the database's); without one, the server
+ * decides, which is not known here.  An `options` parameter that mentions
+ * either makes it unknown. */
+static qg_pg_effect pg_startup_effect(const uint8_t *p, size_t n)
+{
+    qg_pg_effect e = any_effect;
+    bool options_mention = false;
+    size_t i = 8;
+    while (i < n && p[i]) {
+        const uint8_t *nul = memchr(p + i, 0, n - i);
+        if (!nul)
+            break;
+        const uint8_t *value = nul + 1;
+        const uint8_t *end = memchr(value, 0, (size_t)(p + n - value));
+        if (!end)
+            break;
+        size_t name_len = (size_t)(nul - (p + i)), value_len = (size_t)(end - value);
+        if (qg_wire_cstr_is(p + i, name_len, "client_encoding") && value_len < sizeof e.encoding_name) {
+            e.encoding = QG_PG_SETS;
+            memcpy(e.encoding_name, value, value_len);
+            e.encoding_name[value_len] = '\0';
+        } else if (qg_wire_cstr_is(p + i, name_len, "standard_conforming_strings") &&
+                   (qg_wire_cstr_is(value, value_len, "on") || qg_wire_cstr_is(value, value_len, "off"))) {
+            e.scs = QG_PG_SETS;
+            e.scs_on = qg_wire_cstr_is(value, value_len, "on");
+        } else if (qg_wire_cstr_is(p + i, name_len, "options")) {
+            qg_pg_effect o = qg_pg_statement_effect((const char *)value, value_len);
+            options_mention = o.encoding != QG_PG_KEEPS || o.scs != QG_PG_KEEPS;
+        }
+        i = (size_t)(end + 1 - p);
+    }
+    return options_mention ? any_effect : e;
+}
+
+/* A whole Bind p[0, n) names a statement parsed since the states were
+ * last known (its effect is among them). */
+static bool pg_bind_of_parsed(const qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    const uint8_t *portal_end = memchr(p + 5, 0, n - 5);
+    if (!portal_end)
+        return false;
+    const uint8_t *name = portal_end + 1;
+    const uint8_t *name_end = memchr(name, 0, (size_t)(p + n - name));
+    if (!name_end)
+        return false;
+    for (unsigned i = 0; i < c->pg_parsed_count; i++)
+        if (qg_wire_cstr_is(name, (size_t)(name_end - name), c->pg_parsed[i]))
+            return true;
+    return false;
+}
+
+void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
+                        const qg_wire_classified *cl, bool blocked)
+{
+    if (c->proto != QG_WIRE_PG || c->passthrough || pos < c->pg_accounted_end)
+        return;
+    c->pg_accounted_end = pos + cl->total;
+    bool whole = avail >= cl->total;
+    qg_pg_effect e = {0};
+    if (cl->next.untyped) {
+        if (!cl->next.startup)
+            return; /* SSLRequest, GSSENCRequest, CancelRequest: no ReadyForQuery */
+        c->pg_unanswered++;
+        e = whole ? pg_startup_effect(p, (size_t)cl->total) : any_effect;
+        qg_pg_pending_add_effect(&c->pg_pending, &e);
+        return;
+    }
+    switch (p[0]) {
+    case 'Q':
+    case 'F':
+    case 'S':
+        c->pg_unanswered++;
+        break;
+    case 'B': /* may execute a statement prepared before that sets the state */
+        if (c->pg_prepared_sets_state && !(whole && pg_bind_of_parsed(c, p, (size_t)cl->total)))
+            qg_pg_pending_add_effect(&c->pg_pending, &any_effect);
+        return;
+    default:
+        break;
+    }
+    if ((p[0] != 'Q' && p[0] != 'P') || blocked)
+        return;
+    qg_wire_buf joined = {0};
+    qg_wire_msg m = {0};
+    bool read = whole && !cl->too_large &&
+                qg_wire_message_text(c, cl->kind, p, (size_t)cl->total, &joined, &m);
+    e = read ? qg_pg_statement_effect(m.sql, m.len) : any_effect;
+    qg_wire_buf_free(&joined);
+    if (p[0] == 'P' && (e.encoding != QG_PG_KEEPS || e.scs != QG_PG_KEEPS))
+        c->pg_prepared_sets_state = true;
+    if (p[0] == 'P' && read && m.name && c->pg_parsed_count < 4 &&
+        m.name_len < sizeof c->pg_parsed[0]) {
+        memcpy(c->pg_parsed[c->pg_parsed_count], m.name, m.name_len);
+        c->pg_parsed[c->pg_parsed_count++][m.name_len] = '\0';
+    }
+    qg_pg_pending_add_effect(&c->pg_pending, &e);
+}
+
+void qg_wire_pg_ready(qg_wire_conn *c)
+{
+    if (c->pg_unanswered > 0 && --c->pg_unanswered == 0) {
+        memset(&c->pg_pending, 0, sizeof c->pg_pending);
+        c->pg_parsed_count = 0;
     }
 }
 

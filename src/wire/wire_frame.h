@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pg_state.h"
+
 typedef enum qg_wire_proto {
     QG_WIRE_PG = 1,
     QG_WIRE_MYSQL = 2,
@@ -41,6 +43,7 @@ typedef struct qg_wire_msg {
 /* The connection's state as the server will lex the next query. */
 typedef struct qg_wire_session {
     char encoding[QG_WIRE_CHARSET_MAX]; /* PG client_encoding / MySQL character_set_client */
+    char server_encoding[QG_WIRE_CHARSET_MAX]; /* PG, as reported ("" before) */
     bool std_strings;                   /* PG standard_conforming_strings = on */
     bool no_backslash_escapes;          /* MySQL */
     bool ansi_quotes;                   /* MySQL, from SET sql_mode only */
@@ -96,6 +99,19 @@ struct qg_wire_conn {
     qg_wire_buf in_body;     /* a message to parse (ParameterStatus, OK, greeting) */
     bool in_keep;            /* in_body is being filled */
     bool my_awaiting_reply;  /* MySQL: a command was sent, its first answer is next */
+    /* PG: client messages the server has not answered yet (each Query,
+     * FunctionCall, Sync and the StartupMessage is answered by one
+     * ReadyForQuery), and every state they may leave for a message written
+     * before those answers (pg_state.h) */
+    uint32_t pg_unanswered;
+    uint64_t pg_accounted_end; /* out_pos after the last message accounted */
+    qg_pg_pending pg_pending;
+    bool pg_prepared_sets_state; /* a Parse that may change the state was sent */
+    /* statements parsed since pg_pending was last empty, whose effects it
+     * holds already (a Bind of another may run one prepared before) */
+    char pg_parsed[4][32];
+    uint8_t pg_parsed_count;
+    bool pg_reported;            /* the server reported its client_encoding */
     /* session */
     qg_wire_session session;
     bool effect_pending;     /* MySQL: a sent query's SET effects await its OK */
@@ -145,6 +161,9 @@ typedef struct qg_wire_classified {
     qg_wire_framer next; /* the framer at the start of this message, left = total */
 } qg_wire_classified;
 
+/* p[0, len) is the C string `want`. */
+bool qg_wire_cstr_is(const uint8_t *p, size_t len, const char *want);
+
 /* A MySQL packet's length (3 bytes, little-endian). */
 uint32_t qg_wire_le24(const uint8_t *p);
 
@@ -162,6 +181,15 @@ void qg_wire_message_ended(qg_wire_framer *f);
 /* Moves c->out over n sent bytes of p, all inside a planned run whose
  * headers are complete within `avail` bytes. */
 void qg_wire_advance(qg_wire_conn *c, const uint8_t *p, size_t n, size_t avail);
+
+/* PG: the client message cl (at stream position pos; p[0, avail) of it
+ * at hand) goes to the server, `blocked` when it is a blocked query's
+ * replacement: counts what will be answered and adds the states it may
+ * leave.  Each position is accounted once, however often it is planned. */
+void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
+                        const qg_wire_classified *cl, bool blocked);
+/* PG: a ReadyForQuery arrived. */
+void qg_wire_pg_ready(qg_wire_conn *c);
 
 /* The text of the whole SQL message p[0, n) (continuation packets' headers
  * removed into `joined` when there are several); false when malformed. */

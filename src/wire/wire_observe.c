@@ -12,20 +12,22 @@
 /* The longest server message worth reading whole: ParameterStatus, OK. */
 #define KEEP_MAX 4096
 
+/* name[0, len) into out (cap bytes), cut to fit. */
+static void copy_name(char *out, size_t cap, const char *name, size_t len)
+{
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(out, name, len);
+    out[len] = '\0';
+}
+
 static void set_encoding(qg_wire_session *s, const char *name, size_t len)
 {
-    if (len >= sizeof s->encoding)
-        len = sizeof s->encoding - 1;
-    memcpy(s->encoding, name, len);
-    s->encoding[len] = '\0';
+    copy_name(s->encoding, sizeof s->encoding, name, len);
 }
 
 /* ----------------------------------------------------------- PostgreSQL */
 
-static bool cstr_is(const uint8_t *p, size_t len, const char *want)
-{
-    return strlen(want) == len && memcmp(p, want, len) == 0;
-}
 
 /* ParameterStatus: name \0 value \0. */
 static void pg_parameter_status(qg_wire_conn *c, const uint8_t *p, size_t n)
@@ -39,10 +41,15 @@ static void pg_parameter_status(qg_wire_conn *c, const uint8_t *p, size_t n)
     if (!end)
         return;
     size_t value_len = (size_t)(end - value);
-    if (cstr_is(p, name_len, "client_encoding"))
+    if (qg_wire_cstr_is(p, name_len, "client_encoding")) {
         set_encoding(&c->session, (const char *)value, value_len);
-    else if (cstr_is(p, name_len, "standard_conforming_strings"))
-        c->session.std_strings = cstr_is(value, value_len, "on");
+        c->pg_reported = true;
+    } else if (qg_wire_cstr_is(p, name_len, "server_encoding")) {
+        copy_name(c->session.server_encoding, sizeof c->session.server_encoding,
+                  (const char *)value, value_len);
+    } else if (qg_wire_cstr_is(p, name_len, "standard_conforming_strings")) {
+        c->session.std_strings = qg_wire_cstr_is(value, value_len, "on");
+    }
 }
 
 /* ---------------------------------------------------------------- MySQL */
@@ -105,7 +112,7 @@ static void my_session_state(qg_wire_conn *c, reader *r)
         const uint8_t *name, *value;
         size_t name_len, value_len;
         if (read_lenenc_str(&var, &name, &name_len) && read_lenenc_str(&var, &value, &value_len) &&
-            cstr_is(name, name_len, "character_set_client"))
+            qg_wire_cstr_is(name, name_len, "character_set_client"))
             set_encoding(&c->session, (const char *)value, value_len);
     }
 }
@@ -191,6 +198,8 @@ static void start_message(qg_wire_conn *c)
 
 static void end_message(qg_wire_conn *c)
 {
+    if (c->proto == QG_WIRE_PG && c->in_type == 'Z')
+        qg_wire_pg_ready(c);
     if (c->in_keep && c->in_body.len > 0) {
         if (c->proto == QG_WIRE_PG)
             pg_parameter_status(c, c->in_body.data, c->in_body.len);

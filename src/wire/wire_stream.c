@@ -119,7 +119,9 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     if (cl.status == QG_CL_NEED)
         return st; /* every byte held; the message is still incomplete */
     st.done = true;
+    uint64_t hold_pos = c->out_pos - (c->hold.len - st.taken);
     if (cl.status == QG_CL_PASS) {
+        qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, false);
         c->out = cl.next;
         c->out.left -= c->hold.len; /* the header is complete, its body may not be */
         if (c->out.left == 0)
@@ -129,6 +131,7 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     }
     qg_wire_buf replacement = {0};
     bool pass = decide(c, io, cl.kind, c->hold.data, c->hold.len, cl.too_large, &replacement);
+    qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, !pass);
     if (cl.too_large) {
         /* past the bound: what is held goes (or is dropped) now, the rest of
          * the query follows as it comes */
@@ -194,6 +197,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
                 qg_wire_buf_free(replacement);
                 bool pass = decide(c, io, cl.kind, p + q, cl.complete ? (size_t)cl.total : 0,
                                    cl.too_large, replacement);
+                qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, !pass);
                 if (!pass) {
                     *run = q;
                     *stop = cl;
@@ -203,6 +207,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
                 c->approved_end = end;
             }
         }
+        qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, false);
         f = cl.next;
     }
     *run = q;

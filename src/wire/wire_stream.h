@@ -23,6 +23,18 @@
  * and sends the replacement; audit sends it as it is), and either way it is
  * logged.
  *
+ * PostgreSQL messages may be written before the answers to the ones ahead
+ * of them (several Queries in one write, Parse/Bind/Execute/Sync, a Query
+ * with the StartupMessage): each message is accounted once, in stream
+ * order, before the next is checked (qg_wire_pg_account): Query,
+ * FunctionCall, Sync and the StartupMessage are each answered by one
+ * ReadyForQuery, and each Query's and Parse's text, the StartupMessage's
+ * parameters and a Bind of a statement prepared earlier add the states they
+ * may leave (pg_state.h).  While answers are due, `check` sees them in
+ * c->pg_unanswered and c->pg_pending; the last answer empties them.  A
+ * StartupMessage, and a Bind once a state-changing statement was prepared,
+ * are held until whole so that their contents can be read.
+ *
  * Server to client (qg_wire_read): observed only, never changed.  PostgreSQL
  * ParameterStatus gives client_encoding and standard_conforming_strings;
  * MySQL's handshake gives the client's collation, OK packets the status

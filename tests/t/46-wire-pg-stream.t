@@ -37,7 +37,7 @@ secrets() { printf '%s\n' "$1" | grep -ac '^ROW: secret_'; }
 RAW=("$PY" tests/wire/pg_raw.py)
 raw() { "${RAW[@]}" "$@" 2>&1; }
 
-for scenario in split-startup; do
+for scenario in split-startup pipeline-simple pipeline-extended with-startup; do
     input=c395$TAIL
     [ $scenario = with-startup ] && input=95$TAIL # SJIS from the start
     marker=qgs_plain_${scenario//-/_}_$$

@@ -538,9 +538,116 @@ static void test_recognition(void)
     qg_wire_conn_release(&c);
 }
 
+/* What the check of the query "SELECT 'probe'" saw of the answers due. */
+typedef struct probe {
+    unsigned seen;
+    uint32_t unanswered;
+    bool sjis_pending, unknown_pending;
+} probe;
+
+static ssize_t probe_send(void *ctx, const uint8_t *p, size_t n)
+{
+    (void)ctx, (void)p;
+    return (ssize_t)n;
+}
+
+static bool probe_check(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire_buf *out)
+{
+    (void)out;
+    probe *pr = ctx;
+    if (m->len == 14 && memcmp(m->sql, "SELECT 'probe'", 14) == 0) {
+        pr->seen++;
+        pr->unanswered = c->pg_unanswered;
+        pr->sjis_pending = false;
+        for (unsigned i = 0; i < c->pg_pending.encoding_count; i++)
+            pr->sjis_pending |= strcmp(c->pg_pending.encodings[i], "SJIS") == 0;
+        pr->unknown_pending = c->pg_pending.encoding_unknown;
+    }
+    return true;
+}
+
+/* A stream of messages written before any answer, cut at every point: the
+ * probe query is checked once, with the answers due and the states the
+ * messages ahead of it may leave the same at every cut. */
+static void pipeline_case(const char *what, const qg_wire_buf *stream, uint32_t unanswered,
+                          bool sjis, bool unknown)
+{
+    unsigned wrong = 0;
+    for (size_t cut = 1; cut <= stream->len; cut++) {
+        qg_wire_conn c;
+        qg_wire_conn_init(&c, QG_WIRE_PG);
+        probe pr = {0};
+        qg_wire_io io = {probe_send, probe_check, &pr};
+        for (size_t off = 0; off < stream->len;) {
+            size_t n = cut < stream->len - off ? cut : stream->len - off;
+            ssize_t r = qg_wire_write(&c, &io, stream->data + off, n);
+            if (r <= 0)
+                break;
+            off += (size_t)r;
+        }
+        if (pr.seen != 1 || pr.unanswered != unanswered || pr.sjis_pending != sjis ||
+            pr.unknown_pending != unknown)
+            wrong++;
+        qg_wire_conn_release(&c);
+    }
+    tap_ok(wrong == 0, "%s: at every cut (%u wrong)", what, wrong);
+}
+
+static void test_pg_pipeline(void)
+{
+    static const char startup[] = "user\0qg\0client_encoding\0UTF8\0\0";
+    qg_wire_buf s = {0};
+    put_be32(&s, (uint32_t)sizeof startup - 1 + 8);
+    put_be32(&s, 0x00030000);
+    put(&s, startup, sizeof startup - 1);
+    qg_wire_buf simple = {0}, extended = {0}, bare = {0};
+    put(&simple, s.data, s.len);
+    pg_msg(&simple, 'Q', "SET client_encoding TO 'SJIS'", 30);
+    pg_msg(&simple, 'Q', "SELECT 'probe'", 15);
+    pipeline_case("Query(SET client_encoding) before the probe: startup and SET unanswered, "
+                  "SJIS among the states",
+                  &simple, 2, true, false);
+
+    put(&extended, s.data, s.len);
+    pg_msg(&extended, 'P', "\0SET client_encoding TO 'SJIS'\0\0", 33);
+    pg_msg(&extended, 'B', "\0\0\0\0\0\0\0", 7);
+    pg_msg(&extended, 'E', "\0\0\0\0", 5);
+    pg_msg(&extended, 'S', "", 0);
+    pg_msg(&extended, 'Q', "SELECT 'probe'", 15);
+    pipeline_case("the SET as Parse/Bind/Execute/Sync: its Bind of the statement just parsed "
+                  "adds nothing unknown",
+                  &extended, 2, true, false);
+
+    static const char no_encoding[] = "user\0qg\0\0";
+    put_be32(&bare, (uint32_t)sizeof no_encoding - 1 + 8);
+    put_be32(&bare, 0x00030000);
+    put(&bare, no_encoding, sizeof no_encoding - 1);
+    pg_msg(&bare, 'Q', "SELECT 'probe'", 15);
+    pipeline_case("a query with a StartupMessage that names no client_encoding: unknown", &bare,
+                  1, false, true);
+
+    qg_wire_conn c;
+    qg_wire_conn_init(&c, QG_WIRE_PG);
+    probe pr = {0};
+    qg_wire_io io = {probe_send, probe_check, &pr};
+    qg_wire_write(&c, &io, simple.data, simple.len - 20); /* startup and the SET */
+    static const uint8_t ready[] = {'Z', 0, 0, 0, 5, 'I'};
+    qg_wire_read(&c, ready, sizeof ready);
+    qg_wire_read(&c, ready, sizeof ready);
+    qg_wire_write(&c, &io, simple.data + simple.len - 20, 20);
+    tap_ok(pr.seen == 1 && pr.unanswered == 0 && !pr.sjis_pending,
+           "after a ReadyForQuery for each, nothing is due and the states are the reported one");
+    qg_wire_conn_release(&c);
+    qg_wire_buf_free(&s);
+    qg_wire_buf_free(&simple);
+    qg_wire_buf_free(&extended);
+    qg_wire_buf_free(&bare);
+}
+
 int main(void)
 {
     test_recognition();
+    test_pg_pipeline();
     test_pg();
     test_mysql();
     test_mysql_large();
