@@ -124,6 +124,18 @@ run "$QG" /bin/true
 status_is 0 "/bin/true (no client library) runs: what it starts inherits the preload"
 run "$QG" check /bin/true
 matches "$out" '^children: +the programs it starts inherit the preload' "check says its children are guarded if they load a client"
+lacks "$out" "liburing" "check on a program without liburing names none"
+
+# io_uring moves bytes without a library call: check names a program that links liburing
+uring=$(ls /usr/lib/x86_64-linux-gnu/liburing.so.* 2>/dev/null | head -n 1)
+if [ -n "$uring" ]; then
+    printf 'int io_uring_queue_init(unsigned, void *, unsigned);\nint main(int argc, char **argv) { (void)argv; return argc > 9 ? io_uring_queue_init(1, 0, 0) : 0; }\n' |
+        cc -x c - -x none -o "$TMP/uses-uring" -Wl,--no-as-needed "$uring" 2>&1 | head -n 5
+    run "$QG" check "$TMP/uses-uring"
+    matches "$out" '^unseen: +links liburing\.so\.[0-9]+ => .*io_uring' "check names a program that links liburing and why it is unseen"
+else
+    tap_skip "no liburing.so on this machine"
+fi
 
 printf '#!/bin/sh\necho from-script\nexec psql -c "select 1"\n' > "$TMP/sh-script" && chmod +x "$TMP/sh-script"
 run "$QG" check "$TMP/sh-script"
