@@ -46,6 +46,8 @@ NEXT(recv)
 NEXT(recvfrom)
 NEXT(recvmsg)
 NEXT(readv)
+NEXT(pwritev2)
+NEXT(preadv2)
 
 static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
 {
@@ -406,6 +408,24 @@ QG_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
     return entry_writev(&sc, iov, iovcnt);
 }
 
+/* At offset -1 without flags, pwritev2 writes a socket as writev does; with
+ * an offset the kernel refuses a socket (ESPIPE), and its flags are not
+ * followed (docs/SOCKET-PATHS.md). */
+QG_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
+{
+    wire_fd *w = qg_wire_fd_entry(fd);
+    if (__builtin_expect(!w, 1) || offset != -1 || flags != 0 || iovcnt <= 0)
+        return next_pwritev2()(fd, iov, iovcnt, offset, flags);
+    send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = __builtin_return_address(0)};
+    return entry_writev(&sc, iov, iovcnt);
+}
+
+QG_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t offset,
+                              int flags)
+{
+    return pwritev2(fd, iov, iovcnt, (off_t)offset, flags);
+}
+
 /* ---------------------------------------------------------------- input */
 
 QG_HOT QG_EXPORT ssize_t read(int fd, void *buf, size_t n)
@@ -450,6 +470,20 @@ QG_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
     if (r > 0 && qg_wire_fd_entry(fd) != NULL)
         observe_iov(fd, iov, iovcnt, (size_t)r);
     return r;
+}
+
+QG_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
+{
+    ssize_t r = next_preadv2()(fd, iov, iovcnt, offset, flags);
+    if (r > 0 && offset == -1 && qg_wire_fd_entry(fd) != NULL)
+        observe_iov(fd, iov, iovcnt, (size_t)r);
+    return r;
+}
+
+QG_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int iovcnt, off64_t offset,
+                             int flags)
+{
+    return preadv2(fd, iov, iovcnt, (off_t)offset, flags);
 }
 
 /* The fortified forms (_FORTIFY_SOURCE) check the buffer, then read. */

@@ -6,7 +6,9 @@
 #    every state they may leave: Query(SET client_encoding) and the attack
 #    in one write, the SET as Parse/Bind/Execute/Sync before a simple Query,
 #    a Query written together with the StartupMessage (under the encoding the
-#    startup names).
+#    startup names);
+#  - writes and reads made with pwritev2/preadv2 at offset -1 (Python's
+#    os.pwritev/os.preadv) are followed as writev/readv.
 # Each attack (UTF-8 c3 95 27 escaped to c3 95 5c 27, which SJIS reads as
 # a character and a closing quote) injects without the shim; with it the
 # server answers an error naming quoteguard, the marker never reaches the
@@ -37,7 +39,7 @@ secrets() { printf '%s\n' "$1" | grep -ac '^ROW: secret_'; }
 RAW=("$PY" tests/wire/pg_raw.py)
 raw() { "${RAW[@]}" "$@" 2>&1; }
 
-for scenario in split-startup pipeline-simple pipeline-extended with-startup; do
+for scenario in split-startup pipeline-simple pipeline-extended with-startup pwritev; do
     input=c395$TAIL
     [ $scenario = with-startup ] && input=95$TAIL # SJIS from the start
     marker=qgs_plain_${scenario//-/_}_$$

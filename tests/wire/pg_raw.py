@@ -16,6 +16,9 @@ SCENARIO says how the connection is used:
                     in one write
    pipeline-extended  the SET client_encoding as Parse/Bind/Execute/Sync, then
                     Query(the query), in one write
+   pwritev          as split-startup, but with the StartupMessage in one
+                    call and every later write and read made with pwritev2 and
+                    preadv2 at offset -1 (os.pwritev, os.preadv)
    with-startup     the StartupMessage (options client_encoding=SJIS,
                     standard_conforming_strings=off) and Query(the query) in
                     one write
@@ -50,10 +53,24 @@ sock.connect("%s/.s.PGSQL.%s" % (os.environ["PGHOST"], os.environ["PGPORT"]))
 buffered = b""
 
 
+def receive():
+    if scenario == "pwritev":
+        buf = bytearray(65536)
+        return bytes(buf[:os.preadv(sock.fileno(), [buf], -1)])
+    return sock.recv(65536)
+
+
+def send(data):
+    if scenario != "pwritev":
+        return sock.sendall(data)
+    while data:
+        data = data[os.pwritev(sock.fileno(), [data], -1):]
+
+
 def recv_exact(n):
     global buffered
     while len(buffered) < n:
-        chunk = sock.recv(65536)
+        chunk = receive()
         if not chunk:
             raise SystemExit("EOF from the server")
         buffered += chunk
@@ -103,13 +120,13 @@ else:
     else:
         sock.sendall(first)
     answers(1)
-    sock.sendall(query(b"SET standard_conforming_strings TO off"))
+    send(query(b"SET standard_conforming_strings TO off"))
     answers(1)
     set_sjis = b"SET client_encoding TO 'SJIS'"
-    if scenario == "split-startup":
-        sock.sendall(query(set_sjis))
+    if scenario in ("split-startup", "pwritev"):
+        send(query(set_sjis))
         answers(1)
-        sock.sendall(query(attack))
+        send(query(attack))
         answers(1)
     elif scenario == "pipeline-simple":
         sock.sendall(query(set_sjis) + query(attack))
@@ -122,7 +139,7 @@ else:
         answers(2)
     else:
         raise SystemExit("unknown scenario " + scenario)
-sock.sendall(query(b"SELECT 'alive'"))
+send(query(b"SELECT 'alive'"))
 answers(1)
 sock.sendall(message(b"X", b""))
 sock.close()
