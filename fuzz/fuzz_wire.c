@@ -53,7 +53,7 @@ static void run(const uint8_t *data, size_t n, qg_wire_proto proto, bool authent
                 sink *s, unsigned seed, qg_wire_conn *c)
 {
     qg_wire_conn_init(c, proto);
-    c->my_command_phase = authenticated;
+    c->my_command_phase = c->my.response_seen = authenticated;
     qg_wire_io io = {sink_send, sink_check, s};
     size_t off = 0;
     unsigned spins = 0;
@@ -103,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qg_wire_conn_init(&r1, proto);
     qg_wire_conn_init(&r2, proto);
     r1.my_command_phase = r2.my_command_phase = authenticated;
+    r1.my.response_seen = r2.my.response_seen = authenticated;
     qg_wire_read(&r1, stream, n);
     for (size_t i = 0; i < n; i++)
         qg_wire_read(&r2, stream + i, 1);

@@ -43,6 +43,7 @@ typedef struct cursor {
     bool have_tok;
     bool in_exec_comment;
     bool saw_uncertain; /* an executable comment that may not run */
+    const qg_my_server_kind *server;
     size_t end;          /* statement end, past its ';' */
     bool done;
 } cursor;
@@ -50,15 +51,31 @@ typedef struct cursor {
 /* Besides a word's bytes, those of a variable's name (@@global.sql_mode). */
 #define VARIABLE_BYTES (QG_CC(QG_CC_AT) | QG_CC(QG_CC_DOT))
 
-static void cursor_init(cursor *c, const qg_context *ctx, const char *sql, size_t len)
+static void cursor_init(cursor *c, const qg_context *ctx, const qg_my_server_kind *server,
+                        const char *sql, size_t len)
 {
     memset(c, 0, sizeof *c);
+    c->server = server;
     qg_lexer_init(&c->lx, ctx, sql, len, QG_READ_SERVER, NULL);
     c->multibyte = qg_encoding_is_single_byte(ctx->encoding) ? NULL : ctx->encoding;
     c->sql = sql;
     c->len = len;
     c->have_tok = qg_lexer_next(&c->lx, &c->tok);
     c->end = len;
+}
+
+/* Whether the server is known to run an executable comment's body: every
+ * server runs some; a MariaDB of known version runs the M form and the
+ * plain form up to its version, except MySQL 5.7's versions (50700 to
+ * 99999), which it runs only in the M form (sql_words.h).  Otherwise
+ * whether it ran is for the server to say. */
+static bool comment_runs_known(const qg_my_server_kind *server, const qg_exec_comment *ec)
+{
+    if (qg_my_exec_comment_always_runs(ec))
+        return true;
+    if (!server || !server->mariadb || server->version == 0 || ec->version > server->version)
+        return false;
+    return ec->mariadb || ec->version < 50700 || ec->version > 99999;
 }
 
 static void cursor_next(cursor *c, item *it)
@@ -98,7 +115,7 @@ static void cursor_next(cursor *c, item *it)
         } else if (s[p] == '/' && p + 1 < limit && s[p + 1] == '*' &&
                    (marker = qg_my_exec_comment(u, p, limit, &ec)) != 0) {
             c->in_exec_comment = true;
-            c->saw_uncertain |= !qg_my_exec_comment_always_runs(&ec);
+            c->saw_uncertain |= !comment_runs_known(c->server, &ec);
             c->pos = p + marker;
         } else if (s[p] == '*' && p + 1 < limit && s[p + 1] == '/' && c->in_exec_comment) {
             c->in_exec_comment = false;
@@ -148,8 +165,10 @@ static bool literal_value(const cursor *c, const item *it, const char **text, si
         *len = n;
         return true;
     }
-    if (it->kind != IT_STRING || (it->form != QG_FORM_PLAIN && it->form != QG_FORM_DOUBLE) ||
-        n < 2 || s[0] != s[n - 1])
+    /* a string, or a back-quoted name (SET NAMES `gbk`) */
+    bool string = it->kind == IT_STRING && (it->form == QG_FORM_PLAIN || it->form == QG_FORM_DOUBLE);
+    bool quoted_name = it->kind == IT_QIDENT && s[0] == '`';
+    if (!(string || quoted_name) || n < 2 || s[0] != s[n - 1])
         return false;
     for (size_t i = 1; i + 1 < n; i++)
         if (s[i] == '\\' || s[i] == s[0])
@@ -203,8 +222,9 @@ static void read_charset_clause(cursor *c, item *it, qg_my_state *st, qg_my_effe
     if (literal_value(c, it, &text, &len)) {
         qg_my_state_set_charset(st, text, len);
         fx->changed = true;
+        fx->change.charset_set = true;
     } else {
-        fx->unknown = true;
+        fx->change.charset_unknown = true;
     }
     cursor_next(c, it);
     if (item_word(c, it, "COLLATE")) {
@@ -220,12 +240,11 @@ static bool inert_set(const cursor *c, const item *it)
            item_word(c, it, "ROLE") || item_word(c, it, "DEFAULT");
 }
 
-/* SET [scope] assignment {, assignment}: applies the tracked ones to *st. */
-static void read_set_list(cursor *c, qg_my_state *st, qg_my_effect *fx)
+/* SET [scope] assignment {, assignment} from its first item after SET:
+ * applies the tracked ones to *st. */
+static void read_set_list(cursor *c, item it, qg_my_state *st, qg_my_effect *fx)
 {
     bool sticky_global = false; /* a bare GLOBAL applies to later bare names too */
-    item it;
-    cursor_next(c, &it);
     for (;;) {
         bool global = sticky_global, scope_given = false;
         if (item_word(c, &it, "GLOBAL") || item_word(c, &it, "SESSION") ||
@@ -292,7 +311,13 @@ static void read_set_list(cursor *c, qg_my_state *st, qg_my_effect *fx)
                 else
                     known = false;
                 fx->changed |= known;
-                fx->unknown |= !known;
+                if (var == VAR_CHARSET_CLIENT) {
+                    fx->change.charset_set |= known;
+                    fx->change.charset_unknown |= !known;
+                } else {
+                    fx->change.flags_set |= known;
+                    fx->change.flags_unknown |= !known;
+                }
             }
         } else {
             fx->unknown = true;
@@ -322,7 +347,123 @@ static bool inert_statement(const cursor *c, const item *it)
     return false;
 }
 
+/* Statements inside statements (EXECUTE IMMEDIATE, PREPARE … FROM, SET
+ * STATEMENT … FOR) are read to this depth; deeper ones are for the server
+ * to say. */
+#define NESTED_MAX 4
+
+static size_t read_statement_at(qg_my_state *st, const qg_my_server_kind *server, const char *sql,
+                                size_t len, qg_my_effect *fx, unsigned depth);
+
+/* The body of a plain string literal (no escape, no doubled quote): the
+ * text the server runs for EXECUTE IMMEDIATE / PREPARE … FROM. */
+static bool literal_text(const cursor *c, const item *it, const char **text, size_t *len)
+{
+    return it->kind == IT_STRING && literal_value(c, it, text, len);
+}
+
+/* A statement name: a bare word or a back-quoted name. */
+static bool statement_name(const cursor *c, const item *it, qg_my_effect *fx)
+{
+    if (it->kind != IT_WORD && !(it->kind == IT_QIDENT && c->sql[it->start] == '`'))
+        return false;
+    fx->stmt_name = c->sql + it->start;
+    fx->stmt_name_len = it->end - it->start;
+    return true;
+}
+
+/* Reads the one statement `text` runs, as a part of the statement being
+ * read: what it sets becomes that statement's (st updated); a text that is
+ * more than one statement, or prepares or runs another, is for the server
+ * to say. */
+static void read_nested(qg_my_state *st, const cursor *c, const char *text, size_t len,
+                        qg_my_effect *fx, unsigned depth)
+{
+    qg_my_effect inner;
+    size_t n = read_statement_at(st, c->server, text, len, &inner, depth + 1);
+    bool one = true;
+    for (size_t i = n; i < len; i++)
+        one = one && qg_char_class[(unsigned char)text[i]] == QG_CC_SPACE;
+    fx->changed = inner.changed;
+    fx->change = inner.change;
+    fx->unknown |= inner.unknown || !one || inner.prepares || inner.executes || inner.deallocates;
+}
+
+/* PREPARE name FROM text: nothing changes until it is executed; what it
+ * would set then is read from a literal text. */
+static void read_prepare(const qg_my_state *st, cursor *c, item *it, qg_my_effect *fx,
+                         unsigned depth)
+{
+    cursor_next(c, it);
+    if (!statement_name(c, it, fx))
+        return;
+    fx->prepares = true;
+    fx->prepared.charset_unknown = fx->prepared.flags_unknown = true;
+    cursor_next(c, it);
+    if (!item_word(c, it, "FROM"))
+        return;
+    cursor_next(c, it);
+    const char *text;
+    size_t len;
+    if (!literal_text(c, it, &text, &len) || depth >= NESTED_MAX)
+        return;
+    qg_my_state copy = *st;
+    qg_my_effect inner = {0};
+    read_nested(&copy, c, text, len, &inner, depth);
+    fx->prepared = inner.change;
+    if (inner.unknown)
+        fx->prepared.charset_unknown = fx->prepared.flags_unknown = true;
+}
+
+/* SET STATEMENT assignments FOR statement: the assignments hold while the
+ * statement runs; what the statement itself sets stays (MariaDB).  Returns
+ * the statement's end, or 0 when it is for the server to say. */
+static size_t read_set_statement(qg_my_state *st, cursor *c, item *it, qg_my_effect *fx,
+                                 unsigned depth)
+{
+    int nesting = 0;
+    for (cursor_next(c, it); it->kind != IT_END; cursor_next(c, it)) {
+        if (item_punct(c, it, '('))
+            nesting++;
+        else if (item_punct(c, it, ')'))
+            nesting--;
+        else if (it->kind == IT_WORD) {
+            const char *w = c->sql + it->start;
+            size_t n = it->end - it->start;
+            /* a tracked variable set for the statement's run: the run
+             * itself may be lexed or act otherwise */
+            if (n > 2 && w[0] == '@')
+                return 0;
+            if (tracked_variable(w, n) != VAR_OTHER || qg_my_word_is(w, n, "NAMES"))
+                return 0;
+            if (nesting == 0 && qg_my_word_is(w, n, "FOR"))
+                break;
+        }
+    }
+    if (it->kind == IT_END || depth >= NESTED_MAX)
+        return 0;
+    size_t at = c->pos;
+    qg_my_effect inner;
+    size_t n = read_statement_at(st, c->server, c->sql + at, c->len - at, &inner, depth + 1);
+    *fx = inner;
+    if (c->saw_uncertain) /* whether this server ran it is for the server to say */
+        fx->unknown = fx->change.charset_unknown = fx->change.flags_unknown = true;
+    return at + n;
+}
+
+size_t qg_my_read_statement_on(qg_my_state *st, const qg_my_server_kind *server, const char *sql,
+                               size_t len, qg_my_effect *fx)
+{
+    return read_statement_at(st, server, sql, len, fx, 0);
+}
+
 size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_effect *fx)
+{
+    return read_statement_at(st, NULL, sql, len, fx, 0);
+}
+
+static size_t read_statement_at(qg_my_state *st, const qg_my_server_kind *server, const char *sql,
+                                size_t len, qg_my_effect *fx, unsigned depth)
 {
     memset(fx, 0, sizeof *fx);
     const qg_encoding *enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
@@ -331,7 +472,7 @@ size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_
     qg_context ctx;
     qg_context_init(&ctx, QG_DIALECT_MYSQL, enc, st->flags);
     cursor c;
-    cursor_init(&c, &ctx, sql, len);
+    cursor_init(&c, &ctx, server, sql, len);
     item it;
     cursor_next(&c, &it);
     fx->nonempty = it.kind != IT_END;
@@ -339,21 +480,69 @@ size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_
         cursor_next(&c, &it); /* BEGIN [WORK] starts a transaction; BEGIN NOT ATOMIC a block */
         fx->unknown = it.kind != IT_END && !item_word(&c, &it, "WORK");
     } else if (item_word(&c, &it, "SET")) {
-        read_set_list(&c, st, fx);
+        cursor_next(&c, &it);
+        if (item_word(&c, &it, "STATEMENT")) {
+            size_t end = read_set_statement(st, &c, &it, fx, depth);
+            if (end)
+                return end;
+            fx->unknown = true;
+        } else {
+            read_set_list(&c, it, st, fx);
+        }
+    } else if (item_word(&c, &it, "EXECUTE")) {
+        fx->runs_other = true;
+        cursor_next(&c, &it);
+        const char *text;
+        size_t text_len;
+        if (item_word(&c, &it, "IMMEDIATE")) {
+            cursor_next(&c, &it);
+            if (literal_text(&c, &it, &text, &text_len) && depth < NESTED_MAX)
+                read_nested(st, &c, text, text_len, fx, depth);
+            else
+                fx->unknown = true;
+        } else {
+            fx->executes = statement_name(&c, &it, fx);
+            fx->unknown = true; /* the prepared text is the caller's to know */
+        }
+    } else if (item_word(&c, &it, "PREPARE")) {
+        read_prepare(st, &c, &it, fx, depth);
+    } else if (item_word(&c, &it, "DEALLOCATE") || item_word(&c, &it, "DROP")) {
+        cursor_next(&c, &it);
+        if (item_word(&c, &it, "PREPARE")) {
+            cursor_next(&c, &it);
+            fx->deallocates = statement_name(&c, &it, fx);
+        }
     } else if (fx->nonempty && !inert_statement(&c, &it)) {
-        fx->unknown = true; /* CALL, EXECUTE, compound statements, SET@@… */
-        fx->runs_other = item_word(&c, &it, "CALL") || item_word(&c, &it, "EXECUTE");
+        fx->unknown = true; /* CALL, compound statements, SET@@… */
+        fx->runs_other = item_word(&c, &it, "CALL");
     } else if (!memchr(sql + c.pos, ';', len - c.pos))
         return len; /* the one statement changes nothing: no need to read on */
     while (it.kind != IT_END) /* the rest of the statement */
         cursor_next(&c, &it);
     /* a name the shim does not know is for the server to resolve */
-    if (fx->changed && !qg_encoding_find(QG_DIALECT_MYSQL, st->charset))
-        fx->unknown = true;
+    if (fx->change.charset_set && !qg_encoding_find(QG_DIALECT_MYSQL, st->charset))
+        fx->change.charset_unknown = true;
     /* whether this server ran it is for the server to say */
-    if (c.saw_uncertain && (fx->changed || fx->unknown))
+    if (c.saw_uncertain && (fx->changed || fx->unknown || fx->change.charset_unknown ||
+                            fx->change.flags_unknown || fx->prepares || fx->executes))
         fx->unknown = true;
+    if (fx->unknown)
+        fx->change.charset_unknown = fx->change.flags_unknown = true;
+    fx->unknown = fx->change.charset_unknown || fx->change.flags_unknown;
+    if (fx->change.charset_set)
+        memcpy(fx->change.charset, st->charset, sizeof fx->change.charset);
+    if (fx->change.flags_set)
+        fx->change.flags = st->flags;
     return c.end;
+}
+
+bool qg_my_stmt_name_is(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+    if (a_len >= 2 && a[0] == '`')
+        a++, a_len -= 2;
+    if (b_len >= 2 && b[0] == '`')
+        b++, b_len -= 2;
+    return a_len == b_len && qg_ascii_ncasecmp(a, b, a_len) == 0;
 }
 
 bool qg_my_reads_alike(const char *sql, size_t len)
@@ -361,32 +550,6 @@ bool qg_my_reads_alike(const char *sql, size_t len)
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)sql[i] >= 0x80 || sql[i] == '\\')
             return false;
-    return true;
-}
-
-bool qg_mysql_text_effect(char *charset, size_t cap, unsigned *flags, const char *sql,
-                          size_t len, bool *changed)
-{
-    *changed = false;
-    qg_my_state st;
-    qg_my_state_set_charset(&st, charset, strlen(charset));
-    st.flags = *flags;
-    bool unknown = false;
-    unsigned statements = 0;
-    for (size_t pos = 0; pos < len;) {
-        qg_my_effect fx;
-        size_t step = qg_my_read_statement(&st, sql + pos, len - pos, &fx);
-        if (step == 0)
-            break;
-        pos += step;
-        statements += fx.nonempty;
-        *changed |= fx.changed;
-        unknown |= fx.unknown;
-    }
-    if (unknown || (statements > 1 && *changed))
-        return false;
-    snprintf(charset, cap, "%s", st.charset);
-    *flags = st.flags;
     return true;
 }
 

@@ -8,16 +8,49 @@
 
 #include "mysql_state.h"
 
+/* What one statement does to the state once the server ran it: the parts
+ * it sets to a value read from its text, and the parts it may set to a
+ * value only the server knows. */
+typedef struct qg_my_change {
+    bool charset_set, flags_set;         /* charset / flags hold the new value */
+    bool charset_unknown, flags_unknown; /* only the server knows the new value */
+    char charset[QG_MY_CHARSET_MAX];
+    unsigned flags;
+} qg_my_change;
+
+/* The server a text is sent to, where known: whether an executable comment
+ * runs depends on it. */
+typedef struct qg_my_server_kind {
+    bool mariadb;
+    unsigned long version; /* 100311 for 10.3.11; 0: not known */
+} qg_my_server_kind;
+
 typedef struct qg_my_effect {
     bool changed;  /* *st now holds what the statement sets */
     bool unknown;  /* it may change the state in a way only the server knows */
     bool nonempty; /* the statement has any code */
     bool runs_other; /* CALL or EXECUTE: it runs statements of its own */
+    qg_my_change change; /* what it sets, part by part */
+    /* PREPARE name FROM …, EXECUTE name, DEALLOCATE / DROP PREPARE name:
+     * the name (in the text), and what the prepared text sets when run */
+    bool prepares, executes, deallocates;
+    const char *stmt_name;
+    size_t stmt_name_len;
+    qg_my_change prepared;
 } qg_my_effect;
 
 /* Reads the statement at the start of sql[0, len), lexed with *st (which it
- * updates); returns the statement's length, its ';' included. */
+ * updates); returns the statement's length, its ';' included.  `server`
+ * may be NULL (an executable comment that not every server runs is then for
+ * the server to say). */
+size_t qg_my_read_statement_on(qg_my_state *st, const qg_my_server_kind *server, const char *sql,
+                               size_t len, qg_my_effect *fx);
+/* The same for a server not known. */
 size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_effect *fx);
+
+/* Whether two statement names (as read in a text: bare or back-quoted) are
+ * the same prepared statement's (names compare case-insensitively). */
+bool qg_my_stmt_name_is(const char *a, size_t a_len, const char *b, size_t b_len);
 
 /* Whether the text reads alike in every client character set and quoting
  * mode the server accepts: only bytes below 0x80 and no backslash. */
@@ -34,13 +67,5 @@ bool qg_my_may_change_unreported(const qg_my_state *st, const char *sql, size_t 
 /* Whether a text names session-tracking variables: it may change what the
  * server reports, which no report tells. */
 bool qg_my_names_tracking(const char *sql, size_t len);
-
-/* For the wire front, which cannot ask the server: what a text does to the
- * charset (in place, `cap` bytes) and quoting flags once the server ran it.
- * *changed: whether it changes them.  False when the effect is for the
- * server to say (an expression, CALL, EXECUTE, a compound statement, a
- * multi-statement text that changes the state). */
-bool qg_mysql_text_effect(char *charset, size_t cap, unsigned *flags, const char *sql,
-                          size_t len, bool *changed);
 
 #endif

@@ -266,26 +266,34 @@ static unsigned quoting_flags(const qg_wire_conn *c)
            (c->session.ansi_quotes ? QG_ANSI_QUOTES : 0);
 }
 
-/* A MySQL text that passed: its SET effects, taken on when the server
- * answers OK (wire_observe.c). */
-static void expect_effect(qg_wire_conn *c, const qg_wire_msg *m)
+/* A MySQL text, checked under every state it may meet (the earlier
+ * commands whose answers are not read yet may leave several), as the
+ * libmariadb front checks: a multi-statement text statement by statement.
+ * Where one of those states only the server knows, the text passes only if
+ * it reads alike in all. */
+static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const void *caller,
+                          qg_decision *d)
 {
-    qg_wire_session after = c->session;
-    unsigned flags = quoting_flags(c);
-    bool changed;
-    if (!qg_mysql_text_effect(after.encoding, sizeof after.encoding, &flags, m->sql, m->len,
-                              &changed)) {
-        qg_log_write_event(qg_settings_get(), "info", "wire_state_unknown",
-                           "a SET whose effect only the server knows; the connection is read "
-                           "with its previous character set");
-        return;
+    qg_my_state states[QG_WIRE_MY_STATES];
+    size_t count;
+    const char *api = api_of(m->kind);
+    if (!qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count)) {
+        if (!qg_my_reads_alike(m->sql, m->len) &&
+            !qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller, d))
+            return false;
+        /* what it sets is read with the last state known */
+        qg_my_state st = {.flags = quoting_flags(c)};
+        qg_my_state_set_charset(&st, c->session.encoding, strlen(c->session.encoding));
+        qg_wire_my_query_effect(&c->my, &st, m->sql, m->len);
+        return true;
     }
-    if (!changed)
-        return;
-    after.no_backslash_escapes = flags & QG_NO_BACKSLASH_ESCAPES;
-    after.ansi_quotes = flags & QG_ANSI_QUOTES;
-    c->effect = after;
-    c->effect_pending = true;
+    for (size_t i = 0; i < count; i++) {
+        qg_my_session session = {.state = states[i]};
+        if (!qg_my_session_check(&session, NULL, c, api, m->sql, m->len, caller, d))
+            return false;
+    }
+    qg_wire_my_query_effect(&c->my, &states[count - 1], m->sql, m->len);
+    return true;
 }
 
 static const char *wire_server_encoding(const void *conn)
@@ -335,13 +343,7 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
                  QG_WIRE_HOLD_MAX >> 20);
         qg_log_write_event(s, pass ? "warning" : "error", "wire_query_too_large", d.message);
     } else if (c->proto == QG_WIRE_MYSQL) {
-        /* as the libmariadb front checks: a multi-statement text statement
-         * by statement, each with the state the ones before it leave */
-        qg_my_session session = {0};
-        qg_my_state_set_charset(&session.state, c->session.encoding, strlen(c->session.encoding));
-        session.state.flags = quoting_flags(c);
-        pass = qg_my_session_check(&session, NULL, c, api_of(m->kind), m->sql, m->len, sc->caller,
-                                   &d);
+        pass = mysql_allowed(c, m, sc->caller, &d);
     } else if (c->pg_unanswered > 0) {
         pass = check_pg_unanswered(c, m, sc->caller, &d);
     } else {
@@ -358,8 +360,8 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
         pass = qg_guard_query(&q, &d);
     }
     if (pass) {
-        if (m->kind == QG_WIRE_MY_QUERY && !m->too_large)
-            expect_effect(c, m);
+        if (c->proto == QG_WIRE_MYSQL && m->too_large)
+            qg_wire_my_unreadable(&c->my); /* sent unread (audit): what it does is unknown */
         return true;
     }
     if (!qg_wire_replacement(c, m, d.message, d.sqlstate, replacement))

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire_collations.h"
 
 #define PG_SSL_REQUEST 80877103u
 #define PG_GSSENC_REQUEST 80877104u
@@ -19,11 +18,6 @@
 #define MY_CLIENT_PROTOCOL_41 0x200u
 #define MY_CLIENT_SSL 0x800u
 #define MY_CLIENT_QUERY_ATTRIBUTES (1u << 27)
-
-const char *qg_wire_mysql_charset_of_collation(unsigned id)
-{
-    return id < 256 ? qg_wire_collation_charsets[id] : NULL;
-}
 
 static uint32_t be32(const uint8_t *p)
 {
@@ -72,6 +66,7 @@ void qg_wire_conn_release(qg_wire_conn *c)
     qg_wire_buf_free(&c->owed);
     qg_wire_buf_free(&c->decided);
     qg_wire_buf_free(&c->in_body);
+    qg_wire_my_release(&c->my);
 }
 
 bool qg_wire_looks_like_pg(const uint8_t *p, size_t n)
@@ -172,7 +167,7 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
     }
     uint32_t caps = (uint32_t)payload[0] | (uint32_t)payload[1] << 8 |
                     (uint32_t)payload[2] << 16 | (uint32_t)payload[3] << 24;
-    c->my_client_caps = caps;
+    qg_wire_my_response(&c->my, payload, len, c->tls);
     const char *charset = qg_wire_mysql_charset_of_collation(payload[8]);
     if (charset) {
         strncpy(c->session.encoding, charset, sizeof c->session.encoding - 1);
@@ -180,8 +175,9 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
     }
     if (caps & MY_CLIENT_SSL)
         c->tls = true;
-    if (!(caps & MY_CLIENT_PROTOCOL_41) || (caps & MY_CLIENT_COMPRESS) ||
-        (caps & MY_CLIENT_QUERY_ATTRIBUTES))
+    /* what both sides agreed decides (a flag the server did not offer is
+     * not in force) */
+    if (!(caps & MY_CLIENT_PROTOCOL_41) || (c->my.caps & MY_CLIENT_COMPRESS))
         qg_wire_set_passthrough(c);
 }
 
@@ -225,12 +221,30 @@ static void classify_mysql(qg_wire_conn *c, const qg_wire_framer *f, const uint8
     uint8_t seq = p[3];
     cl->next = *f;
     cl->next.packets = f->packets < 255 ? f->packets + 1 : 255;
-    if (!f->continues && c->my_command_phase && seq == 0 && len > 0) {
+    if (f->infile) {
+        /* LOAD DATA LOCAL's file, in packets up to an empty one */
+        cl->status = QG_CL_PASS;
+        cl->total = 4 + (uint64_t)len;
+        cl->next.continues = len == QG_MY_PACKET_MAX;
+        cl->next.infile = f->continues || len != 0;
+        cl->next.left = cl->total;
+        return;
+    }
+    /* after the handshake response, a packet that starts a sequence is a
+     * command, also one written before the login OK came */
+    if (!f->continues && c->my.response_seen && seq == 0 && len > 0) {
         if (n < 5) {
             cl->need = 5;
             return;
         }
-        c->my_awaiting_reply = true;
+        cl->command = true;
+        /* what the command's effect is read from: a statement id, or a
+         * COM_CHANGE_USER's whole packet */
+        size_t want = qg_wire_my_needs(p[4], len);
+        if (n < want) {
+            cl->need = want;
+            return;
+        }
         if (p[4] == MY_COM_QUERY || p[4] == MY_COM_STMT_PREPARE) {
             cl->status = QG_CL_SQL;
             cl->kind = p[4] == MY_COM_QUERY ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE;
@@ -241,7 +255,7 @@ static void classify_mysql(qg_wire_conn *c, const qg_wire_framer *f, const uint8
                 cl->status = QG_CL_NEED;
             return;
         }
-    } else if (!c->my_command_phase && f->packets == (c->tls ? 1 : 0) &&
+    } else if (!c->my.response_seen && f->packets == (c->tls ? 1 : 0) &&
                seq == f->packets + 1) {
         /* the response: the first packet, or inside TLS the one after the
          * SSL request */
@@ -479,6 +493,22 @@ void qg_wire_pg_ready(qg_wire_conn *c)
 
 /* ----------------------------------------------------------- the query */
 
+/* With CLIENT_QUERY_ATTRIBUTES agreed, a COM_QUERY's text follows a
+ * parameter count and a parameter set count: the bytes before the text
+ * when there are no attributes; false when there are (not read). */
+static bool attributes_skip(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *text,
+                            size_t len, size_t *skip)
+{
+    *skip = 0;
+    if (kind != QG_WIRE_MY_QUERY || !(c->my.caps & MY_CLIENT_QUERY_ATTRIBUTES))
+        return true;
+    /* both counts below 251 take one byte each */
+    if (len < 2 || text[0] != 0 || text[1] >= 0xfb)
+        return false;
+    *skip = 2;
+    return true;
+}
+
 bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p, size_t n,
                          qg_wire_buf *joined, qg_wire_msg *m)
 {
@@ -500,9 +530,12 @@ bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_
         return true;
     }
     uint32_t first = qg_wire_le24(p);
+    size_t skip;
     if (first < QG_MY_PACKET_MAX) {
-        m->sql = (const char *)p + 5;
-        m->len = first - 1;
+        if (!attributes_skip(c, kind, p + 5, first - 1, &skip))
+            return false;
+        m->sql = (const char *)p + 5 + skip;
+        m->len = first - 1 - skip;
         return true;
     }
     for (size_t off = 0; off < n;) {
@@ -512,8 +545,10 @@ bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_
             return false;
         off += 4 + len;
     }
-    m->sql = (const char *)joined->data;
-    m->len = joined->len;
+    if (!attributes_skip(c, kind, joined->data, joined->len, &skip))
+        return false;
+    m->sql = (const char *)joined->data + skip;
+    m->len = joined->len - skip;
     return true;
 }
 

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "pg_state.h"
+#include "wire_mysql.h"
+#include "wire_session.h"
 
 typedef enum qg_wire_proto {
     QG_WIRE_PG = 1,
@@ -38,16 +40,6 @@ typedef struct qg_wire_msg {
     bool too_large; /* longer than QG_WIRE_HOLD_MAX: sql is NULL, not checkable */
 } qg_wire_msg;
 
-#define QG_WIRE_CHARSET_MAX 64
-
-/* The connection's state as the server will lex the next query. */
-typedef struct qg_wire_session {
-    char encoding[QG_WIRE_CHARSET_MAX]; /* PG client_encoding / MySQL character_set_client */
-    char server_encoding[QG_WIRE_CHARSET_MAX]; /* PG, as reported ("" before) */
-    bool std_strings;                   /* PG standard_conforming_strings = on */
-    bool no_backslash_escapes;          /* MySQL */
-    bool ansi_quotes;                   /* MySQL, from SET sql_mode only */
-} qg_wire_session;
 
 /* Where one direction stands: `left` bytes remain of the current message
  * (PG) or packet (MySQL); at 0 the next byte starts a header. */
@@ -57,6 +49,7 @@ typedef struct qg_wire_framer {
     bool startup;      /* PG: the untyped message being passed is a StartupMessage */
     bool continues;    /* MySQL: the packet being passed is 0xffffff long */
     uint8_t packets;   /* MySQL: packets seen (handshake phase) */
+    bool infile;       /* MySQL: LOAD DATA LOCAL's file packets, up to an empty one */
 } qg_wire_framer;
 
 /* A growable byte buffer. */
@@ -88,7 +81,6 @@ struct qg_wire_conn {
     uint8_t drop_hdr[4];     /* MySQL: a dropped continuation packet's header so far */
     uint8_t drop_hdr_len;
     bool my_command_phase;   /* MySQL: authentication succeeded */
-    uint32_t my_client_caps; /* MySQL: capability flags of the handshake response */
     bool pg_tls_asked;       /* PG: SSLRequest/GSSENCRequest sent, answer byte not seen */
     /* server to client */
     qg_wire_framer in;
@@ -98,7 +90,6 @@ struct qg_wire_conn {
     uint8_t in_seq;
     qg_wire_buf in_body;     /* a message to parse (ParameterStatus, OK, greeting) */
     bool in_keep;            /* in_body is being filled */
-    bool my_awaiting_reply;  /* MySQL: a command was sent, its first answer is next */
     /* PG: client messages the server has not answered yet (each Query,
      * FunctionCall, Sync and the StartupMessage is answered by one
      * ReadyForQuery), and every state they may leave for a message written
@@ -112,10 +103,10 @@ struct qg_wire_conn {
     char pg_parsed[4][32];
     uint8_t pg_parsed_count;
     bool pg_reported;            /* the server reported its client_encoding */
+    uint64_t in_len;         /* the length of the packet being read (MySQL) */
     /* session */
     qg_wire_session session;
-    bool effect_pending;     /* MySQL: a sent query's SET effects await its OK */
-    qg_wire_session effect;
+    qg_wire_my my;           /* MySQL: agreed capabilities, commands, answers */
 };
 
 void qg_wire_conn_init(qg_wire_conn *c, qg_wire_proto proto);
@@ -140,9 +131,6 @@ bool qg_wire_buf_append(qg_wire_buf *b, const void *p, size_t n);
 void qg_wire_buf_free(qg_wire_buf *b);
 
 
-/* MySQL collation id (handshake) → character set name, or NULL. */
-const char *qg_wire_mysql_charset_of_collation(unsigned id);
-
 #define QG_MY_PACKET_MAX 0xffffffu
 
 typedef enum qg_wire_cl_status {
@@ -158,6 +146,7 @@ typedef struct qg_wire_classified {
     size_t need;
     bool complete;
     bool too_large;      /* cannot be held: PG length known to exceed the bound */
+    bool command;        /* MySQL: the packet starts a command */
     qg_wire_framer next; /* the framer at the start of this message, left = total */
 } qg_wire_classified;
 

@@ -8,7 +8,6 @@
 #include "wire_stream.h"
 
 #define MY_PACKET_MAX 0xffffffu
-#define MY_CLIENT_SESSION_TRACK (1u << 23)
 /* The longest server message worth reading whole: ParameterStatus, OK. */
 #define KEEP_MAX 4096
 
@@ -54,89 +53,6 @@ static void pg_parameter_status(qg_wire_conn *c, const uint8_t *p, size_t n)
 
 /* ---------------------------------------------------------------- MySQL */
 
-typedef struct reader {
-    const uint8_t *p, *end;
-    bool ok;
-} reader;
-
-static uint64_t read_lenenc(reader *r)
-{
-    if (r->p >= r->end) {
-        r->ok = false;
-        return 0;
-    }
-    uint8_t first = *r->p++;
-    size_t bytes = first < 0xfb ? 0 : first == 0xfc ? 2 : first == 0xfd ? 3 : first == 0xfe ? 8 : 9;
-    if (bytes == 0)
-        return first;
-    if (bytes == 9 || (size_t)(r->end - r->p) < bytes) {
-        r->ok = false;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; i++)
-        v |= (uint64_t)r->p[i] << (8 * i);
-    r->p += bytes;
-    return v;
-}
-
-/* A length-encoded string: *s and *len, or false. */
-static bool read_lenenc_str(reader *r, const uint8_t **s, size_t *len)
-{
-    uint64_t n = read_lenenc(r);
-    if (!r->ok || n > (uint64_t)(r->end - r->p))
-        return r->ok = false;
-    *s = r->p;
-    *len = (size_t)n;
-    r->p += n;
-    return true;
-}
-
-/* Session-state changes: character_set_client among the system variables. */
-static void my_session_state(qg_wire_conn *c, reader *r)
-{
-    const uint8_t *block;
-    size_t block_len;
-    if (!read_lenenc_str(r, &block, &block_len))
-        return;
-    reader entries = {block, block + block_len, true};
-    while (entries.ok && entries.p < entries.end) {
-        uint8_t type = *entries.p++;
-        const uint8_t *data;
-        size_t data_len;
-        if (!read_lenenc_str(&entries, &data, &data_len))
-            return;
-        if (type != QG_MY_SESSION_TRACK_SYSTEM_VARIABLES)
-            continue;
-        reader var = {data, data + data_len, true};
-        const uint8_t *name, *value;
-        size_t name_len, value_len;
-        if (read_lenenc_str(&var, &name, &name_len) && read_lenenc_str(&var, &value, &value_len) &&
-            qg_wire_cstr_is(name, name_len, "character_set_client"))
-            set_encoding(&c->session, (const char *)value, value_len);
-    }
-}
-
-/* An OK packet (first byte 0x00 or, ending a result set, 0xfe): its status
- * flags, and its session-state changes when the client asked for them. */
-static void my_ok_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
-{
-    reader r = {p + 1, p + n, true};
-    read_lenenc(&r); /* affected rows */
-    read_lenenc(&r); /* last insert id */
-    if (!r.ok || r.end - r.p < 4)
-        return;
-    unsigned status = (unsigned)r.p[0] | (unsigned)r.p[1] << 8;
-    r.p += 4; /* status, warnings */
-    c->session.no_backslash_escapes = status & QG_MY_STATUS_NO_BACKSLASH_ESCAPES;
-    if (!(c->my_client_caps & MY_CLIENT_SESSION_TRACK) || r.p >= r.end)
-        return;
-    const uint8_t *info;
-    size_t info_len;
-    if (read_lenenc_str(&r, &info, &info_len) && (status & QG_MY_STATUS_SESSION_STATE_CHANGED))
-        my_session_state(c, &r);
-}
-
 /* A whole packet (or its first KEEP_MAX bytes) of the server. */
 static void my_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
@@ -144,24 +60,19 @@ static void my_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
         return;
     if (!c->my_command_phase) {
         /* the greeting is seq 0; an OK after it ends authentication */
-        if (p[0] == 0x00 && c->in_seq >= 2) {
+        if (c->in_seq == 0 && !c->my.greeting_seen)
+            qg_wire_my_greeting(&c->my, p, n);
+        else if (p[0] == 0x00 && c->in_seq >= 2) {
             c->my_command_phase = true;
-            my_ok_packet(c, p, n);
+            qg_wire_my_login_ok(&c->my, &c->session, p, n);
         }
         return;
     }
-    if (!c->my_awaiting_reply || c->in_seq != 1)
-        return;
-    c->my_awaiting_reply = false;
-    bool ok = p[0] == 0x00;
-    if (ok)
-        my_ok_packet(c, p, n);
-    if (ok && c->effect_pending) {
-        bool nbe = c->session.no_backslash_escapes;
-        c->session = c->effect;
-        c->session.no_backslash_escapes = nbe; /* the server's word wins */
+    qg_wire_my_packet(&c->my, &c->session, p, n, c->in_len);
+    if (c->my.infile) { /* the client's next packets are the file */
+        c->my.infile = false;
+        c->out.infile = true;
     }
-    c->effect_pending = false;
 }
 
 /* ------------------------------------------------------------- framing */
@@ -186,9 +97,11 @@ static void start_message(qg_wire_conn *c)
         uint32_t len = (uint32_t)c->in_hdr[0] | (uint32_t)c->in_hdr[1] << 8 |
                        (uint32_t)c->in_hdr[2] << 16;
         c->in_seq = c->in_hdr[3];
+        c->in_len = len;
         body = len;
-        keep = !c->in.continues &&
-               (!c->my_command_phase || (c->my_awaiting_reply && c->in_seq == 1));
+        /* every packet's head: where answers end is read from them (the
+         * second and later packets of one past 16 MiB are its middle) */
+        keep = !c->in.continues;
         c->in.continues = len == MY_PACKET_MAX;
     }
     c->in.left = body;
@@ -205,10 +118,6 @@ static void end_message(qg_wire_conn *c)
             pg_parameter_status(c, c->in_body.data, c->in_body.len);
         else
             my_packet(c, c->in_body.data, c->in_body.len);
-    } else if (c->proto == QG_WIRE_MYSQL && c->my_command_phase && c->my_awaiting_reply &&
-               c->in_seq == 1) {
-        c->my_awaiting_reply = false; /* a long first answer: a result set */
-        c->effect_pending = false;
     }
     c->in_keep = false;
     c->in_body.len = 0;

@@ -30,6 +30,15 @@ static bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind, con
     return pass;
 }
 
+/* A MySQL command classified at stream position pos: its answer is
+ * followed (recorded once, whatever retries classify it again). */
+static void record(qg_wire_conn *c, const qg_wire_classified *cl, uint64_t pos, const uint8_t *p,
+                   size_t n, bool replaced)
+{
+    if (c->proto == QG_WIRE_MYSQL && cl->command)
+        qg_wire_my_record(&c->my, pos, p, n, replaced);
+}
+
 /* ------------------------------------------------------------ writing */
 
 /* Pushes what is owed to the kernel; 0 when all of it went, else -1. */
@@ -122,6 +131,7 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     uint64_t hold_pos = c->out_pos - (c->hold.len - st.taken);
     if (cl.status == QG_CL_PASS) {
         qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, false);
+        record(c, &cl, hold_pos, c->hold.data, c->hold.len, false);
         c->out = cl.next;
         c->out.left -= c->hold.len; /* the header is complete, its body may not be */
         if (c->out.left == 0)
@@ -132,6 +142,7 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     qg_wire_buf replacement = {0};
     bool pass = decide(c, io, cl.kind, c->hold.data, c->hold.len, cl.too_large, &replacement);
     qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, !pass);
+    record(c, &cl, hold_pos, c->hold.data, c->hold.len, !pass);
     if (cl.too_large) {
         /* past the bound: what is held goes (or is dropped) now, the rest of
          * the query follows as it comes */
@@ -181,6 +192,8 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
             *run = q;
             return RUN_HOLD;
         }
+        if (cl.status == QG_CL_PASS)
+            record(c, &cl, c->out_pos + q, p + q, n - q, false);
         if (cl.status == QG_CL_SQL && cl.complete && c->decided.data &&
             c->decided_at == c->out_pos + q) {
             /* blocked before a short write stopped short of it */
@@ -198,6 +211,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
                 bool pass = decide(c, io, cl.kind, p + q, cl.complete ? (size_t)cl.total : 0,
                                    cl.too_large, replacement);
                 qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, !pass);
+                record(c, &cl, c->out_pos + q, p + q, n - q, !pass);
                 if (!pass) {
                     *run = q;
                     *stop = cl;

@@ -1,0 +1,792 @@
+/* The wire front's MySQL session (wire_mysql.h): capabilities, commands
+ * written and their answers, and the states a query may meet. */
+#include "wire_mysql.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "quoteguard.h"
+#include "wire_collations.h"
+
+enum {
+    CLIENT_MYSQL = 1u,
+    CLIENT_PROTOCOL_41 = 0x200u,
+    CLIENT_SSL = 0x800u,
+    CLIENT_SECURE_CONNECTION = 0x8000u,
+    CLIENT_SESSION_TRACK = 1u << 23,
+    CLIENT_DEPRECATE_EOF = 1u << 24,
+    MARIADB_CLIENT_CACHE_METADATA = 1u << 4, /* of the extended flags */
+};
+
+enum {
+    STATUS_MORE_RESULTS = 0x0008u,
+    STATUS_CURSOR_EXISTS = 0x0040u,
+    STATUS_NO_BACKSLASH_ESCAPES = 0x0200u,
+    STATUS_SESSION_STATE_CHANGED = 0x4000u,
+    STATUS_ANSI_QUOTES = 0x8000u, /* MariaDB */
+};
+
+enum {
+    COM_QUIT = 0x01,
+    COM_QUERY = 0x03,
+    COM_FIELD_LIST = 0x04,
+    COM_STATISTICS = 0x09,
+    COM_CHANGE_USER = 0x11,
+    COM_STMT_PREPARE = 0x16,
+    COM_STMT_EXECUTE = 0x17,
+    COM_STMT_SEND_LONG_DATA = 0x18,
+    COM_STMT_CLOSE = 0x19,
+    COM_RESET_CONNECTION = 0x1f,
+    COM_STMT_BULK_EXECUTE = 0xfa,
+};
+
+#define SESSION_TRACK_SYSTEM_VARIABLES 0
+/* Commands followed at once; past this the answers cannot be matched. */
+#define PENDING_MAX 65536u
+/* Prepared statements (binary or by name) whose text changes the state. */
+#define PREPARED_MAX 256u
+#define NO_STMT_ID 0xffffffffu
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint16_t le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* ------------------------------------------------------------- reading */
+
+typedef struct reader {
+    const uint8_t *p, *end;
+    bool ok;
+} reader;
+
+static uint64_t read_lenenc(reader *r)
+{
+    if (r->p >= r->end) {
+        r->ok = false;
+        return 0;
+    }
+    uint8_t first = *r->p++;
+    size_t bytes = first < 0xfb ? 0 : first == 0xfc ? 2 : first == 0xfd ? 3 : first == 0xfe ? 8 : 9;
+    if (bytes == 0)
+        return first;
+    if (bytes == 9 || (size_t)(r->end - r->p) < bytes) {
+        r->ok = false;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += bytes;
+    return v;
+}
+
+static bool read_lenenc_str(reader *r, const uint8_t **s, size_t *len)
+{
+    uint64_t n = read_lenenc(r);
+    if (!r->ok || n > (uint64_t)(r->end - r->p))
+        return r->ok = false;
+    *s = r->p;
+    *len = (size_t)n;
+    r->p += n;
+    return true;
+}
+
+/* ------------------------------------------------------------ handshake */
+
+const char *qg_wire_mysql_charset_of_collation(unsigned id)
+{
+    return id < 256 ? qg_wire_collation_charsets[id] : NULL;
+}
+
+void qg_wire_my_release(qg_wire_my *m)
+{
+    for (size_t i = m->head; i < m->len; i++)
+        free(m->pending[i].effect);
+    free(m->pending);
+    free(m->next_effect);
+    free(m->stmts);
+    free(m->named);
+    memset(m, 0, sizeof *m);
+}
+
+/* "5.5.5-10.11.19-MariaDB-…" or "8.0.36": 101119, 80036. */
+static unsigned long version_number(const char *v)
+{
+    if (strncmp(v, "5.5.5-", 6) == 0)
+        v += 6;
+    unsigned long parts[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        if (*v < '0' || *v > '9')
+            return 0;
+        while (*v >= '0' && *v <= '9' && parts[i] < 1000)
+            parts[i] = parts[i] * 10 + (unsigned long)(*v++ - '0');
+        if (i < 2 && *v++ != '.')
+            return 0;
+    }
+    return parts[0] * 10000 + parts[1] * 100 + parts[2];
+}
+
+void qg_wire_my_greeting(qg_wire_my *m, const uint8_t *p, size_t n)
+{
+    const uint8_t *nul = n > 1 ? memchr(p + 1, 0, n - 1) : NULL;
+    if (!nul || p[0] != 10)
+        return;
+    char version[64];
+    size_t vlen = (size_t)(nul - (p + 1));
+    if (vlen >= sizeof version)
+        vlen = sizeof version - 1;
+    memcpy(version, p + 1, vlen);
+    version[vlen] = '\0';
+    m->server.mariadb = strstr(version, "MariaDB") != NULL;
+    m->server.version = version_number(version);
+    size_t at = (size_t)(nul - p) + 1 + 4 + 8 + 1; /* thread id, scramble, filler */
+    if (at + 2 > n)
+        return;
+    m->server_caps = le16(p + at);
+    if (at + 2 + 1 + 2 + 2 <= n)
+        m->server_caps |= (uint32_t)le16(p + at + 5) << 16;
+    /* MariaDB: its extended capabilities in the last 4 of 10 reserved bytes */
+    size_t ext = at + 2 + 1 + 2 + 2 + 1 + 6;
+    if (!(m->server_caps & CLIENT_MYSQL) && ext + 4 <= n)
+        m->server_ext_caps = le32(p + ext);
+    m->greeting_seen = true;
+}
+
+void qg_wire_my_response(qg_wire_my *m, const uint8_t *p, size_t n, bool inside_tls)
+{
+    if (n < 9)
+        return;
+    uint32_t caps = le32(p);
+    /* without a greeting seen (a connection followed from its middle), the
+     * client's word is all there is */
+    m->caps = m->greeting_seen ? caps & m->server_caps : caps;
+    if (n >= 32 && !(m->server_caps & CLIENT_MYSQL))
+        m->ext_caps = le32(p + 28) & m->server_ext_caps;
+    const char *charset = qg_wire_mysql_charset_of_collation(p[8]);
+    if (charset) {
+        size_t len = strlen(charset);
+        if (len >= sizeof m->login_charset)
+            len = sizeof m->login_charset - 1;
+        memcpy(m->login_charset, charset, len);
+        m->login_charset[len] = '\0';
+    } else {
+        m->login_charset[0] = '\0';
+    }
+    /* the SSL request is followed by the whole response inside TLS */
+    if (!(caps & CLIENT_SSL) || inside_tls)
+        m->response_seen = true;
+}
+
+/* The quoting status bits: NO_BACKSLASH_ESCAPES from every server, and
+ * ANSI_QUOTES from MariaDB (MySQL has no such bit). */
+static void take_status(qg_wire_my *m, qg_wire_session *s, unsigned status)
+{
+    s->no_backslash_escapes = status & STATUS_NO_BACKSLASH_ESCAPES;
+    if (m->server.mariadb) {
+        s->ansi_quotes = status & STATUS_ANSI_QUOTES;
+        m->flags_known = true;
+    }
+}
+
+static void set_charset(qg_wire_session *s, const char *name, size_t len)
+{
+    if (len >= sizeof s->encoding)
+        len = sizeof s->encoding - 1;
+    memcpy(s->encoding, name, len);
+    s->encoding[len] = '\0';
+}
+
+/* Session-state changes of an OK packet: character_set_client among the
+ * system variables (the client asked for them). */
+static void session_state(qg_wire_my *m, qg_wire_session *s, reader *r)
+{
+    const uint8_t *block;
+    size_t block_len;
+    if (!read_lenenc_str(r, &block, &block_len))
+        return;
+    reader entries = {block, block + block_len, true};
+    while (entries.ok && entries.p < entries.end) {
+        uint8_t type = *entries.p++;
+        const uint8_t *data;
+        size_t data_len;
+        if (!read_lenenc_str(&entries, &data, &data_len))
+            return;
+        if (type != SESSION_TRACK_SYSTEM_VARIABLES)
+            continue;
+        reader var = {data, data + data_len, true};
+        const uint8_t *name, *value;
+        size_t name_len, value_len;
+        if (!read_lenenc_str(&var, &name, &name_len) || !read_lenenc_str(&var, &value, &value_len))
+            continue;
+        bool list;
+        qg_my_state st = {{0}, 0};
+        if (qg_my_word_is((const char *)name, name_len, "character_set_client") &&
+            qg_my_state_apply(&st, (const char *)name, name_len, (const char *)value, value_len,
+                              &list)) {
+            set_charset(s, st.charset, strlen(st.charset));
+            m->known = true;
+            m->reported_charset = true;
+        }
+    }
+}
+
+/* An OK packet (0x00, or 0xfe ending a result with CLIENT_DEPRECATE_EOF):
+ * its status bits, and its session-state report when the client asked. */
+static unsigned ok_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
+{
+    reader r = {p + 1, p + n, true};
+    read_lenenc(&r); /* affected rows */
+    read_lenenc(&r); /* last insert id */
+    if (!r.ok || r.end - r.p < 4)
+        return 0;
+    unsigned status = le16(r.p);
+    r.p += 4; /* status, warnings */
+    take_status(m, s, status);
+    if (!(m->caps & CLIENT_SESSION_TRACK) || r.p >= r.end)
+        return status;
+    const uint8_t *info;
+    size_t info_len;
+    if (read_lenenc_str(&r, &info, &info_len) && (status & STATUS_SESSION_STATE_CHANGED))
+        session_state(m, s, &r);
+    return status;
+}
+
+/* An EOF packet (0xfe, warnings, status) or, with CLIENT_DEPRECATE_EOF, the
+ * OK packet in its place: the status. */
+static unsigned eof_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
+{
+    if (m->caps & CLIENT_DEPRECATE_EOF)
+        return ok_packet(m, s, p, n);
+    if (n < 5)
+        return 0;
+    unsigned status = le16(p + 3);
+    take_status(m, s, status);
+    return status;
+}
+
+void qg_wire_my_login_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
+{
+    set_charset(s, m->login_charset, strlen(m->login_charset));
+    m->known = m->login_charset[0] != '\0';
+    m->flags_known = true; /* the server's bits: ANSI_QUOTES only where reported */
+    s->ansi_quotes = false;
+    ok_packet(m, s, p, n);
+}
+
+/* ------------------------------------------------------------ prepared */
+
+static qg_wire_my_stmt *find_stmt(qg_wire_my *m, uint32_t id)
+{
+    for (size_t i = 0; i < m->nstmts; i++)
+        if (m->stmts[i].id == id)
+            return &m->stmts[i];
+    return NULL;
+}
+
+static void forget_stmt(qg_wire_my *m, uint32_t id)
+{
+    qg_wire_my_stmt *s = find_stmt(m, id);
+    if (s)
+        *s = m->stmts[--m->nstmts];
+}
+
+static void keep_stmt(qg_wire_my *m, uint32_t id, const qg_my_change *change)
+{
+    forget_stmt(m, id);
+    if (m->nstmts >= PREPARED_MAX) {
+        m->lost = true; /* cannot tell what its execution does */
+        return;
+    }
+    qg_wire_my_stmt *grown = realloc(m->stmts, (m->nstmts + 1) * sizeof *grown);
+    if (!grown) {
+        m->lost = true;
+        return;
+    }
+    m->stmts = grown;
+    m->stmts[m->nstmts++] = (qg_wire_my_stmt){id, *change};
+}
+
+static qg_wire_my_named *find_named(qg_wire_my *m, const char *name, size_t len)
+{
+    for (size_t i = 0; i < m->nnamed; i++)
+        if (qg_my_stmt_name_is(m->named[i].name, m->named[i].name_len, name, len))
+            return &m->named[i];
+    return NULL;
+}
+
+static void forget_named(qg_wire_my *m, const char *name, size_t len)
+{
+    qg_wire_my_named *s = find_named(m, name, len);
+    if (s)
+        *s = m->named[--m->nnamed];
+}
+
+static void keep_named(qg_wire_my *m, const char *name, size_t len, const qg_my_change *change)
+{
+    forget_named(m, name, len);
+    if (m->nnamed >= PREPARED_MAX || len > sizeof m->named[0].name)
+        return; /* not kept: executing it is for the server to say */
+    qg_wire_my_named *grown = realloc(m->named, (m->nnamed + 1) * sizeof *grown);
+    if (!grown)
+        return;
+    m->named = grown;
+    qg_wire_my_named *s = &m->named[m->nnamed++];
+    memcpy(s->name, name, len);
+    s->name_len = len;
+    s->change = *change;
+}
+
+static bool change_any(const qg_my_change *ch)
+{
+    return ch->charset_set || ch->flags_set || ch->charset_unknown || ch->flags_unknown;
+}
+
+/* ------------------------------------------------------------- effects */
+
+static void add_change(qg_wire_my_effect *e, const qg_my_change *ch)
+{
+    if (!change_any(ch))
+        return;
+    if (e->count < QG_WIRE_MY_CHANGES) {
+        e->changes[e->count++] = *ch;
+        return;
+    }
+    qg_my_change *last = &e->changes[QG_WIRE_MY_CHANGES - 1];
+    last->charset_unknown = last->flags_unknown = true;
+}
+
+static qg_wire_my_effect *effect_of(const qg_my_change *ch)
+{
+    qg_wire_my_effect *e = calloc(1, sizeof *e);
+    if (e)
+        add_change(e, ch);
+    return e;
+}
+
+static const qg_my_change unknown_change = {.charset_unknown = true, .flags_unknown = true};
+
+void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *start, const char *sql,
+                             size_t len)
+{
+    free(m->next_effect);
+    m->next_effect = NULL;
+    m->next_several = false;
+    qg_wire_my_effect e = {0};
+    qg_my_state st = *start;
+    unsigned statements = 0;
+    for (size_t pos = 0; pos < len;) {
+        qg_my_effect fx;
+        size_t step = qg_my_read_statement_on(&st, &m->server, sql + pos, len - pos, &fx);
+        if (step == 0)
+            break;
+        pos += step;
+        statements += fx.nonempty;
+        qg_my_change ch = fx.change;
+        if (fx.executes) {
+            const qg_wire_my_named *named = find_named(m, fx.stmt_name, fx.stmt_name_len);
+            ch = named ? named->change : unknown_change;
+            if (ch.charset_set)
+                qg_my_state_set_charset(&st, ch.charset, strlen(ch.charset));
+            if (ch.flags_set)
+                st.flags = ch.flags;
+        }
+        if (fx.prepares || fx.deallocates) {
+            /* forgotten now (an unknown name runs what only the server
+             * knows); a PREPARE is kept once the server answers OK */
+            forget_named(m, fx.stmt_name, fx.stmt_name_len);
+            if (fx.prepares && fx.stmt_name_len <= sizeof e.name) {
+                e.prepares = true;
+                memcpy(e.name, fx.stmt_name, fx.stmt_name_len);
+                e.name_len = fx.stmt_name_len;
+                e.prepared = fx.prepared;
+            }
+        }
+        add_change(&e, &ch);
+    }
+    if (e.prepares && statements > 1)
+        e.prepares = false; /* which statements ran is the server's to say */
+    if (e.count == 0 && !e.prepares)
+        return;
+    m->next_effect = malloc(sizeof e);
+    if (m->next_effect)
+        *m->next_effect = e;
+    else
+        m->lost = true;
+    m->next_several = statements > 1;
+}
+
+void qg_wire_my_unreadable(qg_wire_my *m)
+{
+    free(m->next_effect);
+    m->next_effect = effect_of(&unknown_change);
+    if (!m->next_effect)
+        m->lost = true;
+}
+
+/* COM_CHANGE_USER: user, auth data, database, then the collation. */
+static qg_wire_my_effect *change_user_effect(const qg_wire_my *m, const uint8_t *p, size_t n)
+{
+    const uint8_t *end = p + n;
+    p++;
+    const uint8_t *nul = memchr(p, 0, (size_t)(end - p));
+    qg_my_change ch = unknown_change;
+    if (!nul)
+        return effect_of(&ch);
+    p = nul + 1;
+    if (m->caps & CLIENT_SECURE_CONNECTION) {
+        if (p >= end || (size_t)(end - p) < 1u + *p)
+            return effect_of(&ch);
+        p += 1 + *p;
+    } else if ((nul = memchr(p, 0, (size_t)(end - p))) != NULL) {
+        p = nul + 1;
+    } else {
+        return effect_of(&ch);
+    }
+    nul = p < end ? memchr(p, 0, (size_t)(end - p)) : NULL;
+    if (!nul || end - (nul + 1) < 2)
+        return effect_of(&ch);
+    const char *charset = qg_wire_mysql_charset_of_collation(le16(nul + 1));
+    if (charset && strlen(charset) < sizeof ch.charset) {
+        ch.charset_unknown = false;
+        ch.charset_set = true;
+        strcpy(ch.charset, charset);
+    }
+    return effect_of(&ch);
+}
+
+size_t qg_wire_my_needs(uint8_t command, uint32_t len)
+{
+    if (command == COM_CHANGE_USER && len < 0xffffffu)
+        return 4 + (size_t)len;
+    if (command == COM_STMT_EXECUTE || command == COM_STMT_BULK_EXECUTE ||
+        command == COM_STMT_CLOSE)
+        return len < 5 ? 4 + (size_t)len : 9;
+    return 5;
+}
+
+static bool push(qg_wire_my *m, const qg_wire_my_pending *e)
+{
+    if (m->head == m->len)
+        m->head = m->len = 0;
+    if (m->len - m->head >= PENDING_MAX)
+        return false;
+    if (m->head > 0 && m->len == m->cap) {
+        memmove(m->pending, m->pending + m->head, (m->len - m->head) * sizeof *m->pending);
+        m->len -= m->head;
+        m->head = 0;
+    }
+    if (m->len == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 8;
+        qg_wire_my_pending *grown = realloc(m->pending, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        m->pending = grown;
+        m->cap = cap;
+    }
+    m->pending[m->len++] = *e;
+    return true;
+}
+
+void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, bool replaced)
+{
+    qg_wire_my_effect *effect = m->next_effect;
+    bool several = m->next_several;
+    m->next_effect = NULL;
+    m->next_several = false;
+    if (pos < m->recorded_until || n < 5) {
+        free(effect);
+        return;
+    }
+    m->recorded_until = pos + 1;
+    uint8_t command = p[4];
+    if (replaced) {
+        free(effect);
+        effect = NULL;
+    }
+    switch (command) {
+    case COM_QUIT:
+    case COM_STMT_SEND_LONG_DATA:
+        free(effect);
+        return; /* no answer */
+    case COM_STMT_CLOSE:
+        if (n >= 9)
+            forget_stmt(m, le32(p + 5));
+        free(effect);
+        return;
+    case COM_STMT_EXECUTE:
+    case COM_STMT_BULK_EXECUTE: {
+        free(effect);
+        effect = NULL;
+        uint32_t id = n >= 9 ? le32(p + 5) : 0;
+        const qg_wire_my_stmt *s = id == NO_STMT_ID ? NULL : find_stmt(m, id);
+        if (n < 9)
+            effect = effect_of(&unknown_change);
+        else if (id == NO_STMT_ID && m->last_prepare_changes)
+            effect = effect_of(&m->last_prepare);
+        else if (s)
+            effect = effect_of(&s->change);
+        break;
+    }
+    case COM_STMT_PREPARE:
+        m->last_prepare_changes = effect && effect->count > 0;
+        if (m->last_prepare_changes)
+            m->last_prepare = effect->count == 1 ? effect->changes[0] : unknown_change;
+        break;
+    case COM_CHANGE_USER:
+        free(effect);
+        effect = change_user_effect(m, p + 4, n - 4);
+        break;
+    case COM_RESET_CONNECTION: {
+        free(effect);
+        qg_my_change ch = unknown_change;
+        if (m->login_charset[0]) {
+            ch.charset_unknown = false;
+            ch.charset_set = true;
+            strcpy(ch.charset, m->login_charset);
+        }
+        effect = effect_of(&ch);
+        break;
+    }
+    default:
+        break;
+    }
+    qg_wire_my_pending e = {command, replaced, several, effect};
+    if (!push(m, &e)) {
+        free(effect);
+        m->lost = true;
+    }
+}
+
+/* ---------------------------------------------------------- the answers */
+
+/* The first pending command's answer is read to its end: what it did. */
+static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
+{
+    qg_wire_my_pending e = m->pending[m->head++];
+    if (m->head == m->len)
+        m->head = m->len = 0;
+    bool reported = m->reported_charset;
+    m->answer = QG_MY_ANS_FIRST;
+    m->reported_charset = false;
+    const qg_wire_my_effect *fx = e.effect;
+    if (e.replaced || !fx || e.command == COM_STMT_PREPARE) {
+        free(e.effect);
+        return;
+    }
+    if (ok && fx->prepares) {
+        keep_named(m, fx->name, fx->name_len, &fx->prepared);
+    }
+    /* An error: nothing of a single statement ran (but a procedure or a
+     * compound statement may have run part of itself); any first few of
+     * several may have. */
+    bool partial = !ok && (e.several || e.command == COM_CHANGE_USER);
+    for (unsigned i = 0; i < fx->count; i++) {
+        const qg_my_change *ch = &fx->changes[i];
+        if (!reported) {
+            if (ch->charset_unknown || (partial && ch->charset_set))
+                m->known = false;
+            else if (ok && ch->charset_set) {
+                set_charset(s, ch->charset, strlen(ch->charset));
+                m->known = true;
+                if (e.command == COM_CHANGE_USER)
+                    memcpy(m->login_charset, ch->charset, sizeof m->login_charset);
+            }
+        }
+        if (!m->server.mariadb) { /* ANSI_QUOTES is not in the status bits */
+            if (ch->flags_unknown || (partial && ch->flags_set))
+                m->flags_known = false;
+            else if (ok && ch->flags_set) {
+                s->ansi_quotes = ch->flags & QG_ANSI_QUOTES;
+                m->flags_known = true;
+            }
+        }
+    }
+    free(e.effect);
+}
+
+/* COM_STMT_PREPARE answered OK: statement id, columns, parameters; their
+ * definitions follow. */
+static void prepare_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
+{
+    if (n < 9) {
+        finish(m, s, true);
+        return;
+    }
+    qg_wire_my_pending *e = &m->pending[m->head];
+    if (e->effect && e->effect->count > 0 && !e->replaced)
+        keep_stmt(m, le32(p + 1),
+                  e->effect->count == 1 ? &e->effect->changes[0] : &unknown_change);
+    bool eof = !(m->caps & CLIENT_DEPRECATE_EOF);
+    uint64_t columns = le16(p + 5), params = le16(p + 7);
+    m->skip = params + (params && eof) + columns + (columns && eof);
+    m->rows_after_skip = false;
+    if (m->skip == 0)
+        finish(m, s, true);
+    else
+        m->answer = QG_MY_ANS_SKIP;
+}
+
+/* A result set's column count packet. */
+static void result_head(qg_wire_my *m, const uint8_t *p, size_t n)
+{
+    reader r = {p, p + n, true};
+    uint64_t columns = read_lenenc(&r);
+    bool metadata = true;
+    if ((m->ext_caps & MARIADB_CLIENT_CACHE_METADATA) && r.ok && r.p < r.end)
+        metadata = *r.p != 0;
+    m->skip = metadata ? columns + !(m->caps & CLIENT_DEPRECATE_EOF) : 0;
+    m->rows_after_skip = true;
+    m->answer = m->skip ? QG_MY_ANS_SKIP : QG_MY_ANS_ROWS;
+}
+
+/* A result's end (OK or EOF): another result may follow. */
+static void result_end(qg_wire_my *m, qg_wire_session *s, unsigned status)
+{
+    if (status & STATUS_MORE_RESULTS)
+        m->answer = QG_MY_ANS_FIRST;
+    else
+        finish(m, s, true);
+}
+
+void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n, uint64_t len)
+{
+    if (m->head >= m->len || n == 0)
+        return; /* nothing asked: not an answer to follow */
+    const qg_wire_my_pending *e = &m->pending[m->head];
+    uint8_t first = p[0];
+    bool deprecate_eof = m->caps & CLIENT_DEPRECATE_EOF;
+    bool ends = first == 0xfe && len < (deprecate_eof ? 0xffffffu : 9u);
+    switch (m->answer) {
+    case QG_MY_ANS_FIRST:
+        if (first == 0xff)
+            finish(m, s, false);
+        else if (e->command == COM_CHANGE_USER) {
+            if (first == 0x00) { /* else an authentication exchange goes on */
+                ok_packet(m, s, p, n);
+                finish(m, s, true);
+            }
+        } else if (e->command == COM_STATISTICS)
+            finish(m, s, true);
+        else if (e->command == COM_STMT_PREPARE && first == 0x00)
+            prepare_ok(m, s, p, n);
+        else if (first == 0x00)
+            result_end(m, s, ok_packet(m, s, p, n));
+        else if (first == 0xfe)
+            result_end(m, s, eof_packet(m, s, p, n));
+        else if (first == 0xfb && e->command == COM_QUERY)
+            m->infile = true; /* LOAD DATA LOCAL: the file's packets, then OK / ERR */
+        else if (e->command == COM_FIELD_LIST)
+            m->answer = QG_MY_ANS_UNTIL_EOF;
+        else
+            result_head(m, p, n);
+        return;
+    case QG_MY_ANS_SKIP:
+        if (first == 0xff) {
+            finish(m, s, false);
+            return;
+        }
+        if (--m->skip > 0)
+            return;
+        if (!m->rows_after_skip) {
+            finish(m, s, true);
+            return;
+        }
+        /* a cursor was opened: the rows come by COM_STMT_FETCH */
+        if (!deprecate_eof && ends && (eof_packet(m, s, p, n) & STATUS_CURSOR_EXISTS)) {
+            finish(m, s, true);
+            return;
+        }
+        m->answer = QG_MY_ANS_ROWS;
+        return;
+    case QG_MY_ANS_ROWS:
+        if (first == 0xff)
+            finish(m, s, false);
+        else if (ends)
+            result_end(m, s, eof_packet(m, s, p, n));
+        return;
+    case QG_MY_ANS_UNTIL_EOF:
+        if (first == 0xff)
+            finish(m, s, false);
+        else if (ends)
+            result_end(m, s, eof_packet(m, s, p, n));
+        return;
+    }
+}
+
+/* ----------------------------------------------------------- the states */
+
+static bool same_state(const qg_my_state *a, const qg_my_state *b)
+{
+    return a->flags == b->flags && strcmp(a->charset, b->charset) == 0;
+}
+
+static bool add_state(qg_my_state *states, size_t cap, size_t *count, const qg_my_state *st)
+{
+    for (size_t i = 0; i < *count; i++)
+        if (same_state(&states[i], st))
+            return true;
+    if (*count >= cap)
+        return false;
+    states[(*count)++] = *st;
+    return true;
+}
+
+bool qg_wire_my_states(const qg_wire_my *m, const qg_wire_session *s, qg_my_state *states,
+                       size_t cap, size_t *count)
+{
+    *count = 0;
+    if (!m->known || !m->flags_known || m->lost || cap == 0)
+        return false;
+    qg_my_state now = {{0}, 0};
+    qg_my_state_set_charset(&now, s->encoding, strlen(s->encoding));
+    now.flags = (s->no_backslash_escapes ? QG_NO_BACKSLASH_ESCAPES : 0) |
+                (s->ansi_quotes ? QG_ANSI_QUOTES : 0);
+    states[(*count)++] = now;
+    for (size_t i = m->head; i < m->len; i++) {
+        const qg_wire_my_pending *e = &m->pending[i];
+        if (e->replaced || !e->effect || e->command == COM_STMT_PREPARE)
+            continue;
+        /* each state so far, with any first few of the command's changes */
+        size_t before = *count;
+        for (size_t k = 0; k < before; k++) {
+            qg_my_state run[4] = {states[k]};
+            size_t nrun = 1;
+            for (unsigned j = 0; j < e->effect->count; j++) {
+                const qg_my_change *ch = &e->effect->changes[j];
+                if (ch->charset_unknown)
+                    return false;
+                qg_my_state next[4] = {{{0}, 0}};
+                size_t nnext = 0;
+                for (size_t r = 0; r < nrun; r++) {
+                    qg_my_state st = run[r];
+                    if (ch->charset_set)
+                        qg_my_state_set_charset(&st, ch->charset, strlen(ch->charset));
+                    if (ch->flags_set)
+                        st.flags = ch->flags;
+                    if (ch->flags_unknown) {
+                        /* every quoting mode: all four go on */
+                        for (unsigned f = 0; f < 4; f++) {
+                            st.flags = (f & 1 ? QG_NO_BACKSLASH_ESCAPES : 0) |
+                                       (f & 2 ? QG_ANSI_QUOTES : 0);
+                            if (!add_state(next, 4, &nnext, &st))
+                                return false;
+                        }
+                    } else if (!add_state(next, 4, &nnext, &st)) {
+                        return false;
+                    }
+                }
+                memcpy(run, next, nnext * sizeof *next);
+                nrun = nnext;
+                for (size_t r = 0; r < nrun; r++)
+                    if (!add_state(states, cap, count, &run[r]))
+                        return false;
+            }
+        }
+    }
+    return true;
+}

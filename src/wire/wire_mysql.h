@@ -1,0 +1,150 @@
+/* The wire front's MySQL session (src/wire/wire_mysql.c): what the two sides
+ * agreed, the commands written whose answers are not read yet, and the
+ * states a query written now may meet.
+ *
+ * The state is the server's word where it gives one — the handshake's
+ * collation once the login OK comes, the quoting status bits of every OK
+ * and EOF packet, a session-tracking report when the client asked for one —
+ * and otherwise what an answered statement plainly sets (SET NAMES x, SET
+ * character_set_client / sql_mode to a literal, the same through EXECUTE
+ * IMMEDIATE, SET STATEMENT … FOR, a prepared statement, a
+ * COM_CHANGE_USER's collation, COM_RESET_CONNECTION's return to the
+ * connection's).  A statement whose effect only the server knows makes the
+ * state unknown until one of those says it again.  A query written before
+ * the answers to earlier commands came is checked under every state they
+ * may leave. */
+#ifndef QG_WIRE_MYSQL_H
+#define QG_WIRE_MYSQL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mysql_statements.h"
+#include "wire_session.h"
+
+/* At most this many changes are kept for one command; more make its
+ * effect unknown. */
+#define QG_WIRE_MY_CHANGES 4
+/* At most this many states are checked for one query; more are unknown. */
+#define QG_WIRE_MY_STATES 16
+
+/* What one command may do to the state once the server ran it: the
+ * changes of its statements in order (after an error, any first few of
+ * them may have run). */
+typedef struct qg_wire_my_effect {
+    unsigned count;
+    qg_my_change changes[QG_WIRE_MY_CHANGES];
+    /* SQL PREPARE name FROM text: registered when the server answers OK */
+    bool prepares;
+    char name[66];
+    size_t name_len;
+    qg_my_change prepared;
+} qg_wire_my_effect;
+
+/* A command written whose answer is not read to its end yet. */
+typedef struct qg_wire_my_pending {
+    uint8_t command;
+    bool replaced; /* a blocked query's replacement: answered with an error */
+    bool several;  /* a text of several statements */
+    qg_wire_my_effect *effect; /* NULL: changes nothing */
+} qg_wire_my_pending;
+
+/* A prepared statement (binary protocol) whose text changes the state. */
+typedef struct qg_wire_my_stmt {
+    uint32_t id;
+    qg_my_change change;
+} qg_wire_my_stmt;
+
+/* A statement prepared by name (SQL PREPARE). */
+typedef struct qg_wire_my_named {
+    char name[66];
+    size_t name_len;
+    qg_my_change change;
+} qg_wire_my_named;
+
+/* Where the answer to the first pending command stands. */
+typedef enum qg_wire_my_answer {
+    QG_MY_ANS_FIRST = 0, /* its first packet (or the next result's) is next */
+    QG_MY_ANS_SKIP,      /* `skip` packets of definitions, then done or rows */
+    QG_MY_ANS_ROWS,      /* rows until the terminating EOF / OK */
+    QG_MY_ANS_UNTIL_EOF, /* COM_FIELD_LIST: definitions until EOF */
+} qg_wire_my_answer;
+
+typedef struct qg_wire_my {
+    uint32_t server_caps, server_ext_caps; /* the greeting's */
+    uint32_t caps, ext_caps;               /* client ∩ server */
+    qg_my_server_kind server;
+    bool greeting_seen;
+    bool response_seen; /* the handshake response is written: seq-0 packets are commands */
+    char login_charset[QG_MY_CHARSET_MAX]; /* what COM_RESET_CONNECTION returns to */
+    /* The current state (c->session) is known: the login OK came and no
+     * answered statement left it for the server alone to know since. */
+    bool known;
+    bool flags_known; /* the quoting modes too (MySQL reports no ANSI_QUOTES bit) */
+    bool reported_charset; /* the answer being read reported character_set_client */
+    /* commands written, answers not read: pending[head, len) */
+    qg_wire_my_pending *pending;
+    size_t head, len, cap;
+    bool lost; /* more commands than can be followed: the state stays unknown */
+    uint64_t recorded_until; /* client stream position after the last command recorded */
+    /* the effect of the query being checked, from the front's check */
+    qg_wire_my_effect *next_effect;
+    bool next_several;
+    /* the answer being read */
+    qg_wire_my_answer answer;
+    uint64_t skip;
+    bool rows_after_skip;
+    bool infile; /* LOAD DATA LOCAL asked for the client's file: its packets come next */
+    /* prepared statements whose text changes the state */
+    qg_wire_my_stmt *stmts;
+    size_t nstmts;
+    bool last_prepare_changes; /* for COM_STMT_EXECUTE of id 0xffffffff */
+    qg_my_change last_prepare;
+    qg_wire_my_named *named;
+    size_t nnamed;
+} qg_wire_my;
+
+void qg_wire_my_release(qg_wire_my *m);
+
+/* The greeting (protocol 10): the server's capabilities and version. */
+void qg_wire_my_greeting(qg_wire_my *m, const uint8_t *p, size_t n);
+/* The handshake response's first bytes (or the SSL request's, not
+ * `inside_tls`): the agreed capabilities and the collation. */
+void qg_wire_my_response(qg_wire_my *m, const uint8_t *p, size_t n, bool inside_tls);
+/* The login OK: the session begins in the handshake's character set. */
+void qg_wire_my_login_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n);
+
+/* MySQL collation id (handshake, COM_CHANGE_USER) → character set name, or NULL. */
+const char *qg_wire_mysql_charset_of_collation(unsigned id);
+
+/* A command the client writes at stream position pos (p[0, n) holds at
+ * least qg_wire_my_needs bytes of its first packet, header included),
+ * recorded once (a position already recorded is not).  `replaced`: a blocked query's replacement went in its
+ * place.  Takes m->next_effect for a query that passed. */
+void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, bool replaced);
+
+/* How many bytes of a command's first packet (payload `len` bytes, the
+ * first of them `command`) are read before it is recorded: its statement
+ * id, or a COM_CHANGE_USER whole. */
+size_t qg_wire_my_needs(uint8_t command, uint32_t len);
+
+/* A whole server packet in the command phase (or its first `n` bytes of
+ * `len`): moves the answers on, and the session with them. */
+void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
+                       uint64_t len);
+
+/* The states a query written now may meet: true with states[0, *count),
+ * false when one of them is for the server alone to know. */
+bool qg_wire_my_states(const qg_wire_my *m, const qg_wire_session *s, qg_my_state *states,
+                       size_t cap, size_t *count);
+
+/* What a query's text (passed, about to be sent) does once run, read with
+ * state *st: fills m->next_effect (NULL when nothing). */
+void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *st, const char *sql, size_t len);
+
+/* A query sent without being read (too large, audit): its effect is the
+ * server's to say. */
+void qg_wire_my_unreadable(qg_wire_my *m);
+
+#endif
