@@ -2,6 +2,7 @@
  * written and their answers, and the states a query may meet. */
 #include "wire_mysql.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -454,7 +455,7 @@ static qg_wire_my_effect *change_user_effect(const qg_wire_my *m, const uint8_t 
     if (charset && strlen(charset) < sizeof ch.charset) {
         ch.charset_unknown = false;
         ch.charset_set = true;
-        strcpy(ch.charset, charset);
+        snprintf(ch.charset, sizeof ch.charset, "%s", charset);
     }
     return effect_of(&ch);
 }
@@ -547,7 +548,7 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
         if (m->login_charset[0]) {
             ch.charset_unknown = false;
             ch.charset_set = true;
-            strcpy(ch.charset, m->login_charset);
+            snprintf(ch.charset, sizeof ch.charset, "%s", m->login_charset);
         }
         effect = effect_of(&ch);
         break;
@@ -704,11 +705,6 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
         m->answer = QG_MY_ANS_ROWS;
         return;
     case QG_MY_ANS_ROWS:
-        if (first == 0xff)
-            finish(m, s, false);
-        else if (ends)
-            result_end(m, s, eof_packet(m, s, p, n));
-        return;
     case QG_MY_ANS_UNTIL_EOF:
         if (first == 0xff)
             finish(m, s, false);
