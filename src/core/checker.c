@@ -471,13 +471,9 @@ static __attribute__((noinline)) bool escaped_quote_before_comment(const unsigne
     const unsigned char *end = s + len;
     for (const unsigned char *b = memchr(s, '\\', len); b && b + 1 < end;
          b = memchr(b + 2, '\\', (size_t)(end - b - 2)))
-        if (b[1] == '\'' || b[1] == '"') {
-            for (const unsigned char *p = b + 2; p < end; p++)
-                if (*p == '#' || (p + 1 < end && ((p[0] == '-' && p[1] == '-') ||
-                                                  (p[0] == '/' && p[1] == '*'))))
-                    return true;
-            return false;
-        }
+        if (b[1] == '\'' || b[1] == '"')
+            return memchr(b + 2, '#', (size_t)(end - b - 2)) ||
+                   qg_comment_opener_in(s, (size_t)(b - s) + 2, len);
     return false;
 }
 
