@@ -78,7 +78,7 @@ void qg_wire_fd_put(int fd, wire_fd *w)
             if (__atomic_compare_exchange_n(&highest_fd, &seen, fd, false, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED))
                 break;
-    qg_wire_heads[fd].len = 0;
+    qg_wire_head_set(&qg_wire_heads[fd], 0, false);
     fd_release(__atomic_exchange_n(&qg_wire_fds[fd], w, __ATOMIC_ACQ_REL));
 }
 
@@ -163,7 +163,7 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, siz
         fd_release(w);
         return qg_wire_is_conn(expected) ? expected : NULL;
     }
-    qg_wire_heads[fd].len = 0;
+    qg_wire_head_set(&qg_wire_heads[fd], 0, false);
     qg_log_note_db_socket(fd); /* the log never writes into it */
     qg_attach_announce(); /* a client library mapped later, else the wire */
     qg_attach_announce_wire(proto == QG_WIRE_PG ? "wire:postgresql" : "wire:mysql");
@@ -180,7 +180,7 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, siz
 void qg_wire_drop_candidate(int fd)
 {
     wire_fd *expected = QG_WIRE_CANDIDATE;
-    qg_wire_heads[fd].len = 0;
+    qg_wire_head_set(&qg_wire_heads[fd], 0, false);
     __atomic_compare_exchange_n(&qg_wire_fds[fd], &expected, NULL, false, __ATOMIC_ACQ_REL,
                                 __ATOMIC_RELAXED);
 }

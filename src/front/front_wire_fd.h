@@ -77,6 +77,26 @@ typedef struct wire_head {
 
 extern wire_head qg_wire_heads[QG_WIRE_FDS];
 
+/* A head's length is stored last (release) and loaded first (acquire), so
+ * that whoever reads it sees the bytes before it: a descriptor number
+ * passes between threads through the kernel (close, then socket), which
+ * ThreadSanitizer does not see. */
+static inline size_t qg_wire_head_len(const wire_head *h)
+{
+    return __atomic_load_n(&h->len, __ATOMIC_ACQUIRE);
+}
+
+static inline bool qg_wire_head_read(const wire_head *h)
+{
+    return __atomic_load_n(&h->read, __ATOMIC_RELAXED);
+}
+
+static inline void qg_wire_head_set(wire_head *h, size_t len, bool read)
+{
+    __atomic_store_n(&h->read, read, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->len, (uint8_t)len, __ATOMIC_RELEASE);
+}
+
 /* How the program's call sends bytes, so that the rest of its stream goes
  * the same way. */
 typedef enum send_how { HOW_WRITE, HOW_SEND, HOW_SENDTO, HOW_SENDMSG } send_how;

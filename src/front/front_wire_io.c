@@ -83,7 +83,8 @@ static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
 static size_t joined_head(const wire_head *h, const uint8_t *p, size_t n, uint8_t *out,
                           size_t cap)
 {
-    size_t have = h->len < cap ? h->len : cap;
+    size_t len = qg_wire_head_len(h);
+    size_t have = len < cap ? len : cap;
     memcpy(out, h->bytes, have);
     size_t more = n < cap - have ? n : cap - have;
     memcpy(out + have, p, more);
@@ -101,11 +102,11 @@ static wire_fd *entry_for_write(int fd, const uint8_t *p, size_t n, bool *watch)
     if (w != QG_WIRE_CANDIDATE)
         return qg_wire_is_conn(w) ? w : NULL;
     const wire_head *h = &qg_wire_heads[fd];
-    if (!h->read) {
+    if (!qg_wire_head_read(h)) {
         uint8_t head[8];
         size_t have = joined_head(h, p, n, head, sizeof head);
         if (have == 8 && qg_wire_looks_like_pg(head, 8) && qg_wire_enabled())
-            return qg_wire_recognise(fd, QG_WIRE_PG, head, 8, h->len);
+            return qg_wire_recognise(fd, QG_WIRE_PG, head, 8, qg_wire_head_len(h));
         if (have < 8 && qg_wire_may_become_pg(head, have) && qg_wire_enabled()) {
             *watch = true;
             return NULL;
@@ -119,11 +120,11 @@ static wire_fd *entry_for_write(int fd, const uint8_t *p, size_t n, bool *watch)
 static void note_head(int fd, const uint8_t *p, ssize_t r)
 {
     wire_head *h = &qg_wire_heads[fd];
-    if (r <= 0 || qg_wire_fd_entry(fd) != QG_WIRE_CANDIDATE || h->len + (size_t)r >= 8)
+    size_t len = qg_wire_head_len(h);
+    if (r <= 0 || qg_wire_fd_entry(fd) != QG_WIRE_CANDIDATE || len + (size_t)r >= 8)
         return;
-    memcpy(h->bytes + h->len, p, (size_t)r);
-    h->len += (uint8_t)r;
-    h->read = false;
+    memcpy(h->bytes + len, p, (size_t)r);
+    qg_wire_head_set(h, len + (size_t)r, false);
 }
 
 /* A write through a descriptor whose bytes cannot be followed: refused
@@ -165,23 +166,24 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
 static wire_fd *recognise_read(int fd, const uint8_t *p, size_t r)
 {
     wire_head *h = &qg_wire_heads[fd];
-    if (h->len == 0 || h->read) {
+    size_t len = qg_wire_head_len(h);
+    if (len == 0 || qg_wire_head_read(h)) {
         uint8_t head[64];
         size_t have = joined_head(h, p, r, head, sizeof head);
         if (have >= 6 && qg_wire_looks_like_mysql(head, have) && qg_wire_enabled()) {
-            wire_head before = *h;
+            uint8_t before[QG_WIRE_HEAD_MAX];
+            memcpy(before, h->bytes, len);
             wire_fd *w = qg_wire_recognise(fd, QG_WIRE_MYSQL, NULL, 0, 0);
-            if (w && before.len > 0) {
+            if (w && len > 0) {
                 pthread_mutex_lock(&w->lock);
-                qg_wire_read(&w->conn, before.bytes, before.len);
+                qg_wire_read(&w->conn, before, len);
                 pthread_mutex_unlock(&w->lock);
             }
             return w;
         }
         if (have < 6 && qg_wire_may_become_mysql(head, have) && qg_wire_enabled()) {
-            memcpy(h->bytes + h->len, p, r);
-            h->len += (uint8_t)r;
-            h->read = true;
+            memcpy(h->bytes + len, p, r);
+            qg_wire_head_set(h, len + r, true);
             return NULL;
         }
     }
