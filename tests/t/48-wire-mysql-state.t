@@ -19,6 +19,7 @@
 # capability the server never offered (CLIENT_QUERY_ATTRIBUTES).  A change
 # only the server knows (SET character_set_client = @v) blocks what does
 # not read alike in every state (state_unknown), in audit logged only.
+# servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
