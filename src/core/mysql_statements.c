@@ -48,8 +48,10 @@ typedef struct cursor {
     bool done;
 } cursor;
 
-/* Besides a word's bytes, those of a variable's name (@@global.sql_mode). */
-#define VARIABLE_BYTES (QG_CC(QG_CC_AT) | QG_CC(QG_CC_DOT))
+/* Besides a word's bytes, a dotted name's; a variable's name also takes
+ * '@' (@@global.sql_mode). */
+#define NAME_BYTES QG_CC(QG_CC_DOT)
+#define VARIABLE_BYTES (QG_CC(QG_CC_AT) | NAME_BYTES)
 
 static void cursor_init(cursor *c, const qg_context *ctx, const qg_my_server_kind *server,
                         const char *sql, size_t len)
@@ -121,7 +123,9 @@ static void cursor_next(cursor *c, item *it)
             c->in_exec_comment = false;
             c->pos = p + 2;
         } else if (qg_char_in(u[p], QG_WORD_CONT | VARIABLE_BYTES)) {
-            size_t q = qg_word_end(c->multibyte, u, p, limit, VARIABLE_BYTES);
+            /* the server ends a keyword at '@': EXECUTE@x is EXECUTE @x */
+            unsigned extra = s[p] == '@' ? VARIABLE_BYTES : NAME_BYTES;
+            size_t q = qg_word_end(c->multibyte, u, p, limit, extra);
             it->kind = IT_WORD;
             it->start = p;
             it->end = q;
@@ -513,7 +517,7 @@ static size_t read_statement_at(qg_my_state *st, const qg_my_server_kind *server
             fx->deallocates = statement_name(&c, &it, fx);
         }
     } else if (fx->nonempty && !inert_statement(&c, &it)) {
-        fx->unknown = true; /* CALL, compound statements, SET@@… */
+        fx->unknown = true; /* CALL, compound statements, … */
         fx->runs_other = item_word(&c, &it, "CALL");
     } else if (!memchr(sql + c.pos, ';', len - c.pos))
         return len; /* the one statement changes nothing: no need to read on */
@@ -564,7 +568,7 @@ bool qg_my_may_change_unreported(const qg_my_state *st, const char *sql, size_t 
         i++;
     if (i < len && qg_char_class[(unsigned char)sql[i]] == QG_CC_LETTER) {
         const unsigned char *u = (const unsigned char *)sql;
-        size_t n = qg_word_end(NULL, u, i, len, 0) - i;
+        size_t n = qg_word_end(NULL, u, i, len, NAME_BYTES) - i; /* as the reader's words */
         if (qg_my_word_is(sql + i, n, "CALL") || qg_my_word_is(sql + i, n, "EXECUTE"))
             return true;
         if (!memchr(sql + i + n, ';', len - i - n))

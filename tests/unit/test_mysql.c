@@ -122,7 +122,7 @@ static void test_statements(void)
         {"SET sql_mode = CONCAT(@@sql_mode, ',ANSI')", "latin1", 0, false, true, 0},
         {"SET character_set_client = 28", "latin1", 0, false, true, 0},
         {"SET STATEMENT sql_mode = '' FOR SELECT 1", "latin1", 0, false, true, 0},
-        {"SET@@character_set_client=gbk", "latin1", 0, false, true, 0},
+        {"SET@@character_set_client=gbk", "gbk", 0, true, false, 0},
         {"SET @@ session . character_set_client = gbk", "latin1", 0, false, true, 0},
         {"CALL p()", "latin1", 0, false, true, 0},
         /* the statements inside statements, read */
