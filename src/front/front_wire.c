@@ -14,14 +14,17 @@
  * their fronts: they call qg_wire_library_guarded(PQsocket /
  * mysql_get_socket) before each query, and from then on its bytes pass
  * unchecked here (one check per query).  A duplicate of such a descriptor
- * (dup, dup2, dup3, F_DUPFD) carries bytes the library front never sees:
- * writes through it are refused in enforce, logged once in audit.  A program that reaches the
+ * (dup, dup2, dup3, F_DUPFD, or a copy the process received from itself
+ * with SCM_RIGHTS) carries bytes the library front never sees: writes
+ * through it are refused in enforce, logged once in audit; a duplicate or
+ * copy of a connection followed here shares it.  A program that reaches the
  * library around the preload (psycopg 3's ctypes binding resolves
  * PQsendQuery from libpq's own handle) is never handed over, so its
  * queries are checked here.  Every other descriptor passes through after one load from a
  * fixed table indexed by fd (no lock, no system call).  The streams
  * themselves are followed by src/wire/wire_stream.c; the C library's entry points
- * are in front_wire_io.c, OpenSSL's (a connection that went on inside TLS) in
+ * are in front_wire_io.c, its stdio, splice and sendfile in
+ * front_wire_paths.c, OpenSSL's (a connection that went on inside TLS) in
  * front_wire_tls.c.
  *
  * Descriptors at or above QG_WIRE_FDS are never guarded.  A program that
@@ -34,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "attach.h"
 #include "config.h"
@@ -101,7 +106,7 @@ wire_fd *qg_wire_refused(const char *why)
 {
     wire_fd *w = calloc(1, sizeof *w);
     if (!w)
-        return QG_WIRE_UNSEEN; /* its first write is read as a stream of unknown state */
+        return QG_WIRE_UNSEEN;
     pthread_mutex_init(&w->lock, NULL);
     w->refs = 1;
     w->refused = why;
@@ -110,18 +115,124 @@ wire_fd *qg_wire_refused(const char *why)
     return w;
 }
 
-bool qg_wire_refuse_write(wire_fd *w)
+/* Enforce and rewrite refuse what cannot be followed; audit lets it pass. */
+static bool refusing(const qg_settings *s)
 {
-    const qg_settings *s = qg_settings_get();
-    bool refuse = s->mode != QG_MODE_AUDIT && s->mode != QG_MODE_OFF;
-    if (!__atomic_exchange_n(&w->told_refused, true, __ATOMIC_ACQ_REL)) {
+    return s->mode != QG_MODE_AUDIT && s->mode != QG_MODE_OFF;
+}
+
+/* Says once per *told that `what` cannot be checked: an error naming the
+ * refusal when `refuse`, else a warning.  Returns refuse. */
+static bool tell_unchecked(bool *told, bool refuse, const char *event, const char *what)
+{
+    if (!__atomic_exchange_n(told, true, __ATOMIC_ACQ_REL)) {
         char detail[320];
-        snprintf(detail, sizeof detail,
-                 "quoteguard: %s: bytes written through %s cannot be checked", 
-                 refuse ? "refused (EACCES)" : "not checked", w->refused);
-        qg_log_write_event(s, refuse ? "error" : "warning", "wire_write_refused", detail);
+        snprintf(detail, sizeof detail, "quoteguard: %s: %s cannot be checked",
+                 refuse ? "refused (EACCES)" : "not checked", what);
+        qg_log_write_event(qg_settings_get(), refuse ? "error" : "warning", event, detail);
     }
     return refuse;
+}
+
+bool qg_wire_refuse(bool *told, const char *event, const char *what)
+{
+    return tell_unchecked(told, refusing(qg_settings_get()), event, what);
+}
+
+bool qg_wire_refuse_write(wire_fd *w)
+{
+    char what[256];
+    snprintf(what, sizeof what, "bytes written through %s", w->refused);
+    return qg_wire_refuse(&w->told_refused, "wire_write_refused", what);
+}
+
+/* Nothing of the client's stream is held back or owed to the kernel. */
+static bool nothing_held(const qg_wire_conn *c)
+{
+    return c->hold.len == 0 && c->owed.len == 0 && c->covers == 0 && !c->dropping;
+}
+
+bool qg_wire_refuse_unseen(int fd, bool into, const char *call)
+{
+    wire_fd *w = qg_wire_fd_entry(fd);
+    if (w == QG_WIRE_CANDIDATE) {
+        qg_wire_drop_candidate(fd);
+        return false;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "bytes moved by %s %s a database connection's socket", call,
+             into ? "into" : "out of");
+    const char *event = into ? "wire_write_refused" : "wire_read_refused";
+    if (w == QG_WIRE_LIBRARY) {
+        static bool told_library;
+        return qg_wire_refuse(&told_library, event, what);
+    }
+    if (!qg_wire_is_conn(w) || __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+        return false;
+    if (w->refused)
+        return into && qg_wire_refuse_write(w);
+    /* Audit lets the bytes go and stops following the connection, whose
+     * stream they leave unknown; not while bytes of the stream are held,
+     * which would then reach the server after them. */
+    bool refuse = refusing(qg_settings_get());
+    pthread_mutex_lock(&w->lock);
+    if (!refuse && nothing_held(&w->conn)) {
+        w->conn.passthrough = true;
+        w->told_passthrough = true; /* said here */
+        qg_wire_after_use(w);
+    } else {
+        refuse = true;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return tell_unchecked(&w->told_refused, refuse, event, what);
+}
+
+/* fd is the socket *st describes (the same open socket: a copy of it). */
+static bool same_socket(int fd, const struct stat *st)
+{
+    struct stat other;
+    return fstat(fd, &other) == 0 && other.st_dev == st->st_dev && other.st_ino == st->st_ino;
+}
+
+/* A descriptor received with SCM_RIGHTS: the entry of the socket it copies.
+ * The table is walked without a system call first; only a process that
+ * has a database connection pays an fstat per received descriptor (and one
+ * per connection it compares). */
+static void received(int fd)
+{
+    if (fd < 0 || fd >= QG_WIRE_FDS)
+        return;
+    wire_fd *entry = NULL;
+    struct stat st;
+    bool stat_done = false;
+    int highest = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
+    for (int other = 0; other <= highest && other < QG_WIRE_FDS && !entry; other++) {
+        wire_fd *w = qg_wire_fd_entry(other);
+        if (other == fd || (w != QG_WIRE_LIBRARY && !qg_wire_is_conn(w)))
+            continue;
+        if (!stat_done) {
+            if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+                break;
+            stat_done = true;
+        }
+        if (same_socket(other, &st))
+            entry = qg_wire_fd_share(other);
+    }
+    qg_wire_fd_put(fd, entry);
+}
+
+void qg_wire_received_rights(const struct msghdr *msg)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0))
+            continue;
+        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof fd, sizeof fd);
+            received(fd);
+        }
+    }
 }
 
 /* The child of a fork gets fresh locks: a thread of the parent may have
@@ -199,9 +310,7 @@ QG_COLD static void tell_passthrough(wire_fd *w)
 /* Passthrough with nothing held or owed: from now on without the lock. */
 static void settle(wire_fd *w)
 {
-    const qg_wire_conn *c = &w->conn;
-    if (c->passthrough && c->hold.len == 0 && c->owed.len == 0 && c->covers == 0 &&
-        !c->dropping)
+    if (w->conn.passthrough && nothing_held(&w->conn))
         __atomic_store_n(&w->settled, true, __ATOMIC_RELEASE);
 }
 

@@ -11,7 +11,19 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "real.h"
 #include "wire_stream.h"
+
+#define QG_EXPORT __attribute__((visibility("default")))
+
+/* next_NAME(): the C library's NAME past the shim's interposer, resolved
+ * once. */
+#define QG_WIRE_NEXT(name)                                                                \
+    static __typeof__(&(name)) next_##name(void)                                            \
+    {                                                                                     \
+        static void *slot;                                                                \
+        return (__typeof__(&(name)))qg_real_next(&slot, #name);                             \
+    }
 
 #define QG_WIRE_FDS 65536
 /* Table entries that are not connections: */
@@ -20,8 +32,8 @@
 /* a connection whose queries a client library's front checks: its own
  * bytes pass; a duplicate of its descriptor is refused (qg_wire_refused) */
 #define QG_WIRE_LIBRARY ((wire_fd *)2)
-/* a stream socket whose start the shim did not see (inherited across exec,
- * received with SCM_RIGHTS): recognised mid-stream by its first write */
+/* a refusal no memory was left for (qg_wire_refused): passes as a
+ * descriptor the shim does not follow */
 #define QG_WIRE_UNSEEN ((wire_fd *)3)
 
 typedef struct wire_fd {
@@ -126,9 +138,24 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, siz
                            size_t passed);
 /* A new entry for a descriptor whose written bytes cannot be followed. */
 wire_fd *qg_wire_refused(const char *why);
-/* Says once (enforce: error, audit: warning) that a write through w is
- * refused or, in audit, passes unchecked; true when it must not happen. */
+/* Says once per *told (enforce: an error, audit: a warning; `event` names
+ * the log line) that `what` cannot be checked; true when the mode refuses it
+ * (the call fails with EACCES), false in audit (it passes). */
+bool qg_wire_refuse(bool *told, const char *event, const char *what);
+/* qg_wire_refuse for a write through w, an entry made by qg_wire_refused. */
 bool qg_wire_refuse_write(wire_fd *w);
+/* `call` is about to move bytes into (or out of) fd where the shim cannot
+ * read them (splice, sendfile): true when it must fail with EACCES.  A
+ * database connection's socket (followed, or a client library front's) is
+ * refused in enforce; audit lets it pass, said once, and a followed
+ * connection is no longer followed (refused even in audit while part of its
+ * stream is held, which would reach the server after those bytes).  A
+ * candidate stops being one: its first bytes went by unseen. */
+bool qg_wire_refuse_unseen(int fd, bool into, const char *call);
+/* After a recvmsg: each descriptor msg's SCM_RIGHTS brought in gets the
+ * entry of the socket it is a copy of (one the shim follows, or a client
+ * library front's, whose copy is refused as a duplicate is), else none. */
+void qg_wire_received_rights(const struct msghdr *msg);
 /* A candidate whose first bytes are not a database's. */
 void qg_wire_drop_candidate(int fd);
 /* Under the lock, after each use of a connection: says once that it is no

@@ -19,35 +19,28 @@
 #include "hot.h"
 #include "wire_stream.h"
 
-#define QG_EXPORT __attribute__((visibility("default")))
-
 /* ------------------------------------------------------- real functions */
 
-#define NEXT(name)                                                                        \
-    static __typeof__(&(name)) next_##name(void)                                            \
-    {                                                                                     \
-        static void *slot;                                                                \
-        return (__typeof__(&(name)))qg_real_next(&slot, #name);                             \
-    }
-
-NEXT(socket)
-NEXT(close)
-NEXT(dup)
-NEXT(dup2)
-NEXT(dup3)
-NEXT(fcntl)
-NEXT(write)
-NEXT(send)
-NEXT(sendto)
-NEXT(sendmsg)
-NEXT(writev)
-NEXT(read)
-NEXT(recv)
-NEXT(recvfrom)
-NEXT(recvmsg)
-NEXT(readv)
-NEXT(pwritev2)
-NEXT(preadv2)
+QG_WIRE_NEXT(socket)
+QG_WIRE_NEXT(close)
+QG_WIRE_NEXT(dup)
+QG_WIRE_NEXT(dup2)
+QG_WIRE_NEXT(dup3)
+QG_WIRE_NEXT(fcntl)
+QG_WIRE_NEXT(write)
+QG_WIRE_NEXT(send)
+QG_WIRE_NEXT(sendto)
+QG_WIRE_NEXT(sendmsg)
+QG_WIRE_NEXT(writev)
+QG_WIRE_NEXT(read)
+QG_WIRE_NEXT(recv)
+QG_WIRE_NEXT(recvfrom)
+QG_WIRE_NEXT(recvmsg)
+QG_WIRE_NEXT(sendmmsg)
+QG_WIRE_NEXT(recvmmsg)
+QG_WIRE_NEXT(readv)
+QG_WIRE_NEXT(pwritev2)
+QG_WIRE_NEXT(preadv2)
 
 static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
 {
@@ -391,14 +384,52 @@ static ssize_t entry_writev(send_ctx *sc, const struct iovec *iov, int iovcnt)
     return guarded_writev(w, sc, iov, iovcnt);
 }
 
+/* A sendmsg on fd, whose entry is not NULL. */
+static ssize_t entry_sendmsg(int fd, const struct msghdr *msg, int flags, const void *caller)
+{
+    send_ctx sc = {.fd = fd, .how = HOW_SENDMSG, .flags = flags, .msg = msg, .caller = caller};
+    return entry_writev(&sc, msg->msg_iov, (int)msg->msg_iovlen);
+}
+
 QG_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
     if (__builtin_expect(!w, 1) || !msg)
         return next_sendmsg()(fd, msg, flags);
-    send_ctx sc = {.fd = fd, .how = HOW_SENDMSG, .flags = flags, .msg = msg,
-                   .caller = __builtin_return_address(0)};
-    return entry_writev(&sc, msg->msg_iov, (int)msg->msg_iovlen);
+    return entry_sendmsg(fd, msg, flags, __builtin_return_address(0));
+}
+
+static size_t msg_bytes(const struct msghdr *msg)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < msg->msg_iovlen; i++)
+        n += msg->msg_iov[i].iov_len;
+    return n;
+}
+
+/* On a stream socket the kernel sends the messages one after another, each
+ * as sendmsg would: so does this, through the followed sendmsg.  It stops
+ * after a message the kernel took only part of (the kernel would try the
+ * next, which a full socket refuses), and at most UIO_MAXIOV messages are
+ * sent, as the kernel's limit says. */
+QG_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+    wire_fd *w = qg_wire_fd_entry(fd);
+    if (__builtin_expect(!w, 1) || !vec)
+        return next_sendmmsg()(fd, vec, vlen, flags);
+    const void *caller = __builtin_return_address(0);
+    unsigned int sent = 0;
+    while (sent < vlen && sent < UIO_MAXIOV) {
+        ssize_t r = qg_wire_fd_entry(fd) ? entry_sendmsg(fd, &vec[sent].msg_hdr, flags, caller)
+                                         : next_sendmsg()(fd, &vec[sent].msg_hdr, flags);
+        if (r < 0)
+            return sent > 0 ? (int)sent : -1;
+        vec[sent].msg_len = (unsigned int)r;
+        sent++;
+        if ((size_t)r < msg_bytes(&vec[sent - 1].msg_hdr))
+            break;
+    }
+    return (int)sent;
 }
 
 QG_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
@@ -461,8 +492,25 @@ QG_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockad
 QG_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     ssize_t r = next_recvmsg()(fd, msg, flags);
+    if (r >= 0 && msg->msg_controllen > 0)
+        qg_wire_received_rights(msg);
     if (r > 0 && !(flags & MSG_PEEK) && qg_wire_fd_entry(fd) != NULL)
         observe_iov(fd, msg->msg_iov, (int)msg->msg_iovlen, (size_t)r);
+    return r;
+}
+
+/* Each message received, in order, as recvmsg sees it. */
+QG_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+                       struct timespec *timeout)
+{
+    int r = next_recvmmsg()(fd, vec, vlen, flags, timeout);
+    for (int i = 0; i < r; i++) {
+        struct msghdr *msg = &vec[i].msg_hdr;
+        if (msg->msg_controllen > 0)
+            qg_wire_received_rights(msg);
+        if (!(flags & MSG_PEEK) && qg_wire_fd_entry(fd) != NULL)
+            observe_iov(fd, msg->msg_iov, (int)msg->msg_iovlen, vec[i].msg_len);
+    }
     return r;
 }
 

@@ -3,7 +3,8 @@
  * sees.
  *
  * my_dup SOCKET HOW SQL
- *   HOW: dup | dup2 | dup3 | F_DUPFD | F_DUPFD_CLOEXEC (raw_dup.h)
+ *   HOW: dup | dup2 | dup3 | F_DUPFD | F_DUPFD_CLOEXEC | SCM_RIGHTS, or fdopen |
+ *   splice: the socket itself through stdio or a pipe (raw_dup.h)
  * Connects as root to database qg with character set gbk, writes
  * COM_QUERY(SQL) through the duplicate and reads the answer there (ROW: the
  * first column of each row, ERROR: message), then runs SELECT 'alive'
@@ -72,10 +73,10 @@ int main(int argc, char **argv)
     msg[0] = (unsigned char)len, msg[1] = (unsigned char)(len >> 8);
     msg[2] = (unsigned char)(len >> 16), msg[3] = 0, msg[4] = 0x03;
     memcpy(msg + 5, argv[3], sql_len);
-    if (write_all(copy, msg, sql_len + 5))
+    if (raw_write(copy, argv[2], msg, sql_len + 5))
         answers(copy);
     free(msg);
-    close(copy);
+    release(copy, argv[2]);
     if (mysql_query(db, "SELECT 'alive'") == 0) {
         MYSQL_RES *res = mysql_store_result(db);
         MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;

@@ -2,7 +2,8 @@
  * through the duplicate: the bytes libpq's front never sees.
  *
  * pg_dup HOW SQL
- *   HOW: dup | dup2 | dup3 | F_DUPFD | F_DUPFD_CLOEXEC (raw_dup.h)
+ *   HOW: dup | dup2 | dup3 | F_DUPFD | F_DUPFD_CLOEXEC | SCM_RIGHTS, or fdopen |
+ *   splice: the socket itself through stdio or a pipe (raw_dup.h)
  * Sets standard_conforming_strings off and client_encoding SJIS through
  * PQexec, writes Query(SQL) through the duplicate and reads its answer
  * there (ROW: first column, ERROR: message), then runs SELECT 'alive'
@@ -66,10 +67,10 @@ int main(int argc, char **argv)
     msg[1] = (unsigned char)(len >> 24), msg[2] = (unsigned char)(len >> 16);
     msg[3] = (unsigned char)(len >> 8), msg[4] = (unsigned char)len;
     memcpy(msg + 5, argv[2], sql_len + 1);
-    if (write_all(copy, msg, sql_len + 6))
+    if (raw_write(copy, argv[1], msg, sql_len + 6))
         answers(copy);
     free(msg);
-    close(copy);
+    release(copy, argv[1]);
     PGresult *res = PQexec(conn, "SELECT 'alive'");
     if (PQresultStatus(res) == PGRES_TUPLES_OK)
         printf("ROW: %s\n", PQgetvalue(res, 0, 0));

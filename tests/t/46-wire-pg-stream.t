@@ -14,11 +14,14 @@
 # server answers an error naming quoteguard, the marker never reaches the
 # server and the connection works after it.  Legitimate input gives the same
 # output with and without the shim.
-# A duplicate (dup, dup2, dup3, F_DUPFD, F_DUPFD_CLOEXEC) of the socket of a
+# A duplicate (dup, dup2, dup3, F_DUPFD, F_DUPFD_CLOEXEC, a copy received
+# with SCM_RIGHTS) of the socket of a
 # connection that the libpq front checks: a Query written raw through it
 # injects without the shim; with it the write fails (EACCES) and the log
 # says once that quoteguard refused it (audit: passes, logged once), and
 # the connection still works through libpq.
+# The socket itself written through a stdio stream (fdopen) or spliced from
+# a pipe: the same.
 # servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -64,18 +67,22 @@ for scenario in split-startup pipeline-simple pipeline-extended with-startup pwr
 done
 
 attack_sql() { printf 'SELECT /*%s*/ secret FROM users WHERE name = '"'"'\xc3\x95\x5c\x27 OR 1=1 -- '"'"'' "$1"; }
-for how in dup dup2 dup3 F_DUPFD F_DUPFD_CLOEXEC; do
+for how in dup dup2 dup3 F_DUPFD F_DUPFD_CLOEXEC SCM_RIGHTS fdopen splice; do
     marker=qgs_dup_plain_${how}_$$
     out=$("$QG_BUILD/clients/pg_dup" $how "$(attack_sql $marker)" 2>&1)
     ok "$how of libpq's socket: without the shim the raw attack injects" [ "$(secrets "$out")" -eq 3 ]
     marker=qgs_dup_enforce_${how}_$$
     log=$QG_PG_DIR/dup-$how.log
     out=$(with_shim enforce "$log" "$QG_BUILD/clients/pg_dup" $how "$(attack_sql $marker)" 2>&1)
-    has "$out" "WRITE-FAILED: Permission denied" "$how: enforce: the write through the duplicate fails"
+    has "$out" "WRITE-FAILED: Permission denied" "$how: enforce: the raw write fails"
     ok "$how: enforce: no secret leaks" [ "$(secrets "$out")" -eq 0 ]
     lacks "$(cat "$QG_PG_LOG")" "$marker" "$how: enforce: the attack never reaches the server"
-    has "$(cat "$log")" "quoteguard: refused (EACCES): bytes written through a duplicate of the socket" \
-        "$how: enforce: the log names quoteguard and the refusal"
+    case $how in
+    fdopen) refusal="quoteguard: refused (EACCES): stdio (fdopen) on the socket" ;;
+    splice) refusal="quoteguard: refused (EACCES): bytes moved by splice into a database connection's socket" ;;
+    *) refusal="quoteguard: refused (EACCES): bytes written through a duplicate of the socket" ;;
+    esac
+    has "$(cat "$log")" "$refusal" "$how: enforce: the log names quoteguard and the refusal"
     has "$out" "ROW: alive" "$how: enforce: the connection works through libpq"
 done
 log=$QG_PG_DIR/dup-audit.log

@@ -5,11 +5,14 @@
 # (bf 27 escaped to bf 5c 27) that injects without the shim is blocked with
 # an error naming quoteguard; legitimate input gives the same output with
 # and without the shim.
-# A duplicate (dup, dup2, dup3, F_DUPFD, F_DUPFD_CLOEXEC) of the socket of a
+# A duplicate (dup, dup2, dup3, F_DUPFD, F_DUPFD_CLOEXEC, a copy received
+# with SCM_RIGHTS) of the socket of a
 # connection that the libmariadb front checks: a COM_QUERY written raw
 # through it injects without the shim; with it the write fails (EACCES) and
 # the log says that quoteguard refused it; the connection still works
 # through libmariadb.
+# The socket itself written through a stdio stream (fdopen) or spliced from
+# a pipe: the same.
 # servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -50,18 +53,22 @@ for scenario in split-greeting; do
 done
 
 attack_sql() { printf 'SELECT /*%s*/ secret FROM users WHERE name = '"'"'\xbf\x5c\x27 OR 1=1 -- '"'"'' "$1"; }
-for how in dup dup2 dup3 F_DUPFD F_DUPFD_CLOEXEC; do
+for how in dup dup2 dup3 F_DUPFD F_DUPFD_CLOEXEC SCM_RIGHTS fdopen splice; do
     marker=qgs_dup_plain_${how}_$$
     out=$("$QG_BUILD/clients/my_dup" "$QG_MY_SOCKET" $how "$(attack_sql $marker)" 2>&1)
     ok "$how of libmariadb's socket: without the shim the raw attack injects" [ "$(secrets "$out")" -eq 3 ]
     marker=qgs_dup_enforce_${how}_$$
     log=$QG_MY_DIR/dup-$how.log
     out=$(with_shim enforce "$log" "$QG_BUILD/clients/my_dup" "$QG_MY_SOCKET" $how "$(attack_sql $marker)" 2>&1)
-    has "$out" "WRITE-FAILED: Permission denied" "$how: enforce: the write through the duplicate fails"
+    has "$out" "WRITE-FAILED: Permission denied" "$how: enforce: the raw write fails"
     ok "$how: enforce: no secret leaks" [ "$(secrets "$out")" -eq 0 ]
     lacks "$(cat "$QG_MY_LOG")" "$marker" "$how: enforce: the attack never reaches the server"
-    has "$(cat "$log")" "quoteguard: refused (EACCES): bytes written through a duplicate of the socket" \
-        "$how: enforce: the log names quoteguard and the refusal"
+    case $how in
+    fdopen) refusal="quoteguard: refused (EACCES): stdio (fdopen) on the socket" ;;
+    splice) refusal="quoteguard: refused (EACCES): bytes moved by splice into a database connection's socket" ;;
+    *) refusal="quoteguard: refused (EACCES): bytes written through a duplicate of the socket" ;;
+    esac
+    has "$(cat "$log")" "$refusal" "$how: enforce: the log names quoteguard and the refusal"
     has "$out" "ROW: alive" "$how: enforce: the connection works through libmariadb"
 done
 
