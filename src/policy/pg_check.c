@@ -59,10 +59,11 @@ QG_HOT bool qg_pg_check_converted(qg_query *q, bool converts,
     return allowed;
 }
 
-/* The name a query is checked under when a statement queued before it in
- * the pipeline sets the client encoding to a value not known in advance:
- * the guard blocks it as an unknown encoding. */
-static const char unknown_pipeline_encoding[] = "set in the pipeline to a value not known in advance";
+/* The name a query is checked under when its client encoding is not known
+ * when it is written (a statement queued before it sets a value not known
+ * in advance, or the server has not named it yet): the guard blocks it as
+ * an unknown encoding. */
+static const char unknown_pipeline_encoding[] = "not yet known: set in the pipeline or not reported yet";
 
 bool qg_pg_check_states(const qg_query *described, qg_pg_server_encoding_fn server_encoding,
                         const qg_pg_pending *states, qg_decision *d)

