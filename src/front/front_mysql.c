@@ -240,7 +240,7 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
             qg_my_block_set(&e->block, &d, api == API_SEND_QUERY && !answered);
         else
             orphan_mysql = mysql, qg_my_block_set(&orphan, &d, api == API_SEND_QUERY && !answered);
-        qg_guard_leave();
+        qg_guard_leave_call(mysql, sql, len);
         return answered ? 0 : 1;
     }
     /* With earlier answers unread, the library reads the first of them
@@ -259,7 +259,7 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
         qg_my_session_answered(&e->session, &server, mysql, later ? NULL : sql, len);
     if (queued && api != API_SEND_QUERY && (rc == 0 || server_answered(mysql)))
         note_read(e, mysql, rc);
-    qg_guard_leave();
+    qg_guard_leave_call(mysql, sql, len);
     return rc;
 }
 
@@ -295,7 +295,7 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
     if (e && e->block.await_read) {
         /* nothing was sent: reading would wait for an answer forever */
         e->block.await_read = false;
-        qg_guard_leave();
+        qg_guard_leave_call(mysql, NULL, 0);
         return 1;
     }
     my_bool rc = fn(mysql);
@@ -303,7 +303,7 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
         qg_my_session_answered(&e->session, &server, mysql, NULL, 0);
     if (e)
         note_read(e, mysql, rc);
-    qg_guard_leave();
+    qg_guard_leave_call(mysql, NULL, 0);
     return rc;
 }
 
@@ -323,7 +323,7 @@ QG_EXPORT int mysql_next_result(MYSQL *mysql)
         qg_my_session_answered(&e->session, &server, mysql, NULL, 0);
     if (rc != -1) /* -1: no result was left to read */
         note_read(e, mysql, rc);
-    qg_guard_leave();
+    qg_guard_leave_call(mysql, NULL, 0);
     return rc;
 }
 
@@ -358,14 +358,14 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
     if (!connection_query_allowed(s->mysql, "mysql_stmt_prepare", sql, len,
                                   __builtin_return_address(0), &d, &e)) {
         qg_my_block_set(&s->block, &d, false);
-        qg_guard_leave();
+        qg_guard_leave_call(stmt, sql, len);
         return 1;
     }
     qg_my_sending = s->mysql;
     int rc = fn(stmt, sql, len);
     qg_my_sending = NULL;
     s->may_hide = qg_my_may_change_unreported(e ? &e->session.state : NULL, sql, len);
-    qg_guard_leave();
+    qg_guard_leave_call(stmt, sql, len);
     return rc;
 }
 
@@ -413,7 +413,7 @@ QG_EXPORT int mariadb_stmt_execute_direct(MYSQL_STMT *stmt, const char *sql, siz
         qg_my_block_set(&s->block, &d, false);
         if (e)
             qg_my_block_set(&e->block, &d, false);
-        qg_guard_leave();
+        qg_guard_leave_call(stmt, sql, given);
         return 1;
     }
     s->may_hide = qg_my_may_change_unreported(e ? &e->session.state : NULL, sql, len);
@@ -423,7 +423,7 @@ QG_EXPORT int mariadb_stmt_execute_direct(MYSQL_STMT *stmt, const char *sql, siz
     qg_my_sending = outer;
     if (e)
         qg_my_session_executed(&e->session, &server, s->mysql, s->may_hide);
-    qg_guard_leave();
+    qg_guard_leave_call(stmt, sql, given);
     return rc;
 }
 
@@ -482,7 +482,7 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
         if (rc == 0) /* the library sent SET NAMES: its OK packet reports */
             qg_my_session_answered(&e->session, &server, mysql, "", 0);
     }
-    qg_guard_leave();
+    qg_guard_leave_call(mysql, NULL, 0);
     return rc;
 }
 
@@ -625,7 +625,7 @@ QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const c
     qg_my_conn *e = !tracking_enabled() || !to || !from ? NULL : qg_my_conn_find(mysql);
     if (e && e->session.stale && !e->session.unread && qg_guard_enter(mysql, NULL, 0)) {
         qg_my_session_refresh(&e->session, &server, mysql);
-        qg_guard_leave();
+        qg_guard_leave_call(mysql, NULL, 0);
     }
     const char *lib = lib_charset ? lib_charset(mysql) : NULL;
     bool lib_quotes_only = qg_my_lib_status(mysql) & QG_MY_STATUS_NO_BACKSLASH_ESCAPES;

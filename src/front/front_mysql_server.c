@@ -34,7 +34,7 @@ static bool own_statement(MYSQL *mysql, mysql_real_query_fn run, const char *sql
     int rc = run(mysql, sql, len);
     qg_my_sending = outer;
     if (entered)
-        qg_guard_leave();
+        qg_guard_leave_call(mysql, sql, len);
     return rc == 0;
 }
 

@@ -2,6 +2,7 @@
  * allow-list, log the findings, and word the error a blocked caller gets. */
 #include "guard.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,55 +14,91 @@
 #include "shape.h"
 #include "shape_profile.h"
 
-/* Calls deeper than this are still counted but not recorded: the library's
- * inner calls for them are checked again (logged twice, never skipped). */
+/* Calls in flight past this many are still counted but not recorded: the
+ * library's inner calls for them are checked again (logged twice, never
+ * skipped). */
 #define CALLS_RECORDED 8
 
 typedef struct call_in_flight {
     const void *conn;
     const char *sql; /* NULL: every query on conn is the library's own */
     size_t len;
-    bool ready;      /* false while being filled, and in every slot past the depth */
+    unsigned order;  /* when it entered: the innermost call is the latest */
+    bool taken;      /* claimed by an enter: set first, cleared last */
+    bool ready;      /* filled in: read only while set */
 } call_in_flight;
 
 /* initial-exec: the variables live in the static TLS block, so reading them
- * never calls __tls_get_addr (which may allocate) on the query path. */
-static __thread unsigned calls_depth __attribute__((tls_model("initial-exec")));
+ * never calls __tls_get_addr (which may allocate) on the query path.  The
+ * records are a set, not a stack: libmariadb's non-blocking calls run in a
+ * coroutine of their own on the thread, and one may finish after a call
+ * that started later. */
 static __thread call_in_flight calls[CALLS_RECORDED] __attribute__((tls_model("initial-exec")));
+static __thread unsigned calls_entered __attribute__((tls_model("initial-exec")));
+static __thread unsigned calls_unrecorded __attribute__((tls_model("initial-exec")));
 
 /* A signal handler on this thread may run between any two steps below and
- * enter and leave itself: it takes the slots past the depth, and reads a
- * slot only once it is ready. */
+ * enter and leave itself: it skips a slot once taken, and reads a slot only
+ * once it is ready. */
 QG_HOT bool qg_guard_enter(const void *conn, const char *sql, size_t len)
 {
-    unsigned depth = calls_depth;
-    unsigned recorded = depth < CALLS_RECORDED ? depth : CALLS_RECORDED;
-    for (unsigned i = 0; i < recorded; i++) {
+    for (unsigned i = 0; i < CALLS_RECORDED; i++) {
         const call_in_flight *c = &calls[i];
         if (c->ready && c->conn == conn && (!c->sql || (c->sql == sql && c->len == len)))
             return false;
     }
-    calls_depth = depth + 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (depth < CALLS_RECORDED) {
-        calls[depth].conn = conn;
-        calls[depth].sql = sql;
-        calls[depth].len = len;
+    for (unsigned i = 0; i < CALLS_RECORDED; i++) {
+        call_in_flight *c = &calls[i];
+        if (c->taken)
+            continue;
+        c->taken = true;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        calls[depth].ready = true;
+        c->conn = conn;
+        c->sql = sql;
+        c->len = len;
+        c->order = ++calls_entered;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        c->ready = true;
+        return true;
     }
+    calls_unrecorded++;
     return true;
 }
 
+static void release(call_in_flight *c)
+{
+    c->ready = false;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    c->taken = false;
+}
+
+/* Calls past the records are the innermost: they entered while every slot
+ * was taken. */
 QG_HOT void qg_guard_leave(void)
 {
-    unsigned depth = calls_depth;
-    if (depth == 0)
+    if (calls_unrecorded > 0) {
+        calls_unrecorded--;
         return;
-    if (depth <= CALLS_RECORDED)
-        calls[depth - 1].ready = false;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    calls_depth = depth - 1;
+    }
+    call_in_flight *latest = NULL;
+    for (unsigned i = 0; i < CALLS_RECORDED; i++)
+        if (calls[i].ready && (!latest || (int)(calls[i].order - latest->order) > 0))
+            latest = &calls[i];
+    if (latest)
+        release(latest);
+}
+
+QG_HOT void qg_guard_leave_call(const void *conn, const char *sql, size_t len)
+{
+    for (unsigned i = 0; i < CALLS_RECORDED; i++) {
+        call_in_flight *c = &calls[i];
+        if (c->ready && c->conn == conn && c->sql == sql && c->len == len) {
+            release(c);
+            return;
+        }
+    }
+    if (calls_unrecorded > 0)
+        calls_unrecorded--;
 }
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t len)

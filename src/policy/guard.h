@@ -57,14 +57,20 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
  * (same pointer and length), or inside a call on that connection whose
  * queries are the library's own (entered with sql == NULL:
  * mysql_set_character_set's SET NAMES);
- * the caller then calls the real function directly and must NOT call
- * qg_guard_leave().  After a true, call qg_guard_leave() exactly once.
+ * the caller then calls the real function directly and must NOT leave.
+ * After a true, leave exactly once: qg_guard_leave_call with the same
+ * arguments, or qg_guard_leave (the innermost call in flight) where calls
+ * always end in the order opposite to the one they began in (libpq).  A
+ * libmariadb non-blocking call (mysql_real_query_start) runs the library's
+ * call in a coroutine that a later call may outlast, so the MySQL front
+ * leaves by its arguments.
  * The shim enters too before it hands the library a text of its own (a
  * rewritten query, a state query), so that the library's inner calls for it
  * pass.  Async-signal-safe: a handler that interrupts enter or leave sees
  * either the record before or after. */
 bool qg_guard_enter(const void *conn, const char *sql, size_t len);
 void qg_guard_leave(void);
+void qg_guard_leave_call(const void *conn, const char *sql, size_t len);
 
 /* Logs that the client library has no function `name` the front needs (an
  * error event, missing_symbol); the front then refuses the call. */

@@ -60,6 +60,7 @@
 #include <string.h>
 
 #include "my_print.h"
+#include "my_wait.h"
 
 typedef enum send_api { VIA_QUERY, VIA_REAL, VIA_SEND, VIA_QUEUE, VIA_DIRECT, VIA_ASYNC } send_api;
 typedef enum escape_kind { ESC_BYTEWISE, ESC_REAL, ESC_LEGACY, ESC_NONE } escape_kind;
@@ -216,22 +217,6 @@ static void run_direct(client *c, const char *sql, unsigned long len)
     }
     printf("ROWS: %llu\n", rows);
     mysql_stmt_close(stmt);
-}
-
-/* Waits on the connection's socket for what the non-blocking call asked. */
-static int wait_for(MYSQL *mysql, int status)
-{
-    struct pollfd p = {.fd = mysql_get_socket(mysql)};
-    if (status & MYSQL_WAIT_READ)
-        p.events |= POLLIN;
-    if (status & MYSQL_WAIT_WRITE)
-        p.events |= POLLOUT;
-    if (status & MYSQL_WAIT_EXCEPT)
-        p.events |= POLLPRI;
-    if (poll(&p, 1, 10000) <= 0)
-        return MYSQL_WAIT_TIMEOUT;
-    return (p.revents & POLLIN ? MYSQL_WAIT_READ : 0) | (p.revents & POLLOUT ? MYSQL_WAIT_WRITE : 0) |
-           (p.revents & POLLPRI ? MYSQL_WAIT_EXCEPT : 0);
 }
 
 static int real_query_async(MYSQL *mysql, const char *sql, unsigned long len)

@@ -12,14 +12,16 @@
 #    COM_STMT_EXECUTE written together), the non-blocking
 #    mysql_real_query_start and an init command (MYSQL_INIT_COMMAND, run
 #    inside mysql_real_connect) inject without the shim and are blocked with
-#    it, correctly escaped text is unchanged, and the connection stays usable.
+#    it, correctly escaped text is unchanged, and the connection stays usable;
+#  - so does a query on a connection whose non-blocking call ended while a
+#    later one on another connection still waited (my_async_order).
 # servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lib/shim.sh
 . tests/lib/mariadb.sh
 
-qg_require_build clients/my_legacy
+qg_require_build clients/my_legacy clients/my_async_order
 LIB=$(ldd "$QG_BUILD/clients/my_legacy" | sed -n 's/.*libmariadb\.so\.3 => \([^ ]*\).*/\1/p')
 [ -n "$LIB" ] || tap_skip_all "my_legacy is not linked to libmariadb.so.3"
 LIST=src/front/libmariadb_exports.txt
@@ -114,6 +116,27 @@ plain=$("$LEGACY" "$QG_MY_SOCKET" "${legit[@]}")
 shimmed=$(with_shim enforce "$QG_MY_DIR/async-ok.log" "$LEGACY" "$QG_MY_SOCKET" "${legit[@]}")
 has "$plain" "ROW: 955C4127" "mysql_real_query_start: escaped gbk text round-trips"
 ok "mysql_real_query_start: identical results with and without the shim" [ "$plain" = "$shimmed" ]
+
+# Non-blocking calls that end out of order: mysql_read_query_result_start on
+# connection A and mysql_real_query_start on B both wait; A's ends first,
+# then a query runs on A while B's call is still in flight.
+order_attack() { # MARK
+    printf "SELECT /*%s*/ secret FROM users WHERE name = '\xbf\x5c\x27 OR 1=1 -- '" "$1"
+}
+out=$("$QG_BUILD/clients/my_async_order" "$QG_MY_SOCKET" "$(order_attack "qgm_order_plain_$$")")
+has "$out" "ROW: secret_bob" "non-blocking calls ending out of order: without the shim the attack injects"
+out=$(with_shim enforce "$QG_MY_DIR/order.log" "$QG_BUILD/clients/my_async_order" "$QG_MY_SOCKET" \
+    "$(order_attack "qgm_order_shim_$$")")
+matches "$out" '^ERROR: 1105 [0-9A-Z]{5} quoteguard: blocked structure_mismatch' \
+    "non-blocking calls ending out of order: the query on A is checked, blocked naming quoteguard"
+lacks "$(cat "$QG_MY_LOG")" "qgm_order_shim_$$" "non-blocking calls ending out of order: the attack never reaches the server"
+has "$out" "B: done" "non-blocking calls ending out of order: B's call ends"
+has "$out" "ROW: alive" "non-blocking calls ending out of order: A stays usable"
+plain=$("$QG_BUILD/clients/my_async_order" "$QG_MY_SOCKET" "SELECT HEX(_gbk 0x955c4127)")
+shimmed=$(with_shim enforce "$QG_MY_DIR/order-ok.log" "$QG_BUILD/clients/my_async_order" "$QG_MY_SOCKET" \
+    "SELECT HEX(_gbk 0x955c4127)")
+has "$plain" "ROW: 955C4127" "non-blocking calls ending out of order: a legitimate query on A answers"
+ok "non-blocking calls ending out of order: identical results with and without the shim" [ "$plain" = "$shimmed" ]
 
 # An init command, run inside mysql_real_connect on a gbk connection.
 init_attack() { # MARK

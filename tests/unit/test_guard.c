@@ -489,6 +489,19 @@ static void test_reentrancy(void)
         qg_guard_leave();
     tap_ok(qg_guard_enter(&conn_a, texts[0], 2), "deep: balanced after every leave");
     qg_guard_leave();
+
+    /* libmariadb's non-blocking calls run in coroutines: one may end after
+     * a call that began later, and each leaves its own record. */
+    tap_ok(qg_guard_enter(&conn_a, NULL, 0), "out of order: a call on A enters");
+    tap_ok(qg_guard_enter(&conn_b, same, len), "out of order: a call on B enters");
+    qg_guard_leave_call(&conn_a, NULL, 0);
+    tap_ok(qg_guard_enter(&conn_a, copy, len),
+           "out of order: once A's call ended, a query on A is checked");
+    qg_guard_leave_call(&conn_a, copy, len);
+    tap_ok(!qg_guard_enter(&conn_b, same, len), "out of order: B's call is still in flight");
+    qg_guard_leave_call(&conn_b, same, len);
+    tap_ok(qg_guard_enter(&conn_b, same, len), "out of order: balanced once B's call ended");
+    qg_guard_leave();
 }
 
 int main(void)
