@@ -8,8 +8,10 @@
  * statements whose effect is plain (SET NAMES x, SET character_set_client =
  * x, SET sql_mode = '…', in any spelling of scope and name) give the next
  * state; any other statement that may change it (a SET of an expression,
- * CALL, EXECUTE, a compound statement, SET STATEMENT … FOR) leaves it
- * unknown.  Pure logic: no client library. */
+ * EXECUTE, a compound statement, SET STATEMENT … FOR) leaves it unknown.
+ * CALL leaves it as it was: when a stored procedure returns, the server
+ * gives its caller back the character_set_client, collation_connection and
+ * sql_mode it had (sp_head::execute).  Pure logic: no client library. */
 #include "mysql_statements.h"
 
 #include <stdio.h>
@@ -321,6 +323,7 @@ static void read_set_list(cursor *c, item it, qg_my_state *st, qg_my_effect *fx)
                 } else {
                     fx->change.flags_set |= known;
                     fx->change.flags_unknown |= !known;
+                    fx->change.flags_in_status |= !known && !global;
                 }
             }
         } else {
@@ -516,9 +519,10 @@ static size_t read_statement_at(qg_my_state *st, const qg_my_server_kind *server
             cursor_next(&c, &it);
             fx->deallocates = statement_name(&c, &it, fx);
         }
+    } else if (item_word(&c, &it, "CALL")) {
+        fx->runs_other = true; /* the state after it is the state before */
     } else if (fx->nonempty && !inert_statement(&c, &it)) {
-        fx->unknown = true; /* CALL, compound statements, … */
-        fx->runs_other = item_word(&c, &it, "CALL");
+        fx->unknown = true; /* compound statements, … */
     } else if (!memchr(sql + c.pos, ';', len - c.pos))
         return len; /* the one statement changes nothing: no need to read on */
     while (it.kind != IT_END) /* the rest of the statement */
@@ -530,8 +534,10 @@ static size_t read_statement_at(qg_my_state *st, const qg_my_server_kind *server
     if (c.saw_uncertain && (fx->changed || fx->unknown || fx->change.charset_unknown ||
                             fx->change.flags_unknown || fx->prepares || fx->executes))
         fx->unknown = true;
-    if (fx->unknown)
+    if (fx->unknown) {
         fx->change.charset_unknown = fx->change.flags_unknown = true;
+        fx->change.flags_in_status = false; /* not (only) a SET's own value */
+    }
     fx->unknown = fx->change.charset_unknown || fx->change.flags_unknown;
     if (fx->change.charset_set)
         memcpy(fx->change.charset, st->charset, sizeof fx->change.charset);

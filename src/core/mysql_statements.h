@@ -14,6 +14,9 @@
 typedef struct qg_my_change {
     bool charset_set, flags_set;         /* charset / flags hold the new value */
     bool charset_unknown, flags_unknown; /* only the server knows the new value */
+    /* flags_unknown because a SET gives the session's sql_mode the value of
+     * an expression: the server's status bits right after it tell them */
+    bool flags_in_status;
     char charset[QG_MY_CHARSET_MAX];
     unsigned flags;
 } qg_my_change;
@@ -29,7 +32,10 @@ typedef struct qg_my_effect {
     bool changed;  /* *st now holds what the statement sets */
     bool unknown;  /* it may change the state in a way only the server knows */
     bool nonempty; /* the statement has any code */
-    bool runs_other; /* CALL or EXECUTE: it runs statements of its own */
+    /* CALL or EXECUTE: it runs statements of its own (a procedure's own
+     * SETs of character_set_client and sql_mode end with it: the server
+     * gives the caller's back when it returns) */
+    bool runs_other;
     qg_my_change change; /* what it sets, part by part */
     /* PREPARE name FROM …, EXECUTE name, DEALLOCATE / DROP PREPARE name:
      * the name (in the text), and what the prepared text sets when run */

@@ -183,15 +183,32 @@ void qg_wire_my_response(qg_wire_my *m, const uint8_t *p, size_t n, bool inside_
         m->response_seen = true;
 }
 
-/* The quoting status bits: NO_BACKSLASH_ESCAPES from every server, and
- * ANSI_QUOTES from MariaDB (MySQL has no such bit). */
-static void take_status(qg_wire_my *m, qg_wire_session *s, unsigned status)
+/* The status bits of an OK or EOF packet, kept until the answer ends: the
+ * quoting bits are the server's word only where they are fresh (finish). */
+static void take_status(qg_wire_my *m, unsigned status)
 {
-    s->no_backslash_escapes = status & STATUS_NO_BACKSLASH_ESCAPES;
-    if (m->server.mariadb) {
-        s->ansi_quotes = status & STATUS_ANSI_QUOTES;
-        m->flags_known = true;
-    }
+    m->answer_status = status;
+    m->answer_status_seen = true;
+}
+
+/* The quoting flags the status bits say: NO_BACKSLASH_ESCAPES from every
+ * server, ANSI_QUOTES from MariaDB (MySQL has no such bit). */
+static unsigned status_flags(const qg_wire_my *m, unsigned status)
+{
+    return (status & STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
+           (m->server.mariadb && (status & STATUS_ANSI_QUOTES) ? QG_ANSI_QUOTES : 0);
+}
+
+static unsigned session_flags(const qg_wire_session *s)
+{
+    return (s->no_backslash_escapes ? QG_NO_BACKSLASH_ESCAPES : 0) |
+           (s->ansi_quotes ? QG_ANSI_QUOTES : 0);
+}
+
+static void set_flags(qg_wire_session *s, unsigned flags)
+{
+    s->no_backslash_escapes = flags & QG_NO_BACKSLASH_ESCAPES;
+    s->ansi_quotes = flags & QG_ANSI_QUOTES;
 }
 
 static void set_charset(qg_wire_session *s, const char *name, size_t len)
@@ -203,8 +220,9 @@ static void set_charset(qg_wire_session *s, const char *name, size_t len)
 }
 
 /* Session-state changes of an OK packet: character_set_client among the
- * system variables (the client asked for them). */
-static void session_state(qg_wire_my *m, qg_wire_session *s, reader *r)
+ * system variables (the client asked for them), kept until the answer
+ * ends.  `final`: the packet ends the answer. */
+static void session_state(qg_wire_my *m, reader *r, bool final)
 {
     const uint8_t *block;
     size_t block_len;
@@ -229,16 +247,16 @@ static void session_state(qg_wire_my *m, qg_wire_session *s, reader *r)
         if (qg_my_word_is((const char *)name, name_len, "character_set_client") &&
             qg_my_state_apply(&st, (const char *)name, name_len, (const char *)value, value_len,
                               &list)) {
-            set_charset(s, st.charset, strlen(st.charset));
-            m->known = true;
-            m->reported_charset = true;
+            memcpy(m->report.charset, st.charset, sizeof m->report.charset);
+            m->report.seen = true;
+            m->report.final = final;
         }
     }
 }
 
 /* An OK packet (0x00, or 0xfe ending a result with CLIENT_DEPRECATE_EOF):
  * its status bits, and its session-state report when the client asked. */
-static unsigned ok_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
+static unsigned ok_packet(qg_wire_my *m, const uint8_t *p, size_t n)
 {
     reader r = {p + 1, p + n, true};
     read_lenenc(&r); /* affected rows */
@@ -247,27 +265,35 @@ static unsigned ok_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, s
         return 0;
     unsigned status = le16(r.p);
     r.p += 4; /* status, warnings */
-    take_status(m, s, status);
+    take_status(m, status);
     if (!(m->caps & CLIENT_SESSION_TRACK) || r.p >= r.end)
         return status;
     const uint8_t *info;
     size_t info_len;
     if (read_lenenc_str(&r, &info, &info_len) && (status & STATUS_SESSION_STATE_CHANGED))
-        session_state(m, s, &r);
+        session_state(m, &r, !(status & STATUS_MORE_RESULTS));
     return status;
 }
 
 /* An EOF packet (0xfe, warnings, status) or, with CLIENT_DEPRECATE_EOF, the
  * OK packet in its place: the status. */
-static unsigned eof_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
+static unsigned eof_packet(qg_wire_my *m, const uint8_t *p, size_t n)
 {
     if (m->caps & CLIENT_DEPRECATE_EOF)
-        return ok_packet(m, s, p, n);
+        return ok_packet(m, p, n);
     if (n < 5)
         return 0;
     unsigned status = le16(p + 3);
-    take_status(m, s, status);
+    take_status(m, status);
     return status;
+}
+
+/* The answer read so far leaves nothing for the next one. */
+static void answer_ended(qg_wire_my *m)
+{
+    m->answer = QG_MY_ANS_FIRST;
+    m->answer_status_seen = false;
+    m->report.seen = false;
 }
 
 void qg_wire_my_login_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
@@ -275,8 +301,13 @@ void qg_wire_my_login_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, si
     set_charset(s, m->login_charset, strlen(m->login_charset));
     m->known = m->login_charset[0] != '\0';
     m->flags_known = true; /* the server's bits: ANSI_QUOTES only where reported */
-    s->ansi_quotes = false;
-    ok_packet(m, s, p, n);
+    ok_packet(m, p, n);
+    set_flags(s, m->answer_status_seen ? status_flags(m, m->answer_status) : 0);
+    if (m->report.seen) {
+        set_charset(s, m->report.charset, strlen(m->report.charset));
+        m->known = true;
+    }
+    answer_ended(m);
 }
 
 /* ------------------------------------------------------------ prepared */
@@ -370,6 +401,10 @@ static qg_wire_my_effect *effect_of(const qg_my_change *ch)
 }
 
 static const qg_my_change unknown_change = {.charset_unknown = true, .flags_unknown = true};
+/* COM_CHANGE_USER and COM_RESET_CONNECTION start the session anew: its
+ * status bits are set from the sql_mode it starts with */
+static const qg_my_change reinit_change = {
+    .charset_unknown = true, .flags_unknown = true, .flags_in_status = true};
 
 void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *start, const char *sql,
                              size_t len)
@@ -380,6 +415,7 @@ void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *start, const char
     qg_wire_my_effect e = {0};
     qg_my_state st = *start;
     unsigned statements = 0;
+    bool runs_other = false;
     for (size_t pos = 0; pos < len;) {
         qg_my_effect fx;
         size_t step = qg_my_read_statement_on(&st, &m->server, sql + pos, len - pos, &fx);
@@ -387,6 +423,7 @@ void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *start, const char
             break;
         pos += step;
         statements += fx.nonempty;
+        runs_other |= fx.runs_other;
         qg_my_change ch = fx.change;
         if (fx.executes) {
             const qg_wire_my_named *named = find_named(m, fx.stmt_name, fx.stmt_name_len);
@@ -411,6 +448,8 @@ void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *start, const char
     }
     if (e.prepares && statements > 1)
         e.prepares = false; /* which statements ran is the server's to say */
+    m->next_several = statements > 1;
+    m->next_mid_reports = statements > 1 && !runs_other && !memmem(sql, len, "@@", 2);
     if (e.count == 0 && !e.prepares)
         return;
     m->next_effect = malloc(sizeof e);
@@ -418,7 +457,6 @@ void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *start, const char
         *m->next_effect = e;
     else
         m->lost = true;
-    m->next_several = statements > 1;
 }
 
 void qg_wire_my_unreadable(qg_wire_my *m)
@@ -451,6 +489,7 @@ static qg_wire_my_effect *change_user_effect(const qg_wire_my *m, const uint8_t 
     nul = p < end ? memchr(p, 0, (size_t)(end - p)) : NULL;
     if (!nul || end - (nul + 1) < 2)
         return effect_of(&ch);
+    ch = reinit_change;
     const char *charset = qg_wire_mysql_charset_of_collation(le16(nul + 1));
     if (charset && strlen(charset) < sizeof ch.charset) {
         ch.charset_unknown = false;
@@ -496,9 +535,9 @@ static bool push(qg_wire_my *m, const qg_wire_my_pending *e)
 void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, bool replaced)
 {
     qg_wire_my_effect *effect = m->next_effect;
-    bool several = m->next_several;
+    bool several = m->next_several, mid_reports = m->next_mid_reports && !replaced;
     m->next_effect = NULL;
-    m->next_several = false;
+    m->next_several = m->next_mid_reports = false;
     if (pos < m->recorded_until || n < 5) {
         free(effect);
         return;
@@ -544,7 +583,7 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
         break;
     case COM_RESET_CONNECTION: {
         free(effect);
-        qg_my_change ch = unknown_change;
+        qg_my_change ch = reinit_change;
         if (m->login_charset[0]) {
             ch.charset_unknown = false;
             ch.charset_set = true;
@@ -556,7 +595,8 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
     default:
         break;
     }
-    qg_wire_my_pending e = {command, replaced, several, effect};
+    qg_wire_my_pending e = {command, replaced, several, mid_reports && command == COM_QUERY,
+                            effect};
     if (!push(m, &e)) {
         free(effect);
         m->lost = true;
@@ -565,47 +605,92 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
 
 /* ---------------------------------------------------------- the answers */
 
+/* The quoting flags a command leaves, from its changes in order (each
+ * either a value read from its text or one only the server knows).  The
+ * status bits are the server's word only where they are fresh: right after
+ * a SET of the session's sql_mode (or a new session), or equal to the flags
+ * before, whichever of the two ran.  A stored routine's own SET of sql_mode
+ * sets the bits, and the server gives the caller's sql_mode back when the
+ * routine returns but leaves the bits: after any other command they are
+ * not read. */
+static void settle_flags(qg_wire_my *m, qg_wire_session *s, const qg_wire_my_pending *e,
+                         bool ok, unsigned status, bool status_seen)
+{
+    bool partial = !ok && (e->several || e->command == COM_CHANGE_USER);
+    bool touched = false, known = true, in_status = false;
+    unsigned flags = session_flags(s);
+    for (unsigned i = 0; i < e->effect->count; i++) {
+        const qg_my_change *ch = &e->effect->changes[i];
+        if (ch->flags_unknown || (partial && ch->flags_set)) {
+            touched = true;
+            known = false;
+            in_status = ch->flags_unknown && ch->flags_in_status;
+        } else if (ok && ch->flags_set) {
+            touched = known = true;
+            flags = ch->flags;
+        }
+    }
+    if (!touched)
+        return;
+    if (known) {
+        set_flags(s, flags);
+        m->flags_known = true;
+        return;
+    }
+    unsigned seen = status_flags(m, status);
+    if (status_seen && in_status && !e->several) {
+        set_flags(s, seen);
+        /* MySQL has no ANSI_QUOTES bit: only a text can say it */
+        m->flags_known = m->server.mariadb;
+    } else if (!(status_seen && m->server.mariadb && m->flags_known &&
+                 seen == session_flags(s))) {
+        m->flags_known = false;
+    }
+}
+
 /* The first pending command's answer is read to its end: what it did. */
 static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
 {
     qg_wire_my_pending e = m->pending[m->head++];
     if (m->head == m->len)
         m->head = m->len = 0;
-    bool reported = m->reported_charset;
-    m->answer = QG_MY_ANS_FIRST;
-    m->reported_charset = false;
+    qg_wire_my_report report = m->report;
+    unsigned status = m->answer_status;
+    bool status_seen = m->answer_status_seen;
+    answer_ended(m);
     const qg_wire_my_effect *fx = e.effect;
-    if (e.replaced || !fx || e.command == COM_STMT_PREPARE) {
+    if (e.replaced || e.command == COM_STMT_PREPARE) {
         free(e.effect);
         return;
     }
-    if (ok && fx->prepares) {
+    if (fx && ok && fx->prepares)
         keep_named(m, fx->name, fx->name_len, &fx->prepared);
-    }
     /* An error: nothing of a single statement ran (but a procedure or a
      * compound statement may have run part of itself); any first few of
      * several may have. */
     bool partial = !ok && (e.several || e.command == COM_CHANGE_USER);
-    for (unsigned i = 0; i < fx->count; i++) {
+    for (unsigned i = 0; fx && i < fx->count; i++) {
         const qg_my_change *ch = &fx->changes[i];
-        if (!reported) {
-            if (ch->charset_unknown || (partial && ch->charset_set))
-                m->known = false;
-            else if (ok && ch->charset_set) {
-                set_charset(s, ch->charset, strlen(ch->charset));
-                m->known = true;
-                if (e.command == COM_CHANGE_USER)
-                    memcpy(m->login_charset, ch->charset, sizeof m->login_charset);
-            }
+        if (ch->charset_unknown || (partial && ch->charset_set))
+            m->known = false;
+        else if (ok && ch->charset_set) {
+            set_charset(s, ch->charset, strlen(ch->charset));
+            m->known = true;
+            if (e.command == COM_CHANGE_USER)
+                memcpy(m->login_charset, ch->charset, sizeof m->login_charset);
         }
-        if (!m->server.mariadb) { /* ANSI_QUOTES is not in the status bits */
-            if (ch->flags_unknown || (partial && ch->flags_set))
-                m->flags_known = false;
-            else if (ok && ch->flags_set) {
-                s->ansi_quotes = ch->flags & QG_ANSI_QUOTES;
-                m->flags_known = true;
-            }
-        }
+    }
+    if (fx)
+        settle_flags(m, s, &e, ok, status, status_seen);
+    /* A report gives character_set_client as it was when the packet was
+     * sent: at the answer's end, the value from then on.  One before the end
+     * may come from inside a procedure, whose return the server does not
+     * report, or be followed by a SET @@name it does not report. */
+    if (report.seen && (report.final || e.mid_reports)) {
+        set_charset(s, report.charset, strlen(report.charset));
+        m->known = true;
+        if (e.command == COM_CHANGE_USER)
+            memcpy(m->login_charset, report.charset, sizeof m->login_charset);
     }
     free(e.effect);
 }
@@ -668,7 +753,7 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
             finish(m, s, false);
         else if (e->command == COM_CHANGE_USER) {
             if (first == 0x00) { /* else an authentication exchange goes on */
-                ok_packet(m, s, p, n);
+                ok_packet(m, p, n);
                 finish(m, s, true);
             }
         } else if (e->command == COM_STATISTICS)
@@ -676,9 +761,9 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
         else if (e->command == COM_STMT_PREPARE && first == 0x00)
             prepare_ok(m, s, p, n);
         else if (first == 0x00)
-            result_end(m, s, ok_packet(m, s, p, n));
+            result_end(m, s, ok_packet(m, p, n));
         else if (first == 0xfe)
-            result_end(m, s, eof_packet(m, s, p, n));
+            result_end(m, s, eof_packet(m, p, n));
         else if (first == 0xfb && e->command == COM_QUERY)
             m->infile = true; /* LOAD DATA LOCAL: the file's packets, then OK / ERR */
         else if (e->command == COM_FIELD_LIST)
@@ -698,7 +783,7 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
             return;
         }
         /* a cursor was opened: the rows come by COM_STMT_FETCH */
-        if (!deprecate_eof && ends && (eof_packet(m, s, p, n) & STATUS_CURSOR_EXISTS)) {
+        if (!deprecate_eof && ends && (eof_packet(m, p, n) & STATUS_CURSOR_EXISTS)) {
             finish(m, s, true);
             return;
         }
@@ -709,7 +794,7 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
         if (first == 0xff)
             finish(m, s, false);
         else if (ends)
-            result_end(m, s, eof_packet(m, s, p, n));
+            result_end(m, s, eof_packet(m, p, n));
         return;
     }
 }

@@ -3,16 +3,19 @@
  * states a query written now may meet.
  *
  * The state is the server's word where it gives one — the handshake's
- * collation once the login OK comes, the quoting status bits of every OK
- * and EOF packet, a session-tracking report when the client asked for one —
- * and otherwise what an answered statement plainly sets (SET NAMES x, SET
- * character_set_client / sql_mode to a literal, the same through EXECUTE
- * IMMEDIATE, SET STATEMENT … FOR, a prepared statement, a
+ * collation and the login OK's quoting status bits, a session-tracking
+ * report when the client asked for one, the status bits after a SET of
+ * sql_mode — and otherwise what an answered statement plainly sets (SET
+ * NAMES x, SET character_set_client / sql_mode to a literal, the same
+ * through EXECUTE IMMEDIATE, SET STATEMENT … FOR, a prepared statement, a
  * COM_CHANGE_USER's collation, COM_RESET_CONNECTION's return to the
- * connection's).  A statement whose effect only the server knows makes the
- * state unknown until one of those says it again.  A query written before
- * the answers to earlier commands came is checked under every state they
- * may leave. */
+ * connection's).  A CALL leaves the state as it was: the server gives a
+ * procedure's caller its character set and sql_mode back when it returns
+ * (but not the status bits, nor a report of the return, so neither is
+ * taken from inside a procedure's answer).  A statement whose effect only
+ * the server knows makes the state unknown until one of those says it
+ * again.  A query written before the answers to earlier commands came is
+ * checked under every state they may leave. */
 #ifndef QG_WIRE_MYSQL_H
 #define QG_WIRE_MYSQL_H
 
@@ -47,8 +50,19 @@ typedef struct qg_wire_my_pending {
     uint8_t command;
     bool replaced; /* a blocked query's replacement: answered with an error */
     bool several;  /* a text of several statements */
+    /* a session-state report before the answer's end gives the value from
+     * then on: a text of several statements that runs no other statement
+     * and sets no variable the server may not report (SET @@name) */
+    bool mid_reports;
     qg_wire_my_effect *effect; /* NULL: changes nothing */
 } qg_wire_my_pending;
+
+/* The last report of character_set_client in the answer being read. */
+typedef struct qg_wire_my_report {
+    bool seen;
+    bool final; /* in the answer's last packet */
+    char charset[QG_MY_CHARSET_MAX];
+} qg_wire_my_report;
 
 /* A prepared statement (binary protocol) whose text changes the state. */
 typedef struct qg_wire_my_stmt {
@@ -82,7 +96,10 @@ typedef struct qg_wire_my {
      * answered statement left it for the server alone to know since. */
     bool known;
     bool flags_known; /* the quoting modes too (MySQL reports no ANSI_QUOTES bit) */
-    bool reported_charset; /* the answer being read reported character_set_client */
+    /* the answer being read: its last status bits, its last report */
+    unsigned answer_status;
+    bool answer_status_seen;
+    qg_wire_my_report report;
     /* commands written, answers not read: pending[head, len) */
     qg_wire_my_pending *pending;
     size_t head, len, cap;
@@ -90,7 +107,7 @@ typedef struct qg_wire_my {
     uint64_t recorded_until; /* client stream position after the last command recorded */
     /* the effect of the query being checked, from the front's check */
     qg_wire_my_effect *next_effect;
-    bool next_several;
+    bool next_several, next_mid_reports;
     /* the answer being read */
     qg_wire_my_answer answer;
     uint64_t skip;

@@ -16,9 +16,14 @@
 # with server-side prepares after a sql_mode set to an expression; a raw
 # protocol client writing SET NAMES and the query in one write, the query in
 # the same write as the handshake response, COM_RESET_CONNECTION, and a
-# capability the server never offered (CLIENT_QUERY_ATTRIBUTES).  A change
-# only the server knows (SET character_set_client = @v) blocks what does
-# not read alike in every state (state_unknown), in audit logged only.
+# capability the server never offered (CLIENT_QUERY_ATTRIBUTES).  Stored
+# procedures: the state after a CALL is the caller's (the server gives it
+# back), whatever the procedure set, the session-tracking report from
+# inside it (a raw client, the mariadb client, Connector/J) or the
+# NO_BACKSLASH_ESCAPES status bit it left (which PyMySQL and mysqli escape
+# by).  A change only the server knows (SET character_set_client = @v)
+# blocks what does not read alike in every state (state_unknown), in audit
+# logged only.
 # servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -40,6 +45,13 @@ my_sql -e "CREATE DATABASE qg;
            CREATE TABLE qg.users (name VARBINARY(64), secret VARCHAR(64));
            INSERT INTO qg.users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob')" ||
     tap_bail "cannot create the tables"
+my_sql <<'SQL' || tap_bail "cannot create the procedures"
+DELIMITER //
+CREATE PROCEDURE qg.p_latin1() BEGIN SET NAMES latin1; SELECT 1 AS inside; END//
+CREATE PROCEDURE qg.p_gbk() BEGIN SET NAMES gbk; SELECT 1 AS inside; END//
+CREATE PROCEDURE qg.p_nbe() SET sql_mode = 'NO_BACKSLASH_ESCAPES'//
+DELIMITER ;
+SQL
 
 W=tests/wire
 PY=/usr/bin/python3
@@ -116,6 +128,34 @@ run_case "the query in the same write as the handshake response" state_unknown \
 # 6. A capability the server never offered does not turn the front off.
 run_case "CLIENT_QUERY_ATTRIBUTES asked, not offered" structure_mismatch \
     "$PY" $W/mysql_pipeline.py "$QG_MY_SOCKET" attributes @WHAT@ @MARKER@
+
+# 7. Stored procedures: when one returns, the server gives its caller the
+# character set and sql_mode back (a SET NAMES or SET sql_mode inside ends
+# with it), but not the status bits, nor a report of the return.
+run_case "CALL of a procedure that runs SET NAMES latin1 and a SELECT, on gbk" structure_mismatch \
+    "$PY" $W/mysql_state_paths.py "$QG_MY_SOCKET" @WHAT@ @MARKER@ "SET NAMES gbk" "CALL p_latin1()"
+run_case "the same where the client asked for session tracking (latin1 reported from inside)" \
+    structure_mismatch "$PY" $W/mysql_pipeline.py "$QG_MY_SOCKET" tracked-call @WHAT@ @MARKER@
+run_case "PyMySQL escaping by the NO_BACKSLASH_ESCAPES bit a procedure left" structure_mismatch \
+    "$PY" $W/mysql_state_paths.py "$QG_MY_SOCKET" @WHAT@-escaped @MARKER@ "CALL p_nbe()"
+run_case "mysqli real_escape_string by the NO_BACKSLASH_ESCAPES bit a procedure left" \
+    structure_mismatch php $W/mysql_php_routines.php "$QG_MY_SOCKET" @WHAT@ @MARKER@
+# The mariadb client asks for session tracking: UTF-8 text after a CALL of a
+# procedure that ran SET NAMES gbk and a SELECT reads as UTF-8.
+call_gbk="CALL p_gbk(); SELECT HEX('"$'\xe4\xb8\xbf\\\''"x')"
+plain=$(my_sql qg -e "$call_gbk" 2>&1)
+shimmed=$(with_shim enforce "$QG_MY_DIR/call-gbk.log" mariadb --no-defaults --socket="$QG_MY_SOCKET" \
+    -uroot --batch --skip-column-names qg -e "$call_gbk" 2>&1)
+has "$plain" "E4B8BF2778" "mariadb client: CALL p_gbk() then UTF-8 text: the server reads it as UTF-8"
+ok "mariadb client: the same output with the shim" [ "$plain" = "$shimmed" ]
+# So does Connector/J, with OK packets in place of EOF: the end of the
+# procedure's SELECT reports gbk from inside it.
+jdbc_call=(java -cp "$MY_JAR" $W/JdbcRoutine.java "jdbc:mariadb://127.0.0.1:$QG_MY_TCP_PORT/qg")
+plain=$("${jdbc_call[@]}" qgs_jdbc_call 2>&1)
+shimmed=$(with_shim enforce "$QG_MY_DIR/jdbc-call.log" "${jdbc_call[@]}" qgs_jdbc_call 2>&1)
+has "$plain" "ROW: E4B8BF2778" "Connector/J: CALL p_gbk() then UTF-8 text: the server reads it as UTF-8"
+ok "Connector/J: the same output with the shim" [ "$plain" = "$shimmed" ] ||
+    tap_diag "with the shim: $shimmed"
 
 # A change only the server knows: unknown means blocked, in audit logged.
 paths=("$PY" $W/mysql_state_paths.py "$QG_MY_SOCKET")

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quoteguard.h"
 #include "tap.h"
 #include "wire_stream.h"
 
@@ -391,7 +392,12 @@ static void test_mysql_ok_status(void)
            "mysql: the handshake response's collation 28 gives gbk");
     my_server_hello(&c);
     out.len = 0;
-    my_packet(&out, 0, "\x03SET sql_mode='NO_BACKSLASH_ESCAPES'", 36);
+    static const char set[] = "SET sql_mode=CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')";
+    uint8_t command[sizeof set] = {3};
+    memcpy(command + 1, set, sizeof set - 1);
+    my_packet(&out, 0, command, sizeof command);
+    qg_my_state gbk = {.charset = "gbk"};
+    qg_wire_my_query_effect(&c.my, &gbk, set, sizeof set - 1);
     qg_wire_write(&c, &io, out.data, out.len);
     static const uint8_t ok[] = {0, 0, 0, 0x02, 0x02, 0, 0}; /* status: NO_BACKSLASH_ESCAPES */
     qg_wire_buf in = {0};
@@ -399,10 +405,170 @@ static void test_mysql_ok_status(void)
     for (size_t i = 0; i < in.len; i++)
         qg_wire_read(&c, in.data + i, 1);
     tap_ok(c.session.no_backslash_escapes,
-           "mysql: an OK read a byte at a time sets NO_BACKSLASH_ESCAPES from its status");
+           "mysql: the OK of a SET sql_mode = expression, read a byte at a time, sets "
+           "NO_BACKSLASH_ESCAPES from its status");
     qg_wire_buf_free(&in);
     qg_wire_buf_free(&out);
     qg_wire_buf_free(&ignored);
+    qg_wire_buf_free(&s.got);
+    qg_wire_conn_release(&c);
+}
+
+/* A MariaDB session whose client asked for session tracking. */
+static void my_tracked_session(qg_wire_conn *c, sink *s)
+{
+    qg_wire_conn_init(c, QG_WIRE_MYSQL);
+    /* CLIENT_MYSQL, PROTOCOL_41, SECURE_CONNECTION; SESSION_TRACK */
+    static const uint8_t caps[4] = {0x01, 0x82, 0x80, 0x00};
+    uint8_t greeting[64] = {10};
+    static const char version[] = "5.5.5-10.11.19-MariaDB";
+    memcpy(greeting + 1, version, sizeof version);
+    size_t at = 1 + sizeof version + 4 + 8 + 1;
+    memcpy(greeting + at, caps, 2);
+    memcpy(greeting + at + 5, caps + 2, 2);
+    uint8_t response[64] = {0};
+    memcpy(response, caps, 4);
+    response[8] = 45; /* utf8mb4_general_ci */
+    memcpy(response + 32, "root\0", 5);
+    static const uint8_t ok[] = {0, 0, 0, 2, 0, 0, 0, 0};
+    qg_wire_buf in = {0}, out = {0};
+    my_packet(&in, 0, greeting, sizeof greeting);
+    qg_wire_read(c, in.data, in.len);
+    my_packet(&out, 1, response, 40);
+    qg_wire_io io = {sink_send, sink_check, s};
+    qg_wire_write(c, &io, out.data, out.len);
+    in.len = 0;
+    my_packet(&in, 2, ok, sizeof ok);
+    qg_wire_read(c, in.data, in.len);
+    qg_wire_buf_free(&in);
+    qg_wire_buf_free(&out);
+}
+
+/* An OK packet: status bits, and a report of character_set_client unless
+ * `charset` is NULL. */
+static void my_ok(qg_wire_buf *b, uint8_t seq, unsigned status, const char *charset)
+{
+    uint8_t p[128] = {0, 0, 0, (uint8_t)status, (uint8_t)(status >> 8), 0, 0, 0};
+    size_t n = 8;
+    if (charset) {
+        p[4] |= 0x40; /* SESSION_STATE_CHANGED */
+        size_t name = strlen("character_set_client"), value = strlen(charset);
+        size_t entry = 1 + name + 1 + value;
+        p[n++] = (uint8_t)(2 + entry);
+        p[n++] = 0; /* SESSION_TRACK_SYSTEM_VARIABLES */
+        p[n++] = (uint8_t)entry;
+        p[n++] = (uint8_t)name;
+        memcpy(p + n, "character_set_client", name);
+        n += name;
+        p[n++] = (uint8_t)value;
+        memcpy(p + n, charset, value);
+        n += value;
+    }
+    my_packet(b, seq, p, n);
+}
+
+/* The client writes `sql`; the server answers with the OK packets given. */
+static void my_exchange(qg_wire_conn *c, sink *s, const char *sql, const qg_wire_buf *answer)
+{
+    qg_my_state st;
+    size_t count;
+    if (!qg_wire_my_states(&c->my, &c->session, &st, 1, &count)) {
+        st = (qg_my_state){.flags = 0};
+        qg_my_state_set_charset(&st, c->session.encoding, strlen(c->session.encoding));
+    }
+    size_t len = strlen(sql);
+    qg_wire_my_query_effect(&c->my, &st, sql, len);
+    qg_wire_buf out = {0};
+    uint8_t command[256] = {3};
+    memcpy(command + 1, sql, len);
+    my_packet(&out, 0, command, len + 1);
+    qg_wire_io io = {sink_send, sink_check, s};
+    qg_wire_write(c, &io, out.data, out.len);
+    qg_wire_read(c, answer->data, answer->len);
+    qg_wire_buf_free(&out);
+}
+
+/* The one state a query may meet now is `charset` with `flags`; with
+ * `charset` NULL: the state is the server's alone to know. */
+static bool my_state_is(const qg_wire_conn *c, const char *charset, unsigned flags)
+{
+    qg_my_state st[4];
+    size_t count;
+    if (!qg_wire_my_states(&c->my, &c->session, st, 4, &count))
+        return !charset;
+    return charset && count == 1 && strcmp(st[0].charset, charset) == 0 && st[0].flags == flags;
+}
+
+enum { MY_MORE = 0x0008, MY_NBE = 0x0200, MY_ANSI = 0x8000, MY_AUTOCOMMIT = 0x0002 };
+
+/* A query, the OK packets of its answer (a second one when `more` is set
+ * in the first's status; `report`: the character_set_client reported), and
+ * the state it leaves. */
+typedef struct routine_step {
+    const char *sql;
+    unsigned status1;
+    const char *report1;
+    unsigned status2;
+    const char *report2;
+    const char *charset; /* NULL: unknown */
+    unsigned flags;
+    const char *what;
+} routine_step;
+
+static void test_mysql_routines(void)
+{
+    static const routine_step steps[] = {
+        {"SET NAMES gbk", MY_AUTOCOMMIT, "gbk", 0, NULL, "gbk", 0, "SET NAMES gbk, reported"},
+        /* a procedure that runs SET NAMES latin1 and a SELECT: the result's
+         * end reports latin1 from inside it, the return is not reported */
+        {"CALL p()", MY_AUTOCOMMIT | MY_MORE, "latin1", MY_AUTOCOMMIT, NULL, "gbk", 0,
+         "after CALL the caller's gbk, not the report from inside the procedure"},
+        {"CALL p()", MY_AUTOCOMMIT, "gbk", 0, NULL, "gbk", 0,
+         "a report at the end of a CALL's answer is taken"},
+        /* a procedure that sets NO_BACKSLASH_ESCAPES leaves the bit, not the mode */
+        {"CALL p_mode()", MY_AUTOCOMMIT | MY_NBE, NULL, 0, NULL, "gbk", 0,
+         "the status bit a procedure left is not taken"},
+        {"SELECT 1", MY_AUTOCOMMIT | MY_NBE, NULL, 0, NULL, "gbk", 0,
+         "nor after the next statement"},
+        {"SET sql_mode = @saved", MY_AUTOCOMMIT | MY_ANSI, NULL, 0, NULL, "gbk", QG_ANSI_QUOTES,
+         "a SET of sql_mode to an expression: the bits after it"},
+        {"SET STATEMENT max_statement_time = 1 FOR SET sql_mode = @saved",
+         MY_AUTOCOMMIT | MY_ANSI, NULL, 0, NULL, "gbk", QG_ANSI_QUOTES,
+         "the same inside SET STATEMENT"},
+        /* a statement prepared out of sight, run by name */
+        {"EXECUTE s", MY_AUTOCOMMIT | MY_ANSI, NULL, 0, NULL, NULL, 0,
+         "the character set is the server's to say"},
+        {"SET NAMES gbk", MY_AUTOCOMMIT | MY_ANSI, "gbk", 0, NULL, "gbk", QG_ANSI_QUOTES,
+         "the quoting modes stayed: the bits after the EXECUTE were as before"},
+        {"EXECUTE s", MY_AUTOCOMMIT | MY_NBE, NULL, 0, NULL, NULL, 0,
+         "the character set is the server's to say"},
+        {"SET NAMES gbk", MY_AUTOCOMMIT | MY_NBE, "gbk", 0, NULL, NULL, 0,
+         "the quoting modes are unknown: the bits after the EXECUTE changed"},
+        {"SET NAMES utf8mb4, sql_mode = ''", MY_AUTOCOMMIT, "utf8mb4", 0, NULL, "utf8mb4", 0,
+         "known again after SET NAMES and sql_mode"},
+        /* several statements: a report before the end counts where nothing
+         * after it can change the value unreported */
+        {"SET character_set_client = @v; DO 1", MY_AUTOCOMMIT | MY_MORE, "big5", MY_AUTOCOMMIT,
+         NULL, "big5", 0, "a report before the end of two statements"},
+        {"SET character_set_client = @v; SET @@character_set_client = @w",
+         MY_AUTOCOMMIT | MY_MORE, "gbk", MY_AUTOCOMMIT, NULL, NULL, 0,
+         "not when a SET @@name follows it"},
+    };
+    qg_wire_conn c;
+    sink s = {0};
+    my_tracked_session(&c, &s);
+    tap_ok(my_state_is(&c, "utf8mb4", 0), "mysql: a tracked session starts in utf8mb4");
+    qg_wire_buf a = {0};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        const routine_step *st = &steps[i];
+        a.len = 0;
+        my_ok(&a, 1, st->status1, st->report1);
+        if (st->status1 & MY_MORE)
+            my_ok(&a, 2, st->status2, st->report2);
+        my_exchange(&c, &s, st->sql, &a);
+        tap_ok(my_state_is(&c, st->charset, st->flags), "mysql: %s: %s", st->sql, st->what);
+    }
+    qg_wire_buf_free(&a);
     qg_wire_buf_free(&s.got);
     qg_wire_conn_release(&c);
 }
@@ -653,6 +819,7 @@ int main(void)
     test_mysql_large();
     test_pg_parameter_status();
     test_mysql_ok_status();
+    test_mysql_routines();
     test_tls_switch();
     return tap_done();
 }

@@ -6,8 +6,10 @@ Each STATEMENT is sent as one query ("multi:" before it: with
 CLIENT.MULTI_STATEMENTS, every result read).  attack: the input bf 27 ' OR
 1=1 -- (a GBK lead byte and a quote) escaped by addslashes, in a SELECT of
 the secrets; legit: a GBK character whose trail byte is 0x5c and a quote,
-escaped for GBK, whose bytes the server gives back.  Then: the connection
-still answers."""
+escaped for GBK, whose bytes the server gives back.  attack-escaped and
+legit-escaped: x\' OR 1=1 -- in the SELECT of the secrets, and a\b'c whose
+bytes the server gives back, escaped by PyMySQL for the quoting mode the
+server's status bits say.  Then: the connection still answers."""
 import sys
 
 import pymysql
@@ -30,6 +32,11 @@ if what == "attack":
     raw = bytes.fromhex("bf27204f5220313d31202d2d20")
     esc = raw.replace(b"\\", b"\\\\").replace(b"'", b"\\'")
     sql = b"SELECT /*" + marker.encode() + b"*/ secret FROM users WHERE name = '" + esc + b"'"
+elif what == "attack-escaped":
+    esc = db.escape_string("x\\' OR 1=1 -- ").encode()
+    sql = b"SELECT /*" + marker.encode() + b"*/ secret FROM users WHERE name = '" + esc + b"'"
+elif what == "legit-escaped":
+    sql = b"SELECT /*" + marker.encode() + b"*/ HEX('" + db.escape_string("a\\b'c").encode() + b"')"
 else:
     sql = b"SELECT /*" + marker.encode() + b"*/ HEX('\xbf\x5c\\'x') AS h"
 try:
