@@ -441,15 +441,33 @@ QG_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
     return entry_writev(&sc, iov, iovcnt);
 }
 
-/* At offset -1 without flags, pwritev2 writes a socket as writev does; with
- * an offset the kernel refuses a socket (ESPIPE), and its flags are not
- * followed (docs/SOCKET-PATHS.md). */
+/* The RWF_ flags a socket's write accepts: only RWF_NOWAIT changes what it
+ * does (MSG_DONTWAIT), the others mean nothing to a socket. */
+#define SOCKET_RWF (RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND)
+
+/* At offset -1, pwritev2 writes a socket as writev does (sendmsg with
+ * MSG_DONTWAIT under RWF_NOWAIT); with an offset the kernel refuses a
+ * socket (ESPIPE).  A flag not known here may change what the kernel does
+ * with the bytes: refused on a database connection's socket. */
 QG_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || offset != -1 || flags != 0 || iovcnt <= 0)
+    if (__builtin_expect(!w, 1) || offset != -1 || iovcnt <= 0)
         return next_pwritev2()(fd, iov, iovcnt, offset, flags);
+    if (flags & ~SOCKET_RWF) {
+        if (qg_wire_refuse_unseen(fd, true, "pwritev2 with flags not known to the shim")) {
+            errno = EACCES;
+            return -1;
+        }
+        return next_pwritev2()(fd, iov, iovcnt, offset, flags);
+    }
     send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = __builtin_return_address(0)};
+    struct msghdr msg = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt};
+    if (flags & RWF_NOWAIT) {
+        sc.how = HOW_SENDMSG;
+        sc.msg = &msg;
+        sc.flags = MSG_DONTWAIT;
+    }
     return entry_writev(&sc, iov, iovcnt);
 }
 

@@ -8,7 +8,8 @@
  * reads and writes go through the followed read and write; dprintf formats
  * first and writes the same way.  The stream is fully buffered as glibc's
  * own for a socket, cannot seek (ESPIPE, as a socket), and fileno() gives
- * the descriptor.  A client library front's socket gets no stream: bytes
+ * the descriptor; it is byte-oriented (the wide-character functions fail
+ * on it, as on every fopencookie stream).  A client library front's socket gets no stream: bytes
  * written through it would reach the server past the library (refused).
  *
  * splice and sendfile move bytes between a socket and a pipe or a file

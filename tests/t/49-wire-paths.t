@@ -5,8 +5,8 @@
 # c3 95 27 escaped to c3 95 5c 27, read as SJIS) and MariaDB (UTF-8
 # e4 bf 81 27 escaped to e4 bf 81 5c 27, read as GBK):
 #  - followed: sendmmsg/recvmmsg, stdio streams (fdopen, fwrite, getc,
-#    fread), dprintf, a duplicate (dup) of the socket and a copy of it
-#    received with SCM_RIGHTS: the attack injects without the shim; with it
+#    fread), dprintf, pwritev2 with RWF_NOWAIT and RWF_DSYNC, a duplicate
+#    (dup) of the socket and a copy of it received with SCM_RIGHTS: the attack injects without the shim; with it
 #    the server answers an error naming quoteguard, the marker never reaches
 #    it and the connection works after; legitimate input gives the same
 #    output with and without the shim;
@@ -19,7 +19,8 @@
 #  - sendfile and splice between descriptors that are not database
 #    connections, under enforce, work as without the shim and log nothing;
 #    copy_file_range into a database socket is refused by the kernel
-#    (EINVAL) with and without the shim.
+#    (EINVAL) with and without the shim; pwritev2 with a flag the shim does
+#    not know is refused (EACCES) where the kernel would refuse it too.
 # servers: pg mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -68,7 +69,7 @@ injects_without_shim() { # PROTO PATH
 }
 
 for proto in pg mysql; do
-    for path in sendmmsg stdio dprintf dup scm-rights; do
+    for path in sendmmsg stdio dprintf pwritev2 dup scm-rights; do
         tag="$proto $path"
         injects_without_shim $proto $path
         marker=qgp_enforce_${proto}_${path//-/_}_$$
@@ -147,5 +148,31 @@ except OSError as e:
 has "$("$PY" -c "$copy_range" 2>&1)" "errno 22" "copy_file_range into a database socket: the kernel refuses (EINVAL)"
 has "$(with_shim enforce "$QG_PG_DIR/copy.log" "$PY" -c "$copy_range" 2>&1)" "errno 22" \
     "copy_file_range into a database socket: the kernel refuses (EINVAL) with the shim"
+
+# pwritev2 with a flag the shim does not know (RWF_ATOMIC, 0x40) on a
+# PostgreSQL connection: the kernel refuses it on a socket (EOPNOTSUPP);
+# the shim refuses it first (EACCES), naming quoteguard.
+unknown_flag='
+import os, socket, struct
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect("%s/.s.PGSQL.%s" % (os.environ["PGHOST"], os.environ["PGPORT"]))
+body = struct.pack("!I", 196608) + b"user\0" + os.environ["PGUSER"].encode() + b"\0database\0" + \
+    os.environ["PGDATABASE"].encode() + b"\0\0"
+s.sendall(struct.pack("!I", len(body) + 4) + body)
+got = b""
+while not got.endswith(b"Z\0\0\0\x05I"):
+    got += s.recv(4096)
+try:
+    os.pwritev(s.fileno(), [b"Q\0\0\0\x0dSELECT 1\0"], -1, 0x40)
+    print("written")
+except OSError as e:
+    print("errno", e.errno)
+'
+has "$("$PY" -c "$unknown_flag" 2>&1)" "errno 95" "pwritev2 with an unknown flag: the kernel refuses it on a socket (EOPNOTSUPP)"
+log=$QG_PG_DIR/unknown-flag.log
+has "$(with_shim enforce "$log" "$PY" -c "$unknown_flag" 2>&1)" "errno 13" \
+    "pwritev2 with an unknown flag on a database socket: refused with the shim (EACCES)"
+has "$(cat "$log")" "quoteguard: refused (EACCES): bytes moved by pwritev2 with flags not known to the shim into a database connection's socket" \
+    "pwritev2 with an unknown flag: the log names quoteguard and the refusal"
 
 tap_done

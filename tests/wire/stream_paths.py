@@ -15,6 +15,8 @@ PATH, the way bytes go:
                byte, then the rest), every read with recvmmsg (two buffers)
    stdio       the socket as two stdio streams (fdopen "w" and "r"): fwrite
                and fflush out, getc and fread in
+   pwritev2    every write with pwritev2 at offset -1 with RWF_NOWAIT and
+               RWF_DSYNC (os.pwritev), waiting when the socket is full
    dprintf     every write with dprintf ("%s" for each run of bytes other
                than NUL, "%c" for each NUL)
    dup         every write after the connection starts through a duplicate
@@ -31,6 +33,7 @@ Prints ROW: value and ERROR: message for each answer, and last ROW: alive
 from a query sent the plain way on the same connection."""
 import ctypes
 import os
+import select
 import socket
 import struct
 import sys
@@ -138,6 +141,12 @@ class Conn:
                 n = sendmmsg(self.out_fd, data)
             elif way == "dprintf":
                 n = self.dprintf(data)
+            elif way == "pwritev2":
+                try:
+                    n = os.pwritev(self.out_fd, [data], -1, os.RWF_NOWAIT | os.RWF_DSYNC)
+                except BlockingIOError:
+                    select.select([], [self.out_fd], [])
+                    continue
             else:
                 n = os.write(self.out_fd, data)
             data = data[n:]
