@@ -3,9 +3,9 @@
  * stream, cut into writes anywhere and pushed through a kernel that takes a
  * few bytes a call and says EAGAIN every other call, reaches the server
  * exactly as when written whole: same bytes, same order, the same messages
- * held at the end.  With nothing blocked, what was sent followed by what is
- * held is the input itself.  The same bytes read as the server's side never
- * crash the observer.
+ * checked, each once, and the same held at the end.  With nothing blocked,
+ * what was sent followed by what is held is the input itself.  The same
+ * bytes read as the server's side never crash the observer.
  * Input: protocol byte (low bit: PG or MySQL; bit 1: MySQL already
  * authenticated; bit 2: block queries whose text starts with 'X'), a seed
  * byte for the cut sizes, a byte for the kernel's limit, then the stream.
@@ -23,6 +23,7 @@ typedef struct sink {
     bool eagain;
     unsigned calls;
     bool block_x;
+    qg_wire_buf checked; /* each message checked: kind, length, text */
 } sink;
 
 static ssize_t sink_send(void *ctx, const uint8_t *p, size_t n)
@@ -42,6 +43,10 @@ static ssize_t sink_send(void *ctx, const uint8_t *p, size_t n)
 static bool sink_check(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire_buf *out)
 {
     sink *s = ctx;
+    const uint64_t head[3] = {m->kind, m->len, m->too_large};
+    FUZZ_CHECK(qg_wire_buf_append(&s->checked, head, sizeof head) &&
+                   (!m->sql || qg_wire_buf_append(&s->checked, m->sql, m->len)),
+               "out of memory");
     if (!s->block_x || m->too_large || m->len == 0 || m->sql[0] != 'X')
         return true;
     FUZZ_CHECK(qg_wire_replacement(c, m, "quoteguard: blocked fuzz", NULL, out), "no replacement");
@@ -89,6 +94,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(whole.got.len == pieces.got.len &&
                    (whole.got.len == 0 || memcmp(whole.got.data, pieces.got.data, whole.got.len) == 0),
                "sent %zu bytes whole but %zu in pieces", whole.got.len, pieces.got.len);
+    FUZZ_CHECK(whole.checked.len == pieces.checked.len &&
+                   (whole.checked.len == 0 ||
+                    memcmp(whole.checked.data, pieces.checked.data, whole.checked.len) == 0),
+               "the messages checked whole and in pieces differ");
     FUZZ_CHECK(a.hold.len == b.hold.len && a.passthrough == b.passthrough,
                "held %zu whole but %zu in pieces", a.hold.len, b.hold.len);
     if (!block_x) {
@@ -118,5 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qg_wire_conn_release(&r2);
     qg_wire_buf_free(&whole.got);
     qg_wire_buf_free(&pieces.got);
+    qg_wire_buf_free(&whole.checked);
+    qg_wire_buf_free(&pieces.checked);
     return 0;
 }

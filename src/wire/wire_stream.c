@@ -139,8 +139,22 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
         owe(c, &c->hold, st.taken);
         return st;
     }
+    /* A short write may have cut the header of a query decided in an
+     * earlier call: its verdict stands (checked, and logged, once). */
     qg_wire_buf replacement = {0};
-    bool pass = decide(c, io, cl.kind, c->hold.data, c->hold.len, cl.too_large, &replacement);
+    bool pass;
+    uint64_t end = hold_pos + cl.total;
+    if (c->decided.data && c->decided_at == hold_pos) {
+        replacement = c->decided;
+        c->decided = (qg_wire_buf){0};
+        pass = false;
+    } else if (end <= c->approved_end) {
+        pass = true;
+    } else {
+        pass = decide(c, io, cl.kind, c->hold.data, c->hold.len, cl.too_large, &replacement);
+        if (pass)
+            c->approved_end = end;
+    }
     qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, !pass);
     record(c, &cl, hold_pos, c->hold.data, c->hold.len, !pass);
     if (cl.too_large) {
