@@ -36,11 +36,11 @@ size_t qg_pg_operator_end(const unsigned char *s, size_t start, size_t limit)
 }
 
 /* MySQL: a run of operator characters, up to an executable comment's
- * marker or, inside one, its end. */
+ * marker or, inside one, its end; '@' is a token of its own. */
 size_t qg_my_operator_end(const qg_code_tokens *ct, size_t p, size_t limit)
 {
     const unsigned char *s = ct->s;
-    for (p++; p < limit && qg_char_in(s[p], QG_CC(QG_CC_OPERATOR) | QG_CC(QG_CC_AT)); p++) {
+    for (p++; p < limit && qg_char_class[s[p]] == QG_CC_OPERATOR; p++) {
         bool pair = p + 1 < limit;
         if (pair && s[p] == '/' && s[p + 1] == '*')
             break;

@@ -21,8 +21,8 @@ typedef enum qg_code_kind {
     QG_CODE_NUMBER,   /* digits, 0x / 0b forms, fraction, exponent */
     QG_CODE_PARAM,    /* PostgreSQL's $n, MySQL's ? */
     QG_CODE_OPERATOR, /* PostgreSQL: an operator as scan.l ends it; MySQL: a run of
-                           operator characters; both: := */
-    QG_CODE_PUNCT,    /* one byte, or PostgreSQL's :: */
+                           operator characters but '@'; both: := */
+    QG_CODE_PUNCT,    /* one byte (MySQL's '@' among them), or PostgreSQL's :: */
     QG_CODE_STRING,   /* the lexer's tokens, kind for kind */
     QG_CODE_QIDENT,
     QG_CODE_DOLLAR,
@@ -128,6 +128,11 @@ static inline __attribute__((always_inline)) void qg_code_token_at(qg_code_token
         if (!ct->mysql) {
             t->kind = QG_CODE_OPERATOR;
             p = qg_pg_operator_end(s, p, limit);
+            break;
+        }
+        if (c == '@') { /* MySQL's lexer returns '@' alone: @name, @@scope.name, 'u'@'h' */
+            t->kind = QG_CODE_PUNCT;
+            p++;
             break;
         }
         if (c == '/' && more && s[p + 1] == '*') {

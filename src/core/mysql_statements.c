@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "ascii.h"
-#include "lexer_internal.h"
+#include "code_tokens.h"
 #include "quoteguard.h"
 #include "sql_words.h"
 
@@ -32,21 +32,18 @@ typedef struct item {
     qg_string_form form;
 } item;
 
-/* Walks one statement as the server reads it: the checker's lexer finds
- * literals, identifiers and comments; the code between them is split into
- * words (sql_words.h) and punctuation. */
+/* Walks one statement through the shared tokens (code_tokens.h), comments
+ * left out; a word here is a name as a SET statement spells it: the words,
+ * numbers, '.' and '$' it is written with, side by side, and '@' in a
+ * variable's (@@global.sql_mode). */
 typedef struct cursor {
-    qg_lexer lx;
-    const qg_encoding *multibyte; /* the encoding when it has multibyte characters */
+    qg_code_tokens tokens;
     const char *sql;
     size_t len;
-    size_t pos;
-    qg_token tok;
-    bool have_tok;
-    bool in_exec_comment;
+    size_t pos;         /* past the last item read; at the ';' that ends the statement */
     bool saw_uncertain; /* an executable comment that may not run */
     const qg_my_server_kind *server;
-    size_t end;          /* statement end, past its ';' */
+    size_t end;         /* statement end, past its ';' */
     bool done;
 } cursor;
 
@@ -58,14 +55,14 @@ typedef struct cursor {
 static void cursor_init(cursor *c, const qg_context *ctx, const qg_my_server_kind *server,
                         const char *sql, size_t len)
 {
-    memset(c, 0, sizeof *c);
+    qg_code_tokens_init(&c->tokens, ctx, sql, len);
     c->server = server;
-    qg_lexer_init(&c->lx, ctx, sql, len, QG_READ_SERVER, NULL);
-    c->multibyte = qg_encoding_is_single_byte(ctx->encoding) ? NULL : ctx->encoding;
     c->sql = sql;
     c->len = len;
-    c->have_tok = qg_lexer_next(&c->lx, &c->tok);
+    c->pos = 0;
+    c->saw_uncertain = false;
     c->end = len;
+    c->done = false;
 }
 
 /* Whether the server is known to run an executable comment's body: every
@@ -82,66 +79,69 @@ static bool comment_runs_known(const qg_my_server_kind *server, const qg_exec_co
     return ec->mariadb || ec->version < 50700 || ec->version > 99999;
 }
 
+/* A token a name is written with. */
+static bool name_token(const cursor *c, const qg_code_token *t)
+{
+    return t->kind == QG_CODE_WORD || t->kind == QG_CODE_NUMBER ||
+           (t->kind == QG_CODE_PUNCT && qg_char_in((unsigned char)c->sql[t->start],
+                                                   VARIABLE_BYTES | QG_CC(QG_CC_DOLLAR)));
+}
+
 static void cursor_next(cursor *c, item *it)
 {
     it->kind = IT_END;
+    qg_code_token t = {0};
     while (!c->done) {
-        if (c->have_tok && c->pos >= c->tok.start) {
-            qg_token t = c->tok;
-            c->pos = t.end;
-            c->have_tok = qg_lexer_next(&c->lx, &c->tok);
-            if (t.kind == QG_TOK_COMMENT)
-                continue;
-            it->kind = t.kind == QG_TOK_IDENT ? IT_QIDENT : IT_STRING;
-            it->start = t.start;
-            it->end = t.end;
-            it->form = t.form;
-            return;
-        }
-        size_t limit = c->have_tok ? c->tok.start : c->len;
-        const char *s = c->sql;
-        while (c->pos < limit && qg_char_class[(unsigned char)s[c->pos]] == QG_CC_SPACE)
-            c->pos++;
-        if (c->pos >= limit) {
-            if (!c->have_tok) {
-                c->done = true;
-                c->end = c->len;
-            }
-            continue;
-        }
-        size_t p = c->pos;
-        const unsigned char *u = (const unsigned char *)s;
-        qg_exec_comment ec;
-        size_t marker;
-        if (s[p] == ';') {
+        if (!qg_code_next(&c->tokens, &t)) {
             c->done = true;
-            c->end = p + 1;
-        } else if (s[p] == '/' && p + 1 < limit && s[p + 1] == '*' &&
-                   (marker = qg_my_exec_comment(u, p, limit, &ec)) != 0) {
-            c->in_exec_comment = true;
-            c->saw_uncertain |= !comment_runs_known(c->server, &ec);
-            c->pos = p + marker;
-        } else if (s[p] == '*' && p + 1 < limit && s[p + 1] == '/' && c->in_exec_comment) {
-            c->in_exec_comment = false;
-            c->pos = p + 2;
-        } else if (qg_char_in(u[p], QG_WORD_CONT | VARIABLE_BYTES)) {
-            /* the server ends a keyword at '@': EXECUTE@x is EXECUTE @x */
-            unsigned extra = s[p] == '@' ? VARIABLE_BYTES : NAME_BYTES;
-            size_t q = qg_word_end(c->multibyte, u, p, limit, extra);
-            it->kind = IT_WORD;
-            it->start = p;
-            it->end = q;
-            c->pos = q;
-            return;
-        } else {
-            it->kind = IT_PUNCT;
-            it->start = p;
-            /* ':=' assigns like '=' */
-            it->end = (s[p] == ':' && p + 1 < limit && s[p + 1] == '=') ? p + 2 : p + 1;
-            c->pos = it->end;
+            c->end = c->len;
             return;
         }
+        switch (t.kind) {
+        case QG_CODE_COMMENT:
+        case QG_CODE_EXEC_CLOSE:
+            continue;
+        case QG_CODE_EXEC_OPEN:
+            c->saw_uncertain |= !comment_runs_known(c->server, &t.exec);
+            continue;
+        case QG_CODE_STRING:
+        case QG_CODE_QIDENT:
+        case QG_CODE_DOLLAR:
+            it->kind = t.kind == QG_CODE_QIDENT ? IT_QIDENT : IT_STRING;
+            it->form = t.form;
+            break;
+        default:
+            if (c->sql[t.start] == ';') {
+                c->done = true;
+                c->end = t.end;
+                c->pos = t.start;
+                return;
+            }
+            it->kind = name_token(c, &t) ? IT_WORD : IT_PUNCT;
+            break;
+        }
+        it->start = t.start;
+        it->end = t.end;
+        /* the tokens of a name side by side, up to the code's end; the
+         * server ends a keyword at '@': EXECUTE@x is EXECUTE @x */
+        const unsigned char *u = (const unsigned char *)c->sql;
+        unsigned extra = u[it->start] == '@' ? VARIABLE_BYTES : NAME_BYTES;
+        while (it->kind == IT_WORD && it->end < qg_code_gap_end(&c->tokens) &&
+               qg_char_in(u[it->end], QG_WORD_CONT | extra) && qg_code_next(&c->tokens, &t))
+            it->end = t.end;
+        c->pos = it->end;
+        return;
     }
+}
+
+/* A name's text a value is read from: a sign inside (a number's
+ * exponent) makes it an expression. */
+static bool plain_name(const cursor *c, const item *it)
+{
+    for (size_t i = it->start; i < it->end; i++)
+        if (c->sql[i] == '+' || c->sql[i] == '-')
+            return false;
+    return true;
 }
 
 static bool item_word(const cursor *c, const item *it, const char *want)
@@ -149,7 +149,8 @@ static bool item_word(const cursor *c, const item *it, const char *want)
     return it->kind == IT_WORD && qg_my_word_is(c->sql + it->start, it->end - it->start, want);
 }
 
-/* ':=' counts as '='. */
+/* ':=' counts as '='; an operator that starts with '=' is '=' and the
+ * start of the value after it. */
 static bool item_punct(const cursor *c, const item *it, char want)
 {
     if (it->kind != IT_PUNCT)
@@ -165,7 +166,7 @@ static bool literal_value(const cursor *c, const item *it, const char **text, si
     const char *s = c->sql + it->start;
     size_t n = it->end - it->start;
     if (it->kind == IT_WORD) {
-        if (s[0] == '@' || qg_my_word_is(s, n, "DEFAULT"))
+        if (s[0] == '@' || qg_my_word_is(s, n, "DEFAULT") || !plain_name(c, it))
             return false;
         *text = s;
         *len = n;
@@ -195,11 +196,13 @@ static tracked_var tracked_variable(const char *name, size_t len)
     return VAR_OTHER;
 }
 
-/* Reads the value after `=` up to the next top-level ',' or the end; *it is
- * left on that ',' or the end.  Returns whether it was a single literal. */
+/* Reads the value after `=` (*it) up to the next top-level ',' or the end;
+ * *it is left on that ',' or the end.  Returns whether it was a single literal. */
 static bool read_value(cursor *c, item *it, const char **text, size_t *len)
 {
-    cursor_next(c, it);
+    /* "=-1", "=~x": the operator is the value's start, an expression */
+    if (c->sql[it->start] != '=' || it->end - it->start == 1)
+        cursor_next(c, it);
     item first = *it;
     bool single = true;
     int depth = 0;

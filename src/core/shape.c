@@ -520,7 +520,7 @@ static size_t shape_token(shaper *sh, const unsigned char *s, const qg_code_toke
             return operator_run(sh, s, p, end);
         break; /* ':=' is ':' then the operator '=' */
     case QG_CODE_PUNCT:
-        if (s[p] == '$')
+        if (s[p] == '$' || s[p] == '@') /* MySQL's '@': an operator character of a shape */
             return operator_run(sh, s, p, end);
         break;
     case QG_CODE_EXEC_OPEN:

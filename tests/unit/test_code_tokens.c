@@ -71,7 +71,7 @@ int main(void)
            "a w:FROM w:t");
 
     expect(&my, "SELECT ?, @a:=1, x<=>-2 # c\n",
-           "w:SELECT p:? pu:, op:@ w:a op::= n:1 pu:, "
+           "w:SELECT p:? pu:, pu:@ w:a op::= n:1 pu:, "
            "w:x op:<=>- n:2 c:# c");
     expect(&my, "SELECT /*!50000 a+*/ b /*M!100000 c */",
            "w:SELECT x(:/*!50000 w:a op:+ x):*/ "

@@ -108,6 +108,12 @@ static void test_statements(void)
         {"SET @@session.character_set_client = gbk", "gbk", 0, true, false, 0},
         {"SET `character_set_client` = gbk", "gbk", 0, true, false, 0},
         {"SET @a = 1, character_set_client := 'gbk'", "gbk", 0, true, false, 0},
+        /* a name of several tokens, an operator after '=' */
+        {"SET @a=-1, NAMES gbk", "gbk", 0, true, false, 0},
+        {"SET @x=@y, character_set_client=gbk", "gbk", 0, true, false, 0},
+        {"SET @@global.sql_mode = DEFAULT, NAMES gbk", "gbk", 0, true, false, 0},
+        {"SET sql_mode=~0", "latin1", 0, false, true, 0},
+        {"SET sql_mode = 1e+5", "latin1", 0, false, true, 0},
         {"SET sql_mode = 'ANSI,NO_BACKSLASH_ESCAPES'", "latin1",
          QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES, true, false, 0},
         {"SET GLOBAL character_set_client = gbk", "latin1", 0, false, false, 0},
