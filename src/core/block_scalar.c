@@ -2,12 +2,7 @@
 #include "block_scalar.h"
 
 #include "skip_plain.h"
-
-static bool is_word_byte(unsigned char c)
-{
-    unsigned char lower = c | 0x20;
-    return (lower >= 'a' && lower <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
-}
+#include "sql_words.h"
 
 /* Where the text of the comment that starts at `at` ends: after a line
  * comment (PG and MySQL "--", MySQL "#"), at its newline (PG: or carriage
@@ -83,7 +78,7 @@ uint64_t qg_introduced_quotes(const unsigned char *s, size_t pos, uint64_t quote
         while (at > 0 && qg_is_space(s[at - 1]))
             at--;
         size_t word = at;
-        while (word > 0 && at - word < 64 && is_word_byte(s[word - 1]))
+        while (word > 0 && at - word < 64 && qg_ascii_word_byte(s[word - 1], 0))
             word--;
         if (word < at && s[word] == '_')
             found |= quotes & -quotes;

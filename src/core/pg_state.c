@@ -6,106 +6,105 @@
 #include <string.h>
 
 #include "ascii.h"
+#include "code_tokens.h"
 #include "sql_words.h"
 
-/* A small reader of the statement's words: whitespace and comments are
- * skipped, a word is letters, digits and underscores, a value a word, a
- * number or a quoted string. */
+/* The statement's tokens (code_tokens.h), comments left out.  Words, plain
+ * strings, quoted names and comments end at the same bytes in every client
+ * encoding (no trail byte is a quote, '-', '/' or '*') and under either
+ * standard_conforming_strings, as long as no backslash is in a value, and
+ * a value with one is not read: so one reading serves every state. */
 typedef struct words {
-    const char *s;
-    size_t len, pos;
+    qg_code_tokens tokens;
+    bool cut; /* an operator was taken for its first byte: no value follows */
 } words;
 
-static void skip_space(words *w)
+/* ctx: the one reading, read_context()'s, kept while w is read. */
+static void words_init(words *w, const qg_context *ctx, const char *s, size_t len)
 {
-    while (w->pos < w->len) {
-        unsigned char c = (unsigned char)w->s[w->pos];
-        if (qg_char_class[c] == QG_CC_SPACE) {
-            w->pos++;
-        } else if (c == '-' && w->pos + 1 < w->len && w->s[w->pos + 1] == '-') {
-            while (w->pos < w->len && w->s[w->pos] != '\n' && w->s[w->pos] != '\r')
-                w->pos++;
-        } else if (c == '/' && w->pos + 1 < w->len && w->s[w->pos + 1] == '*') {
-            unsigned depth = 0;
-            for (; w->pos + 1 < w->len; w->pos++) {
-                if (w->s[w->pos] == '/' && w->s[w->pos + 1] == '*') {
-                    depth++;
-                    w->pos++;
-                } else if (w->s[w->pos] == '*' && w->s[w->pos + 1] == '/') {
-                    w->pos++;
-                    if (--depth == 0) {
-                        w->pos++;
-                        break;
-                    }
-                }
-            }
-            if (depth)
-                w->pos = w->len;
-        } else {
-            break;
-        }
-    }
+    qg_code_tokens_init(&w->tokens, ctx, s, len);
+    w->cut = false;
 }
 
-/* A word's bytes but '$' (sql_words.h). */
-static bool is_word_byte(unsigned char c)
+static void read_context(qg_context *ctx)
 {
-    return qg_char_in(c, QG_WORD_START | QG_CC(QG_CC_DIGIT));
+    qg_context_init(ctx, QG_DIALECT_POSTGRES, qg_encoding_find(QG_DIALECT_POSTGRES, "SQL_ASCII"),
+                    QG_STD_STRINGS);
 }
+
+static bool next_token(words *w, qg_code_token *t)
+{
+    while (qg_code_next(&w->tokens, t))
+        if (t->kind != QG_CODE_COMMENT)
+            return true;
+    return false;
+}
+
+static bool at_end(const words *w)
+{
+    words rest = *w;
+    qg_code_token t;
+    return !next_token(&rest, &t);
+}
+
+/* The bytes of a name or a value's word as read here: not '$' (after a
+ * dollar quote's "$$" a name starts) nor a number's '.' or sign. */
+#define NAME_BYTES (QG_WORD_START | QG_CC(QG_CC_DIGIT))
 
 /* Reads the next word or value into out (lower-cased unless quoted);
  * false when there is none that fits. */
 static bool next_value(words *w, char *out, size_t cap)
 {
-    skip_space(w);
+    qg_code_token t;
+    if (w->cut || !next_token(w, &t))
+        return false;
+    const char *s = (const char *)w->tokens.s;
     size_t n = 0;
-    if (w->pos >= w->len)
-        return false;
-    char quote = w->s[w->pos];
-    if (quote == '\'' || quote == '"') {
-        for (w->pos++; w->pos < w->len; w->pos++) {
-            char c = w->s[w->pos];
-            if (c == quote) {
-                if (w->pos + 1 < w->len && w->s[w->pos + 1] == quote) {
-                    w->pos++;
-                } else {
-                    w->pos++;
-                    out[n] = '\0';
-                    return true;
-                }
-            }
-            if (c == '\\' || n + 1 >= cap)
+    if ((t.kind == QG_CODE_STRING || t.kind == QG_CODE_QIDENT) && t.form == QG_FORM_PLAIN &&
+        !t.unterminated) {
+        char quote = s[t.start];
+        for (size_t i = t.start + 1; i + 1 < t.end; i++) {
+            if (s[i] == quote)
+                i++; /* doubled */
+            if (s[i] == '\\' || n + 1 >= cap)
                 return false; /* an escape or a long value: not read here */
-            out[n++] = c;
+            out[n++] = s[i];
         }
-        return false;
+        out[n] = '\0';
+        return true;
     }
-    while (w->pos < w->len && is_word_byte((unsigned char)w->s[w->pos])) {
-        if (n + 1 >= cap)
+    if (t.kind != QG_CODE_WORD && t.kind != QG_CODE_NUMBER)
+        return false;
+    for (size_t i = t.start; i < t.end; i++) {
+        if (!qg_char_in((unsigned char)s[i], NAME_BYTES) || n + 1 >= cap)
             return false;
-        out[n++] = (char)qg_ascii_lower((unsigned char)w->s[w->pos++]);
+        out[n++] = (char)qg_ascii_lower((unsigned char)s[i]);
     }
     out[n] = '\0';
-    return n > 0;
+    return true;
 }
 
 static bool next_is(words *w, const char *word)
 {
-    size_t at = w->pos;
+    words at = *w;
     char got[64];
     if (next_value(w, got, sizeof got) && strcmp(got, word) == 0)
         return true;
-    w->pos = at;
+    *w = at;
     return false;
 }
 
+/* The next token starts with the byte c ("=-1": '=', then no value). */
 static bool next_byte(words *w, char c)
 {
-    skip_space(w);
-    if (w->pos < w->len && w->s[w->pos] == c) {
-        w->pos++;
+    words at = *w;
+    qg_code_token t;
+    if (!w->cut && next_token(w, &t) && (t.kind == QG_CODE_PUNCT || t.kind == QG_CODE_OPERATOR) &&
+        w->tokens.s[t.start] == (unsigned char)c) {
+        w->cut = t.end - t.start > 1;
         return true;
     }
+    *w = at;
     return false;
 }
 
@@ -161,8 +160,7 @@ static void read_set(words *w, qg_pg_effect *e)
         return;
     bool one = next_value(w, value, sizeof value);
     next_byte(w, ';');
-    skip_space(w);
-    bool alone = w->pos >= w->len; /* a list or a second statement: not read here */
+    bool alone = !w->cut && at_end(w); /* a list or a second statement: not read here */
     note(e, name, one && alone ? value : NULL);
 }
 
@@ -172,8 +170,8 @@ static bool mentions(const char *s, size_t len, const char *word)
     size_t n = strlen(word);
     for (size_t i = 0; i + n <= len; i++)
         if (qg_ascii_ncasecmp(s + i, word, n) == 0 &&
-            (i == 0 || !is_word_byte((unsigned char)s[i - 1])) &&
-            (i + n == len || !is_word_byte((unsigned char)s[i + n])))
+            (i == 0 || !qg_char_in((unsigned char)s[i - 1], NAME_BYTES)) &&
+            (i + n == len || !qg_char_in((unsigned char)s[i + n], NAME_BYTES)))
             return true;
     return false;
 }
@@ -185,14 +183,14 @@ static bool mentions_after(const char *s, size_t len, const char *first, const c
     size_t n = strlen(second), m = strlen(first);
     for (size_t i = 0; i + n <= len; i++) {
         if (qg_ascii_ncasecmp(s + i, second, n) != 0 ||
-            (i > 0 && is_word_byte((unsigned char)s[i - 1])) ||
-            (i + n < len && is_word_byte((unsigned char)s[i + n])))
+            (i > 0 && qg_char_in((unsigned char)s[i - 1], NAME_BYTES)) ||
+            (i + n < len && qg_char_in((unsigned char)s[i + n], NAME_BYTES)))
             continue;
         size_t end = i;
         while (end > 0 && qg_char_in((unsigned char)s[end - 1], QG_CC(QG_CC_SPACE)))
             end--;
         if (end < i && end >= m && qg_ascii_ncasecmp(s + end - m, first, m) == 0 &&
-            (end == m || !is_word_byte((unsigned char)s[end - m - 1])))
+            (end == m || !qg_char_in((unsigned char)s[end - m - 1], NAME_BYTES)))
             return true;
     }
     return false;
@@ -200,13 +198,14 @@ static bool mentions_after(const char *s, size_t len, const char *first, const c
 
 /* set_config('name', 'value', is_local) with literals; any other use is
  * read as setting both to something not known in advance. */
-static void read_set_config(const char *s, size_t len, qg_pg_effect *e)
+static void read_set_config(const qg_context *ctx, const char *s, size_t len, qg_pg_effect *e)
 {
     for (size_t i = 0; i + 10 <= len; i++) {
         if (qg_ascii_ncasecmp(s + i, "set_config", 10) != 0 ||
-            (i > 0 && is_word_byte((unsigned char)s[i - 1])))
+            (i > 0 && qg_char_in((unsigned char)s[i - 1], NAME_BYTES)))
             continue;
-        words w = {s, len, i + 10};
+        words w;
+        words_init(&w, ctx, s + i + 10, len - i - 10);
         char name[64], value[64];
         if (next_byte(&w, '(') && next_value(&w, name, sizeof name) && next_byte(&w, ',') &&
             next_value(&w, value, sizeof value) && next_byte(&w, ',')) {
@@ -222,7 +221,10 @@ static void read_set_config(const char *s, size_t len, qg_pg_effect *e)
 qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len)
 {
     qg_pg_effect e = {0};
-    words w = {sql, len, 0};
+    qg_context ctx;
+    read_context(&ctx);
+    words w;
+    words_init(&w, &ctx, sql, len);
     if (next_is(&w, "set")) {
         read_set(&w, &e);
     } else if (next_is(&w, "reset")) {
@@ -233,7 +235,7 @@ qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len)
         if (next_is(&w, "all"))
             note(&e, "all", NULL);
     }
-    read_set_config(sql, len, &e);
+    read_set_config(&ctx, sql, len, &e);
     /* Anything else that names a setting or resets them all (a DO block,
      * a function body, a second statement) may set it.  NAMES is a setting
      * only after SET (LOCAL, SESSION): elsewhere it is a common name. */

@@ -38,6 +38,15 @@ int main(void)
     encoding_is("SET client_encoding TO 'SJIS'; SET client_encoding TO 'UTF8'", QG_PG_UNKNOWN, "");
     encoding_is("RESET client_encoding", QG_PG_UNKNOWN, "");
     encoding_is("RESET ALL", QG_PG_UNKNOWN, "");
+    /* what the shared tokens read: comments, prefixed strings, operators */
+    encoding_is("SET client_encoding = 'UTF8' /* c */ ; -- d", QG_PG_SETS, "UTF8");
+    encoding_is("SET client_encoding = E'UTF8'", QG_PG_UNKNOWN, "");
+    encoding_is("SET client_encoding = $$UTF8$$", QG_PG_UNKNOWN, "");
+    encoding_is("SET client_encoding = 'UT''F8'", QG_PG_SETS, "UT'F8");
+    encoding_is("SET client_encoding = 'UTF\\8'", QG_PG_UNKNOWN, "");
+    encoding_is("SET client_encoding =-1", QG_PG_UNKNOWN, "");
+    encoding_is("SET client_encoding = utf$8", QG_PG_UNKNOWN, "");
+    encoding_is("SET names = 1.5", QG_PG_UNKNOWN, "");
     encoding_is("DISCARD ALL", QG_PG_UNKNOWN, "");
     encoding_is("SELECT set_config('client_encoding', 'EUC_JP', false)", QG_PG_SETS, "EUC_JP");
     encoding_is("SELECT set_config('client_encoding', $1, false)", QG_PG_UNKNOWN, "");
