@@ -290,6 +290,13 @@ static bool check_guard(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wir
     return qg_guard_query_with(s, &q, &d);
 }
 
+/* The benchmark's stream is always read: nothing is left unread. */
+static bool unread_refused(void *ctx, qg_wire_conn *c)
+{
+    (void)ctx, (void)c;
+    return false;
+}
+
 static void put_msg(qg_wire_buf *b, char type, const void *body, uint32_t len)
 {
     uint8_t h[5] = {(uint8_t)type, (uint8_t)((len + 4) >> 24), (uint8_t)((len + 4) >> 16),
@@ -321,7 +328,7 @@ static void bench_cpu(int rounds)
     c.out.untyped = false;
     snprintf(c.session.encoding, sizeof c.session.encoding, "UTF8");
     c.session.std_strings = true;
-    qg_wire_io io = {sink_all, check_guard, &settings};
+    qg_wire_io io = {sink_all, check_guard, unread_refused, &settings};
     qg_query q = {.dialect = QG_DIALECT_POSTGRES, .encoding_name = "UTF8",
                   .flags = QG_STD_STRINGS, .api = "PQexec", .sql = sql, .len = sizeof sql - 1};
     double *wire = calloc((size_t)rounds, sizeof(double));

@@ -103,6 +103,8 @@ static void format_key(const qg_settings *s, const char *key, char *out, size_t 
         snprintf(out, cap, "%s", s->counters_dir);
     else if (is(key, "wire"))
         snprintf(out, cap, "%s", s->wire ? "on" : "off");
+    else if (is(key, "wire_unguarded"))
+        snprintf(out, cap, "%s", s->wire_unguarded_pass ? "pass" : "refuse");
     else
         snprintf(out, cap, "(not shown by quoteguard-config)");
 }

@@ -449,13 +449,18 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
         qg_guard_report_missing("mysql_real_connect");
         return NULL;
     }
-    if (!tracking_enabled() || inside_reconnect(mysql))
-        return fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
+    qg_wire_library_connect_begin();
+    if (!tracking_enabled() || inside_reconnect(mysql)) {
+        MYSQL *connected = fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
+        qg_wire_library_connect_end();
+        return connected;
+    }
     /* The library runs the program's init commands (MYSQL_INIT_COMMAND)
      * inside, through mysql_real_query: each is checked as any query, under
      * the new session's state, asked for first; a blocked one fails the
      * connect with its error. */
     MYSQL *connected = fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
+    qg_wire_library_connect_end();
     if (connected)
         hand_over_from_wire(connected);
     qg_my_conn *e = connected ? qg_my_conn_use(connected) : NULL;

@@ -20,7 +20,11 @@
  * copy of a connection followed here shares it.  A program that reaches the
  * library around the preload (psycopg 3's ctypes binding resolves
  * PQsendQuery from libpq's own handle) is never handed over, so its
- * queries are checked here.  Every other descriptor passes through after one load from a
+ * queries are checked here.  A connection the wire front can no longer
+ * read (TLS another stack does, GSSAPI encryption, MySQL compression, bytes
+ * it cannot frame) is refused from that point in enforce: its writes fail
+ * with EACCES and `wire_unguarded` says why, once; audit and wire_unguarded
+ * = pass let it pass, said once.  Every other descriptor passes through after one load from a
  * fixed table indexed by fd (no lock, no system call).  The streams
  * themselves are followed by src/wire/wire_stream.c; the C library's entry points
  * are in front_wire_io.c, its stdio, splice and sendfile in
@@ -111,7 +115,7 @@ wire_fd *qg_wire_refused(const char *why)
     w->refs = 1;
     w->refused = why;
     qg_wire_conn_init(&w->conn, QG_WIRE_PG);
-    qg_wire_set_passthrough(&w->conn);
+    qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_LIBRARY);
     return w;
 }
 
@@ -169,7 +173,7 @@ bool qg_wire_refuse_unseen(int fd, bool into, const char *call)
     }
     if (!qg_wire_is_conn(w) || __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
         return false;
-    if (w->refused)
+    if (qg_wire_fd_refused(w))
         return into && qg_wire_refuse_write(w);
     /* Audit lets the bytes go and stops following the connection, whose
      * stream they leave unknown; not while bytes of the stream are held,
@@ -177,7 +181,7 @@ bool qg_wire_refuse_unseen(int fd, bool into, const char *call)
     bool refuse = refusing(qg_settings_get());
     pthread_mutex_lock(&w->lock);
     if (!refuse && nothing_held(&w->conn)) {
-        w->conn.passthrough = true;
+        qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_STREAM);
         w->told_passthrough = true; /* said here */
         qg_wire_after_use(w);
     } else {
@@ -255,6 +259,19 @@ bool qg_wire_enabled(void)
     return s->wire && s->mode != QG_MODE_OFF && s->active;
 }
 
+/* Depth of a client library's own connect on this thread. */
+static __thread unsigned in_library_connect __attribute__((tls_model("initial-exec")));
+
+void qg_wire_library_connect_begin(void)
+{
+    in_library_connect++;
+}
+
+void qg_wire_library_connect_end(void)
+{
+    in_library_connect--;
+}
+
 wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, size_t head_len,
                            size_t passed)
 {
@@ -266,6 +283,16 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, siz
     pthread_mutex_init(&w->lock, NULL);
     w->refs = 1;
     qg_wire_conn_init(&w->conn, proto);
+    if (in_library_connect > 0) {
+        /* the library's front checks this connection's queries */
+        qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_LIBRARY);
+        w->told_passthrough = true;
+    } else {
+        /* a mode that blocks hides the server's offer of compression, which
+         * the wire front cannot follow; audit changes no byte */
+        qg_mode mode = qg_settings_get()->mode;
+        w->conn.hide_compression = mode == QG_MODE_ENFORCE || mode == QG_MODE_REWRITE;
+    }
     if (passed > 0)
         qg_wire_already_sent(&w->conn, head, head_len, passed);
     wire_fd *expected = QG_WIRE_CANDIDATE;
@@ -296,21 +323,56 @@ void qg_wire_drop_candidate(int fd)
                                 __ATOMIC_RELAXED);
 }
 
-/* Says once per connection that it is no longer followed, and why. */
-QG_COLD static void tell_passthrough(wire_fd *w)
+bool qg_wire_unread_may_pass(void *ctx, qg_wire_conn *c)
 {
-    w->told_passthrough = true;
-    qg_log_write_event(qg_settings_get(), "info", "wire_unguarded",
-                       "a database connection switched to TLS that the system OpenSSL's "
-                       "SSL_read/SSL_write on its socket do not carry, to GSSAPI encryption or "
-                       "to compression, or its stream could not be followed: its queries are "
-                       "not checked");
+    (void)ctx;
+    const qg_settings *s = qg_settings_get();
+    return c->unread == QG_WIRE_UNREAD_LIBRARY || !refusing(s) || s->wire_unguarded_pass;
 }
 
-/* Passthrough with nothing held or owed: from now on without the lock. */
+static const char *unread_reason(qg_wire_unread why)
+{
+    switch (why) {
+    case QG_WIRE_UNREAD_COMPRESSED:
+        return "the MySQL compressed protocol, which the client asked for";
+    case QG_WIRE_UNREAD_GSSAPI:
+        return "PostgreSQL GSSAPI encryption";
+    case QG_WIRE_UNREAD_TLS:
+        return "TLS that the system OpenSSL's SSL_write/SSL_read on its socket do not carry";
+    case QG_WIRE_UNREAD_STREAM:
+    case QG_WIRE_UNREAD_LIBRARY:
+    case QG_WIRE_READ_ALL:
+        break;
+    }
+    return "a stream the wire front cannot frame";
+}
+
+/* Says once per connection that it is no longer read, and why; where its
+ * bytes may not pass, every later write through it is refused at once. */
+QG_COLD static void tell_unread(wire_fd *w)
+{
+    w->told_passthrough = true;
+    if (w->conn.unread == QG_WIRE_UNREAD_LIBRARY)
+        return; /* not unguarded: the library's front checks it */
+    const qg_settings *s = qg_settings_get();
+    bool refuse = !qg_wire_unread_may_pass(NULL, &w->conn);
+    const char *why = unread_reason(w->conn.unread);
+    char what[256];
+    snprintf(what, sizeof what, "a database connection that went on in %s%s", why,
+             refusing(s) && !refuse ? " (wire_unguarded = pass)" : "");
+    bool told = false; /* once: told_passthrough */
+    tell_unchecked(&told, refuse, "wire_unguarded", what);
+    if (refuse) {
+        __atomic_store_n(&w->told_refused, true, __ATOMIC_RELEASE);
+        __atomic_store_n(&w->refused, why, __ATOMIC_RELEASE);
+    }
+}
+
+/* Passthrough with nothing held or owed, and not refused: from now on
+ * without the lock (a refused one is refused at every entry). */
 static void settle(wire_fd *w)
 {
-    if (w->conn.passthrough && nothing_held(&w->conn))
+    if (w->conn.passthrough && nothing_held(&w->conn) && !qg_wire_fd_refused(w))
         __atomic_store_n(&w->settled, true, __ATOMIC_RELEASE);
 }
 
@@ -321,7 +383,7 @@ void qg_wire_after_use(wire_fd *w)
         __atomic_add_fetch(&qg_wire_tls_conns, 1, __ATOMIC_ACQ_REL);
     }
     if (w->conn.passthrough && !w->told_passthrough)
-        tell_passthrough(w);
+        tell_unread(w);
     settle(w);
 }
 
@@ -336,7 +398,7 @@ void qg_wire_library_guarded(int fd)
     if (!qg_wire_is_conn(w))
         return;
     pthread_mutex_lock(&w->lock);
-    w->conn.passthrough = true;
+    qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_LIBRARY);
     w->told_passthrough = true; /* not unguarded: the library front has it */
     settle(w);
     bool settled = w->settled;

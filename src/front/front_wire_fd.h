@@ -40,7 +40,9 @@ typedef struct wire_fd {
     pthread_mutex_t lock;
     unsigned refs; /* descriptors that share it (dup) */
     /* Bytes written through it cannot be followed (a duplicate of a socket
-     * a client library's front checks): why, for the refusal. */
+     * a client library's front checks, a connection no longer read whose
+     * bytes may not pass unread): why, for the refusal.  Set once; read
+     * with qg_wire_fd_refused. */
     const char *refused;
     bool told_refused;
     bool told_passthrough;
@@ -75,6 +77,12 @@ static inline wire_fd *qg_wire_fd_entry(int fd)
 static inline bool qg_wire_is_conn(const wire_fd *w)
 {
     return (const char *)w > (const char *)QG_WIRE_UNSEEN;
+}
+
+/* Why writes through w are refused, or NULL. */
+static inline const char *qg_wire_fd_refused(wire_fd *w)
+{
+    return __atomic_load_n(&w->refused, __ATOMIC_ACQUIRE);
 }
 
 /* The first bytes of a candidate whose calls so far were too short to say
@@ -169,6 +177,10 @@ bool qg_wire_tls_raw(wire_fd *w, int fd);
  * from an SSL_write that was not tied to it, or from outside OpenSSL's
  * calls the shim sees (front_wire_tls.c). */
 bool qg_wire_tls_unfollowed(wire_fd *w);
+/* The qg_wire_io unread_may_pass: the connection's unread bytes pass when
+ * a client library's front checks it, in audit, or with wire_unguarded =
+ * pass; else they are refused. */
+bool qg_wire_unread_may_pass(void *ctx, qg_wire_conn *c);
 /* The qg_wire_io check: the guard's verdict on one whole query (ctx is the
  * send_ctx of the call). */
 bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,

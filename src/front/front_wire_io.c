@@ -138,17 +138,33 @@ static bool passes_unlocked(wire_fd *w)
            __atomic_load_n(&w->tls_followed, __ATOMIC_ACQUIRE);
 }
 
+/* Raw bytes of a connection that just turned out not to be read: -1 with
+ * EACCES where they may not pass, else what the kernel took. */
+static ssize_t unread_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
+{
+    if (!qg_wire_unread_may_pass(sc, &w->conn)) {
+        errno = EACCES;
+        return -1;
+    }
+    return send_bytes(sc, buf, n);
+}
+
 static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
 {
     if (passes_unlocked(w)) {
-        if (__atomic_load_n(&w->tls_followed, __ATOMIC_RELAXED))
-            qg_wire_tls_unfollowed(w);
+        if (__atomic_load_n(&w->tls_followed, __ATOMIC_RELAXED) && qg_wire_tls_unfollowed(w))
+            return unread_write(w, sc, buf, n);
         return send_bytes(sc, buf, n);
     }
-    qg_wire_io io = {send_bytes, qg_wire_check_query, sc};
+    qg_wire_io io = {send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, sc};
     pthread_mutex_lock(&w->lock);
-    bool tls = qg_wire_tls_raw(w, sc->fd);
-    ssize_t r = tls ? send_bytes(sc, buf, n) : qg_wire_write(&w->conn, &io, buf, n);
+    ssize_t r;
+    if (!qg_wire_tls_raw(w, sc->fd))
+        r = qg_wire_write(&w->conn, &io, buf, n);
+    else if (w->conn.passthrough) /* TLS by another stack */
+        r = unread_write(w, sc, buf, n);
+    else
+        r = send_bytes(sc, buf, n);
     qg_wire_after_use(w);
     pthread_mutex_unlock(&w->lock);
     return r;
@@ -184,16 +200,18 @@ static wire_fd *recognise_read(int fd, const uint8_t *p, size_t r)
     return NULL;
 }
 
-/* Bytes the client received on fd (r of them in p). */
-static void observe(int fd, wire_fd *w, const void *p, size_t r)
+/* Bytes the client received on fd (r of them in its buffer p). */
+static void observe(int fd, wire_fd *w, void *p, size_t r)
 {
     if (w == QG_WIRE_CANDIDATE)
         w = recognise_read(fd, p, r);
-    if (!qg_wire_is_conn(w) || w->refused || passes_unlocked(w))
+    if (!qg_wire_is_conn(w) || qg_wire_fd_refused(w) || passes_unlocked(w))
         return;
     pthread_mutex_lock(&w->lock);
-    if (!qg_wire_tls_raw(w, fd))
+    if (!qg_wire_tls_raw(w, fd)) {
         qg_wire_read(&w->conn, p, r);
+        qg_wire_my_hide_compression(&w->conn, p, r);
+    }
     qg_wire_after_use(w);
     pthread_mutex_unlock(&w->lock);
 }
@@ -317,13 +335,13 @@ static ssize_t entry_write(send_ctx *sc, const void *p, size_t n)
 {
     bool watch;
     wire_fd *w = entry_for_write(sc->fd, p, n, &watch);
-    if (!w || (w->refused && refused_write(w) == 0)) {
+    if (!w || (qg_wire_fd_refused(w) && refused_write(w) == 0)) {
         ssize_t r = send_bytes(sc, p, n);
         if (watch)
             note_head(sc->fd, p, r);
         return r;
     }
-    if (w->refused)
+    if (qg_wire_fd_refused(w))
         return -1;
     return guarded_write(w, sc, p, n);
 }
@@ -373,9 +391,9 @@ static ssize_t entry_writev(send_ctx *sc, const struct iovec *iov, int iovcnt)
     size_t n = gather_head(iov, iovcnt, head);
     bool watch = false;
     wire_fd *w = n ? entry_for_write(sc->fd, head, n, &watch) : NULL;
-    if (w && w->refused && refused_write(w) < 0)
+    if (w && qg_wire_fd_refused(w) && refused_write(w) < 0)
         return -1;
-    if (!w || w->refused) {
+    if (!w || qg_wire_fd_refused(w)) {
         ssize_t r = raw_scattered(sc, iov, iovcnt);
         if (watch)
             note_head(sc->fd, head, r);

@@ -126,7 +126,7 @@ bool qg_wire_tls_raw(wire_fd *w, int fd)
     if (in_openssl > 0)
         follow(w, fd);
     else
-        qg_wire_set_passthrough(c); /* another TLS stack: not followed */
+        qg_wire_set_passthrough(c, QG_WIRE_UNREAD_TLS); /* another TLS stack */
     return true;
 }
 
@@ -137,7 +137,7 @@ bool qg_wire_tls_unfollowed(wire_fd *w)
         __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
         return false;
     pthread_mutex_lock(&w->lock);
-    qg_wire_set_passthrough(&w->conn);
+    qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_TLS);
     qg_wire_after_use(w);
     pthread_mutex_unlock(&w->lock);
     return true;
@@ -152,7 +152,8 @@ static wire_fd *tls_conn(SSL *ssl, int *fd)
     SSL_get_fd_fn get_fd = real_SSL_get_fd();
     *fd = get_fd ? get_fd(ssl) : -1;
     wire_fd *w = qg_wire_fd_entry(*fd);
-    if (!qg_wire_is_conn(w) || w->refused || __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+    if (!qg_wire_is_conn(w) || qg_wire_fd_refused(w) ||
+        __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
         return NULL;
     return w;
 }
@@ -227,7 +228,7 @@ static int followed_write(wire_fd *w, int fd, SSL *ssl, const void *buf, size_t 
     bool partial = ctrl && (ctrl(ssl, OSSL_CTRL_MODE, 0, NULL) & OSSL_MODE_ENABLE_PARTIAL_WRITE);
     tls_send t = {.base = {.fd = fd, .caller = caller}, .ssl = ssl, .ex = ex,
                   .last_ret = ex ? 0 : -1};
-    qg_wire_io io = {tls_send_bytes, qg_wire_check_query, &t};
+    qg_wire_io io = {tls_send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, &t};
     size_t taken = 0;
     if (w->tls_retry_num == num)
         taken = w->tls_retry_taken;

@@ -325,6 +325,7 @@ typedef enum key_id {
     KEY_REWRITE,
     KEY_COUNTERS_DIR,
     KEY_WIRE,
+    KEY_WIRE_UNGUARDED,
     KEY_COUNT
 } key_id;
 
@@ -347,6 +348,7 @@ static const struct {
     [KEY_REWRITE] = {"rewrite", "QUOTEGUARD_REWRITE"},
     [KEY_COUNTERS_DIR] = {"counters_dir", "QUOTEGUARD_COUNTERS_DIR"},
     [KEY_WIRE] = {"wire", "QUOTEGUARD_WIRE"},
+    [KEY_WIRE_UNGUARDED] = {"wire_unguarded", "QUOTEGUARD_WIRE_UNGUARDED"},
 };
 
 const char *qg_settings_key(size_t index)
@@ -473,6 +475,14 @@ static void apply_key(qg_settings *s, key_id key, const origin *o, const char *v
             s->wire = false;
         else
             report_value(p, o, value, "expected on or off");
+        break;
+    case KEY_WIRE_UNGUARDED:
+        if (qg_ascii_casecmp(value, "refuse") == 0)
+            s->wire_unguarded_pass = false;
+        else if (qg_ascii_casecmp(value, "pass") == 0)
+            s->wire_unguarded_pass = true;
+        else
+            report_value(p, o, value, "expected refuse or pass");
         break;
     case KEY_COUNT:
         break;

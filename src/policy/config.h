@@ -73,6 +73,11 @@ typedef struct qg_settings {
     /* The wire front (src/front/front_wire.c): drivers that speak the protocol
      * themselves; QUOTEGUARD_WIRE=off turns it off. */
     bool wire;
+    /* wire_unguarded = pass: a wire connection the shim can no longer read
+     * (TLS by another stack, GSSAPI encryption, MySQL compression, a stream
+     * it cannot frame) passes unread in enforce, logged once; by default
+     * (refuse) its bytes are refused. */
+    bool wire_unguarded_pass;
     qg_log_sink log_sink;
     int syslog_facility; /* LOG_AUTHPRIV unless configured */
     char log_path[QG_PATH_MAX]; /* the file; for syslog/journal the socket, "" standard */

@@ -17,6 +17,7 @@
 #define MY_CLIENT_COMPRESS 0x20u
 #define MY_CLIENT_PROTOCOL_41 0x200u
 #define MY_CLIENT_SSL 0x800u
+#define MY_CLIENT_ZSTD_COMPRESSION (1u << 26) /* MySQL 8 */
 #define MY_CLIENT_QUERY_ATTRIBUTES (1u << 27)
 
 static uint32_t be32(const uint8_t *p)
@@ -149,8 +150,10 @@ void qg_wire_already_sent(qg_wire_conn *c, const uint8_t *head, size_t n, size_t
         qg_wire_message_ended(&c->out);
 }
 
-void qg_wire_set_passthrough(qg_wire_conn *c)
+void qg_wire_set_passthrough(qg_wire_conn *c, qg_wire_unread why)
 {
+    if (!c->passthrough)
+        c->unread = why;
     c->passthrough = true;
 }
 
@@ -162,7 +165,7 @@ void qg_wire_set_passthrough(qg_wire_conn *c)
 static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, size_t len)
 {
     if (len < 9) { /* not a protocol-41 response: nothing to follow */
-        qg_wire_set_passthrough(c);
+        qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
         return;
     }
     uint32_t caps = (uint32_t)payload[0] | (uint32_t)payload[1] << 8 |
@@ -177,8 +180,10 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
         c->tls = true;
     /* what both sides agreed decides (a flag the server did not offer is
      * not in force) */
-    if (!(caps & MY_CLIENT_PROTOCOL_41) || (c->my.caps & MY_CLIENT_COMPRESS))
-        qg_wire_set_passthrough(c);
+    if (!(caps & MY_CLIENT_PROTOCOL_41))
+        qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
+    else if (c->my.caps & (MY_CLIENT_COMPRESS | MY_CLIENT_ZSTD_COMPRESSION))
+        qg_wire_set_passthrough(c, QG_WIRE_UNREAD_COMPRESSED);
 }
 
 /* Walks the packets of a MySQL command from p: complete (total set) or the
@@ -295,7 +300,7 @@ static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t 
         }
         uint32_t len = be32(p), code = be32(p + 4);
         if (len < 8 || len > PG_STARTUP_MAX) {
-            qg_wire_set_passthrough(c);
+            qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
             len = 8;
         }
         if (code >> 16 == 3 && n < len && !c->passthrough) {
@@ -312,7 +317,7 @@ static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t 
     }
     uint32_t len = be32(p + 1);
     if (len < 4) {
-        qg_wire_set_passthrough(c);
+        qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
         len = 4;
     }
     cl->total = 1 + (uint64_t)len;

@@ -58,10 +58,26 @@ typedef struct qg_wire_buf {
     size_t len, cap;
 } qg_wire_buf;
 
+/* Why a connection's bytes are no longer read (c->passthrough). */
+typedef enum qg_wire_unread {
+    QG_WIRE_READ_ALL = 0,
+    QG_WIRE_UNREAD_LIBRARY,    /* a client library's front checks its queries */
+    QG_WIRE_UNREAD_COMPRESSED, /* MySQL's compressed protocol was agreed */
+    QG_WIRE_UNREAD_GSSAPI,     /* PostgreSQL GSSAPI encryption (GSSENCRequest answered 'G') */
+    QG_WIRE_UNREAD_TLS,        /* TLS the system OpenSSL's calls on its socket do not carry */
+    QG_WIRE_UNREAD_STREAM,     /* bytes the framing cannot follow (or no memory to hold them) */
+} qg_wire_unread;
+
 typedef struct qg_wire_conn qg_wire_conn;
 struct qg_wire_conn {
     qg_wire_proto proto;
-    bool passthrough;        /* GSSAPI encryption, compression, or a stream we cannot follow */
+    bool passthrough;        /* its bytes are no longer read: `unread` says why */
+    qg_wire_unread unread;
+    /* MySQL: the greeting's compression flags are cleared in the bytes the
+     * client reads (qg_wire_my_hide_compression), so that a client that
+     * follows the server's word never asks for compression */
+    bool hide_compression;
+    uint64_t my_version_end; /* MySQL: stream offset of the greeting's version NUL, 0 unseen */
     /* The stream went on inside TLS (PostgreSQL SSLRequest answered 'S', MySQL
      * CLIENT_SSL): the socket's bytes from here on are TLS records, and the
      * protocol continues in the bytes the TLS library's calls carry, which the
@@ -104,6 +120,7 @@ struct qg_wire_conn {
     uint8_t pg_parsed_count;
     bool pg_reported;            /* the server reported its client_encoding */
     uint64_t in_len;         /* the length of the packet being read (MySQL) */
+    uint64_t in_pos;         /* server bytes observed so far */
     /* session */
     qg_wire_session session;
     qg_wire_my my;           /* MySQL: agreed capabilities, commands, answers */
@@ -156,8 +173,9 @@ bool qg_wire_cstr_is(const uint8_t *p, size_t len, const char *want);
 /* A MySQL packet's length (3 bytes, little-endian). */
 uint32_t qg_wire_le24(const uint8_t *p);
 
-/* From here on every byte passes unread. */
-void qg_wire_set_passthrough(qg_wire_conn *c);
+/* From here on no byte is read (the first reason given is kept): they pass
+ * or, where the front refuses unread bytes, are refused (wire_stream.h). */
+void qg_wire_set_passthrough(qg_wire_conn *c, qg_wire_unread why);
 
 /* What starts at p (a message boundary of framer f).  Notes what the
  * client negotiates (MySQL handshake response, PG SSLRequest) in c. */

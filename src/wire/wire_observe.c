@@ -126,6 +126,7 @@ static void end_message(qg_wire_conn *c)
 void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
     size_t i = 0;
+    c->in_pos += n;
     if (n > 0 && c->pg_tls_asked) {
         /* the one-byte answer to SSLRequest / GSSENCRequest; what follows
          * it is the TLS handshake, not the protocol */
@@ -133,7 +134,7 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
         if (p[0] == 'S')
             c->tls = true;
         else if (p[0] == 'G')
-            c->passthrough = true;
+            qg_wire_set_passthrough(c, QG_WIRE_UNREAD_GSSAPI);
         if (c->tls)
             return;
         i = 1;
@@ -161,6 +162,42 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
         if (c->in.left == 0)
             end_message(c);
     }
+}
+
+/* The greeting (the stream's first packet): header (4), protocol (1), the
+ * version up to its NUL, then after the NUL thread id (4), scramble (8),
+ * filler (1), the capabilities' low half (2), charset (1), status (2) and
+ * their high half (2). */
+#define GREETING_VERSION_AT 5
+#define GREETING_CAPS_LOW_AFTER_NUL 14
+#define GREETING_CAPS_HIGH_AFTER_NUL 19
+#define MY_CLIENT_COMPRESS 0x20u
+#define MY_CLIENT_ZSTD_COMPRESSION (1u << 26)
+
+/* Clears `mask`'s bits of the byte at stream offset `at` if it is in p
+ * (which begins at stream offset `start`). */
+static void clear_at(uint8_t *p, uint64_t start, size_t n, uint64_t at, uint8_t mask)
+{
+    if (at >= start && at - start < n)
+        p[at - start] &= (uint8_t)~mask;
+}
+
+void qg_wire_my_hide_compression(qg_wire_conn *c, uint8_t *p, size_t n)
+{
+    uint64_t start = c->in_pos - n;
+    uint64_t last_at = c->my_version_end + GREETING_CAPS_HIGH_AFTER_NUL + 1;
+    if (!c->hide_compression || c->proto != QG_WIRE_MYSQL ||
+        (c->my_version_end && start > last_at))
+        return;
+    for (uint64_t at = start > GREETING_VERSION_AT ? start : GREETING_VERSION_AT;
+         !c->my_version_end && at < start + n; at++)
+        if (p[at - start] == 0)
+            c->my_version_end = at;
+    if (!c->my_version_end)
+        return;
+    clear_at(p, start, n, c->my_version_end + GREETING_CAPS_LOW_AFTER_NUL, MY_CLIENT_COMPRESS);
+    clear_at(p, start, n, c->my_version_end + GREETING_CAPS_HIGH_AFTER_NUL + 1,
+             (uint8_t)(MY_CLIENT_ZSTD_COMPRESSION >> 24));
 }
 
 /* ---------------------------------------------------------- replacement */

@@ -74,7 +74,7 @@ static void owe(qg_wire_conn *c, qg_wire_buf *b, size_t covers)
 static void owe_replacement(qg_wire_conn *c, qg_wire_buf *replacement, size_t covers)
 {
     if (!replacement->data)
-        qg_wire_set_passthrough(c);
+        qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
     owe(c, replacement, covers);
 }
 
@@ -115,13 +115,17 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
             want = n - st.taken;
         if (!qg_wire_buf_append(&c->hold, p + st.taken, want)) {
             /* no memory to hold it: it can no longer be checked */
-            qg_wire_set_passthrough(c);
+            qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
             break;
         }
         st.taken += want;
     }
-    if (c->passthrough && cl.status == QG_CL_NEED) {
-        owe(c, &c->hold, st.taken);
+    if (c->passthrough) {
+        /* what is held goes unread, or not at all */
+        if (io->unread_may_pass(io->ctx, c))
+            owe(c, &c->hold, st.taken);
+        else
+            qg_wire_buf_free(&c->hold);
         st.done = true;
         return st;
     }
@@ -197,10 +201,8 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
         }
         qg_wire_classified cl;
         qg_wire_classify(c, &f, p + q, n - q, &cl);
-        if (c->passthrough) {
-            q = n;
-            break;
-        }
+        if (c->passthrough)
+            break; /* this message on is not read: qg_wire_write decides */
         /* MySQL learns a query is too large only while holding it */
         if (cl.status == QG_CL_NEED || (cl.too_large && c->proto == QG_WIRE_MYSQL)) {
             *run = q;
@@ -305,6 +307,10 @@ ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, s
             continue;
         }
         if (c->passthrough) {
+            if (!io->unread_may_pass(io->ctx, c)) {
+                errno = EACCES;
+                return done ? (ssize_t)done : -1;
+            }
             ssize_t r = io->send(io->ctx, p + done, n - done);
             if (r < 0)
                 return done ? (ssize_t)done : -1;
@@ -344,7 +350,7 @@ ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, s
         }
         if (end == RUN_HOLD) {
             if (!qg_wire_buf_append(&c->hold, p + done, n - done)) {
-                qg_wire_set_passthrough(c); /* cannot hold: from here on, unchecked */
+                qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM); /* cannot hold it */
                 continue;
             }
             c->out_pos += n - done;

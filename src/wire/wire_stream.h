@@ -45,8 +45,10 @@
  * the socket then carries TLS records, and the same stream goes on in the
  * plaintext of the TLS library's calls, which the front feeds here instead
  * (the MySQL handshake response is then the client's second packet).
- * GSSAPI encryption (GSSENCRequest answered 'G') and MySQL compression end
- * the tracking: from there on every byte passes through.
+ * GSSAPI encryption (GSSENCRequest answered 'G'), MySQL compression and a
+ * stream the framing cannot follow end the tracking: from there on no byte
+ * is read, and io->unread_may_pass decides whether the client's bytes pass
+ * or the write is refused.
  */
 #ifndef QG_WIRE_STREAM_H
 #define QG_WIRE_STREAM_H
@@ -64,15 +66,27 @@ typedef struct qg_wire_io {
     /* Decides one whole query: true sends it as it is; false sends the
      * replacement the callee put into *replacement (qg_wire_replacement). */
     bool (*check)(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire_buf *replacement);
+    /* The connection is no longer read (c->unread says why) and client bytes
+     * are about to pass unread: true lets them pass; false refuses them, and
+     * the write fails with EACCES (bytes before that point went as usual). */
+    bool (*unread_may_pass)(void *ctx, qg_wire_conn *c);
     void *ctx;
 } qg_wire_io;
 
 /* Processes one write of n client bytes: returns how many count as written
- * (0 < r <= n), or -1 with errno from io->send when none do. */
+ * (0 < r <= n), or -1 with errno from io->send (or EACCES: refused unread
+ * bytes) when none do. */
 ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n);
 
 /* Observes n bytes the server sent (as the client received them). */
 void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n);
+
+/* With c->hide_compression, right after qg_wire_read of the same n bytes
+ * (the program's own buffer): clears the MySQL greeting's CLIENT_COMPRESS
+ * and zstd capability bits where they lie in p, so that a client that reads
+ * the server's offer does not ask for the compressed protocol.  The wire
+ * front's own reading keeps the server's true offer. */
+void qg_wire_my_hide_compression(qg_wire_conn *c, uint8_t *p, size_t n);
 
 /* The message the server answers with an ordinary error naming quoteguard,
  * in place of m: PG Query → DO … RAISE; PG Parse → a Parse (same statement

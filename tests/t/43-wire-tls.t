@@ -17,8 +17,9 @@
 # exact stream around the replaced query.  psql and Ruby's mysql2 over TLS
 # are checked once, by the libpq / libmariadb front (the library's own
 # SSL_write carries the query past the wire front, which leaves it alone).  TLS the shim cannot follow (asyncio's memory BIOs, a BIO that
-# hides the socket, an SSL_write from libssl's own handle) is still said to
-# go unread.
+# hides the socket, an SSL_write from libssl's own handle) is refused in
+# enforce before a query leaves (EACCES, the program fails with its own
+# error) and passes in audit and with wire_unguarded = pass, said once.
 # servers: pg mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -131,24 +132,56 @@ for how in partial whole; do
     has "$out" "ALIVE: yes" "pg C pipeline over TLS ($how writes): enforce: the connection works after it"
 done
 
-# TLS the wire front cannot follow is still said: asyncio runs OpenSSL over
-# memory BIOs and writes the socket itself, outside any SSL call.
-out=$(with_shim enforce "$QG_PG_DIR/asyncio.log" "$PY" $W/pg_tls_asyncio.py 127.0.0.1 "$PGPORT" \
+# TLS the wire front cannot follow is refused in enforce before any of its
+# bytes leaves: asyncio runs OpenSSL over memory BIOs and writes the socket
+# itself, outside any SSL call.  Audit, and enforce with wire_unguarded =
+# pass, let it pass; each says so once.
+unguarded() { grep -ac '"event":"wire_unguarded"' "$1"; }
+log=$QG_PG_DIR/asyncio.log
+out=$(with_shim enforce "$log" "$PY" $W/pg_tls_asyncio.py 127.0.0.1 "$PGPORT" \
     "$PGUSER" "$PGDATABASE" qgt_asyncio_$$ 2>&1)
-has "$out" "ROW: row_42" "pg asyncio over TLS (memory BIOs): its bytes pass unchanged"
-ok "pg asyncio over TLS (memory BIOs): said once to be unread (wire_unguarded)" \
-    [ "$(grep -ac '"event":"wire_unguarded"' "$QG_PG_DIR/asyncio.log")" -eq 1 ]
+rc=$?
+has "$out" "PermissionError: [Errno 13]" "pg asyncio over TLS (memory BIOs): enforce: its first TLS write fails with EACCES"
+ok "pg asyncio over TLS (memory BIOs): enforce: the program ends with its own error, no signal" [ "$rc" -eq 1 ]
+lacks "$out" "ROW: row_42" "pg asyncio over TLS (memory BIOs): enforce: no query ran"
+lacks "$(cat "$QG_PG_LOG")" "qgt_asyncio_$$" "pg asyncio over TLS (memory BIOs): enforce: the query never reaches the server"
+ok "pg asyncio over TLS (memory BIOs): enforce: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+has "$(cat "$log")" '"level":"error","event":"wire_unguarded","detail":"quoteguard: refused (EACCES): a database connection that went on in TLS that' \
+    "pg asyncio over TLS (memory BIOs): enforce: logged as a refusal naming quoteguard"
+for how in audit pass; do
+    log=$QG_PG_DIR/asyncio-$how.log
+    if [ "$how" = audit ]; then
+        out=$(with_shim audit "$log" "$PY" $W/pg_tls_asyncio.py 127.0.0.1 "$PGPORT" "$PGUSER" "$PGDATABASE" qgt_asyncio_${how}_$$ 2>&1)
+    else
+        out=$(QUOTEGUARD_WIRE_UNGUARDED=pass with_shim enforce "$log" "$PY" $W/pg_tls_asyncio.py 127.0.0.1 "$PGPORT" "$PGUSER" "$PGDATABASE" qgt_asyncio_${how}_$$ 2>&1)
+    fi
+    has "$out" "ROW: row_42" "pg asyncio over TLS (memory BIOs): $how: its bytes pass unchanged"
+    ok "pg asyncio over TLS (memory BIOs): $how: said once to be unread (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+    has "$(cat "$log")" '"level":"warning","event":"wire_unguarded","detail":"quoteguard: not checked:' \
+        "pg asyncio over TLS (memory BIOs): $how: logged as a warning"
+done
 
 # The system OpenSSL on the socket, but not where the shim can follow it: a
 # BIO of the program's own that hides the descriptor from SSL_get_fd, and an
-# SSL_write looked up in libssl's own handle.  Said, not silently unread.
+# SSL_write looked up in libssl's own handle.  Refused in enforce: the query
+# never leaves; audit lets it pass and says so.
+hidden_sql="SELECT 'hidden_' || 42"
 for how in bio handle; do
-    out=$(with_shim enforce "$QG_PG_DIR/hidden-$how.log" "$QG_BUILD/clients/ssl_pg_hidden" \
-        "$PGPORT" "$PGUSER" "$PGDATABASE" "$how" 2>&1)
+    before=$(grep -ac "$hidden_sql" "$QG_PG_LOG")
+    log=$QG_PG_DIR/hidden-$how.log
+    out=$(with_shim enforce "$log" "$QG_BUILD/clients/ssl_pg_hidden" "$PGPORT" "$PGUSER" "$PGDATABASE" "$how" 2>&1)
+    rc=$?
     [ "$how" = bio ] && has "$out" "SSL_get_fd: none" "pg TLS over a BIO of the program's own: SSL_get_fd finds no socket"
-    has "$out" "ROW: hidden_42" "pg TLS the shim cannot tie to its socket ($how): its bytes pass unchanged"
-    ok "pg TLS the shim cannot tie to its socket ($how): said once to be unread (wire_unguarded)" \
-        [ "$(grep -ac '"event":"wire_unguarded"' "$QG_PG_DIR/hidden-$how.log")" -eq 1 ]
+    has "$out" "ssl_pg_hidden: SSL_write failed" "pg TLS the shim cannot tie to its socket ($how): enforce: SSL_write fails"
+    ok "pg TLS the shim cannot tie to its socket ($how): enforce: the program exits with its own error" [ "$rc" -eq 1 ]
+    ok "pg TLS the shim cannot tie to its socket ($how): enforce: the query never reaches the server" \
+        [ "$(grep -ac "$hidden_sql" "$QG_PG_LOG")" -eq "$before" ]
+    ok "pg TLS the shim cannot tie to its socket ($how): enforce: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+    has "$(cat "$log")" '"level":"error","event":"wire_unguarded"' "pg TLS the shim cannot tie to its socket ($how): enforce: logged as a refusal"
+    log=$QG_PG_DIR/hidden-$how-audit.log
+    out=$(with_shim audit "$log" "$QG_BUILD/clients/ssl_pg_hidden" "$PGPORT" "$PGUSER" "$PGDATABASE" "$how" 2>&1)
+    has "$out" "ROW: hidden_42" "pg TLS the shim cannot tie to its socket ($how): audit: its bytes pass unchanged"
+    ok "pg TLS the shim cannot tie to its socket ($how): audit: said once to be unread (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
 done
 
 # psql: libpq's queries are the libpq front's; the wire front, which sees

@@ -19,6 +19,7 @@ static const char *const env_keys[] = {
     "QUOTEGUARD_ALLOW",         "QUOTEGUARD_ONLY_PROGRAMS",
     "QUOTEGUARD_SKIP_PROGRAMS", "QUOTEGUARD_MYSQL_ILLFORMED_QUOTE",
     "QUOTEGUARD_MYSQL_ILLFORMED", "QUOTEGUARD_REWRITE",
+    "QUOTEGUARD_WIRE_UNGUARDED",
 };
 
 static void clear_env(void)
@@ -75,6 +76,7 @@ static void test_defaults(void)
            "MySQL: ill-formed before a quote blocks, other ill-formed logs");
     tap_ok(s.allow_count == 0 && s.only_count == 0 && s.skip_count == 0, "empty lists");
     tap_ok(s.active, "active by default");
+    tap_ok(!s.wire_unguarded_pass, "a wire connection that cannot be read is refused by default");
 }
 
 static void test_mode_names(void)
@@ -141,6 +143,10 @@ static void test_file_full(void)
     qg_settings_defaults(&s);
     tap_ok(parse(&s, "rewrite = all\nrewrite = needed\n", err, sizeof err) == 0 && !s.rewrite_all,
            "rewrite = needed");
+    tap_ok(parse(&s, "wire_unguarded = PASS\n", err, sizeof err) == 0 && s.wire_unguarded_pass,
+           "wire_unguarded = pass, any case");
+    tap_ok(parse(&s, "wire_unguarded = refuse\n", err, sizeof err) == 0 && !s.wire_unguarded_pass,
+           "wire_unguarded = refuse");
     qg_settings_defaults(&s);
     tap_ok(parse(&s, "log = syslog\n", err, sizeof err) == 0 && s.log_sink == QG_LOG_SYSLOG,
            "log = syslog");
@@ -199,6 +205,8 @@ static void test_file_problems(void)
                    "unknown MySQL action");
     expect_problem("mode = off\nrewrite = some\n", "rewrite=\"some\"", "needed or all",
                    "unknown rewrite choice");
+    expect_problem("mode = off\nwire_unguarded = allow\n", "wire_unguarded=\"allow\"",
+                   "refuse or pass", "unknown wire_unguarded choice");
     expect_problem("mode = off\nlog_full_query = maybe\n", "maybe", "log_full_query",
                    "bad boolean");
     expect_problem("mode = off\nonly_programs = /usr/bin/psql\n", "/usr/bin/psql", "basename",

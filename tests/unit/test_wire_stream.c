@@ -48,6 +48,22 @@ static bool sink_check(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire
     return false;
 }
 
+/* Lets a connection that is no longer read pass (as audit does). */
+static bool unread_pass(void *ctx, qg_wire_conn *c)
+{
+    (void)ctx;
+    (void)c;
+    return true;
+}
+
+/* Refuses it (as enforce does). */
+static bool unread_refuse(void *ctx, qg_wire_conn *c)
+{
+    (void)ctx;
+    (void)c;
+    return false;
+}
+
 static void put(qg_wire_buf *b, const void *p, size_t n)
 {
     qg_wire_buf_append(b, p, n);
@@ -213,7 +229,7 @@ static bool drive(qg_wire_proto proto, const qg_wire_buf *stream, const qg_wire_
     qg_wire_conn c;
     qg_wire_conn_init(&c, proto);
     sink s = {.max_per_call = max_per_call, .eagain_every_other = eagain};
-    qg_wire_io io = {sink_send, sink_check, &s};
+    qg_wire_io io = {sink_send, sink_check, unread_pass, &s};
     size_t off = 0, k = 0;
     unsigned spins = 0;
     bool hello = proto != QG_WIRE_MYSQL;
@@ -386,7 +402,7 @@ static void test_mysql_ok_status(void)
     qg_wire_buf out = {0}, ignored = {0};
     my_handshake(&out, &ignored);
     sink s = {0};
-    qg_wire_io io = {sink_send, sink_check, &s};
+    qg_wire_io io = {sink_send, sink_check, unread_pass, &s};
     qg_wire_write(&c, &io, out.data, out.len);
     tap_ok(strcmp(c.session.encoding, "gbk") == 0,
            "mysql: the handshake response's collation 28 gives gbk");
@@ -435,7 +451,7 @@ static void my_tracked_session(qg_wire_conn *c, sink *s)
     my_packet(&in, 0, greeting, sizeof greeting);
     qg_wire_read(c, in.data, in.len);
     my_packet(&out, 1, response, 40);
-    qg_wire_io io = {sink_send, sink_check, s};
+    qg_wire_io io = {sink_send, sink_check, unread_pass, s};
     qg_wire_write(c, &io, out.data, out.len);
     in.len = 0;
     my_packet(&in, 2, ok, sizeof ok);
@@ -482,7 +498,7 @@ static void my_exchange(qg_wire_conn *c, sink *s, const char *sql, const qg_wire
     uint8_t command[256] = {3};
     memcpy(command + 1, sql, len);
     my_packet(&out, 0, command, len + 1);
-    qg_wire_io io = {sink_send, sink_check, s};
+    qg_wire_io io = {sink_send, sink_check, unread_pass, s};
     qg_wire_write(c, &io, out.data, out.len);
     qg_wire_read(c, answer->data, answer->len);
     qg_wire_buf_free(&out);
@@ -580,7 +596,7 @@ static void test_mysql_routines(void)
 static void test_tls_switch(void)
 {
     sink s = {0};
-    qg_wire_io io = {sink_send, sink_check, &s};
+    qg_wire_io io = {sink_send, sink_check, unread_pass, &s};
 
     qg_wire_conn c;
     qg_wire_conn_init(&c, QG_WIRE_PG);
@@ -743,7 +759,7 @@ static void pipeline_case(const char *what, const qg_wire_buf *stream, uint32_t 
         qg_wire_conn c;
         qg_wire_conn_init(&c, QG_WIRE_PG);
         probe pr = {0};
-        qg_wire_io io = {probe_send, probe_check, &pr};
+        qg_wire_io io = {probe_send, probe_check, unread_pass, &pr};
         for (size_t off = 0; off < stream->len;) {
             size_t n = cut < stream->len - off ? cut : stream->len - off;
             ssize_t r = qg_wire_write(&c, &io, stream->data + off, n);
@@ -795,7 +811,7 @@ static void test_pg_pipeline(void)
     qg_wire_conn c;
     qg_wire_conn_init(&c, QG_WIRE_PG);
     probe pr = {0};
-    qg_wire_io io = {probe_send, probe_check, &pr};
+    qg_wire_io io = {probe_send, probe_check, unread_pass, &pr};
     qg_wire_write(&c, &io, simple.data, simple.len - 20); /* startup and the SET */
     static const uint8_t ready[] = {'Z', 0, 0, 0, 5, 'I'};
     qg_wire_read(&c, ready, sizeof ready);
@@ -810,6 +826,188 @@ static void test_pg_pipeline(void)
     qg_wire_buf_free(&bare);
 }
 
+/* ------------------------------------------------------- not read */
+
+/* A MySQL greeting payload offering caps (version "10.11"). */
+static void my_greeting_caps(uint8_t greeting[40], uint32_t caps)
+{
+    static const uint8_t head[7] = {10, '1', '0', '.', '1', '1', 0};
+    memset(greeting, 0, 40);
+    memcpy(greeting, head, sizeof head);
+    greeting[20] = (uint8_t)caps; /* after the NUL at 6: 4 + 8 + 1 */
+    greeting[21] = (uint8_t)(caps >> 8);
+    greeting[22] = 8; /* latin1 */
+    greeting[25] = (uint8_t)(caps >> 16);
+    greeting[26] = (uint8_t)(caps >> 24);
+}
+
+/* A connection the framing cannot follow any more: with the front's
+ * refusal nothing from that point is sent and the write fails with EACCES;
+ * with its leave (audit) every byte passes as before. */
+static void test_unread(void)
+{
+    enum { COMPRESS = 0x20, ZSTD = 1 << 26, BASE = 0x200 | 0x8000 | 0x80000 };
+    for (int refuse = 0; refuse <= 1; refuse++) {
+        const char *how = refuse ? "refused" : "passes (audit)";
+        sink s = {0};
+        qg_wire_io io = {sink_send, sink_check, refuse ? unread_refuse : unread_pass, &s};
+        qg_wire_conn c;
+
+        /* MySQL: the server offers compression, the client asks for it */
+        qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+        qg_wire_buf in = {0}, out = {0};
+        uint8_t greeting[40];
+        my_greeting_caps(greeting, BASE | COMPRESS);
+        my_packet(&in, 0, greeting, sizeof greeting);
+        qg_wire_read(&c, in.data, in.len);
+        uint8_t response[40] = {0};
+        uint32_t caps = BASE | COMPRESS;
+        memcpy(response, &caps, 4);
+        response[8] = 28;
+        memcpy(response + 32, "root\0", 5);
+        my_packet(&out, 1, response, sizeof response);
+        errno = 0;
+        ssize_t r = qg_wire_write(&c, &io, out.data, out.len);
+        tap_ok(c.passthrough && c.unread == QG_WIRE_UNREAD_COMPRESSED,
+               "mysql compression agreed: the connection is no longer read (compressed)");
+        if (refuse)
+            tap_ok(r == -1 && errno == EACCES && s.got.len == 0,
+                   "mysql compression %s: the handshake response fails with EACCES, none of it sent",
+                   how);
+        else
+            tap_ok(r == (ssize_t)out.len && s.got.len == out.len,
+                   "mysql compression %s: the handshake response goes whole", how);
+        qg_wire_conn_release(&c);
+
+        /* compression the client did not ask for, or the server did not offer */
+        for (int side = 0; side < 2; side++) {
+            qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+            in.len = out.len = s.got.len = 0;
+            my_greeting_caps(greeting, BASE | (side ? 0 : COMPRESS | ZSTD));
+            my_packet(&in, 0, greeting, sizeof greeting);
+            qg_wire_read(&c, in.data, in.len);
+            caps = BASE | (side ? COMPRESS | ZSTD : 0);
+            memcpy(response, &caps, 4);
+            my_packet(&out, 1, response, sizeof response);
+            r = qg_wire_write(&c, &io, out.data, out.len);
+            tap_ok(!c.passthrough && r == (ssize_t)out.len && s.got.len == out.len,
+                   "mysql %s: followed, the response sent (%s)",
+                   side ? "client asks for compression the server did not offer"
+                        : "server offers compression, the client does not ask",
+                   how);
+            qg_wire_conn_release(&c);
+        }
+
+        /* MySQL 8's zstd flag agreed is compression too */
+        qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+        in.len = out.len = s.got.len = 0;
+        my_greeting_caps(greeting, BASE | ZSTD);
+        my_packet(&in, 0, greeting, sizeof greeting);
+        qg_wire_read(&c, in.data, in.len);
+        caps = BASE | ZSTD;
+        memcpy(response, &caps, 4);
+        my_packet(&out, 1, response, sizeof response);
+        r = qg_wire_write(&c, &io, out.data, out.len);
+        tap_ok(c.unread == QG_WIRE_UNREAD_COMPRESSED && (refuse ? r == -1 : r == (ssize_t)out.len),
+               "mysql zstd compression agreed: not read, %s", how);
+        qg_wire_conn_release(&c);
+
+        /* PostgreSQL GSSAPI encryption: the client's next bytes */
+        qg_wire_conn_init(&c, QG_WIRE_PG);
+        s.got.len = 0;
+        static const uint8_t gss_request[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x30};
+        qg_wire_write(&c, &io, gss_request, sizeof gss_request);
+        qg_wire_read(&c, (const uint8_t *)"G", 1);
+        static const uint8_t token[6] = {0, 0, 0, 2, 0x60, 0x01};
+        errno = 0;
+        r = qg_wire_write(&c, &io, token, sizeof token);
+        tap_ok(c.unread == QG_WIRE_UNREAD_GSSAPI &&
+                   (refuse ? r == -1 && errno == EACCES && s.got.len == 8
+                           : r == (ssize_t)sizeof token && s.got.len == 14),
+               "pg GSSENCRequest answered 'G': the next write %s", how);
+        qg_wire_conn_release(&c);
+
+        /* a Query, then a message whose length cannot be (3 < 4), in one
+         * write: the Query goes; from the broken message on, nothing */
+        qg_wire_conn_init(&c, QG_WIRE_PG);
+        s.got.len = 0;
+        qg_wire_buf stream = {0};
+        static const char startup[] = "\0\0\0\x11\0\x03\0\0user\0qg\0\0";
+        put(&stream, startup, sizeof startup - 1);
+        qg_wire_write(&c, &io, stream.data, stream.len);
+        size_t before = s.got.len;
+        stream.len = 0;
+        pg_msg(&stream, 'Q', "SELECT 1", 9);
+        size_t query_len = stream.len;
+        static const uint8_t broken[5] = {'Q', 0, 0, 0, 3};
+        put(&stream, broken, sizeof broken);
+        put(&stream, "SELECT 2", 9);
+        r = qg_wire_write(&c, &io, stream.data, stream.len);
+        if (refuse) {
+            tap_ok(r == (ssize_t)query_len && s.got.len == before + query_len,
+                   "pg unframable message refused: the Query before it is sent, the write stops there");
+            errno = 0;
+            r = qg_wire_write(&c, &io, stream.data + query_len, stream.len - query_len);
+            tap_ok(r == -1 && errno == EACCES && s.got.len == before + query_len,
+                   "pg unframable message refused: the retry fails with EACCES, nothing sent");
+        } else {
+            tap_ok(r == (ssize_t)stream.len && s.got.len == before + stream.len,
+                   "pg unframable message passes (audit): every byte sent");
+        }
+        qg_wire_conn_release(&c);
+        qg_wire_buf_free(&stream);
+        qg_wire_buf_free(&in);
+        qg_wire_buf_free(&out);
+        qg_wire_buf_free(&s.got);
+    }
+}
+
+/* The greeting the client reads offers no compression when the front hides
+ * it, however the reads cut it; the wire front keeps the server's offer. */
+static void test_hide_compression(void)
+{
+    enum { COMPRESS = 0x20, ZSTD = 1 << 26, BASE = 0x200 | 0x8000 | 0x80000 };
+    qg_wire_buf in = {0};
+    uint8_t greeting[40];
+    my_greeting_caps(greeting, BASE | COMPRESS | ZSTD);
+    my_packet(&in, 0, greeting, sizeof greeting);
+    static const uint8_t ok[] = {0, 0, 0, 2, 0, 0, 0};
+    my_packet(&in, 2, ok, sizeof ok);
+    for (size_t cut = 1; cut <= in.len; cut *= 3) {
+        for (int hide = 0; hide <= 1; hide++) {
+            qg_wire_conn c;
+            qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+            c.hide_compression = hide;
+            qg_wire_buf copy = {0};
+            put(&copy, in.data, in.len);
+            for (size_t off = 0; off < copy.len; off += cut) {
+                size_t n = cut < copy.len - off ? cut : copy.len - off;
+                qg_wire_read(&c, copy.data + off, n);
+                qg_wire_my_hide_compression(&c, copy.data + off, n);
+            }
+            uint32_t low = copy.data[4 + 20] | (uint32_t)copy.data[4 + 21] << 8;
+            uint32_t high = copy.data[4 + 25] | (uint32_t)copy.data[4 + 26] << 8;
+            uint32_t client_sees = low | high << 16;
+            bool changed_only_those = true;
+            for (size_t i = 0; i < in.len; i++)
+                if (i != 4 + 20 && i != 4 + 26 && copy.data[i] != in.data[i])
+                    changed_only_those = false;
+            if (hide)
+                tap_ok(client_sees == BASE && changed_only_those &&
+                           (c.my.server_caps & (COMPRESS | ZSTD)) == (COMPRESS | ZSTD),
+                       "greeting read %zu bytes at a time: the client sees no compression offered, "
+                       "the wire front the server's offer",
+                       cut);
+            else
+                tap_ok(memcmp(copy.data, in.data, in.len) == 0,
+                       "greeting read %zu bytes at a time, not hidden (audit): unchanged", cut);
+            qg_wire_buf_free(&copy);
+            qg_wire_conn_release(&c);
+        }
+    }
+    qg_wire_buf_free(&in);
+}
+
 int main(void)
 {
     test_recognition();
@@ -821,5 +1019,7 @@ int main(void)
     test_mysql_ok_status();
     test_mysql_routines();
     test_tls_switch();
+    test_unread();
+    test_hide_compression();
     return tap_done();
 }
