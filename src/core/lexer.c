@@ -529,6 +529,34 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     tok->end = lx->pos;
 }
 
+/* Whether a reading that takes a backslash as an escape (N's) may end the
+ * literal s[from, to) elsewhere than S, which takes it as one only when
+ * `s_escapes`.  A quote byte is never part of a character, so the readings
+ * part only where one takes a quote as escaped and the other does not: at
+ * a quote right after a backslash; and where both escape, only when that
+ * run of backslashes follows a high byte, which S may read with the first
+ * of them as one character. */
+static bool readings_may_part(const unsigned char *s, size_t from, size_t to, unsigned char quote,
+                              bool s_escapes)
+{
+    for (size_t at = from + 1; at < to; at++) {
+        const unsigned char *q = memchr(s + at, quote, to - at);
+        if (!q)
+            return false;
+        at = (size_t)(q - s);
+        if (s[at - 1] != '\\')
+            continue;
+        if (!s_escapes)
+            return true;
+        size_t run = at - 1;
+        while (s[run - 1] == '\\')
+            run--; /* stops at the opening quote at the latest */
+        if (s[run - 1] >= 0x80)
+            return true;
+    }
+    return false;
+}
+
 /* Scans a string literal whose opening quote is at lx->pos with S's rules
  * `rules`; when S met a byte N may read otherwise, reads the same literal
  * as N does (`naive_rules`, byte by byte) and sets lx->diverges if N ends it
@@ -543,7 +571,9 @@ static void scan_string(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
     bool ambiguous_before = lx->ambiguous;
     lx->ambiguous = false;
     scan_quoted(lx, tok, quote, rules, check_encoding);
-    if (lx->ambiguous && !is_naive(lx) && lx->findings) {
+    if (lx->ambiguous && !is_naive(lx) && lx->findings &&
+        (naive_rules != RULES_BACKSLASH ||
+         readings_may_part(lx->sql, q, tok->end, quote, rules == RULES_BACKSLASH))) {
         /* The byte-wise backslash escaper's reading and, where S does not
          * read backslash escapes, the encoding-aware one's (which only a
          * trail byte 0x5c tells from the byte-wise one).  A quote
