@@ -7,6 +7,7 @@
 
 #include "ascii.h"
 #include "code_tokens.h"
+#include "mysql_state.h"
 #include "sql_words.h"
 
 /* The statement's tokens (code_tokens.h), comments left out.  Words, plain
@@ -164,36 +165,49 @@ static void read_set(words *w, qg_pg_effect *e)
     note(e, name, one && alone ? value : NULL);
 }
 
-/* Whether `word` appears in the text as a word of its own, in any case. */
-static bool mentions(const char *s, size_t len, const char *word)
-{
-    size_t n = strlen(word);
-    for (size_t i = 0; i + n <= len; i++)
-        if (qg_ascii_ncasecmp(s + i, word, n) == 0 &&
-            (i == 0 || !qg_char_in((unsigned char)s[i - 1], NAME_BYTES)) &&
-            (i + n == len || !qg_char_in((unsigned char)s[i + n], NAME_BYTES)))
-            return true;
-    return false;
-}
+/* The names a text may mention, as bits of mentions(). */
+enum {
+    MENTIONS_ENCODING = 1, /* client_encoding */
+    MENTIONS_SCS = 2,      /* standard_conforming_strings */
+    MENTIONS_NAMES = 4,    /* NAMES right after SET, LOCAL or SESSION (white space between) */
+    MENTIONS_RESET = 8     /* ALL right after RESET or DISCARD */
+};
 
-/* Whether `second` appears as a word right after the word `first` (white
- * space between): SET NAMES, RESET ALL, wherever they are. */
-static bool mentions_after(const char *s, size_t len, const char *first, const char *second)
+/* Which of those the text names as words of their own, in any case,
+ * wherever they are (in a string, a function body): one pass over it. */
+static unsigned mentions(const char *s, size_t len)
 {
-    size_t n = strlen(second), m = strlen(first);
-    for (size_t i = 0; i + n <= len; i++) {
-        if (qg_ascii_ncasecmp(s + i, second, n) != 0 ||
-            (i > 0 && qg_char_in((unsigned char)s[i - 1], NAME_BYTES)) ||
-            (i + n < len && qg_char_in((unsigned char)s[i + n], NAME_BYTES)))
+    unsigned found = 0;
+    const char *before = NULL; /* the word before, when only white space follows it */
+    size_t before_len = 0;
+    for (size_t i = 0; i < len;) {
+        if (!qg_char_in((unsigned char)s[i], NAME_BYTES)) {
+            if (!qg_char_in((unsigned char)s[i], QG_CC(QG_CC_SPACE)))
+                before = NULL;
+            i++;
             continue;
-        size_t end = i;
-        while (end > 0 && qg_char_in((unsigned char)s[end - 1], QG_CC(QG_CC_SPACE)))
-            end--;
-        if (end < i && end >= m && qg_ascii_ncasecmp(s + end - m, first, m) == 0 &&
-            (end == m || !qg_char_in((unsigned char)s[end - m - 1], NAME_BYTES)))
-            return true;
+        }
+        const char *w = s + i;
+        while (i < len && qg_char_in((unsigned char)s[i], NAME_BYTES))
+            i++;
+        size_t n = (size_t)(s + i - w);
+        if (qg_my_word_is(w, n, "client_encoding"))
+            found |= MENTIONS_ENCODING;
+        else if (qg_my_word_is(w, n, "standard_conforming_strings"))
+            found |= MENTIONS_SCS;
+        else if (before && qg_my_word_is(w, n, "names") &&
+                 (qg_my_word_is(before, before_len, "set") ||
+                  qg_my_word_is(before, before_len, "local") ||
+                  qg_my_word_is(before, before_len, "session")))
+            found |= MENTIONS_NAMES;
+        else if (before && qg_my_word_is(w, n, "all") &&
+                 (qg_my_word_is(before, before_len, "reset") ||
+                  qg_my_word_is(before, before_len, "discard")))
+            found |= MENTIONS_RESET;
+        before = w;
+        before_len = n;
     }
-    return false;
+    return found;
 }
 
 /* set_config('name', 'value', is_local) with literals; any other use is
@@ -239,15 +253,12 @@ qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len)
     /* Anything else that names a setting or resets them all (a DO block,
      * a function body, a second statement) may set it.  NAMES is a setting
      * only after SET (LOCAL, SESSION): elsewhere it is a common name. */
-    bool read_whole = e.encoding != QG_PG_KEEPS || e.scs != QG_PG_KEEPS;
-    bool resets = mentions_after(sql, len, "reset", "all") ||
-                  mentions_after(sql, len, "discard", "all");
-    if (!read_whole && (resets || mentions(sql, len, "client_encoding") ||
-                        mentions_after(sql, len, "set", "names") ||
-                        mentions_after(sql, len, "local", "names") ||
-                        mentions_after(sql, len, "session", "names")))
+    if (e.encoding != QG_PG_KEEPS || e.scs != QG_PG_KEEPS)
+        return e;
+    unsigned named = mentions(sql, len);
+    if (named & (MENTIONS_RESET | MENTIONS_ENCODING | MENTIONS_NAMES))
         e.encoding = QG_PG_UNKNOWN;
-    if (!read_whole && (resets || mentions(sql, len, "standard_conforming_strings")))
+    if (named & (MENTIONS_RESET | MENTIONS_SCS))
         e.scs = QG_PG_UNKNOWN;
     return e;
 }
