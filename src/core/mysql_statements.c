@@ -341,9 +341,11 @@ static void read_set_list(cursor *c, item it, qg_my_state *st, qg_my_effect *fx)
 
 /* Statements that leave the charset and sql_mode as they were (a stored
  * function they call may still change them: the server's report after the
- * text tells). */
+ * text tells).  A statement that opens with '(' is a query in parentheses. */
 static bool inert_statement(const cursor *c, const item *it)
 {
+    if (item_punct(c, it, '('))
+        return true;
     static const char *const words[] = {
         "ALTER",    "ANALYZE", "CHECK",    "COMMIT",   "CREATE",     "DEALLOCATE", "DELETE",
         "DESC",     "DESCRIBE", "DROP",    "EXPLAIN",  "FLUSH",      "GRANT",      "HANDLER",
@@ -522,10 +524,10 @@ static size_t read_statement_at(qg_my_state *st, const qg_my_server_kind *server
             cursor_next(&c, &it);
             fx->deallocates = statement_name(&c, &it, fx);
         }
-    } else if (item_word(&c, &it, "CALL")) {
-        fx->runs_other = true; /* the state after it is the state before */
     } else if (fx->nonempty && !inert_statement(&c, &it)) {
-        fx->unknown = true; /* compound statements, … */
+        /* a CALL leaves the state as it was before; compound statements, … */
+        fx->runs_other = item_word(&c, &it, "CALL");
+        fx->unknown = !fx->runs_other;
     } else if (!memchr(sql + c.pos, ';', len - c.pos))
         return len; /* the one statement changes nothing: no need to read on */
     while (it.kind != IT_END) /* the rest of the statement */

@@ -617,6 +617,10 @@ static void settle_flags(qg_wire_my *m, qg_wire_session *s, const qg_wire_my_pen
                          bool ok, unsigned status, bool status_seen)
 {
     bool partial = !ok && (e->several || e->command == COM_CHANGE_USER);
+    /* a single statement that failed set no sql_mode (what a procedure or a
+     * compound statement set in it is given back as it ends) */
+    if (!ok && !partial)
+        return;
     bool touched = false, known = true, in_status = false;
     unsigned flags = session_flags(s);
     for (unsigned i = 0; i < e->effect->count; i++) {
@@ -654,7 +658,8 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
     qg_wire_my_pending e = m->pending[m->head++];
     if (m->head == m->len)
         m->head = m->len = 0;
-    qg_wire_my_report report = m->report;
+    /* the report's charset stays in m->report until another is read */
+    bool reported = m->report.seen && (m->report.final || e.mid_reports);
     unsigned status = m->answer_status;
     bool status_seen = m->answer_status_seen;
     answer_ended(m);
@@ -686,11 +691,11 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
      * sent: at the answer's end, the value from then on.  One before the end
      * may come from inside a procedure, whose return the server does not
      * report, or be followed by a SET @@name it does not report. */
-    if (report.seen && (report.final || e.mid_reports)) {
-        set_charset(s, report.charset, strlen(report.charset));
+    if (reported) {
+        set_charset(s, m->report.charset, strlen(m->report.charset));
         m->known = true;
         if (e.command == COM_CHANGE_USER)
-            memcpy(m->login_charset, report.charset, sizeof m->login_charset);
+            memcpy(m->login_charset, m->report.charset, sizeof m->login_charset);
     }
     free(e.effect);
 }

@@ -45,11 +45,9 @@ EMIT=$(qg_helper_build mysqltest_check tests/corpus/mysqltest_check.c "$QG_BUILD
 #  (ctype_latin1.test:236-241 send C2 before a letter: no reader takes
 #  a quote into a character there, and that is no finding)
 #  follows    reads the table a blocked INSERT above would have filled
-#  unknown    after a CALL (the test framework's mtr.add_suppression) the
-#             character set is one only the server knows, and the wire front
-#             does not ask it: enforce blocks (state_unknown) what does not
-#             read alike in every state, until a SET NAMES makes it known
-# (the same statements 81-mysql-corpus.t and 15-corpus-mysqltest.t review)
+# (the same statements 81-mysql-corpus.t and 15-corpus-mysqltest.t review;
+# after a CALL, such as the test framework's mtr.add_suppression, the state
+# is the caller's, which the server gives back when the procedure returns)
 REVIEWED="
 main/ctype_errors.test:56 rejected
 main/ctype_latin1.test:230 illformed
@@ -62,16 +60,6 @@ main/ctype_latin1.test:244 illformed
 main/ctype_latin1.test:245 follows
 main/ctype_latin1.test:246 follows
 main/ctype_recoding.test:127 rejected
-main/ctype_ucs2_def.test:52 unknown
-suite/jp/t/jp_union_ujis.test:33 unknown
-suite/jp/t/jp_union_ujis.test:34 unknown
-suite/jp/t/jp_union_ujis.test:36 unknown
-suite/jp/t/jp_union_ujis.test:39 unknown
-suite/jp/t/jp_union_ujis.test:43 unknown
-suite/jp/t/jp_union_ujis.test:44 unknown
-suite/jp/t/jp_union_ujis.test:45 unknown
-suite/jp/t/jp_union_ujis.test:48 unknown
-suite/jp/t/jp_union_ujis.test:49 unknown
 "
 
 WORK=$(mktemp -d /tmp/qg-pymysql.XXXXXX)

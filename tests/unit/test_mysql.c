@@ -132,6 +132,7 @@ static void test_statements(void)
         {"SET @@ session . character_set_client = gbk", "latin1", 0, false, true, 0},
         /* the server gives the caller its charset and sql_mode back */
         {"CALL p()", "latin1", 0, false, false, 0},
+        {"(SELECT 1) UNION (SELECT 2)", "latin1", 0, false, false, 0},
         /* the statements inside statements, read */
         {"EXECUTE IMMEDIATE 'SET NAMES gbk'", "gbk", 0, true, false, 0},
         {"EXECUTE IMMEDIATE CONCAT('SET NAMES ', 'gbk')", "latin1", 0, false, true, 0},
