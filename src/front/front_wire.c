@@ -17,7 +17,10 @@
  * (dup, dup2, dup3, F_DUPFD, or a copy the process received from itself
  * with SCM_RIGHTS) carries bytes the library front never sees: writes
  * through it are refused in enforce, logged once in audit; a duplicate or
- * copy of a connection followed here shares it.  A program that reaches the
+ * copy of a connection followed here shares it.  A stream socket whose
+ * start the shim did not see (inherited across exec, received from another
+ * process) is watched only for a query written on it, which is refused: its
+ * session's state is unknown.  A program that reaches the
  * library around the preload (psycopg 3's ctypes binding resolves
  * PQsendQuery from libpq's own handle) is never handed over, so its
  * queries are checked here.  A connection the wire front can no longer
@@ -36,6 +39,7 @@
  * another thread reads it, already breaks its protocol; the shim does not
  * add a lock for that case beyond the connection's own.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -110,7 +114,7 @@ wire_fd *qg_wire_refused(const char *why)
 {
     wire_fd *w = calloc(1, sizeof *w);
     if (!w)
-        return QG_WIRE_UNSEEN;
+        return QG_WIRE_UNSEEN; /* its queries are refused all the same */
     pthread_mutex_init(&w->lock, NULL);
     w->refs = 1;
     w->refused = why;
@@ -198,29 +202,26 @@ static bool same_socket(int fd, const struct stat *st)
     return fstat(fd, &other) == 0 && other.st_dev == st->st_dev && other.st_ino == st->st_ino;
 }
 
-/* A descriptor received with SCM_RIGHTS: the entry of the socket it copies.
- * The table is walked without a system call first; only a process that
- * has a database connection pays an fstat per received descriptor (and one
- * per connection it compares). */
+/* A descriptor received with SCM_RIGHTS: the entry of the socket it copies,
+ * or, for another socket, QG_WIRE_UNSEEN (its start was in another
+ * process).  One fstat per received descriptor while the wire front is on. */
 static void received(int fd)
 {
     if (fd < 0 || fd >= QG_WIRE_FDS)
         return;
     wire_fd *entry = NULL;
     struct stat st;
-    bool stat_done = false;
-    int highest = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
-    for (int other = 0; other <= highest && other < QG_WIRE_FDS && !entry; other++) {
-        wire_fd *w = qg_wire_fd_entry(other);
-        if (other == fd || (w != QG_WIRE_LIBRARY && !qg_wire_is_conn(w)))
-            continue;
-        if (!stat_done) {
-            if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+    if (qg_wire_enabled() && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) {
+        entry = QG_WIRE_UNSEEN;
+        int highest = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
+        for (int other = 0; other <= highest && other < QG_WIRE_FDS; other++) {
+            wire_fd *w = qg_wire_fd_entry(other);
+            if (other != fd && (w == QG_WIRE_LIBRARY || qg_wire_is_conn(w)) &&
+                same_socket(other, &st) && (w = qg_wire_fd_share(other)) != NULL) {
+                entry = w;
                 break;
-            stat_done = true;
+            }
         }
-        if (same_socket(other, &st))
-            entry = qg_wire_fd_share(other);
     }
     qg_wire_fd_put(fd, entry);
 }
@@ -237,6 +238,42 @@ void qg_wire_received_rights(const struct msghdr *msg)
             received(fd);
         }
     }
+}
+
+/* The sockets the program inherited across exec: their start was in
+ * another program (QG_WIRE_UNSEEN).  Read from /proc/self/fd, one fstat per
+ * open descriptor, once at start; without /proc none is known. */
+__attribute__((constructor)) static void mark_inherited_sockets(void)
+{
+    if (!qg_wire_enabled())
+        return;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        struct stat st;
+        if (*end != '\0' || end == e->d_name || fd < 0 || fd >= QG_WIRE_FDS || fd == dirfd(dir) ||
+            qg_wire_fd_entry((int)fd) || fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+            continue;
+        qg_wire_fd_put((int)fd, QG_WIRE_UNSEEN);
+    }
+    closedir(dir);
+}
+
+bool qg_wire_unseen_refused(int fd, const uint8_t *p, size_t n, size_t total)
+{
+    if (!qg_wire_midstream_query(p, n, total))
+        return false;
+    static bool told;
+    if (qg_wire_refuse(&told, "wire_write_refused",
+                       "a query written on a socket whose start the shim did not see (received "
+                       "from another process, or inherited across exec)"))
+        return true;
+    qg_wire_fd_put(fd, NULL); /* audit: said once, then no longer watched */
+    return false;
 }
 
 /* The child of a fork gets fresh locks: a thread of the parent may have

@@ -32,8 +32,10 @@
 /* a connection whose queries a client library's front checks: its own
  * bytes pass; a duplicate of its descriptor is refused (qg_wire_refused) */
 #define QG_WIRE_LIBRARY ((wire_fd *)2)
-/* a refusal no memory was left for (qg_wire_refused): passes as a
- * descriptor the shim does not follow */
+/* a stream socket whose start the shim did not see (received from another
+ * process with SCM_RIGHTS, inherited across exec; or a refusal no memory
+ * was left for): a write that begins with a query is refused
+ * (qg_wire_unseen_refused), everything else passes */
 #define QG_WIRE_UNSEEN ((wire_fd *)3)
 
 typedef struct wire_fd {
@@ -162,8 +164,13 @@ bool qg_wire_refuse_write(wire_fd *w);
 bool qg_wire_refuse_unseen(int fd, bool into, const char *call);
 /* After a recvmsg: each descriptor msg's SCM_RIGHTS brought in gets the
  * entry of the socket it is a copy of (one the shim follows, or a client
- * library front's, whose copy is refused as a duplicate is), else none. */
+ * library front's, whose copy is refused as a duplicate is), else
+ * QG_WIRE_UNSEEN for a socket, none for anything else. */
 void qg_wire_received_rights(const struct msghdr *msg);
+/* A write of `total` bytes (p[0, n) its first) on QG_WIRE_UNSEEN fd: true
+ * when it begins with a query and must fail with EACCES (said once; audit
+ * lets it pass and stops watching fd). */
+bool qg_wire_unseen_refused(int fd, const uint8_t *p, size_t n, size_t total);
 /* A candidate whose first bytes are not a database's. */
 void qg_wire_drop_candidate(int fd);
 /* Under the lock, after each use of a connection: says once that it is no

@@ -229,6 +229,14 @@ static void observe_iov(int fd, const struct iovec *iov, int iovcnt, size_t r)
     }
 }
 
+static size_t iov_bytes(const struct iovec *iov, int iovcnt)
+{
+    size_t n = 0;
+    for (int i = 0; i < iovcnt; i++)
+        n += iov[i].iov_len;
+    return n;
+}
+
 /* Up to 8 first bytes of scattered data, for recognition. */
 static size_t gather_head(const struct iovec *iov, int iovcnt, uint8_t head[8])
 {
@@ -333,6 +341,10 @@ QG_EXPORT int fcntl64(int fd, int cmd, ...)
 /* A write of p[0, n) on fd, whose entry is not NULL. */
 static ssize_t entry_write(send_ctx *sc, const void *p, size_t n)
 {
+    if (qg_wire_fd_entry(sc->fd) == QG_WIRE_UNSEEN && qg_wire_unseen_refused(sc->fd, p, n, n)) {
+        errno = EACCES;
+        return -1;
+    }
     bool watch;
     wire_fd *w = entry_for_write(sc->fd, p, n, &watch);
     if (!w || (qg_wire_fd_refused(w) && refused_write(w) == 0)) {
@@ -387,8 +399,13 @@ static ssize_t raw_scattered(const send_ctx *sc, const struct iovec *iov, int io
 /* A writev or sendmsg on a descriptor whose entry is not NULL. */
 static ssize_t entry_writev(send_ctx *sc, const struct iovec *iov, int iovcnt)
 {
-    uint8_t head[8];
+    uint8_t head[8] = {0};
     size_t n = gather_head(iov, iovcnt, head);
+    if (qg_wire_fd_entry(sc->fd) == QG_WIRE_UNSEEN &&
+        qg_wire_unseen_refused(sc->fd, head, n, iov_bytes(iov, iovcnt))) {
+        errno = EACCES;
+        return -1;
+    }
     bool watch = false;
     wire_fd *w = n ? entry_for_write(sc->fd, head, n, &watch) : NULL;
     if (w && qg_wire_fd_refused(w) && refused_write(w) < 0)
@@ -417,13 +434,6 @@ QG_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
     return entry_sendmsg(fd, msg, flags, __builtin_return_address(0));
 }
 
-static size_t msg_bytes(const struct msghdr *msg)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < msg->msg_iovlen; i++)
-        n += msg->msg_iov[i].iov_len;
-    return n;
-}
 
 /* On a stream socket the kernel sends the messages one after another, each
  * as sendmsg would: so does this, through the followed sendmsg.  It stops
@@ -444,7 +454,7 @@ QG_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags
             return sent > 0 ? (int)sent : -1;
         vec[sent].msg_len = (unsigned int)r;
         sent++;
-        if ((size_t)r < msg_bytes(&vec[sent - 1].msg_hdr))
+        if ((size_t)r < iov_bytes(vec[sent - 1].msg_hdr.msg_iov, (int)vec[sent - 1].msg_hdr.msg_iovlen))
             break;
     }
     return (int)sent;

@@ -132,6 +132,21 @@ bool qg_wire_may_become_mysql(const uint8_t *p, size_t n)
     return (n < 4 || p[3] == 0) && (n < 5 || p[4] == 10);
 }
 
+bool qg_wire_midstream_query(const uint8_t *p, size_t n, size_t total)
+{
+    if (n < 5)
+        return false;
+    /* a PostgreSQL Query or Parse: its length's top byte 0 (under 16 MiB) */
+    if ((p[0] == 'Q' || p[0] == 'P') && p[1] == 0) {
+        uint32_t len = be32(p + 1);
+        if (len >= 5 && (uint64_t)len + 1 <= total)
+            return true;
+    }
+    uint32_t len = qg_wire_le24(p);
+    return p[3] == 0 && (p[4] == MY_COM_QUERY || p[4] == MY_COM_STMT_PREPARE) && len >= 1 &&
+           (len == 0xffffff || (uint64_t)len + 4 <= total);
+}
+
 /* ------------------------------------------------------------ framing */
 
 static void pg_untyped(qg_wire_conn *c, const qg_wire_framer *f, uint32_t len, uint32_t code,

@@ -140,6 +140,13 @@ bool qg_wire_looks_like_mysql(const uint8_t *p, size_t n);
  * recognise. */
 bool qg_wire_may_become_pg(const uint8_t *p, size_t n);
 bool qg_wire_may_become_mysql(const uint8_t *p, size_t n);
+/* A write of `total` bytes, p[0, n) its first, on a stream socket whose
+ * start was not seen, begins with a query a database client sends: a
+ * PostgreSQL Query or Parse under 16 MiB whose whole message is in the
+ * write, or a MySQL COM_QUERY or COM_STMT_PREPARE packet at sequence 0
+ * (whole, or the first of a command past 16 MiB).  No server sends
+ * either. */
+bool qg_wire_midstream_query(const uint8_t *p, size_t n, size_t total);
 /* The client's first `passed` bytes of head[0, n) (a PostgreSQL stream's
  * first message, n >= 8 > passed) went by before the stream was known. */
 void qg_wire_already_sent(qg_wire_conn *c, const uint8_t *head, size_t n, size_t passed);

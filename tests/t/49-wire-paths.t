@@ -16,8 +16,13 @@
 #    quoteguard, nothing of it reaches the server and the connection works
 #    after (the answer left unread is read the plain way, and the attack is
 #    then blocked); in audit the call passes, said once.
+#  - a socket whose start the shim did not see (inherited across exec, or
+#    received with SCM_RIGHTS from another process): a query written on it
+#    injects without the shim; in enforce the write fails (EACCES), named in
+#    the log, and nothing reaches the server; in audit it passes, said once;
 #  - sendfile and splice between descriptors that are not database
-#    connections, under enforce, work as without the shim and log nothing;
+#    connections, and bytes that are no query on a socket inherited across
+#    exec, under enforce, work as without the shim and log nothing;
 #    copy_file_range into a database socket is refused by the kernel
 #    (EINVAL) with and without the shim; pwritev2 with a flag the shim does
 #    not know is refused (EACCES) where the kernel would refuse it too.
@@ -113,8 +118,28 @@ for proto in pg mysql; do
     done
 done
 
+for proto in pg mysql; do
+    for path in exec scm-other; do
+        tag="$proto $path"
+        injects_without_shim $proto $path
+        marker=qgp_enforce_${proto}_${path//-/_}_$$
+        log=$QG_PG_DIR/$proto-$path.log
+        out=$(shimmed enforce "$log" $proto $path "${ATTACK[$proto]}" "$marker")
+        has "$out" "SEND-FAILED: Permission denied" "$tag: enforce: the query on a socket whose start was not seen fails"
+        has "$(cat "$log")" "quoteguard: refused (EACCES): a query written on a socket whose start the shim did not see" \
+            "$tag: enforce: the log names quoteguard and the refusal"
+        ok "$tag: enforce: no secret leaks" [ "$(secrets "$out")" -eq 0 ]
+        lacks "$(cat "${SERVER_LOG[$proto]}")" "$marker" "$tag: enforce: the attack never reaches the server"
+        log=$QG_PG_DIR/$proto-$path-audit.log
+        out=$(shimmed audit "$log" $proto $path "${ATTACK[$proto]}" qgp_audit_$$)
+        ok "$tag: audit: the query passes" [ "$(secrets "$out")" -eq 3 ]
+        ok "$tag: audit: said once" [ "$(grep -c '"wire_write_refused"' "$log")" -eq 1 ]
+    done
+done
+
 # Not database connections: a file copied with sendfile, bytes spliced
-# through a pipe into a socket pair, under enforce.
+# through a pipe into a socket pair, a socket inherited across exec, under
+# enforce.
 others='
 import os, socket, tempfile
 src = tempfile.TemporaryFile(); src.write(b"file bytes"); src.flush()
@@ -126,12 +151,18 @@ s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.bind(("127.0.0.1", 0));
 c = socket.create_connection(s.getsockname()); peer, _ = s.accept()
 os.write(w, b"tcp bytes!")
 print("splice tcp:", os.splice(r, c.fileno(), 10), peer.recv(10))
+import subprocess, sys
+x, y = socket.socketpair()
+subprocess.run([sys.executable, "-c", "import os, sys; os.write(int(sys.argv[1]), b\"Q inherited bytes\")",
+                str(x.fileno())], pass_fds=[x.fileno()], check=True)
+print("inherited:", y.recv(64))
 '
 plain=$("$PY" -c "$others" 2>&1)
 log=$QG_PG_DIR/others.log
 with=$(with_shim enforce "$log" "$PY" -c "$others" 2>&1)
 ok "sendfile and splice between other descriptors: the same with the shim" [ "$plain" = "$with" ]
 has "$with" "splice tcp: 10 b'tcp bytes!'" "sendfile and splice between other descriptors: they work"
+has "$with" "inherited: b'Q inherited bytes'" "a socket inherited across exec that carries no query: its bytes pass"
 lacks "$(cat "$log" 2>/dev/null)" "refused" "sendfile and splice between other descriptors: nothing refused"
 
 copy_range='

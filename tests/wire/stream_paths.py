@@ -27,6 +27,11 @@ PATH, the way bytes go:
    splice      the query written into a pipe, then spliced into the socket
    splice-read the first bytes of the answer to the SET of the encoding
                spliced out of the socket into a pipe and read from there
+   exec        the query written after the program executed itself anew,
+               through the socket it inherited (after-exec: that second
+               program, QG_INHERITED_FD the descriptor)
+   scm-other   the connection made in a child process (fork), which sends
+               it to the parent with SCM_RIGHTS; the parent writes the query
 A write or read the system refuses prints SEND-FAILED: or RECV-FAILED: and
 the error; the query then goes (or the answer is read) the plain way.
 Prints ROW: value and ERROR: message for each answer, and last ROW: alive
@@ -278,7 +283,7 @@ def pg_run(conn, sql, way=None, read_way=None):
         pg_answers(conn, read_way)
 
 
-def pg_main():
+def pg_setup():
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect("%s/.s.PGSQL.%s" % (os.environ["PGHOST"], os.environ["PGPORT"]))
     conn = Conn(sock)
@@ -293,6 +298,10 @@ def pg_main():
     conn.send(set_sjis, start_way())
     prefetch(conn)
     pg_answers(conn, start_way())
+    return conn
+
+
+def pg_queries(conn):
     pg_run(conn, query_text(), query_way(), start_way())
     pg_run(conn, b"SELECT 'alive'", PLAIN, PLAIN)
     conn.send(pg_message(b"X", b""), PLAIN)
@@ -346,9 +355,9 @@ def my_run(conn, sql, way=None, read_way=None):
         my_answer(conn, read_way)
 
 
-def my_main(socket_path):
+def my_setup():
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(socket_path)
+    sock.connect(sys.argv[5])
     conn = Conn(sock)
     seq, _ = my_packet(conn, start_way())
     caps = 0x0001 | 0x0008 | 0x0200 | 0x2000 | 0x8000 | 0x80000
@@ -362,14 +371,40 @@ def my_main(socket_path):
     my_send(conn, 0, b"\x03SET NAMES gbk", start_way())
     prefetch(conn)
     my_answer(conn, start_way())
+    return conn
+
+
+def my_queries(conn):
     my_run(conn, query_text(), query_way(), start_way())
     my_run(conn, b"SELECT 'alive'", PLAIN, PLAIN)
     my_send(conn, 0, b"\x01", PLAIN)
 
 
-if proto == "pg":
-    pg_main()
+def from_fd(fd):
+    return Conn(socket.socket(fileno=fd))
+
+
+setup, queries = (pg_setup, pg_queries) if proto == "pg" else (my_setup, my_queries)
+if path == "after-exec":
+    queries(from_fd(int(os.environ["QG_INHERITED_FD"])))
+elif path == "scm-other":
+    left, right = socket.socketpair()
+    child = os.fork()
+    if child == 0:
+        conn = setup()
+        left.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", conn.fd))])
+        sys.stdout.flush()
+        os._exit(0)
+    _, control, _, _ = right.recvmsg(1, socket.CMSG_SPACE(4))
+    os.waitpid(child, 0)
+    queries(from_fd(struct.unpack("i", control[0][2][:4])[0]))
 else:
-    my_main(sys.argv[5])
+    conn = setup()
+    if path == "exec":
+        os.set_inheritable(conn.fd, True)
+        sys.stdout.flush()
+        os.environ["QG_INHERITED_FD"] = str(conn.fd)
+        os.execv(sys.executable, [sys.executable, sys.argv[0], proto, "after-exec"] + sys.argv[3:])
+    queries(conn)
 sys.stdout.flush()
 os._exit(0)
