@@ -57,6 +57,11 @@ bool qg_my_sql_mode_flags(const char *text, size_t len, unsigned *flags)
                 break; /* the empty mode */
             return false;
         }
+        size_t digits = start;
+        while (digits < end && qg_ascii_is_digit((unsigned char)text[digits]))
+            digits++;
+        if (digits == end)
+            return false; /* a number is the modes' bits: the server's to read */
         if (qg_my_word_is(text + start, end - start, "NO_BACKSLASH_ESCAPES"))
             found |= QG_NO_BACKSLASH_ESCAPES;
         else if (mode_has_ansi_quotes(text + start, end - start))

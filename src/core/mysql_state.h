@@ -43,7 +43,8 @@ void qg_my_state_set_charset(qg_my_state *st, const char *name, size_t len);
 /* The quoting flags of a sql_mode value: a comma-separated list of mode
  * names (letters, digits, '_'; any case; spaces around names ignored), each
  * combination mode counted for the modes it sets (ANSI, ORACLE … set
- * ANSI_QUOTES).  False when the text is not such a list. */
+ * ANSI_QUOTES).  False when the text is not such a list, or holds a
+ * number (SET sql_mode = 2097152 sets the modes by their bits). */
 bool qg_my_sql_mode_flags(const char *text, size_t len, unsigned *flags);
 
 /* Applies one reported system variable to *st.  Returns false when the

@@ -34,6 +34,8 @@ static void test_sql_mode(void)
         {"ANSI_QUOTES,,ANSI", false, 0},
         {"ANSI;DROP", false, 0},
         {"'ANSI'", false, 0},
+        {"2097152", false, 0},
+        {"ANSI,4", false, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unsigned flags = 99;
@@ -114,6 +116,7 @@ static void test_statements(void)
         {"SET @@global.sql_mode = DEFAULT, NAMES gbk", "gbk", 0, true, false, 0},
         {"SET sql_mode=~0", "latin1", 0, false, true, 0},
         {"SET sql_mode = 1e+5", "latin1", 0, false, true, 0},
+        {"SET sql_mode = 2097152", "latin1", 0, false, true, 0},
         {"SET sql_mode = 'ANSI,NO_BACKSLASH_ESCAPES'", "latin1",
          QG_ANSI_QUOTES | QG_NO_BACKSLASH_ESCAPES, true, false, 0},
         {"SET GLOBAL character_set_client = gbk", "latin1", 0, false, false, 0},
