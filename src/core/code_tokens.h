@@ -3,8 +3,9 @@
  * quotes) and, between them, the code split into words, numbers,
  * parameters, operators and punctuation with the character classes of
  * sql_words.h.  Everything that reads SQL past the checker (the rewriter,
- * query shapes) reads it through this; what a reader makes of the tokens
- * (folding, keywords) is its own. */
+ * query shapes, what a statement does to the session state) reads it
+ * through this; what a reader makes of the tokens (folding, keywords,
+ * names of several tokens) is its own. */
 #ifndef QG_CODE_TOKENS_H
 #define QG_CODE_TOKENS_H
 
