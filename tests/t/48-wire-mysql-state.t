@@ -21,7 +21,8 @@
 # back), whatever the procedure set, the session-tracking report from
 # inside it (a raw client, the mariadb client, Connector/J) or the
 # NO_BACKSLASH_ESCAPES status bit it left (which PyMySQL and mysqli escape
-# by).  A change only the server knows (SET character_set_client = @v)
+# by); what PyMySQL gets back around CALLs is the same with and without the
+# shim.  A change only the server knows (SET character_set_client = @v)
 # blocks what does not read alike in every state (state_unknown), in audit
 # logged only.
 # servers: mariadb
@@ -156,6 +157,17 @@ shimmed=$(with_shim enforce "$QG_MY_DIR/jdbc-call.log" "${jdbc_call[@]}" qgs_jdb
 has "$plain" "ROW: E4B8BF2778" "Connector/J: CALL p_gbk() then UTF-8 text: the server reads it as UTF-8"
 ok "Connector/J: the same output with the shim" [ "$plain" = "$shimmed" ] ||
     tap_diag "with the shim: $shimmed"
+
+# What PyMySQL gets back around CALLs (rows, affected rows, insert ids, info
+# strings, SHOW WARNINGS, ROW_COUNT() and FOUND_ROWS(), UTF-8 and GBK text)
+# is the same with and without the shim.
+plain=$("$PY" $W/mysql_answers.py "$QG_MY_SOCKET" 2>&1)
+shimmed=$(with_shim enforce "$QG_MY_DIR/answers.log" "$PY" $W/mysql_answers.py "$QG_MY_SOCKET" 2>&1)
+has "$plain" "ROW: 'E4B8BF2778'" "PyMySQL around CALLs: the UTF-8 text after CALL p_gbk() comes back"
+has "$plain" "Rows matched: 1  Changed: 1" "PyMySQL around CALLs: an UPDATE's info string"
+has "$plain" "ROW: 'Warning' 1264" "PyMySQL around CALLs: SHOW WARNINGS"
+ok "PyMySQL around CALLs: everything the same with the shim" [ "$plain" = "$shimmed" ] ||
+    tap_diag "$(diff <(printf '%s\n' "$plain") <(printf '%s\n' "$shimmed") | head -n 10)"
 
 # A change only the server knows: unknown means blocked, in audit logged.
 paths=("$PY" $W/mysql_state_paths.py "$QG_MY_SOCKET")
