@@ -367,11 +367,13 @@ bool qg_wire_unread_may_pass(void *ctx, qg_wire_conn *c)
     return c->unread == QG_WIRE_UNREAD_LIBRARY || !refusing(s) || s->wire_unguarded_pass;
 }
 
-static const char *unread_reason(qg_wire_unread why)
+static const char *unread_reason(const qg_wire_conn *c)
 {
-    switch (why) {
+    switch (c->unread) {
     case QG_WIRE_UNREAD_COMPRESSED:
-        return "the MySQL compressed protocol, which the client asked for";
+        return c->my_login_refused ? "the MySQL compressed protocol, which the client asked for "
+                                     "(its login went as one the server refuses, naming quoteguard)"
+                                   : "the MySQL compressed protocol, which the client asked for";
     case QG_WIRE_UNREAD_GSSAPI:
         return "PostgreSQL GSSAPI encryption";
     case QG_WIRE_UNREAD_TLS:
@@ -393,7 +395,7 @@ QG_COLD static void tell_unread(wire_fd *w)
         return; /* not unguarded: the library's front checks it */
     const qg_settings *s = qg_settings_get();
     bool refuse = !qg_wire_unread_may_pass(NULL, &w->conn);
-    const char *why = unread_reason(w->conn.unread);
+    const char *why = unread_reason(&w->conn);
     char what[256];
     snprintf(what, sizeof what, "a database connection that went on in %s%s", why,
              refusing(s) && !refuse ? " (wire_unguarded = pass)" : "");
@@ -460,6 +462,7 @@ static const char *api_of(qg_wire_kind kind)
         return "wire:COM_QUERY";
     case QG_WIRE_MY_PREPARE:
         return "wire:COM_STMT_PREPARE";
+    case QG_WIRE_MY_LOGIN:
     case QG_WIRE_OTHER:
         break;
     }

@@ -197,8 +197,14 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
      * not in force) */
     if (!(caps & MY_CLIENT_PROTOCOL_41))
         qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
-    else if (c->my.caps & (MY_CLIENT_COMPRESS | MY_CLIENT_ZSTD_COMPRESSION))
-        qg_wire_set_passthrough(c, QG_WIRE_UNREAD_COMPRESSED);
+}
+
+/* The handshake response just observed asks for compression both sides
+ * agree on (the SSL request's flags count only in the response after it). */
+static bool asks_compression(const qg_wire_conn *c)
+{
+    return c->my.response_seen && !c->passthrough &&
+           (c->my.caps & (MY_CLIENT_COMPRESS | MY_CLIENT_ZSTD_COMPRESSION));
 }
 
 /* Walks the packets of a MySQL command from p: complete (total set) or the
@@ -275,16 +281,34 @@ static void classify_mysql(qg_wire_conn *c, const qg_wire_framer *f, const uint8
                 cl->status = QG_CL_NEED;
             return;
         }
-    } else if (!c->my.response_seen && f->packets == (c->tls ? 1 : 0) &&
-               seq == f->packets + 1) {
+    } else if ((!c->my.response_seen || asks_compression(c)) &&
+               f->packets == (c->tls ? 1 : 0) && seq == f->packets + 1) {
         /* the response: the first packet, or inside TLS the one after the
-         * SSL request */
+         * SSL request (read again while it is held or retried) */
         size_t want = len < 32 ? len : 32;
         if (n < 4 + want) {
             cl->need = 4 + want;
             return;
         }
         observe_handshake_response(c, p + 4, want);
+        if (asks_compression(c)) {
+            /* held whole: it goes as it is, or as a login the server refuses */
+            cl->total = 4 + (uint64_t)len;
+            cl->next.left = cl->total;
+            if (len >= QG_MY_PACKET_MAX || len <= 32) {
+                qg_wire_set_passthrough(c, QG_WIRE_UNREAD_COMPRESSED);
+            } else if (n < cl->total) {
+                cl->need = (size_t)cl->total;
+                return;
+            } else if (!memchr(p + 4 + 32, 0, len - 32)) { /* no user name */
+                qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
+            } else {
+                cl->status = QG_CL_SQL;
+                cl->kind = QG_WIRE_MY_LOGIN;
+                cl->complete = true;
+                return;
+            }
+        }
     }
     cl->status = QG_CL_PASS;
     cl->total = 4 + (uint64_t)len;
@@ -547,6 +571,11 @@ bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_
         const uint8_t *nul = memchr(body, 0, (size_t)(end - body));
         m->sql = (const char *)body;
         m->len = nul ? (size_t)(nul - body) : (size_t)(end - body);
+        return true;
+    }
+    if (kind == QG_WIRE_MY_LOGIN) { /* the whole packet */
+        m->sql = (const char *)p;
+        m->len = n;
         return true;
     }
     uint32_t first = qg_wire_le24(p);

@@ -28,6 +28,11 @@ typedef enum qg_wire_kind {
     QG_WIRE_PG_PARSE,   /* 'P' */
     QG_WIRE_MY_QUERY,   /* COM_QUERY 0x03 */
     QG_WIRE_MY_PREPARE, /* COM_STMT_PREPARE 0x16 */
+    /* the MySQL handshake response of a client that asked for the
+     * compression the server offers: no SQL; the stream passes it (the
+     * connection then unread) or sends a login the server refuses
+     * (qg_wire_login_refusal) */
+    QG_WIRE_MY_LOGIN,
 } qg_wire_kind;
 
 /* One whole SQL-carrying message, as `check` sees it. */
@@ -77,6 +82,9 @@ struct qg_wire_conn {
      * client reads (qg_wire_my_hide_compression), so that a client that
      * follows the server's word never asks for compression */
     bool hide_compression;
+    /* MySQL: the handshake response that asked for compression went as a
+     * login the server refuses */
+    bool my_login_refused;
     uint64_t my_version_end; /* MySQL: stream offset of the greeting's version NUL, 0 unseen */
     /* The stream went on inside TLS (PostgreSQL SSLRequest answered 'S', MySQL
      * CLIENT_SSL): the socket's bytes from here on are TLS records, and the

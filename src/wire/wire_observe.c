@@ -202,6 +202,33 @@ void qg_wire_my_hide_compression(qg_wire_conn *c, uint8_t *p, size_t n)
 
 /* ---------------------------------------------------------- replacement */
 
+/* The handshake response's fixed part: capabilities (4), max packet (4),
+ * collation (1), filler (23); the user name follows, NUL-terminated. */
+#define LOGIN_FIXED 32
+
+bool qg_wire_login_refusal(const uint8_t *p, size_t n, qg_wire_buf *out)
+{
+    out->len = 0;
+    if (n < 4 + LOGIN_FIXED)
+        return false;
+    const uint8_t *payload = p + 4, *end = p + n;
+    const uint8_t *user_end = memchr(payload + LOGIN_FIXED, 0, (size_t)(end - payload - LOGIN_FIXED));
+    if (!user_end)
+        return false;
+    static const char user[] = QG_WIRE_REFUSED_LOGIN_USER;
+    size_t rest = (size_t)(end - user_end); /* the user's NUL and what follows */
+    size_t len = LOGIN_FIXED + sizeof user - 1 + rest;
+    uint8_t fixed[LOGIN_FIXED];
+    memcpy(fixed, payload, LOGIN_FIXED);
+    fixed[0] &= (uint8_t)~MY_CLIENT_COMPRESS;
+    fixed[3] &= (uint8_t)~(MY_CLIENT_ZSTD_COMPRESSION >> 24);
+    uint8_t header[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), p[3]};
+    return len < MY_PACKET_MAX && qg_wire_buf_append(out, header, 4) &&
+           qg_wire_buf_append(out, fixed, LOGIN_FIXED) &&
+           qg_wire_buf_append(out, user, sizeof user - 1) &&
+           qg_wire_buf_append(out, user_end, rest);
+}
+
 static bool put_be32(qg_wire_buf *b, uint32_t v)
 {
     uint8_t bytes[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};

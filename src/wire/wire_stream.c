@@ -12,6 +12,18 @@
 static bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind, const uint8_t *p,
                    size_t n, bool too_large, qg_wire_buf *out)
 {
+    if (kind == QG_WIRE_MY_LOGIN) {
+        /* compression, which is not read: the login goes where unread bytes
+         * may pass; else the server refuses it with an error naming
+         * quoteguard, and nothing after it passes */
+        qg_wire_set_passthrough(c, QG_WIRE_UNREAD_COMPRESSED);
+        if (io->unread_may_pass(io->ctx, c))
+            return true;
+        c->my_login_refused = true;
+        if (!qg_wire_login_refusal(p, n, out))
+            qg_wire_buf_free(out);
+        return false;
+    }
     qg_wire_buf joined = {0};
     qg_wire_msg m;
     bool pass;

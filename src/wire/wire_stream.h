@@ -48,7 +48,10 @@
  * GSSAPI encryption (GSSENCRequest answered 'G'), MySQL compression and a
  * stream the framing cannot follow end the tracking: from there on no byte
  * is read, and io->unread_may_pass decides whether the client's bytes pass
- * or the write is refused.
+ * or the write is refused.  A MySQL handshake response that asks for the
+ * compression the server offers is itself held: where unread bytes may not
+ * pass it goes as a login the server refuses (qg_wire_login_refusal), so
+ * the client reads an error naming quoteguard.
  */
 #ifndef QG_WIRE_STREAM_H
 #define QG_WIRE_STREAM_H
@@ -97,6 +100,17 @@ void qg_wire_my_hide_compression(qg_wire_conn *c, uint8_t *p, size_t n);
  * or NULL for 42501) is what the PG Query raises.  False without memory. */
 bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char *message,
                          const char *sqlstate, qg_wire_buf *out);
+
+/* The MySQL user the refused login names, so that the server's error names
+ * quoteguard: "Access denied for user 'quoteguard: …'". */
+#define QG_WIRE_REFUSED_LOGIN_USER "quoteguard: compression refused"
+
+/* In place of the whole handshake response p[0, n) (QG_WIRE_MY_LOGIN): the
+ * same packet without the compression flags and with the user
+ * QG_WIRE_REFUSED_LOGIN_USER, a login the server refuses; it answers before
+ * anything is compressed, so the client reads the error.  False without
+ * memory or without a user name in p. */
+bool qg_wire_login_refusal(const uint8_t *p, size_t n, qg_wire_buf *out);
 
 
 #endif

@@ -6,9 +6,11 @@
 # attack injects without the shim, is blocked with it, absent from the
 # general log; a legitimate script's rows are identical); PHP's mysqlnd
 # (mysqli MYSQLI_CLIENT_COMPRESS, PDO::MYSQL_ATTR_COMPRESS) asks for
-# compression whatever the server offers, so its handshake is refused before
-# any of it leaves (the attack never reaches the server, the page goes on
-# and connects without compression); MySQLdb (libmariadb, checked by the
+# compression whatever the server offers, so its handshake response goes as a
+# login the server refuses, without compression, for the user
+# 'quoteguard: compression refused' (the connect fails with the server's
+# error naming quoteguard, plain and over TLS; the attack never reaches the
+# server; the page goes on and connects without compression); MySQLdb (libmariadb, checked by the
 # library front) keeps its compression.  PostgreSQL: Java's own TLS (JDBC,
 # sslmode=require) is refused at its first TLS byte; a GSSENCRequest
 # answered 'G' has its next write refused (EACCES).  Audit, and enforce with
@@ -30,7 +32,7 @@ command -v java >/dev/null && [ -f "$PG_JAR" ] || tap_bail "java and libpostgres
 pg_available || tap_skip_all "no PostgreSQL server binaries (or not root)"
 my_available || tap_skip_all "no MariaDB server binaries (or not root)"
 
-my_start || tap_bail "cannot start MariaDB"
+QG_MY_SSL=1 my_start || tap_bail "cannot start MariaDB with TLS"
 my_sql -e "CREATE DATABASE qg; CREATE TABLE qg.users (name VARBINARY(64), secret VARCHAR(64));
            INSERT INTO qg.users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob')" ||
     tap_bail "cannot create the table"
@@ -45,33 +47,39 @@ unguarded() { grep -ac '"event":"wire_unguarded"' "$1"; }
 in_general_log() { grep -ac "$1" "$QG_MY_LOG"; }
 
 # ------------------------------------------------------- PHP (mysqlnd)
-page() { php tests/wire/mysql_compress.php "$QG_MY_SOCKET" "$@"; }
-for api in mysqli pdo; do
-    tag="mysql $api compressed"
-    out=$(page "$api" gbk "$ATTACK" qgu_plain_${api}_$$ 2>&1)
+# cases: API SOCKET (over TLS: tls:PORT)
+for case in "mysqli $QG_MY_SOCKET" "pdo $QG_MY_SOCKET" "mysqli tls:$QG_MY_TCP_PORT"; do
+    read -r api sock <<<"$case"
+    tag="mysql $api compressed" id=${api}_unix
+    [ "$sock" = "$QG_MY_SOCKET" ] || tag="$tag over TLS" id=${api}_tls
+    page() { php tests/wire/mysql_compress.php "$sock" "$api" gbk "$@"; }
+    out=$(page "$ATTACK" qgu_plain_${id}_$$ 2>&1)
     has "$out" "COMPRESSION: ON" "$tag: without the shim the connection is compressed"
     ok "$tag: without the shim the attack injects (both secrets)" [ "$(secrets "$out")" -eq 2 ]
 
-    marker=qgu_enforce_${api}_$$
-    log=$QG_MY_DIR/enforce-$api.log
-    out=$(with_shim enforce "$log" php tests/wire/mysql_compress.php "$QG_MY_SOCKET" "$api" gbk "$ATTACK" "$marker" 2>&1)
+    marker=qgu_enforce_${id}_$$
+    log=$QG_MY_DIR/enforce-$id.log
+    out=$(with_shim enforce "$log" php tests/wire/mysql_compress.php "$sock" "$api" gbk "$ATTACK" "$marker" 2>&1)
     rc=$?
-    has "$out" "CONNECT ERROR: 2006" "$tag: enforce: the compressed connection is refused (its handshake write fails)"
+    matches "$out" "^CONNECT ERROR: 1045 .*Access denied for user 'quoteguard: compression refused'" \
+        "$tag: enforce: the connect fails with the server's error, naming quoteguard"
     lacks "$out" "ROW: secret_" "$tag: enforce: no secret leaks"
     ok "$tag: enforce: the attack never reaches the server" [ "$(in_general_log "$marker")" -eq 0 ]
     has "$out" "UNCOMPRESSED AFTER: works" "$tag: enforce: the page goes on and connects without compression"
     ok "$tag: enforce: the program ends normally" [ "$rc" -eq 0 ]
     ok "$tag: enforce: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
-    has "$(cat "$log")" '"level":"error","event":"wire_unguarded","detail":"quoteguard: refused (EACCES): a database connection that went on in the MySQL compressed protocol' \
+    has "$(cat "$log")" '"level":"error","event":"wire_unguarded","detail":"quoteguard: refused (EACCES): a database connection that went on in the MySQL compressed protocol, which the client asked for (its login went as one the server refuses, naming quoteguard)' \
         "$tag: enforce: logged as a refusal naming quoteguard and compression"
+    rm -f "$log"
 
     for how in audit pass; do
-        marker=qgu_${how}_${api}_$$
-        log=$QG_MY_DIR/$how-$api.log
+        marker=qgu_${how}_${id}_$$
+        log=$QG_MY_DIR/$how-$id.log
+        rm -f "$log"
         if [ "$how" = audit ]; then
-            out=$(with_shim audit "$log" php tests/wire/mysql_compress.php "$QG_MY_SOCKET" "$api" gbk "$ATTACK" "$marker" 2>&1)
+            out=$(with_shim audit "$log" php tests/wire/mysql_compress.php "$sock" "$api" gbk "$ATTACK" "$marker" 2>&1)
         else
-            out=$(QUOTEGUARD_WIRE_UNGUARDED=pass with_shim enforce "$log" php tests/wire/mysql_compress.php "$QG_MY_SOCKET" "$api" gbk "$ATTACK" "$marker" 2>&1)
+            out=$(QUOTEGUARD_WIRE_UNGUARDED=pass with_shim enforce "$log" php tests/wire/mysql_compress.php "$sock" "$api" gbk "$ATTACK" "$marker" 2>&1)
         fi
         has "$out" "COMPRESSION: ON" "$tag: $how: the connection stays compressed"
         ok "$tag: $how: its queries pass unread (the attack goes as sent)" [ "$(in_general_log "$marker")" -eq 1 ]
@@ -79,6 +87,10 @@ for api in mysqli pdo; do
         has "$(cat "$log")" '"level":"warning","event":"wire_unguarded","detail":"quoteguard: not checked:' \
             "$tag: $how: logged as a warning"
     done
+    plain=$(page - qgu_legit_${id}_$$ 2>&1)
+    shimmed=$(with_shim audit "$QG_MY_DIR/legit-$id.log" php tests/wire/mysql_compress.php "$sock" "$api" gbk - qgu_legit_${id}_$$ 2>&1)
+    has "$plain" "ROW: C4E3275C" "$tag: a legitimate page's text round-trips"
+    ok "$tag: audit: a legitimate page's output identical with the shim" [ "$plain" = "$shimmed" ]
 done
 
 # --------------------------------------------- the mariadb client (--compress)

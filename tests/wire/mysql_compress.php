@@ -4,7 +4,8 @@
 // the driver's escaper.  When the compressed connection cannot be made, the
 // page says why and connects again without compression (the process goes on).
 //   php mysql_compress.php SOCKET API CHARSET INPUT_HEX MARKER
-//   API: mysqli | pdo; INPUT_HEX "-": the legitimate page (表'\ round-trips)
+//   API: mysqli | pdo; INPUT_HEX "-": the legitimate page
+//   SOCKET tls:PORT (mysqli): over TLS to 127.0.0.1:PORT, saying the TLS version
 [$_, $socket, $api, $charset, $hex, $marker] = $argv;
 mysqli_report(MYSQLI_REPORT_OFF);
 
@@ -12,10 +13,18 @@ function compressed(string $api, string $socket)
 {
     if ($api === 'mysqli') {
         $db = mysqli_init();
-        if (!@$db->real_connect('localhost', 'root', '', 'qg', 0, $socket, MYSQLI_CLIENT_COMPRESS)) {
+        $tls = strncmp($socket, 'tls:', 4) === 0;
+        $connected = $tls
+            ? @$db->real_connect('127.0.0.1', 'root', '', 'qg', (int)substr($socket, 4), null,
+                                 MYSQLI_CLIENT_COMPRESS | MYSQLI_CLIENT_SSL |
+                                 MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT)
+            : @$db->real_connect('localhost', 'root', '', 'qg', 0, $socket, MYSQLI_CLIENT_COMPRESS);
+        if (!$connected) {
             echo "CONNECT ERROR: ", $db->connect_errno, " ", $db->connect_error, "\n";
             return null;
         }
+        if ($tls)
+            echo "TLS: ", $db->query("SHOW SESSION STATUS LIKE 'Ssl_version'")->fetch_row()[1], "\n";
         return $db;
     }
     try {
@@ -36,7 +45,9 @@ function one($db, string $sql)
 
 $db = compressed($api, $socket);
 if ($db === null) {
-    $plain = new mysqli('localhost', 'root', '', 'qg', 0, $socket);
+    $plain = strncmp($socket, 'tls:', 4) === 0
+        ? new mysqli('127.0.0.1', 'root', '', 'qg', (int)substr($socket, 4))
+        : new mysqli('localhost', 'root', '', 'qg', 0, $socket);
     echo "UNCOMPRESSED AFTER: ", $plain->query("SELECT 'works'")->fetch_row()[0], "\n";
     exit(0);
 }
@@ -46,7 +57,7 @@ if ($db instanceof mysqli) {
 } else {
     $db->exec("SET NAMES $charset");
 }
-$input = $hex === '-' ? "\x95\x5c'\\" : hex2bin($hex); // sjis 表, then ' and \
+$input = $hex === '-' ? "\xc4\xe3'\\" : hex2bin($hex); // GBK c4 e3, then ' and \
 $esc = $db instanceof mysqli ? $db->real_escape_string($input) : substr($db->quote($input), 1, -1);
 $sql = $hex === '-' ? "SELECT /*$marker*/ HEX('$esc'), 1"
                     : "SELECT /*$marker*/ secret FROM users WHERE name = '$esc'";
