@@ -160,7 +160,7 @@ static bool nothing_held(const qg_wire_conn *c)
     return c->hold.len == 0 && c->owed.len == 0 && c->covers == 0 && !c->dropping;
 }
 
-bool qg_wire_refuse_unseen(int fd, bool into, const char *call)
+bool qg_wire_refuse_unread_call(int fd, bool into, const char *call)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
     if (w == QG_WIRE_CANDIDATE) {

@@ -161,7 +161,7 @@ bool qg_wire_refuse_write(wire_fd *w);
  * connection is no longer followed (refused even in audit while part of its
  * stream is held, which would reach the server after those bytes).  A
  * candidate stops being one: its first bytes went by unseen. */
-bool qg_wire_refuse_unseen(int fd, bool into, const char *call);
+bool qg_wire_refuse_unread_call(int fd, bool into, const char *call);
 /* After a recvmsg: each descriptor msg's SCM_RIGHTS brought in gets the
  * entry of the socket it is a copy of (one the shim follows, or a client
  * library front's, whose copy is refused as a duplicate is), else

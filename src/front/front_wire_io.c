@@ -483,7 +483,7 @@ QG_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t of
     if (__builtin_expect(!w, 1) || offset != -1 || iovcnt <= 0)
         return next_pwritev2()(fd, iov, iovcnt, offset, flags);
     if (flags & ~SOCKET_RWF) {
-        if (qg_wire_refuse_unseen(fd, true, "pwritev2 with flags not known to the shim")) {
+        if (qg_wire_refuse_unread_call(fd, true, "pwritev2 with flags not known to the shim")) {
             errno = EACCES;
             return -1;
         }

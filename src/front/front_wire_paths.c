@@ -14,7 +14,7 @@
  *
  * splice and sendfile move bytes between a socket and a pipe or a file
  * inside the kernel, where the shim cannot read them: refused on a database
- * connection's socket (qg_wire_refuse_unseen).  vmsplice and tee reach
+ * connection's socket (qg_wire_refuse_unread_call).  vmsplice and tee reach
  * only pipes, and copy_file_range only regular files (the kernel refuses a
  * socket), so none of them is interposed.
  *
@@ -210,8 +210,8 @@ QG_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
 /* A move from `from` into `to` that must fail (EACCES). */
 static bool refused_move(int from, int to, const char *call)
 {
-    return (qg_wire_fd_entry(from) && qg_wire_refuse_unseen(from, false, call)) ||
-           (qg_wire_fd_entry(to) && qg_wire_refuse_unseen(to, true, call));
+    return (qg_wire_fd_entry(from) && qg_wire_refuse_unread_call(from, false, call)) ||
+           (qg_wire_fd_entry(to) && qg_wire_refuse_unread_call(to, true, call));
 }
 
 QG_EXPORT ssize_t splice(int fd_in, loff_t *off_in, int fd_out, loff_t *off_out, size_t len,

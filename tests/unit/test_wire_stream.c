@@ -788,6 +788,33 @@ static void pipeline_case(const char *what, const qg_wire_buf *stream, uint32_t 
     tap_ok(wrong == 0, "%s: at every cut (%u wrong)", what, wrong);
 }
 
+/* A query written on a socket whose start was not seen. */
+static void test_midstream_query(void)
+{
+    static const uint8_t query[] = "Q\0\0\0\x0dSELECT 1";
+    tap_ok(qg_wire_midstream_query(query, sizeof query - 1, sizeof query),
+           "mid-stream: a whole PostgreSQL Query is a query");
+    tap_ok(!qg_wire_midstream_query(query, sizeof query - 1, sizeof query - 1),
+           "mid-stream: not while its message runs past the write");
+    static const uint8_t parse[] = "P\0\0\0\x10\0SELECT $1\0\0";
+    tap_ok(qg_wire_midstream_query(parse, sizeof parse - 1, sizeof parse - 1),
+           "mid-stream: a whole Parse is a query");
+    tap_ok(!qg_wire_midstream_query((const uint8_t *)"QUIT\r\n", 6, 6) &&
+               !qg_wire_midstream_query((const uint8_t *)"POST / HTTP/1.1\r\n", 17, 17) &&
+               !qg_wire_midstream_query((const uint8_t *)"Q inherited", 11, 11),
+           "mid-stream: text that begins with Q or P is not");
+    static const uint8_t com_query[] = {9, 0, 0, 0, 0x03, 'S', 'E', 'L', 'E', 'C', 'T', ' ', '1'};
+    tap_ok(qg_wire_midstream_query(com_query, sizeof com_query, sizeof com_query),
+           "mid-stream: a MySQL COM_QUERY at sequence 0 is a query");
+    static const uint8_t answer[] = {9, 0, 0, 1, 0x03, 'S', 'E', 'L', 'E', 'C', 'T', ' ', '1'};
+    static const uint8_t greeting[] = {40, 0, 0, 0, 10, '1', '1', '.', '0', 0};
+    static const uint8_t data_row[] = {'D', 0, 0, 0, 11, 0, 1, 0, 0, 0, 1, 'x'};
+    tap_ok(!qg_wire_midstream_query(answer, sizeof answer, sizeof answer) &&
+               !qg_wire_midstream_query(greeting, sizeof greeting, sizeof greeting) &&
+               !qg_wire_midstream_query(data_row, sizeof data_row, sizeof data_row),
+           "mid-stream: what a server sends is not (a packet past sequence 0, a greeting, a DataRow)");
+}
+
 static void test_pg_pipeline(void)
 {
     static const char startup[] = "user\0qg\0client_encoding\0UTF8\0\0";
@@ -1042,6 +1069,7 @@ static void test_hide_compression(void)
 int main(void)
 {
     test_recognition();
+    test_midstream_query();
     test_pg_pipeline();
     test_pg();
     test_mysql();
