@@ -39,7 +39,6 @@
  * another thread reads it, already breaks its protocol; the shim does not
  * add a lock for that case beyond the connection's own.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -63,6 +62,7 @@
 
 QG_FAR_BSS wire_fd *qg_wire_fds[QG_WIRE_FDS];
 QG_FAR_BSS wire_head qg_wire_heads[QG_WIRE_FDS];
+QG_FAR_BSS uint64_t qg_wire_made_here[QG_WIRE_FDS / 64];
 static int highest_fd = -1; /* for the walk after fork */
 
 unsigned qg_wire_tls_conns;
@@ -240,27 +240,23 @@ void qg_wire_received_rights(const struct msghdr *msg)
     }
 }
 
-/* The sockets the program inherited across exec: their start was in
- * another program (QG_WIRE_UNSEEN).  Read from /proc/self/fd, one fstat per
- * open descriptor, once at start; without /proc none is known. */
-__attribute__((constructor)) static void mark_inherited_sockets(void)
+bool qg_wire_foreign_socket(int fd)
 {
-    if (!qg_wire_enabled())
-        return;
-    DIR *dir = opendir("/proc/self/fd");
-    if (!dir)
-        return;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL) {
-        char *end;
-        long fd = strtol(e->d_name, &end, 10);
-        struct stat st;
-        if (*end != '\0' || end == e->d_name || fd < 0 || fd >= QG_WIRE_FDS || fd == dirfd(dir) ||
-            qg_wire_fd_entry((int)fd) || fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode))
-            continue;
-        qg_wire_fd_put((int)fd, QG_WIRE_UNSEEN);
+    struct stat st;
+    if (qg_wire_made(fd) || !qg_wire_enabled() || fstat(fd, &st) != 0)
+        return false;
+    if (!S_ISSOCK(st.st_mode)) {
+        qg_wire_set_made(fd, true); /* not asked again until it is closed */
+        return false;
     }
-    closedir(dir);
+    qg_wire_fd_put(fd, QG_WIRE_UNSEEN);
+    return true;
+}
+
+bool qg_wire_foreign_query(int fd, const uint8_t *p, size_t n, size_t total)
+{
+    return qg_wire_midstream_query(p, n, total) && qg_wire_foreign_socket(fd) &&
+           qg_wire_unseen_refused(fd, p, n, total);
 }
 
 bool qg_wire_unseen_refused(int fd, const uint8_t *p, size_t n, size_t total)

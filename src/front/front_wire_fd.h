@@ -33,7 +33,8 @@
  * bytes pass; a duplicate of its descriptor is refused (qg_wire_refused) */
 #define QG_WIRE_LIBRARY ((wire_fd *)2)
 /* a stream socket whose start the shim did not see (received from another
- * process with SCM_RIGHTS, inherited across exec; or a refusal no memory
+ * process with SCM_RIGHTS, inherited across exec and written a query; or a
+ * refusal no memory
  * was left for): a write that begins with a query is refused
  * (qg_wire_unseen_refused), everything else passes */
 #define QG_WIRE_UNSEEN ((wire_fd *)3)
@@ -167,6 +168,45 @@ bool qg_wire_refuse_unread_call(int fd, bool into, const char *call);
  * library front's, whose copy is refused as a duplicate is), else
  * QG_WIRE_UNSEEN for a socket, none for anything else. */
 void qg_wire_received_rights(const struct msghdr *msg);
+/* Descriptors of sockets this process made (socket, socketpair, accept),
+ * their duplicates, and descriptors found not to be sockets, a bit each: a
+ * socket without the bit was made in another process and inherited across
+ * exec. */
+extern uint64_t qg_wire_made_here[QG_WIRE_FDS / 64];
+
+static inline void qg_wire_set_made(int fd, bool made)
+{
+    if (fd < 0 || fd >= QG_WIRE_FDS)
+        return;
+    uint64_t bit = (uint64_t)1 << (fd % 64);
+    if (made)
+        __atomic_or_fetch(&qg_wire_made_here[fd / 64], bit, __ATOMIC_RELAXED);
+    else
+        __atomic_and_fetch(&qg_wire_made_here[fd / 64], ~bit, __ATOMIC_RELAXED);
+}
+
+static inline bool qg_wire_made(int fd)
+{
+    return fd >= 0 && fd < QG_WIRE_FDS &&
+           (__atomic_load_n(&qg_wire_made_here[fd / 64], __ATOMIC_RELAXED) >> (fd % 64) & 1);
+}
+
+/* Whether p[0, n) may begin a query a client writes (a PostgreSQL Query or
+ * Parse, a MySQL packet at sequence 0): the cheap test every write of a
+ * descriptor without an entry takes before qg_wire_foreign_query. */
+static inline bool qg_wire_query_like(const uint8_t *p, size_t n)
+{
+    return n >= 5 && (((p[0] == 'Q' || p[0] == 'P') && p[1] == 0) || p[3] == 0);
+}
+
+/* Whether fd, which has no entry, is a socket made in another process (it
+ * becomes QG_WIRE_UNSEEN); one fstat per descriptor until it is closed. */
+bool qg_wire_foreign_socket(int fd);
+/* A write of `total` bytes (p[0, n) its first, query-like) on fd, which has
+ * no entry: true when it must fail with EACCES, as a query written on a
+ * socket this process did not make (qg_wire_unseen_refused; the socket
+ * becomes QG_WIRE_UNSEEN).  One fstat, only for such a write. */
+bool qg_wire_foreign_query(int fd, const uint8_t *p, size_t n, size_t total);
 /* A write of `total` bytes (p[0, n) its first) on QG_WIRE_UNSEEN fd: true
  * when it begins with a query and must fail with EACCES (said once; audit
  * lets it pass and stops watching fd). */

@@ -22,6 +22,9 @@
 /* ------------------------------------------------------- real functions */
 
 QG_WIRE_NEXT(socket)
+QG_WIRE_NEXT(socketpair)
+QG_WIRE_NEXT(accept)
+QG_WIRE_NEXT(accept4)
 QG_WIRE_NEXT(close)
 QG_WIRE_NEXT(dup)
 QG_WIRE_NEXT(dup2)
@@ -274,47 +277,79 @@ QG_EXPORT int socket(int domain, int type, int protocol)
         bool stream = (type & 0xf) == SOCK_STREAM &&
                       (domain == AF_INET || domain == AF_INET6 || domain == AF_UNIX);
         qg_wire_fd_put(fd, stream && qg_wire_enabled() ? QG_WIRE_CANDIDATE : NULL);
+        qg_wire_set_made(fd, true);
     }
     return fd;
+}
+
+QG_EXPORT int socketpair(int domain, int type, int protocol, int fds[2])
+{
+    int rc = next_socketpair()(domain, type, protocol, fds);
+    if (rc == 0) {
+        qg_wire_set_made(fds[0], true);
+        qg_wire_set_made(fds[1], true);
+    }
+    return rc;
+}
+
+QG_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    int rc = next_accept()(fd, addr, len);
+    qg_wire_set_made(rc, true);
+    return rc;
+}
+
+QG_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+    int rc = next_accept4()(fd, addr, len, flags);
+    qg_wire_set_made(rc, true);
+    return rc;
 }
 
 QG_EXPORT int close(int fd)
 {
     if (qg_wire_fd_entry(fd))
         qg_wire_fd_put(fd, NULL);
+    qg_wire_set_made(fd, false);
     return next_close()(fd);
+}
+
+/* copy, a duplicate of fd made by the program, shares fd's entry and mark */
+static void duplicated(int fd, int copy)
+{
+    if (copy < 0 || copy == fd)
+        return;
+    if (qg_wire_fd_entry(fd) || qg_wire_fd_entry(copy))
+        qg_wire_fd_put(copy, qg_wire_fd_share(fd));
+    qg_wire_set_made(copy, qg_wire_made(fd));
 }
 
 QG_EXPORT int dup(int fd)
 {
     int copy = next_dup()(fd);
-    if (copy >= 0 && (qg_wire_fd_entry(fd) || qg_wire_fd_entry(copy)))
-        qg_wire_fd_put(copy, qg_wire_fd_share(fd));
+    duplicated(fd, copy);
     return copy;
 }
 
 QG_EXPORT int dup2(int fd, int to)
 {
     int copy = next_dup2()(fd, to);
-    if (copy >= 0 && copy != fd && (qg_wire_fd_entry(fd) || qg_wire_fd_entry(copy)))
-        qg_wire_fd_put(copy, qg_wire_fd_share(fd));
+    duplicated(fd, copy);
     return copy;
 }
 
 QG_EXPORT int dup3(int fd, int to, int flags)
 {
     int copy = next_dup3()(fd, to, flags);
-    if (copy >= 0 && (qg_wire_fd_entry(fd) || qg_wire_fd_entry(copy)))
-        qg_wire_fd_put(copy, qg_wire_fd_share(fd));
+    duplicated(fd, copy);
     return copy;
 }
 
 static int fcntl_common(int fd, int cmd, void *arg)
 {
     int rc = next_fcntl()(fd, cmd, arg);
-    bool duplicate = cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
-    if (rc >= 0 && duplicate && (qg_wire_fd_entry(fd) || qg_wire_fd_entry(rc)))
-        qg_wire_fd_put(rc, qg_wire_fd_share(fd));
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+        duplicated(fd, rc);
     return rc;
 }
 
@@ -361,8 +396,14 @@ static ssize_t entry_write(send_ctx *sc, const void *p, size_t n)
 QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0)
+    if (__builtin_expect(!w, 1) || n == 0) {
+        if (__builtin_expect(!w && qg_wire_query_like(buf, n), 0) &&
+            qg_wire_foreign_query(fd, buf, n, n)) {
+            errno = EACCES;
+            return -1;
+        }
         return next_write()(fd, buf, n);
+    }
     send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = __builtin_return_address(0)};
     return entry_write(&sc, buf, n);
 }
@@ -370,8 +411,14 @@ QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0)
+    if (__builtin_expect(!w, 1) || n == 0) {
+        if (__builtin_expect(!w && qg_wire_query_like(buf, n), 0) &&
+            qg_wire_foreign_query(fd, buf, n, n)) {
+            errno = EACCES;
+            return -1;
+        }
         return next_send()(fd, buf, n, flags);
+    }
     send_ctx sc = {.fd = fd, .how = HOW_SEND, .flags = flags,
                    .caller = __builtin_return_address(0)};
     return entry_write(&sc, buf, n);
@@ -381,11 +428,27 @@ QG_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
                          const struct sockaddr *addr, socklen_t addrlen)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0)
+    if (__builtin_expect(!w, 1) || n == 0) {
+        if (__builtin_expect(!w && qg_wire_query_like(buf, n), 0) &&
+            qg_wire_foreign_query(fd, buf, n, n)) {
+            errno = EACCES;
+            return -1;
+        }
         return next_sendto()(fd, buf, n, flags, addr, addrlen);
+    }
     send_ctx sc = {.fd = fd, .how = HOW_SENDTO, .flags = flags, .addr = addr,
                    .addrlen = addrlen, .caller = __builtin_return_address(0)};
     return entry_write(&sc, buf, n);
+}
+
+/* A scattered write on fd, which has no entry: true when it must fail
+ * (qg_wire_foreign_query). */
+static bool foreign_query_iov(int fd, const struct iovec *iov, int iovcnt)
+{
+    uint8_t head[8] = {0};
+    size_t n = iov && iovcnt > 0 ? gather_head(iov, iovcnt, head) : 0;
+    return __builtin_expect(qg_wire_query_like(head, n), 0) &&
+           qg_wire_foreign_query(fd, head, n, iov_bytes(iov, iovcnt));
 }
 
 /* The program's own scattered call, unchanged. */
@@ -429,8 +492,13 @@ static ssize_t entry_sendmsg(int fd, const struct msghdr *msg, int flags, const 
 QG_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || !msg)
+    if (__builtin_expect(!w, 1) || !msg) {
+        if (!w && msg && foreign_query_iov(fd, msg->msg_iov, (int)msg->msg_iovlen)) {
+            errno = EACCES;
+            return -1;
+        }
         return next_sendmsg()(fd, msg, flags);
+    }
     return entry_sendmsg(fd, msg, flags, __builtin_return_address(0));
 }
 
@@ -443,8 +511,14 @@ QG_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 QG_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || !vec)
+    if (__builtin_expect(!w, 1) || !vec) {
+        for (unsigned int i = 0; !w && vec && i < vlen && i < UIO_MAXIOV; i++)
+            if (foreign_query_iov(fd, vec[i].msg_hdr.msg_iov, (int)vec[i].msg_hdr.msg_iovlen)) {
+                errno = EACCES;
+                return -1;
+            }
         return next_sendmmsg()(fd, vec, vlen, flags);
+    }
     const void *caller = __builtin_return_address(0);
     unsigned int sent = 0;
     while (sent < vlen && sent < UIO_MAXIOV) {
@@ -463,8 +537,13 @@ QG_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags
 QG_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || iovcnt <= 0)
+    if (__builtin_expect(!w, 1) || iovcnt <= 0) {
+        if (!w && foreign_query_iov(fd, iov, iovcnt)) {
+            errno = EACCES;
+            return -1;
+        }
         return next_writev()(fd, iov, iovcnt);
+    }
     send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = __builtin_return_address(0)};
     return entry_writev(&sc, iov, iovcnt);
 }
@@ -480,8 +559,13 @@ QG_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 QG_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || offset != -1 || iovcnt <= 0)
+    if (__builtin_expect(!w, 1) || offset != -1 || iovcnt <= 0) {
+        if (!w && offset == -1 && foreign_query_iov(fd, iov, iovcnt)) {
+            errno = EACCES;
+            return -1;
+        }
         return next_pwritev2()(fd, iov, iovcnt, offset, flags);
+    }
     if (flags & ~SOCKET_RWF) {
         if (qg_wire_refuse_unread_call(fd, true, "pwritev2 with flags not known to the shim")) {
             errno = EACCES;

@@ -4,13 +4,15 @@
  *
  * stdio: glibc's streams reach the kernel through internal calls no
  * preloaded library sees.  A stream opened with fdopen on a socket the
- * wire front has an entry for is made with fopencookie instead, and its
- * reads and writes go through the followed read and write; dprintf formats
- * first and writes the same way.  The stream is fully buffered as glibc's
- * own for a socket, cannot seek (ESPIPE, as a socket), and fileno() gives
- * the descriptor; it is byte-oriented (the wide-character functions fail
- * on it, as on every fopencookie stream).  A client library front's socket gets no stream: bytes
- * written through it would reach the server past the library (refused).
+ * wire front has an entry for, or on a socket made in another process, is
+ * made with fopencookie instead, and its reads and writes go through the
+ * followed read and write; dprintf formats first and writes the same way.
+ * The stream is fully buffered as glibc's own for a socket, cannot seek
+ * (ESPIPE, as a socket), and fileno() gives the descriptor; it is
+ * byte-oriented (the wide-character functions fail on it, as on every
+ * fopencookie stream).  A client library front's socket gets no stream:
+ * bytes written through it would reach the server past the library
+ * (refused).
  *
  * splice and sendfile move bytes between a socket and a pipe or a file
  * inside the kernel, where the shim cannot read them: refused on a database
@@ -137,7 +139,9 @@ static FILE *followed_stream(int fd, const char *mode)
 QG_EXPORT FILE *fdopen(int fd, const char *mode)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || !mode)
+    if (__builtin_expect(!w, 1) && (!mode || !qg_wire_foreign_socket(fd)))
+        return next_fdopen()(fd, mode);
+    if (!mode)
         return next_fdopen()(fd, mode);
     if (w == QG_WIRE_LIBRARY) {
         static bool told;
@@ -157,9 +161,9 @@ QG_EXPORT FILE *_IO_fdopen(int fd, const char *mode)
     return fdopen(fd, mode);
 }
 
-/* dprintf on a socket with an entry: formatted (n bytes of text, n < 0
- * when that failed), then written through the followed write; -1 unless
- * all of it was written, as glibc's. */
+/* dprintf on a socket with an entry or made in another process: formatted
+ * (n bytes of text, n < 0 when that failed), then written through the
+ * followed write; -1 unless all of it was written, as glibc's. */
 static int formatted_write(int fd, char *text, int n)
 {
     if (n < 0)
@@ -171,7 +175,7 @@ static int formatted_write(int fd, char *text, int n)
 
 QG_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
 {
-    if (__builtin_expect(!qg_wire_fd_entry(fd), 1))
+    if (__builtin_expect(!qg_wire_fd_entry(fd), 1) && !qg_wire_foreign_socket(fd))
         return next_vdprintf()(fd, fmt, ap);
     char *text;
     int n = vasprintf(&text, fmt, ap);
@@ -189,7 +193,7 @@ QG_EXPORT int dprintf(int fd, const char *fmt, ...)
 
 QG_EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
 {
-    if (__builtin_expect(!qg_wire_fd_entry(fd), 1))
+    if (__builtin_expect(!qg_wire_fd_entry(fd), 1) && !qg_wire_foreign_socket(fd))
         return next___vdprintf_chk()(fd, flag, fmt, ap);
     char *text;
     int n = __vasprintf_chk(&text, flag, fmt, ap);
