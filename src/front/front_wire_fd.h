@@ -228,6 +228,9 @@ bool qg_wire_tls_unfollowed(wire_fd *w);
  * a client library's front checks it, in audit, or with wire_unguarded =
  * pass; else they are refused. */
 bool qg_wire_unread_may_pass(void *ctx, qg_wire_conn *c);
+/* write(2) followed, its queries logged as called from `caller` (NULL:
+ * not known, as for a stdio stream's writes). */
+ssize_t qg_wire_write_from(int fd, const void *buf, size_t n, const void *caller);
 /* The qg_wire_io check: the guard's verdict on one whole query (ctx is the
  * send_ctx of the call). */
 bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,

@@ -393,7 +393,7 @@ static ssize_t entry_write(send_ctx *sc, const void *p, size_t n)
     return guarded_write(w, sc, p, n);
 }
 
-QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+ssize_t qg_wire_write_from(int fd, const void *buf, size_t n, const void *caller)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
     if (__builtin_expect(!w, 1) || n == 0) {
@@ -404,8 +404,13 @@ QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
         }
         return next_write()(fd, buf, n);
     }
-    send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = __builtin_return_address(0)};
+    send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = caller};
     return entry_write(&sc, buf, n);
+}
+
+QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+    return qg_wire_write_from(fd, buf, n, __builtin_return_address(0));
 }
 
 QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)

@@ -46,12 +46,13 @@ QG_WIRE_NEXT(__vdprintf_chk)
 /* ------------------------------------------------------------- writing */
 
 /* Writes all of p[0, n) through the followed write, as glibc's stdio does
- * through its own: the count written before a failure. */
-static size_t write_all(int fd, const char *p, size_t n)
+ * through its own: the count written before a failure.  `caller` is the
+ * program's call the bytes come from, NULL where it is not known. */
+static size_t write_all(int fd, const char *p, size_t n, const void *caller)
 {
     size_t done = 0;
     while (done < n) {
-        ssize_t r = write(fd, p + done, n - done);
+        ssize_t r = qg_wire_write_from(fd, p + done, n - done, caller);
         if (r <= 0)
             break;
         done += (size_t)r;
@@ -75,7 +76,8 @@ static ssize_t stream_read(void *cookie, char *buf, size_t n)
 
 static ssize_t stream_write(void *cookie, const char *buf, size_t n)
 {
-    return (ssize_t)write_all(cookie_fd(cookie), buf, n);
+    /* the program's fwrite or fflush is not known here */
+    return (ssize_t)write_all(cookie_fd(cookie), buf, n, NULL);
 }
 
 /* A socket cannot seek; glibc's stdio ignores ESPIPE where a socket's own
@@ -164,47 +166,51 @@ QG_EXPORT FILE *_IO_fdopen(int fd, const char *mode)
 /* dprintf on a socket with an entry or made in another process: formatted
  * (n bytes of text, n < 0 when that failed), then written through the
  * followed write; -1 unless all of it was written, as glibc's. */
-static int formatted_write(int fd, char *text, int n)
+static int formatted_write(int fd, char *text, int n, const void *caller)
 {
     if (n < 0)
         return -1;
-    int r = write_all(fd, text, (size_t)n) == (size_t)n ? n : -1;
+    int r = write_all(fd, text, (size_t)n, caller) == (size_t)n ? n : -1;
     free(text);
     return r;
 }
 
-QG_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
+/* vdprintf, or when `fortified` __vdprintf_chk with its flag, called from
+ * `caller`. */
+static int vdprintf_from(int fd, bool fortified, int flag, const char *fmt, va_list ap,
+                         const void *caller)
 {
     if (__builtin_expect(!qg_wire_fd_entry(fd), 1) && !qg_wire_foreign_socket(fd))
-        return next_vdprintf()(fd, fmt, ap);
+        return fortified ? next___vdprintf_chk()(fd, flag, fmt, ap) : next_vdprintf()(fd, fmt, ap);
     char *text;
-    int n = vasprintf(&text, fmt, ap);
-    return formatted_write(fd, text, n);
+    int n = fortified ? __vasprintf_chk(&text, flag, fmt, ap) : vasprintf(&text, fmt, ap);
+    return formatted_write(fd, text, n, caller);
+}
+
+QG_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
+{
+    return vdprintf_from(fd, false, 0, fmt, ap, __builtin_return_address(0));
 }
 
 QG_EXPORT int dprintf(int fd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int r = vdprintf(fd, fmt, ap);
+    int r = vdprintf_from(fd, false, 0, fmt, ap, __builtin_return_address(0));
     va_end(ap);
     return r;
 }
 
 QG_EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
 {
-    if (__builtin_expect(!qg_wire_fd_entry(fd), 1) && !qg_wire_foreign_socket(fd))
-        return next___vdprintf_chk()(fd, flag, fmt, ap);
-    char *text;
-    int n = __vasprintf_chk(&text, flag, fmt, ap);
-    return formatted_write(fd, text, n);
+    return vdprintf_from(fd, true, flag, fmt, ap, __builtin_return_address(0));
 }
 
 QG_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int r = __vdprintf_chk(fd, flag, fmt, ap);
+    int r = vdprintf_from(fd, true, flag, fmt, ap, __builtin_return_address(0));
     va_end(ap);
     return r;
 }

@@ -66,6 +66,12 @@ shimmed() { # MODE LOG PROTO PATH INPUT_HEX MARKER
     client "$@"
 }
 
+# The log has a blocked line, and its caller is not inside the shim.
+blocked_outside_shim() { # LOG
+    local line
+    line=$(grep '"action":"blocked"' "$1") && [[ $line != *libquoteguard* ]]
+}
+
 injects_without_shim() { # PROTO PATH
     local marker=qgp_plain_${1}_${2//-/_}_$$ out
     out=$(client "$1" "$2" "${ATTACK[$1]}" "$marker")
@@ -80,6 +86,8 @@ for proto in pg mysql; do
         marker=qgp_enforce_${proto}_${path//-/_}_$$
         out=$(shimmed enforce "$QG_PG_DIR/$proto-$path.log" $proto $path "${ATTACK[$proto]}" "$marker")
         has "$out" "ERROR: quoteguard: blocked" "$tag: enforce: an error naming quoteguard"
+        ok "$tag: enforce: the log names the program's call, or none, never one inside the shim" \
+            blocked_outside_shim "$QG_PG_DIR/$proto-$path.log"
         ok "$tag: enforce: no secret leaks" [ "$(secrets "$out")" -eq 0 ]
         lacks "$(cat "${SERVER_LOG[$proto]}")" "$marker" "$tag: enforce: the attack never reaches the server"
         has "$out" "ROW: alive" "$tag: enforce: the connection works after the block"
