@@ -39,6 +39,7 @@
  * another thread reads it, already breaks its protocol; the shim does not
  * add a lock for that case beyond the connection's own.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -401,6 +402,17 @@ QG_COLD static void tell_unread(wire_fd *w)
         __atomic_store_n(&w->told_refused, true, __ATOMIC_RELEASE);
         __atomic_store_n(&w->refused, why, __ATOMIC_RELEASE);
     }
+}
+
+ssize_t qg_wire_give_up_refused(wire_fd *w, int fd, ssize_t r)
+{
+    if (r >= 0 || errno != EACCES || !qg_wire_fd_refused(w) ||
+        w->conn.unread == QG_WIRE_UNREAD_LIBRARY)
+        return r;
+    int saved = errno;
+    shutdown(fd, SHUT_RDWR);
+    errno = saved;
+    return r;
 }
 
 /* Passthrough with nothing held or owed, and not refused: from now on

@@ -88,6 +88,14 @@ static inline const char *qg_wire_fd_refused(wire_fd *w)
     return __atomic_load_n(&w->refused, __ATOMIC_ACQUIRE);
 }
 
+/* After a write through fd returned r: when it was refused because its
+ * connection is not read, the connection is given up (shutdown), so that
+ * neither the program nor the server waits for bytes that will not come
+ * (a TLS stack that ignores a failed write would wait for the server's
+ * answer).  A copy of a library front's socket is not: that connection is
+ * the library's.  Returns r, errno kept. */
+ssize_t qg_wire_give_up_refused(wire_fd *w, int fd, ssize_t r);
+
 /* The first bytes of a candidate whose calls so far were too short to say
  * what it carries: they passed (no SQL is in them), and recognition waits
  * for the rest.  `read`: they were received, else written. */

@@ -156,7 +156,7 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
 {
     if (passes_unlocked(w)) {
         if (__atomic_load_n(&w->tls_followed, __ATOMIC_RELAXED) && qg_wire_tls_unfollowed(w))
-            return unread_write(w, sc, buf, n);
+            return qg_wire_give_up_refused(w, sc->fd, unread_write(w, sc, buf, n));
         return send_bytes(sc, buf, n);
     }
     qg_wire_io io = {send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, sc};
@@ -170,7 +170,7 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
         r = send_bytes(sc, buf, n);
     qg_wire_after_use(w);
     pthread_mutex_unlock(&w->lock);
-    return r;
+    return qg_wire_give_up_refused(w, sc->fd, r);
 }
 
 /* A candidate that received p[0, r): the connection when it begins with
@@ -389,7 +389,7 @@ static ssize_t entry_write(send_ctx *sc, const void *p, size_t n)
         return r;
     }
     if (qg_wire_fd_refused(w))
-        return -1;
+        return qg_wire_give_up_refused(w, sc->fd, -1);
     return guarded_write(w, sc, p, n);
 }
 
@@ -477,7 +477,7 @@ static ssize_t entry_writev(send_ctx *sc, const struct iovec *iov, int iovcnt)
     bool watch = false;
     wire_fd *w = n ? entry_for_write(sc->fd, head, n, &watch) : NULL;
     if (w && qg_wire_fd_refused(w) && refused_write(w) < 0)
-        return -1;
+        return qg_wire_give_up_refused(w, sc->fd, -1);
     if (!w || qg_wire_fd_refused(w)) {
         ssize_t r = raw_scattered(sc, iov, iovcnt);
         if (watch)

@@ -263,6 +263,8 @@ static int tls_write(SSL *ssl, const void *buf, size_t num, bool ex, size_t *wri
             int r = followed_write(w, fd, ssl, buf, num, ex, written, caller);
             qg_wire_after_use(w);
             pthread_mutex_unlock(&w->lock);
+            if (r <= 0)
+                qg_wire_give_up_refused(w, fd, -1);
             return r;
         }
         pthread_mutex_unlock(&w->lock);

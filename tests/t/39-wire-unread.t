@@ -12,7 +12,9 @@
 # error naming quoteguard, plain and over TLS; the attack never reaches the
 # server; the page goes on and connects without compression); MySQLdb (libmariadb, checked by the
 # library front) keeps its compression.  PostgreSQL: Java's own TLS (JDBC,
-# sslmode=require) is refused at its first TLS byte; a GSSENCRequest
+# sslmode=require) and node's (its built-in OpenSSL) are refused at their
+# first TLS byte, the socket given up so that the program does not wait for
+# the server's timeout; a GSSENCRequest
 # answered 'G' has its next write refused (EACCES).  Audit, and enforce with
 # wire_unguarded = pass, let each pass and log `wire_unguarded` once.
 # servers: pg mariadb
@@ -29,6 +31,7 @@ php -r 'exit(extension_loaded("mysqli") && extension_loaded("pdo_mysql") ? 0 : 1
     tap_bail "php8.2-mysql is not installed"
 "$PY" -c 'import MySQLdb' || tap_bail "python3-mysqldb is not installed"
 command -v java >/dev/null && [ -f "$PG_JAR" ] || tap_bail "java and libpostgresql-jdbc-java are needed"
+command -v node >/dev/null || tap_bail "node is needed (scripts/install-deps)"
 pg_available || tap_skip_all "no PostgreSQL server binaries (or not root)"
 my_available || tap_skip_all "no MariaDB server binaries (or not root)"
 
@@ -190,6 +193,27 @@ for how in audit pass; do
     ok "pg JDBC over TLS (JSSE): $how: its bytes pass unread (the attack as without the shim)" [ "$(secrets "$out")" -eq 2 ]
     ok "pg JDBC over TLS (JSSE): $how: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
 done
+
+# ------------------------------- PostgreSQL: node's own TLS (built-in OpenSSL)
+node_tls() { "$@" node tests/wire/node/node_pg_tls.js 127.0.0.1 "$PGPORT" "$PGUSER" "$PGDATABASE" "$marker" 2>&1; }
+marker=qgu_node_plain_$$
+out=$(node_tls env)
+has "$out" "ROW: node_42" "pg node over its own TLS: without the shim the query runs"
+marker=qgu_node_$$
+log=$QG_PG_DIR/node.log
+started=$SECONDS
+out=$(node_tls with_shim enforce "$log")
+has "$out" "TLS ERROR:" "pg node over its own TLS: enforce: the TLS connection fails (its ClientHello refused)"
+lacks "$out" "ROW: node_42" "pg node over its own TLS: enforce: no query ran"
+ok "pg node over its own TLS: enforce: the program ends at once, not at the server's timeout (the socket is given up)" \
+    [ $((SECONDS - started)) -lt 30 ]
+lacks "$(cat "$QG_PG_LOG")" "$marker" "pg node over its own TLS: enforce: the query never reaches the server"
+ok "pg node over its own TLS: enforce: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+marker=qgu_node_audit_$$
+log=$QG_PG_DIR/node-audit.log
+out=$(node_tls with_shim audit "$log")
+has "$out" "ROW: node_42" "pg node over its own TLS: audit: its bytes pass unread"
+ok "pg node over its own TLS: audit: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
 
 # ------------------------------------- PostgreSQL: GSSAPI encryption asked
 out=$("$PY" tests/wire/pg_gssenc.py 127.0.0.1 "$PGPORT" 2>&1)
