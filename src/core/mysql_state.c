@@ -9,6 +9,10 @@
 
 bool qg_my_word_is(const char *word, size_t len, const char *want)
 {
+    /* Most words compared differ in their first letter (a statement's first
+     * word against the list of them): that settles it before strlen. */
+    if (len == 0 || qg_ascii_lower((unsigned char)word[0]) != qg_ascii_lower((unsigned char)want[0]))
+        return len == 0 && want[0] == '\0';
     return strlen(want) == len && qg_ascii_ncasecmp(word, want, len) == 0;
 }
 

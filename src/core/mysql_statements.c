@@ -353,8 +353,11 @@ static bool inert_statement(const cursor *c, const item *it)
         "RENAME",   "REPAIR",  "REPLACE",  "REVOKE",   "ROLLBACK",   "SAVEPOINT",  "SELECT",
         "SHOW",     "START",   "TABLE",    "TRUNCATE", "UNLOCK",     "UPDATE",     "USE",
         "VALUES",   "WITH",    "XA"};
+    if (it->kind != IT_WORD)
+        return false;
+    unsigned char first = qg_ascii_lower((unsigned char)c->sql[it->start]);
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (item_word(c, it, words[i]))
+        if (qg_ascii_lower((unsigned char)words[i][0]) == first && item_word(c, it, words[i]))
             return true;
     return false;
 }
