@@ -410,7 +410,7 @@ ssize_t qg_wire_give_up_refused(wire_fd *w, int fd, ssize_t r)
         w->conn.unread == QG_WIRE_UNREAD_LIBRARY)
         return r;
     int saved = errno;
-    shutdown(fd, SHUT_RDWR);
+    shutdown(fd, SHUT_WR);
     errno = saved;
     return r;
 }

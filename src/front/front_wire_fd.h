@@ -89,10 +89,11 @@ static inline const char *qg_wire_fd_refused(wire_fd *w)
 }
 
 /* After a write through fd returned r: when it was refused because its
- * connection is not read, the connection is given up (shutdown), so that
- * neither the program nor the server waits for bytes that will not come
- * (a TLS stack that ignores a failed write would wait for the server's
- * answer).  A copy of a library front's socket is not: that connection is
+ * connection is not read, the connection is given up: its sending half is
+ * shut down, so that the server sees its end and closes, and neither side
+ * waits for bytes that will not come (a TLS stack that ignores a failed
+ * write would wait for the server's answer); answers to what went before
+ * can still be read.  A copy of a library front's socket is not: that connection is
  * the library's.  Returns r, errno kept. */
 ssize_t qg_wire_give_up_refused(wire_fd *w, int fd, ssize_t r);
 

@@ -15,7 +15,9 @@
 # sslmode=require) and node's (its built-in OpenSSL) are refused at their
 # first TLS byte, the socket given up so that the program does not wait for
 # the server's timeout; a GSSENCRequest
-# answered 'G' has its next write refused (EACCES).  Audit, and enforce with
+# answered 'G' has its next write refused (EACCES), and so does a write from
+# a message no framing can follow on (the Query before it goes and is
+# answered).  Audit, and enforce with
 # wire_unguarded = pass, let each pass and log `wire_unguarded` once.
 # servers: pg mariadb
 cd "$(dirname "$0")/../.." || exit 1
@@ -214,6 +216,29 @@ log=$QG_PG_DIR/node-audit.log
 out=$(node_tls with_shim audit "$log")
 has "$out" "ROW: node_42" "pg node over its own TLS: audit: its bytes pass unread"
 ok "pg node over its own TLS: audit: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+
+# ------------------------- PostgreSQL: a message no framing can follow
+unframed() { "$@" timeout 60 "$PY" tests/wire/pg_unframed.py "$PGHOST" "$PGPORT" "$PGUSER" "$PGDATABASE" 2>&1; }
+broken() { grep -ac 'invalid message length' "$QG_PG_LOG"; }
+before=$(broken)
+out=$(unframed env)
+has "$out" "WRITE: sent" "pg unframable message: without the shim the write goes"
+ok "pg unframable message: without the shim the server reads the broken message" [ "$(broken)" -eq $((before + 1)) ]
+before=$(broken)
+log=$QG_PG_DIR/unframed.log
+out=$(unframed with_shim enforce "$log")
+has "$out" "WRITE: errno 13" "pg unframable message: enforce: the write fails with EACCES from the broken message on"
+has "$out" "ROW: unframed_41" "pg unframable message: enforce: the Query before it went and its answer is read"
+has "$out" "END" "pg unframable message: enforce: the program reaches its end (the server closed, no hang)"
+ok "pg unframable message: enforce: the broken message never reaches the server" [ "$(broken)" -eq "$before" ]
+ok "pg unframable message: enforce: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+has "$(cat "$log")" 'that went on in a stream the wire front cannot frame cannot be checked' \
+    "pg unframable message: enforce: the log says the stream cannot be framed"
+log=$QG_PG_DIR/unframed-audit.log
+out=$(unframed with_shim audit "$log")
+has "$out" "WRITE: sent" "pg unframable message: audit: the write goes"
+ok "pg unframable message: audit: the server reads it as without the shim" [ "$(broken)" -eq $((before + 1)) ]
+ok "pg unframable message: audit: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
 
 # ------------------------------------- PostgreSQL: GSSAPI encryption asked
 out=$("$PY" tests/wire/pg_gssenc.py 127.0.0.1 "$PGPORT" 2>&1)
