@@ -18,6 +18,8 @@ import socket
 import struct
 import sys
 
+from mysql_proto import lenenc
+
 sock_path, mode, what, marker = sys.argv[1:5]
 s = socket.socket(socket.AF_UNIX)
 s.connect(sock_path)
@@ -42,14 +44,6 @@ def packet():
 
 def frame(payload, seq=0):
     return struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload
-
-
-def lenenc(p, i):
-    b = p[i]
-    if b < 0xfb:
-        return b, i + 1
-    size = {0xfc: 2, 0xfd: 3, 0xfe: 8}[b]
-    return int.from_bytes(p[i + 1:i + 1 + size], "little"), i + 1 + size
 
 
 deprecate_eof = mode == "tracked-call"

@@ -15,6 +15,8 @@ import socket
 import struct
 import sys
 
+from mysql_proto import lenenc
+
 path, scenario, charset, hexinput, marker = sys.argv[1:6]
 COLLATIONS = {"gbk": 28, "sjis": 13, "big5": 1, "utf8mb4": 45}
 
@@ -40,16 +42,6 @@ def packet():
 
 def send(seq, payload):
     sock.sendall(struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload)
-
-
-def lenenc(body, offset):
-    first = body[offset]
-    if first < 0xfb:
-        return first, offset + 1
-    if first == 0xfb:
-        return None, offset + 1
-    size = {0xfc: 2, 0xfd: 3, 0xfe: 8}[first]
-    return int.from_bytes(body[offset + 1:offset + 1 + size], "little"), offset + 1 + size
 
 
 def run(sql):

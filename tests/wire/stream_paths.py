@@ -44,6 +44,8 @@ import struct
 import sys
 import tempfile
 
+from mysql_proto import lenenc
+
 proto, path, hexinput, marker = sys.argv[1:5]
 libc = ctypes.CDLL(None, use_errno=True)  # the process's own symbols: the shim's first
 
@@ -317,16 +319,6 @@ def my_packet(conn, way=None):
 
 def my_send(conn, seq, payload, way=None):
     conn.send(struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload, way)
-
-
-def lenenc(body, offset):
-    first = body[offset]
-    if first < 0xfb:
-        return first, offset + 1
-    if first == 0xfb:
-        return None, offset + 1
-    size = {0xfc: 2, 0xfd: 3, 0xfe: 8}[first]
-    return int.from_bytes(body[offset + 1:offset + 1 + size], "little"), offset + 1 + size
 
 
 def my_answer(conn, way=None):
