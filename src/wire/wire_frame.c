@@ -12,13 +12,6 @@
 #define PG_CANCEL_REQUEST 80877102u
 #define PG_STARTUP_MAX 10000u
 
-#define MY_COM_QUERY 0x03
-#define MY_COM_STMT_PREPARE 0x16
-#define MY_CLIENT_COMPRESS 0x20u
-#define MY_CLIENT_PROTOCOL_41 0x200u
-#define MY_CLIENT_SSL 0x800u
-#define MY_CLIENT_ZSTD_COMPRESSION (1u << 26) /* MySQL 8 */
-#define MY_CLIENT_QUERY_ATTRIBUTES (1u << 27)
 
 static uint32_t be32(const uint8_t *p)
 {
@@ -143,7 +136,7 @@ bool qg_wire_midstream_query(const uint8_t *p, size_t n, size_t total)
             return true;
     }
     uint32_t len = qg_wire_le24(p);
-    return p[3] == 0 && (p[4] == MY_COM_QUERY || p[4] == MY_COM_STMT_PREPARE) && len >= 1 &&
+    return p[3] == 0 && (p[4] == QG_MY_COM_QUERY || p[4] == QG_MY_COM_STMT_PREPARE) && len >= 1 &&
            (len == 0xffffff || (uint64_t)len + 4 <= total);
 }
 
@@ -191,11 +184,11 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
         strncpy(c->session.encoding, charset, sizeof c->session.encoding - 1);
         c->session.encoding[sizeof c->session.encoding - 1] = '\0';
     }
-    if (caps & MY_CLIENT_SSL)
+    if (caps & QG_MY_CLIENT_SSL)
         c->tls = true;
     /* what both sides agreed decides (a flag the server did not offer is
      * not in force) */
-    if (!(caps & MY_CLIENT_PROTOCOL_41))
+    if (!(caps & QG_MY_CLIENT_PROTOCOL_41))
         qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
 }
 
@@ -204,7 +197,7 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
 static bool asks_compression(const qg_wire_conn *c)
 {
     return c->my.response_seen && !c->passthrough &&
-           (c->my.caps & (MY_CLIENT_COMPRESS | MY_CLIENT_ZSTD_COMPRESSION));
+           (c->my.caps & (QG_MY_CLIENT_COMPRESS | QG_MY_CLIENT_ZSTD_COMPRESSION));
 }
 
 /* Walks the packets of a MySQL command from p: complete (total set) or the
@@ -271,9 +264,9 @@ static void classify_mysql(qg_wire_conn *c, const qg_wire_framer *f, const uint8
             cl->need = want;
             return;
         }
-        if (p[4] == MY_COM_QUERY || p[4] == MY_COM_STMT_PREPARE) {
+        if (p[4] == QG_MY_COM_QUERY || p[4] == QG_MY_COM_STMT_PREPARE) {
             cl->status = QG_CL_SQL;
-            cl->kind = p[4] == MY_COM_QUERY ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE;
+            cl->kind = p[4] == QG_MY_COM_QUERY ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE;
             my_command_extent(p, n, cl);
             cl->next.continues = false;
             cl->next.left = cl->total;
@@ -544,7 +537,7 @@ static bool attributes_skip(const qg_wire_conn *c, qg_wire_kind kind, const uint
                             size_t len, size_t *skip)
 {
     *skip = 0;
-    if (kind != QG_WIRE_MY_QUERY || !(c->my.caps & MY_CLIENT_QUERY_ATTRIBUTES))
+    if (kind != QG_WIRE_MY_QUERY || !(c->my.caps & QG_MY_CLIENT_QUERY_ATTRIBUTES))
         return true;
     /* both counts below 251 take one byte each */
     if (len < 2 || text[0] != 0 || text[1] >= 0xfb)

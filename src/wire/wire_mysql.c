@@ -9,39 +9,6 @@
 #include "quoteguard.h"
 #include "wire_collations.h"
 
-enum {
-    CLIENT_MYSQL = 1u,
-    CLIENT_PROTOCOL_41 = 0x200u,
-    CLIENT_SSL = 0x800u,
-    CLIENT_SECURE_CONNECTION = 0x8000u,
-    CLIENT_SESSION_TRACK = 1u << 23,
-    CLIENT_DEPRECATE_EOF = 1u << 24,
-    MARIADB_CLIENT_CACHE_METADATA = 1u << 4, /* of the extended flags */
-};
-
-enum {
-    STATUS_MORE_RESULTS = 0x0008u,
-    STATUS_CURSOR_EXISTS = 0x0040u,
-    STATUS_NO_BACKSLASH_ESCAPES = 0x0200u,
-    STATUS_SESSION_STATE_CHANGED = 0x4000u,
-    STATUS_ANSI_QUOTES = 0x8000u, /* MariaDB */
-};
-
-enum {
-    COM_QUIT = 0x01,
-    COM_QUERY = 0x03,
-    COM_FIELD_LIST = 0x04,
-    COM_STATISTICS = 0x09,
-    COM_CHANGE_USER = 0x11,
-    COM_STMT_PREPARE = 0x16,
-    COM_STMT_EXECUTE = 0x17,
-    COM_STMT_SEND_LONG_DATA = 0x18,
-    COM_STMT_CLOSE = 0x19,
-    COM_RESET_CONNECTION = 0x1f,
-    COM_STMT_BULK_EXECUTE = 0xfa,
-};
-
-#define SESSION_TRACK_SYSTEM_VARIABLES 0
 /* Commands followed at once; past this the answers cannot be matched. */
 #define PENDING_MAX 65536u
 /* Prepared statements (binary or by name) whose text changes the state. */
@@ -153,7 +120,7 @@ void qg_wire_my_greeting(qg_wire_my *m, const uint8_t *p, size_t n)
         m->server_caps |= (uint32_t)le16(p + at + 5) << 16;
     /* MariaDB: its extended capabilities in the last 4 of 10 reserved bytes */
     size_t ext = at + 2 + 1 + 2 + 2 + 1 + 6;
-    if (!(m->server_caps & CLIENT_MYSQL) && ext + 4 <= n)
+    if (!(m->server_caps & QG_MY_CLIENT_MYSQL) && ext + 4 <= n)
         m->server_ext_caps = le32(p + ext);
     m->greeting_seen = true;
 }
@@ -166,7 +133,7 @@ void qg_wire_my_response(qg_wire_my *m, const uint8_t *p, size_t n, bool inside_
     /* without a greeting seen (a connection followed from its middle), the
      * client's word is all there is */
     m->caps = m->greeting_seen ? caps & m->server_caps : caps;
-    if (n >= 32 && !(m->server_caps & CLIENT_MYSQL))
+    if (n >= 32 && !(m->server_caps & QG_MY_CLIENT_MYSQL))
         m->ext_caps = le32(p + 28) & m->server_ext_caps;
     const char *charset = qg_wire_mysql_charset_of_collation(p[8]);
     if (charset) {
@@ -179,7 +146,7 @@ void qg_wire_my_response(qg_wire_my *m, const uint8_t *p, size_t n, bool inside_
         m->login_charset[0] = '\0';
     }
     /* the SSL request is followed by the whole response inside TLS */
-    if (!(caps & CLIENT_SSL) || inside_tls)
+    if (!(caps & QG_MY_CLIENT_SSL) || inside_tls)
         m->response_seen = true;
 }
 
@@ -195,8 +162,8 @@ static void take_status(qg_wire_my *m, unsigned status)
  * server, ANSI_QUOTES from MariaDB (MySQL has no such bit). */
 static unsigned status_flags(const qg_wire_my *m, unsigned status)
 {
-    return (status & STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
-           (m->server.mariadb && (status & STATUS_ANSI_QUOTES) ? QG_ANSI_QUOTES : 0);
+    return (status & QG_MY_STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
+           (m->server.mariadb && (status & QG_MY_STATUS_ANSI_QUOTES) ? QG_ANSI_QUOTES : 0);
 }
 
 static unsigned session_flags(const qg_wire_session *s)
@@ -235,7 +202,7 @@ static void session_state(qg_wire_my *m, reader *r, bool final)
         size_t data_len;
         if (!read_lenenc_str(&entries, &data, &data_len))
             return;
-        if (type != SESSION_TRACK_SYSTEM_VARIABLES)
+        if (type != QG_MY_SESSION_TRACK_SYSTEM_VARIABLES)
             continue;
         reader var = {data, data + data_len, true};
         const uint8_t *name, *value;
@@ -266,12 +233,12 @@ static unsigned ok_packet(qg_wire_my *m, const uint8_t *p, size_t n)
     unsigned status = le16(r.p);
     r.p += 4; /* status, warnings */
     take_status(m, status);
-    if (!(m->caps & CLIENT_SESSION_TRACK) || r.p >= r.end)
+    if (!(m->caps & QG_MY_CLIENT_SESSION_TRACK) || r.p >= r.end)
         return status;
     const uint8_t *info;
     size_t info_len;
-    if (read_lenenc_str(&r, &info, &info_len) && (status & STATUS_SESSION_STATE_CHANGED))
-        session_state(m, &r, !(status & STATUS_MORE_RESULTS));
+    if (read_lenenc_str(&r, &info, &info_len) && (status & QG_MY_STATUS_SESSION_STATE_CHANGED))
+        session_state(m, &r, !(status & QG_MY_STATUS_MORE_RESULTS_EXIST));
     return status;
 }
 
@@ -279,7 +246,7 @@ static unsigned ok_packet(qg_wire_my *m, const uint8_t *p, size_t n)
  * OK packet in its place: the status. */
 static unsigned eof_packet(qg_wire_my *m, const uint8_t *p, size_t n)
 {
-    if (m->caps & CLIENT_DEPRECATE_EOF)
+    if (m->caps & QG_MY_CLIENT_DEPRECATE_EOF)
         return ok_packet(m, p, n);
     if (n < 5)
         return 0;
@@ -477,7 +444,7 @@ static qg_wire_my_effect *change_user_effect(const qg_wire_my *m, const uint8_t 
     if (!nul)
         return effect_of(&ch);
     p = nul + 1;
-    if (m->caps & CLIENT_SECURE_CONNECTION) {
+    if (m->caps & QG_MY_CLIENT_SECURE_CONNECTION) {
         if (p >= end || (size_t)(end - p) < 1u + *p)
             return effect_of(&ch);
         p += 1 + *p;
@@ -501,10 +468,10 @@ static qg_wire_my_effect *change_user_effect(const qg_wire_my *m, const uint8_t 
 
 size_t qg_wire_my_needs(uint8_t command, uint32_t len)
 {
-    if (command == COM_CHANGE_USER && len < 0xffffffu)
+    if (command == QG_MY_COM_CHANGE_USER && len < 0xffffffu)
         return 4 + (size_t)len;
-    if (command == COM_STMT_EXECUTE || command == COM_STMT_BULK_EXECUTE ||
-        command == COM_STMT_CLOSE)
+    if (command == QG_MY_COM_STMT_EXECUTE || command == QG_MY_COM_STMT_BULK_EXECUTE ||
+        command == QG_MY_COM_STMT_CLOSE)
         return len < 5 ? 4 + (size_t)len : 9;
     return 5;
 }
@@ -549,17 +516,17 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
         effect = NULL;
     }
     switch (command) {
-    case COM_QUIT:
-    case COM_STMT_SEND_LONG_DATA:
+    case QG_MY_COM_QUIT:
+    case QG_MY_COM_STMT_SEND_LONG_DATA:
         free(effect);
         return; /* no answer */
-    case COM_STMT_CLOSE:
+    case QG_MY_COM_STMT_CLOSE:
         if (n >= 9)
             forget_stmt(m, le32(p + 5));
         free(effect);
         return;
-    case COM_STMT_EXECUTE:
-    case COM_STMT_BULK_EXECUTE: {
+    case QG_MY_COM_STMT_EXECUTE:
+    case QG_MY_COM_STMT_BULK_EXECUTE: {
         free(effect);
         effect = NULL;
         uint32_t id = n >= 9 ? le32(p + 5) : 0;
@@ -572,16 +539,16 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
             effect = effect_of(&s->change);
         break;
     }
-    case COM_STMT_PREPARE:
+    case QG_MY_COM_STMT_PREPARE:
         m->last_prepare_changes = effect && effect->count > 0;
         if (m->last_prepare_changes)
             m->last_prepare = effect->count == 1 ? effect->changes[0] : unknown_change;
         break;
-    case COM_CHANGE_USER:
+    case QG_MY_COM_CHANGE_USER:
         free(effect);
         effect = change_user_effect(m, p + 4, n - 4);
         break;
-    case COM_RESET_CONNECTION: {
+    case QG_MY_COM_RESET_CONNECTION: {
         free(effect);
         qg_my_change ch = reinit_change;
         if (m->login_charset[0]) {
@@ -595,7 +562,7 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
     default:
         break;
     }
-    qg_wire_my_pending e = {command, replaced, several, mid_reports && command == COM_QUERY,
+    qg_wire_my_pending e = {command, replaced, several, mid_reports && command == QG_MY_COM_QUERY,
                             effect};
     if (!push(m, &e)) {
         free(effect);
@@ -616,7 +583,7 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
 static void settle_flags(qg_wire_my *m, qg_wire_session *s, const qg_wire_my_pending *e,
                          bool ok, unsigned status, bool status_seen)
 {
-    bool partial = !ok && (e->several || e->command == COM_CHANGE_USER);
+    bool partial = !ok && (e->several || e->command == QG_MY_COM_CHANGE_USER);
     /* a single statement that failed set no sql_mode (what a procedure or a
      * compound statement set in it is given back as it ends) */
     if (!ok && !partial)
@@ -664,7 +631,7 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
     bool status_seen = m->answer_status_seen;
     answer_ended(m);
     const qg_wire_my_effect *fx = e.effect;
-    if (e.replaced || e.command == COM_STMT_PREPARE) {
+    if (e.replaced || e.command == QG_MY_COM_STMT_PREPARE) {
         free(e.effect);
         return;
     }
@@ -673,7 +640,7 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
     /* An error: nothing of a single statement ran (but a procedure or a
      * compound statement may have run part of itself); any first few of
      * several may have. */
-    bool partial = !ok && (e.several || e.command == COM_CHANGE_USER);
+    bool partial = !ok && (e.several || e.command == QG_MY_COM_CHANGE_USER);
     for (unsigned i = 0; fx && i < fx->count; i++) {
         const qg_my_change *ch = &fx->changes[i];
         if (ch->charset_unknown || (partial && ch->charset_set))
@@ -681,7 +648,7 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
         else if (ok && ch->charset_set) {
             set_charset(s, ch->charset, strlen(ch->charset));
             m->known = true;
-            if (e.command == COM_CHANGE_USER)
+            if (e.command == QG_MY_COM_CHANGE_USER)
                 memcpy(m->login_charset, ch->charset, sizeof m->login_charset);
         }
     }
@@ -694,7 +661,7 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
     if (reported) {
         set_charset(s, m->report.charset, strlen(m->report.charset));
         m->known = true;
-        if (e.command == COM_CHANGE_USER)
+        if (e.command == QG_MY_COM_CHANGE_USER)
             memcpy(m->login_charset, m->report.charset, sizeof m->login_charset);
     }
     free(e.effect);
@@ -712,7 +679,7 @@ static void prepare_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
     if (e->effect && e->effect->count > 0 && !e->replaced)
         keep_stmt(m, le32(p + 1),
                   e->effect->count == 1 ? &e->effect->changes[0] : &unknown_change);
-    bool eof = !(m->caps & CLIENT_DEPRECATE_EOF);
+    bool eof = !(m->caps & QG_MY_CLIENT_DEPRECATE_EOF);
     uint64_t columns = le16(p + 5), params = le16(p + 7);
     m->skip = params + (params && eof) + columns + (columns && eof);
     m->rows_after_skip = false;
@@ -728,9 +695,9 @@ static void result_head(qg_wire_my *m, const uint8_t *p, size_t n)
     reader r = {p, p + n, true};
     uint64_t columns = read_lenenc(&r);
     bool metadata = true;
-    if ((m->ext_caps & MARIADB_CLIENT_CACHE_METADATA) && r.ok && r.p < r.end)
+    if ((m->ext_caps & QG_MARIADB_CLIENT_CACHE_METADATA) && r.ok && r.p < r.end)
         metadata = *r.p != 0;
-    m->skip = metadata ? columns + !(m->caps & CLIENT_DEPRECATE_EOF) : 0;
+    m->skip = metadata ? columns + !(m->caps & QG_MY_CLIENT_DEPRECATE_EOF) : 0;
     m->rows_after_skip = true;
     m->answer = m->skip ? QG_MY_ANS_SKIP : QG_MY_ANS_ROWS;
 }
@@ -738,7 +705,7 @@ static void result_head(qg_wire_my *m, const uint8_t *p, size_t n)
 /* A result's end (OK or EOF): another result may follow. */
 static void result_end(qg_wire_my *m, qg_wire_session *s, unsigned status)
 {
-    if (status & STATUS_MORE_RESULTS)
+    if (status & QG_MY_STATUS_MORE_RESULTS_EXIST)
         m->answer = QG_MY_ANS_FIRST;
     else
         finish(m, s, true);
@@ -750,28 +717,28 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
         return; /* nothing asked: not an answer to follow */
     const qg_wire_my_pending *e = &m->pending[m->head];
     uint8_t first = p[0];
-    bool deprecate_eof = m->caps & CLIENT_DEPRECATE_EOF;
+    bool deprecate_eof = m->caps & QG_MY_CLIENT_DEPRECATE_EOF;
     bool ends = first == 0xfe && len < (deprecate_eof ? 0xffffffu : 9u);
     switch (m->answer) {
     case QG_MY_ANS_FIRST:
         if (first == 0xff)
             finish(m, s, false);
-        else if (e->command == COM_CHANGE_USER) {
+        else if (e->command == QG_MY_COM_CHANGE_USER) {
             if (first == 0x00) { /* else an authentication exchange goes on */
                 ok_packet(m, p, n);
                 finish(m, s, true);
             }
-        } else if (e->command == COM_STATISTICS)
+        } else if (e->command == QG_MY_COM_STATISTICS)
             finish(m, s, true);
-        else if (e->command == COM_STMT_PREPARE && first == 0x00)
+        else if (e->command == QG_MY_COM_STMT_PREPARE && first == 0x00)
             prepare_ok(m, s, p, n);
         else if (first == 0x00)
             result_end(m, s, ok_packet(m, p, n));
         else if (first == 0xfe)
             result_end(m, s, eof_packet(m, p, n));
-        else if (first == 0xfb && e->command == COM_QUERY)
+        else if (first == 0xfb && e->command == QG_MY_COM_QUERY)
             m->infile = true; /* LOAD DATA LOCAL: the file's packets, then OK / ERR */
-        else if (e->command == COM_FIELD_LIST)
+        else if (e->command == QG_MY_COM_FIELD_LIST)
             m->answer = QG_MY_ANS_UNTIL_EOF;
         else
             result_head(m, p, n);
@@ -788,7 +755,7 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
             return;
         }
         /* a cursor was opened: the rows come by COM_STMT_FETCH */
-        if (!deprecate_eof && ends && (eof_packet(m, p, n) & STATUS_CURSOR_EXISTS)) {
+        if (!deprecate_eof && ends && (eof_packet(m, p, n) & QG_MY_STATUS_CURSOR_EXISTS)) {
             finish(m, s, true);
             return;
         }
@@ -835,7 +802,7 @@ bool qg_wire_my_states(const qg_wire_my *m, const qg_wire_session *s, qg_my_stat
     states[(*count)++] = now;
     for (size_t i = m->head; i < m->len; i++) {
         const qg_wire_my_pending *e = &m->pending[i];
-        if (e->replaced || !e->effect || e->command == COM_STMT_PREPARE)
+        if (e->replaced || !e->effect || e->command == QG_MY_COM_STMT_PREPARE)
             continue;
         /* each state so far, with any first few of the command's changes */
         size_t before = *count;

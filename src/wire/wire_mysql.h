@@ -35,6 +35,35 @@
 /* What one command may do to the state once the server ran it: the
  * changes of its statements in order (after an error, any first few of
  * them may have run). */
+/* The MySQL capability flags the wire front reads (handshake). */
+enum {
+    QG_MY_CLIENT_MYSQL = 1u,
+    QG_MY_CLIENT_COMPRESS = 0x20u,
+    QG_MY_CLIENT_PROTOCOL_41 = 0x200u,
+    QG_MY_CLIENT_SSL = 0x800u,
+    QG_MY_CLIENT_SECURE_CONNECTION = 0x8000u,
+    QG_MY_CLIENT_SESSION_TRACK = 1u << 23,
+    QG_MY_CLIENT_DEPRECATE_EOF = 1u << 24,
+    QG_MY_CLIENT_ZSTD_COMPRESSION = 1u << 26, /* MySQL 8 */
+    QG_MY_CLIENT_QUERY_ATTRIBUTES = 1u << 27,
+    QG_MARIADB_CLIENT_CACHE_METADATA = 1u << 4, /* of MariaDB's extended flags */
+};
+
+/* The MySQL commands (a command packet's first byte) the wire front reads. */
+enum {
+    QG_MY_COM_QUIT = 0x01,
+    QG_MY_COM_QUERY = 0x03,
+    QG_MY_COM_FIELD_LIST = 0x04,
+    QG_MY_COM_STATISTICS = 0x09,
+    QG_MY_COM_CHANGE_USER = 0x11,
+    QG_MY_COM_STMT_PREPARE = 0x16,
+    QG_MY_COM_STMT_EXECUTE = 0x17,
+    QG_MY_COM_STMT_SEND_LONG_DATA = 0x18,
+    QG_MY_COM_STMT_CLOSE = 0x19,
+    QG_MY_COM_RESET_CONNECTION = 0x1f,
+    QG_MY_COM_STMT_BULK_EXECUTE = 0xfa,
+};
+
 typedef struct qg_wire_my_effect {
     unsigned count;
     qg_my_change changes[QG_WIRE_MY_CHANGES];

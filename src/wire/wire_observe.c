@@ -171,8 +171,6 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 #define GREETING_VERSION_AT 5
 #define GREETING_CAPS_LOW_AFTER_NUL 14
 #define GREETING_CAPS_HIGH_AFTER_NUL 19
-#define MY_CLIENT_COMPRESS 0x20u
-#define MY_CLIENT_ZSTD_COMPRESSION (1u << 26)
 
 /* Clears `mask`'s bits of the byte at stream offset `at` if it is in p
  * (which begins at stream offset `start`). */
@@ -195,9 +193,9 @@ void qg_wire_my_hide_compression(qg_wire_conn *c, uint8_t *p, size_t n)
             c->my_version_end = at;
     if (!c->my_version_end)
         return;
-    clear_at(p, start, n, c->my_version_end + GREETING_CAPS_LOW_AFTER_NUL, MY_CLIENT_COMPRESS);
+    clear_at(p, start, n, c->my_version_end + GREETING_CAPS_LOW_AFTER_NUL, QG_MY_CLIENT_COMPRESS);
     clear_at(p, start, n, c->my_version_end + GREETING_CAPS_HIGH_AFTER_NUL + 1,
-             (uint8_t)(MY_CLIENT_ZSTD_COMPRESSION >> 24));
+             (uint8_t)(QG_MY_CLIENT_ZSTD_COMPRESSION >> 24));
 }
 
 /* ---------------------------------------------------------- replacement */
@@ -220,8 +218,8 @@ bool qg_wire_login_refusal(const uint8_t *p, size_t n, qg_wire_buf *out)
     size_t len = LOGIN_FIXED + sizeof user - 1 + rest;
     uint8_t fixed[LOGIN_FIXED];
     memcpy(fixed, payload, LOGIN_FIXED);
-    fixed[0] &= (uint8_t)~MY_CLIENT_COMPRESS;
-    fixed[3] &= (uint8_t)~(MY_CLIENT_ZSTD_COMPRESSION >> 24);
+    fixed[0] &= (uint8_t)~QG_MY_CLIENT_COMPRESS;
+    fixed[3] &= (uint8_t)~(QG_MY_CLIENT_ZSTD_COMPRESSION >> 24);
     uint8_t header[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), p[3]};
     return len < MY_PACKET_MAX && qg_wire_buf_append(out, header, 4) &&
            qg_wire_buf_append(out, fixed, LOGIN_FIXED) &&
