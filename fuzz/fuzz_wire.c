@@ -7,7 +7,8 @@
  * what was sent followed by what is held is the input itself.  The same
  * bytes read as the server's side never crash the observer.
  * Input: protocol byte (low bit: PG or MySQL; bit 1: MySQL already
- * authenticated; bit 2: block queries whose text starts with 'X'), a seed
+ * authenticated; bit 2: block queries whose text starts with 'X'; bit 7:
+ * MySQL query attributes agreed), a seed
  * byte for the cut sizes, a byte for the kernel's limit, then the stream.
  */
 #include <errno.h>
@@ -43,11 +44,11 @@ static ssize_t sink_send(void *ctx, const uint8_t *p, size_t n)
 static bool sink_check(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire_buf *out)
 {
     sink *s = ctx;
-    const uint64_t head[3] = {m->kind, m->len, m->too_large};
+    const uint64_t head[4] = {m->kind, m->len, m->too_large, m->unreadable};
     FUZZ_CHECK(qg_wire_buf_append(&s->checked, head, sizeof head) &&
                    (!m->sql || qg_wire_buf_append(&s->checked, m->sql, m->len)),
                "out of memory");
-    if (!s->block_x || m->too_large || m->len == 0 || m->sql[0] != 'X')
+    if (!s->block_x || m->too_large || m->unreadable || m->len == 0 || m->sql[0] != 'X')
         return true;
     FUZZ_CHECK(qg_wire_replacement(c, m, "quoteguard: blocked fuzz", NULL, out), "no replacement");
     return false;
@@ -64,10 +65,11 @@ static bool sink_unread_pass(void *ctx, qg_wire_conn *c)
 
 /* Writes data[0, n) in pieces; returns the conn's state for comparison. */
 static void run(const uint8_t *data, size_t n, qg_wire_proto proto, bool authenticated,
-                sink *s, unsigned seed, qg_wire_conn *c)
+                uint32_t caps, sink *s, unsigned seed, qg_wire_conn *c)
 {
     qg_wire_conn_init(c, proto);
     c->my_command_phase = c->my.response_seen = authenticated;
+    c->my.caps |= caps;
     qg_wire_io io = {sink_send, sink_check, sink_unread_pass, s};
     size_t off = 0;
     unsigned spins = 0;
@@ -89,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     qg_wire_proto proto = data[0] & 1 ? QG_WIRE_MYSQL : QG_WIRE_PG;
     bool authenticated = data[0] & 2, block_x = data[0] & 4;
+    uint32_t caps = data[0] & 0x80 ? QG_MY_CLIENT_QUERY_ATTRIBUTES : 0;
     unsigned seed = data[1] | 1u;
     size_t limit = data[2] % 16;
     const uint8_t *stream = data + 3;
@@ -97,8 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sink whole = {.block_x = block_x}, pieces = {.block_x = block_x, .limit = limit,
                                                  .eagain = limit != 0};
     qg_wire_conn a, b;
-    run(stream, n, proto, authenticated, &whole, 0, &a);
-    run(stream, n, proto, authenticated, &pieces, seed, &b);
+    run(stream, n, proto, authenticated, caps, &whole, 0, &a);
+    run(stream, n, proto, authenticated, caps, &pieces, seed, &b);
 
     FUZZ_CHECK(whole.got.len == pieces.got.len &&
                    (whole.got.len == 0 || memcmp(whole.got.data, pieces.got.data, whole.got.len) == 0),

@@ -561,6 +561,12 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
                  "quoteguard: blocked: a query of more than %u MiB cannot be checked",
                  QG_WIRE_HOLD_MAX >> 20);
         qg_log_write_event(s, pass ? "warning" : "error", "wire_query_too_large", d.message);
+    } else if (m->unreadable) {
+        pass = s->mode == QG_MODE_AUDIT;
+        d.sqlstate = "08P01"; /* protocol_violation */
+        snprintf(d.message, sizeof d.message,
+                 "quoteguard: blocked: a query whose text cannot be found in its message");
+        qg_log_write_event(s, pass ? "warning" : "error", "wire_query_unreadable", d.message);
     } else if (c->proto == QG_WIRE_MYSQL) {
         pass = mysql_allowed(c, m, sc->caller, &d);
     } else if (c->pg_unanswered > 0) {
@@ -579,7 +585,7 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
         pass = qg_guard_query(&q, &d);
     }
     if (pass) {
-        if (c->proto == QG_WIRE_MYSQL && m->too_large)
+        if (c->proto == QG_WIRE_MYSQL && (m->too_large || m->unreadable))
             qg_wire_my_unreadable(&c->my); /* sent unread (audit): what it does is unknown */
         return true;
     }

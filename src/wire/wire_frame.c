@@ -530,20 +530,15 @@ void qg_wire_pg_ready(qg_wire_conn *c)
 
 /* ----------------------------------------------------------- the query */
 
-/* With CLIENT_QUERY_ATTRIBUTES agreed, a COM_QUERY's text follows a
- * parameter count and a parameter set count: the bytes before the text
- * when there are no attributes; false when there are (not read). */
+/* With CLIENT_QUERY_ATTRIBUTES agreed, a COM_QUERY's text follows its
+ * attributes; false when they cannot be read. */
 static bool attributes_skip(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *text,
                             size_t len, size_t *skip)
 {
     *skip = 0;
     if (kind != QG_WIRE_MY_QUERY || !(c->my.caps & QG_MY_CLIENT_QUERY_ATTRIBUTES))
         return true;
-    /* both counts below 251 take one byte each */
-    if (len < 2 || text[0] != 0 || text[1] >= 0xfb)
-        return false;
-    *skip = 2;
-    return true;
+    return qg_wire_my_attributes_len(text, len, skip);
 }
 
 bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p, size_t n,

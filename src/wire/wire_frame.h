@@ -42,7 +42,8 @@ typedef struct qg_wire_msg {
     size_t len;
     const char *name; /* PG Parse: the statement name */
     size_t name_len;
-    bool too_large; /* longer than QG_WIRE_HOLD_MAX: sql is NULL, not checkable */
+    bool too_large;  /* longer than QG_WIRE_HOLD_MAX: sql is NULL, not checkable */
+    bool unreadable; /* its text cannot be found in it: sql is NULL */
 } qg_wire_msg;
 
 

@@ -64,6 +64,106 @@ static bool read_lenenc_str(reader *r, const uint8_t **s, size_t *len)
     return true;
 }
 
+/* The length of one value in the binary protocol, by its column type;
+ * false for a type a client does not send as a parameter. */
+static bool skip_binary_value(reader *r, uint8_t type)
+{
+    size_t fixed;
+    switch (type) {
+    case 1: /* TINY */
+        fixed = 1;
+        break;
+    case 2:  /* SHORT */
+    case 13: /* YEAR */
+        fixed = 2;
+        break;
+    case 3: /* LONG */
+    case 4: /* FLOAT */
+    case 9: /* INT24 */
+        fixed = 4;
+        break;
+    case 5: /* DOUBLE */
+    case 8: /* LONGLONG */
+        fixed = 8;
+        break;
+    case 7:  /* TIMESTAMP */
+    case 10: /* DATE */
+    case 11: /* TIME */
+    case 12: /* DATETIME */
+        if (r->p >= r->end)
+            return r->ok = false;
+        fixed = 1 + (size_t)*r->p;
+        break;
+    case 0:  /* DECIMAL */
+    case 15: /* VARCHAR */
+    case 16: /* BIT */
+    case 245: /* JSON */
+    case 246: /* NEWDECIMAL */
+    case 247: /* ENUM */
+    case 248: /* SET */
+    case 249: /* TINY_BLOB */
+    case 250: /* MEDIUM_BLOB */
+    case 251: /* LONG_BLOB */
+    case 252: /* BLOB */
+    case 253: /* VAR_STRING */
+    case 254: /* STRING */
+    case 255: /* GEOMETRY */ {
+        const uint8_t *s;
+        size_t len;
+        return read_lenenc_str(r, &s, &len);
+    }
+    default:
+        return r->ok = false;
+    }
+    if ((size_t)(r->end - r->p) < fixed)
+        return r->ok = false;
+    r->p += fixed;
+    return true;
+}
+
+/* An attribute's type and flag, then its name: returns the type. */
+static uint8_t read_attribute_definition(reader *r)
+{
+    if (r->end - r->p < 2)
+        return r->ok = false;
+    uint8_t type = r->p[0];
+    r->p += 2;
+    const uint8_t *name;
+    size_t name_len;
+    read_lenenc_str(r, &name, &name_len);
+    return type;
+}
+
+bool qg_wire_my_attributes_len(const uint8_t *p, size_t n, size_t *len)
+{
+    reader r = {p, p + n, true};
+    uint64_t count = read_lenenc(&r);
+    uint64_t sets = read_lenenc(&r);
+    if (!r.ok || sets != 1 || count > n)
+        return false;
+    if (count > 0) {
+        size_t bitmap_len = (size_t)(count + 7) / 8;
+        /* the null bitmap, then new_params_bind_flag, which must be 1 */
+        if ((size_t)(r.end - r.p) < bitmap_len + 1 || r.p[bitmap_len] != 1)
+            return false;
+        const uint8_t *nulls = r.p;
+        r.p += bitmap_len + 1;
+        reader definitions = r;
+        for (uint64_t i = 0; i < count && r.ok; i++)
+            read_attribute_definition(&r);
+        /* r is at the values: each definition gives the next one's length */
+        for (uint64_t i = 0; i < count && r.ok && definitions.ok; i++) {
+            uint8_t type = read_attribute_definition(&definitions);
+            if (!(nulls[i / 8] & (1u << (i % 8))))
+                skip_binary_value(&r, type);
+        }
+    }
+    if (!r.ok)
+        return false;
+    *len = (size_t)(r.p - p);
+    return true;
+}
+
 /* ------------------------------------------------------------ handshake */
 
 const char *qg_wire_mysql_charset_of_collation(unsigned id)

@@ -170,6 +170,11 @@ const char *qg_wire_mysql_charset_of_collation(unsigned id);
  * place.  Takes m->next_effect for a query that passed. */
 void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, bool replaced);
 
+/* With CLIENT_QUERY_ATTRIBUTES agreed, the bytes of a COM_QUERY payload
+ * (after its command byte) that carry the attributes before the text;
+ * false when they cannot be read to their end. */
+bool qg_wire_my_attributes_len(const uint8_t *p, size_t n, size_t *len);
+
 /* How many bytes of a command's first packet (payload `len` bytes, the
  * first of them `command`) are read before it is recorded: its statement
  * id, or a COM_CHANGE_USER whole. */

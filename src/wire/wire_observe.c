@@ -266,14 +266,18 @@ bool qg_wire_replacement(const qg_wire_conn *c, const qg_wire_msg *m, const char
     uint8_t command;
     if (m->kind == QG_WIRE_MY_QUERY) {
         qg_replacement_mysql_signal(text, sizeof text, message);
-        command = 0x03;
+        command = QG_MY_COM_QUERY;
     } else {
         /* an unknown column fails the prepare itself; names hold 64 characters */
         qg_replacement_message(safe, sizeof safe, message, 64);
         snprintf(text, sizeof text, "SELECT `%s`", safe);
-        command = 0x16;
+        command = QG_MY_COM_STMT_PREPARE;
     }
-    size_t len = 1 + strlen(text);
+    /* with query attributes agreed, a COM_QUERY says it carries none */
+    static const uint8_t no_attributes[2] = {0, 1};
+    size_t prefix = command == QG_MY_COM_QUERY && (c->my.caps & QG_MY_CLIENT_QUERY_ATTRIBUTES) ? 2 : 0;
+    size_t len = 1 + prefix + strlen(text);
     uint8_t header[5] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), 0, command};
-    return qg_wire_buf_append(out, header, 5) && qg_wire_buf_append(out, text, len - 1);
+    return qg_wire_buf_append(out, header, 5) && qg_wire_buf_append(out, no_attributes, prefix) &&
+           qg_wire_buf_append(out, text, len - 1 - prefix);
 }

@@ -32,10 +32,9 @@ static bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind, con
         m.kind = kind;
         m.too_large = true;
         pass = io->check(io->ctx, c, &m, out);
-    } else if (!qg_wire_message_text(c, kind, p, n, &joined, &m)) {
-        m = (qg_wire_msg){.kind = kind, .too_large = true};
-        pass = io->check(io->ctx, c, &m, out);
     } else {
+        if (!qg_wire_message_text(c, kind, p, n, &joined, &m))
+            m = (qg_wire_msg){.kind = kind, .unreadable = true};
         pass = io->check(io->ctx, c, &m, out);
     }
     qg_wire_buf_free(&joined);

@@ -21,6 +21,7 @@ typedef struct sink {
     bool eagain_every_other;
     unsigned calls;
     unsigned checks;
+    size_t last_len; /* the length of the last text checked */
 } sink;
 
 static ssize_t sink_send(void *ctx, const uint8_t *p, size_t n)
@@ -42,7 +43,8 @@ static bool sink_check(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire
 {
     sink *s = ctx;
     s->checks++;
-    if (m->too_large || !memmem(m->sql, m->len, "EVIL", 4))
+    s->last_len = m->len;
+    if (m->too_large || (!m->unreadable && !memmem(m->sql, m->len, "EVIL", 4)))
         return true;
     qg_wire_replacement(c, m, "quoteguard: blocked test", NULL, out);
     return false;
@@ -1066,6 +1068,74 @@ static void test_hide_compression(void)
     qg_wire_buf_free(&in);
 }
 
+/* MySQL 8's query attributes (CLIENT_QUERY_ATTRIBUTES agreed): a
+ * COM_QUERY's text is read after them, a blocked one is replaced by a
+ * COM_QUERY that says it carries none, and one whose attributes cannot be
+ * read is blocked. */
+static void test_query_attributes(void)
+{
+    enum { BASE = 0x200 | 0x8000 | 0x80000, ATTRIBUTES = 1 << 27 };
+    static const uint8_t attributes[] = {
+        2, 1,                          /* two attributes, one set */
+        0x02, 1,                       /* the second is NULL; types follow */
+        253, 0, 5, 't', 'r', 'a', 'c', 'e', /* VAR_STRING "trace" */
+        8, 0x80, 1, 'n',               /* unsigned LONGLONG "n" */
+        4, 'E', 'V', 'I', 'L',         /* trace's value (n is NULL: none) */
+    };
+    static const char *const texts[] = {"SELECT 'ok'", "SELECT 'EVIL'"};
+    for (int evil = 0; evil <= 1; evil++) {
+        for (int known_type = 0; known_type <= 1; known_type++) {
+            sink s = {0};
+            qg_wire_io io = {sink_send, sink_check, unread_refuse, &s};
+            qg_wire_conn c;
+            qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+            qg_wire_buf in = {0}, out = {0};
+            uint8_t greeting[40];
+            my_greeting_caps(greeting, BASE | ATTRIBUTES);
+            my_packet(&in, 0, greeting, sizeof greeting);
+            static const uint8_t ok[] = {0, 0, 0, 2, 0, 0, 0};
+            my_packet(&in, 2, ok, sizeof ok);
+            uint8_t response[40] = {0};
+            uint32_t caps = BASE | ATTRIBUTES;
+            memcpy(response, &caps, 4);
+            response[8] = 28;
+            memcpy(response + 32, "root\0", 5);
+            my_packet(&out, 1, response, sizeof response);
+            qg_wire_read(&c, in.data, in.len - (4 + sizeof ok));
+            qg_wire_write(&c, &io, out.data, out.len);
+            qg_wire_read(&c, in.data + in.len - (4 + sizeof ok), 4 + sizeof ok);
+
+            uint8_t payload[128] = {QG_MY_COM_QUERY};
+            memcpy(payload + 1, attributes, sizeof attributes);
+            if (!known_type)
+                payload[1 + 4] = 20; /* trace's type: one no client sends */
+            size_t text_len = strlen(texts[evil]);
+            memcpy(payload + 1 + sizeof attributes, texts[evil], text_len);
+            size_t len = 1 + sizeof attributes + text_len;
+            out.len = s.got.len = 0;
+            my_packet(&out, 0, payload, len);
+            unsigned checks = s.checks;
+            ssize_t r = qg_wire_write(&c, &io, out.data, out.len);
+            bool passed = s.got.len == out.len && memcmp(s.got.data, out.data, out.len) == 0 &&
+                          s.last_len == text_len;
+            bool replaced = s.got.len > 7 && s.got.data[4] == QG_MY_COM_QUERY &&
+                            s.got.data[5] == 0 && s.got.data[6] == 1 &&
+                            !memmem(s.got.data, s.got.len, "EVIL", 4) &&
+                            qg_wire_le24(s.got.data) == s.got.len - 4;
+            tap_ok(r == (ssize_t)out.len && s.checks == checks + 1 &&
+                       (known_type && !evil ? passed : replaced),
+                   "mysql query attributes, %s type, %s text: %s", known_type ? "known" : "unknown",
+                   evil ? "blocked" : "legit",
+                   known_type && !evil ? "read and sent as it is"
+                                       : "replaced by a COM_QUERY without attributes");
+            qg_wire_buf_free(&in);
+            qg_wire_buf_free(&out);
+            qg_wire_buf_free(&s.got);
+            qg_wire_conn_release(&c);
+        }
+    }
+}
+
 int main(void)
 {
     test_recognition();
@@ -1080,5 +1150,6 @@ int main(void)
     test_tls_switch();
     test_unread();
     test_hide_compression();
+    test_query_attributes();
     return tap_done();
 }
