@@ -59,6 +59,7 @@
 #include "mysql_statements.h"
 #include "pg_check.h"
 #include "settings.h"
+#include "wire_probe.h"
 #include "wire_stream.h"
 
 QG_FAR_BSS wire_fd *qg_wire_fds[QG_WIRE_FDS];
@@ -361,6 +362,8 @@ bool qg_wire_unread_may_pass(void *ctx, qg_wire_conn *c)
 {
     (void)ctx;
     const qg_settings *s = qg_settings_get();
+    if (c->unread == QG_WIRE_UNREAD_PROBE)
+        return false; /* a stream left broken: no byte can be read right by the server */
     return c->unread == QG_WIRE_UNREAD_LIBRARY || !refusing(s) || s->wire_unguarded_pass;
 }
 
@@ -375,6 +378,9 @@ static const char *unread_reason(const qg_wire_conn *c)
         return "PostgreSQL GSSAPI encryption";
     case QG_WIRE_UNREAD_TLS:
         return "TLS that the system OpenSSL's SSL_write/SSL_read on its socket do not carry";
+    case QG_WIRE_UNREAD_PROBE:
+        return "a stream left broken by the shim's own question about its state (no whole "
+               "answer in time)";
     case QG_WIRE_UNREAD_STREAM:
     case QG_WIRE_UNREAD_LIBRARY:
     case QG_WIRE_READ_ALL:
@@ -490,13 +496,24 @@ static unsigned quoting_flags(const qg_wire_conn *c)
  * libmariadb front checks: a multi-statement text statement by statement.
  * Where one of those states only the server knows, the text passes only if
  * it reads alike in all. */
-static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const void *caller,
+static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx *sc,
                           qg_decision *d)
 {
     qg_my_state states[QG_WIRE_MY_STATES];
     size_t count;
     const char *api = api_of(m->kind);
-    if (!qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count)) {
+    const void *caller = sc->caller;
+    bool known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
+    if (!known && !qg_my_reads_alike(m->sql, m->len) && refusing(qg_settings_get()) &&
+        qg_wire_probe_may(c, m)) {
+        /* the server says what the state is before the query goes */
+        qg_wire_probe_outcome asked = qg_wire_probe_server(c, sc->fd);
+        if (asked == QG_WIRE_PROBE_KNOWN)
+            known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
+        else if (asked == QG_WIRE_PROBE_BROKE)
+            return qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller, d);
+    }
+    if (!known) {
         if (!qg_my_reads_alike(m->sql, m->len) &&
             !qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller, d))
             return false;
@@ -568,7 +585,7 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
                  "quoteguard: blocked: a query whose text cannot be found in its message");
         qg_log_write_event(s, pass ? "warning" : "error", "wire_query_unreadable", d.message);
     } else if (c->proto == QG_WIRE_MYSQL) {
-        pass = mysql_allowed(c, m, sc->caller, &d);
+        pass = mysql_allowed(c, m, sc, &d);
     } else if (c->pg_unanswered > 0) {
         pass = check_pg_unanswered(c, m, sc->caller, &d);
     } else {

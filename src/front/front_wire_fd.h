@@ -237,6 +237,20 @@ bool qg_wire_tls_unfollowed(wire_fd *w);
  * a client library's front checks it, in audit, or with wire_unguarded =
  * pass; else they are refused. */
 bool qg_wire_unread_may_pass(void *ctx, qg_wire_conn *c);
+/* How long the wire front's own question about a MySQL connection's state
+ * and its answer may take together (front_wire_probe.c). */
+#define QG_WIRE_PROBE_TIMEOUT_MS 10000
+
+typedef enum qg_wire_probe_outcome {
+    QG_WIRE_PROBE_KNOWN,     /* the server's answer gave the state */
+    QG_WIRE_PROBE_NOT_ASKED, /* the stream is as it was: the state is still unknown */
+    QG_WIRE_PROBE_BROKE,     /* the answer was not read whole: the connection is given up */
+} qg_wire_probe_outcome;
+
+/* Under the lock, inside a write of a query that needs the state, when
+ * qg_wire_probe_may says so: asks the server on fd for the state and reads
+ * the whole answer (front_wire_probe.c). */
+qg_wire_probe_outcome qg_wire_probe_server(qg_wire_conn *c, int fd);
 /* write(2) followed, its queries logged as called from `caller` (NULL:
  * not known, as for a stdio stream's writes). */
 ssize_t qg_wire_write_from(int fd, const void *buf, size_t n, const void *caller);

@@ -44,6 +44,9 @@ typedef struct qg_wire_msg {
     size_t name_len;
     bool too_large;  /* longer than QG_WIRE_HOLD_MAX: sql is NULL, not checkable */
     bool unreadable; /* its text cannot be found in it: sql is NULL */
+    /* every byte of the client's stream before it is in the kernel: bytes
+     * of the front's own may go to the server before it */
+    bool at_start;
 } qg_wire_msg;
 
 
@@ -72,6 +75,7 @@ typedef enum qg_wire_unread {
     QG_WIRE_UNREAD_GSSAPI,     /* PostgreSQL GSSAPI encryption (GSSENCRequest answered 'G') */
     QG_WIRE_UNREAD_TLS,        /* TLS the system OpenSSL's calls on its socket do not carry */
     QG_WIRE_UNREAD_STREAM,     /* bytes the framing cannot follow (or no memory to hold them) */
+    QG_WIRE_UNREAD_PROBE,      /* the front's own question to the server went unanswered */
 } qg_wire_unread;
 
 typedef struct qg_wire_conn qg_wire_conn;

@@ -164,6 +164,23 @@ bool qg_wire_my_attributes_len(const uint8_t *p, size_t n, size_t *len)
     return true;
 }
 
+uint64_t qg_wire_my_lenenc(const uint8_t **p, const uint8_t *end, bool *ok)
+{
+    reader r = {*p, end, true};
+    uint64_t v = read_lenenc(&r);
+    *p = r.p;
+    *ok = *ok && r.ok;
+    return v;
+}
+
+bool qg_wire_my_lenenc_str(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *len)
+{
+    reader r = {*p, end, true};
+    bool ok = read_lenenc_str(&r, s, len);
+    *p = r.p;
+    return ok;
+}
+
 /* ------------------------------------------------------------ handshake */
 
 const char *qg_wire_mysql_charset_of_collation(unsigned id)

@@ -153,6 +153,13 @@ typedef struct qg_wire_my {
 
 void qg_wire_my_release(qg_wire_my *m);
 
+/* A length-encoded integer at *p (before end), *p moved past it; *ok is
+ * cleared when it does not fit. */
+uint64_t qg_wire_my_lenenc(const uint8_t **p, const uint8_t *end, bool *ok);
+/* A length-encoded string at *p: s[0, len), *p moved past it; false when it
+ * does not fit (a NULL, 0xfb, is not a string). */
+bool qg_wire_my_lenenc_str(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *len);
+
 /* The greeting (protocol 10): the server's capabilities and version. */
 void qg_wire_my_greeting(qg_wire_my *m, const uint8_t *p, size_t n);
 /* The handshake response's first bytes (or the SSL request's, not

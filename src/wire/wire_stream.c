@@ -10,7 +10,7 @@
 /* Asks io->check about the whole message p[0, n); fills *out with what to
  * send instead when it is blocked.  True: send it as it is. */
 static bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind, const uint8_t *p,
-                   size_t n, bool too_large, qg_wire_buf *out)
+                   size_t n, bool too_large, bool at_start, qg_wire_buf *out)
 {
     if (kind == QG_WIRE_MY_LOGIN) {
         /* compression, which is not read: the login goes where unread bytes
@@ -35,10 +35,20 @@ static bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind, con
     } else {
         if (!qg_wire_message_text(c, kind, p, n, &joined, &m))
             m = (qg_wire_msg){.kind = kind, .unreadable = true};
+        else
+            m.at_start = at_start;
         pass = io->check(io->ctx, c, &m, out);
     }
     qg_wire_buf_free(&joined);
     return pass;
+}
+
+/* The check gave the connection up (the front's own question to the server
+ * left the stream broken): neither the query nor a replacement goes, and
+ * io->unread_may_pass refuses what would follow. */
+static bool given_up(const qg_wire_conn *c)
+{
+    return c->passthrough && c->unread == QG_WIRE_UNREAD_PROBE;
 }
 
 /* A MySQL command classified at stream position pos: its answer is
@@ -166,9 +176,16 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     } else if (end <= c->approved_end) {
         pass = true;
     } else {
-        pass = decide(c, io, cl.kind, c->hold.data, c->hold.len, cl.too_large, &replacement);
+        /* the hold starts at a message boundary, and nothing is owed */
+        pass = decide(c, io, cl.kind, c->hold.data, c->hold.len, cl.too_large, true,
+                      &replacement);
         if (pass)
             c->approved_end = end;
+    }
+    if (!pass && given_up(c)) {
+        qg_wire_buf_free(&replacement);
+        qg_wire_buf_free(&c->hold);
+        return st;
     }
     qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, !pass);
     record(c, &cl, hold_pos, c->hold.data, c->hold.len, !pass);
@@ -236,7 +253,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
             if (end > c->approved_end) {
                 qg_wire_buf_free(replacement);
                 bool pass = decide(c, io, cl.kind, p + q, cl.complete ? (size_t)cl.total : 0,
-                                   cl.too_large, replacement);
+                                   cl.too_large, q == 0, replacement);
                 qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, !pass);
                 record(c, &cl, c->out_pos + q, p + q, n - q, !pass);
                 if (!pass) {
@@ -371,6 +388,10 @@ ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, s
             c->out = stop.next;
             c->dropping = true;
             owe_replacement(c, &replacement, 0);
+        } else if (end == RUN_REPLACE && given_up(c)) {
+            qg_wire_buf_free(&replacement);
+            errno = EACCES;
+            return done ? (ssize_t)done : -1;
         } else if (end == RUN_REPLACE) {
             owe_replacement(c, &replacement, (size_t)stop.total);
         }

