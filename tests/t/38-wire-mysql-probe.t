@@ -2,8 +2,10 @@
 # The wire front asks MariaDB 10.11 for the connection's state itself when a
 # statement left it for the server alone to know (SET character_set_client =
 # @v, SET NAMES DEFAULT, what mysqldump writes around every CREATE TABLE)
-# and the next query needs it: PyMySQL and PHP mysqli, and a raw protocol
-# client with CLIENT_DEPRECATE_EOF.
+# and the next query needs it: PyMySQL and PHP mysqli, a raw protocol client
+# with CLIENT_DEPRECATE_EOF, and node mysql2 (a non-blocking socket) after
+# sql_mode set through EXECUTE (the attack blocked under
+# NO_BACKSLASH_ESCAPES, text with a backslash identical).
 #  - The GBK attack after SET character_set_client = @v (@v = 'gbk') injects
 #    without the shim and is blocked with it as what it is, read under gbk
 #    (structure_mismatch, not state_unknown), never reaching the server; the
@@ -177,5 +179,31 @@ shimmed=$(with_shim enforce "$QG_MY_DIR/killed.log" timeout 60 "$PY" $W/mysql_pr
     "$QG_MY_SOCKET" killed 2>&1)
 ok "a killed connection: the client sees the same as without the shim" [ "$plain" = "$shimmed" ] ||
     tap_diag "$plain / $shimmed"
+
+# node mysql2: a non-blocking socket, waited on for the answer.  It asks for
+# session tracking, which reports the charset; sql_mode set by an EXECUTE
+# is for the server to say.
+modules=$(mktemp -d "${TMPDIR:-/tmp}/qg-npm.XXXXXX") || tap_bail "no temp dir"
+qg_at_exit "rm -rf '$modules'"
+cp tests/wire/node/package.json "$modules/"
+command -v npm >/dev/null && (cd "$modules" && npm install --no-audit --no-fund --loglevel=error \
+    >npm.log 2>&1) || tap_bail "npm install of mysql2 failed (node, npm and the npm registry are needed)"
+export NODE_PATH=$modules/node_modules
+node_run() { timeout 60 node tests/wire/node/node_mysql2_probe.js "$QG_MY_SOCKET" "$@"; }
+out=$(node_run attack qgp_node_plain_$$ 2>&1)
+ok "node, sql_mode set through EXECUTE: without the shim the attack injects" [ "$(secrets "$out")" -eq 2 ]
+log=$QG_MY_DIR/node.log
+out=$(traced enforce "$log" timeout 60 node tests/wire/node/node_mysql2_probe.js "$QG_MY_SOCKET" \
+    attack qgp_node_$$ 2>&1)
+has "$out" "quoteguard: blocked structure_mismatch" \
+    "node: blocked as read with NO_BACKSLASH_ESCAPES, which the server gave"
+lacks "$(cat "$QG_MY_LOG")" qgp_node_$$ "node: the statement never reaches the server"
+has "$out" 'ALIVE: [{"a":"alive"}]' "node: the connection answers the next query"
+ok "node: the server was asked" [ "$(probes "$log")" -eq 1 ]
+plain=$(node_run legit qgp_node_legit 2>&1)
+shimmed=$(with_shim enforce "$QG_MY_DIR/node-legit.log" timeout 60 node \
+    tests/wire/node/node_mysql2_probe.js "$QG_MY_SOCKET" legit qgp_node_legit 2>&1)
+has "$plain" "636166C3A9205C20E8A1A8" "node legit: the text with its backslash comes back"
+ok "node legit: the same with the shim" [ "$plain" = "$shimmed" ] || tap_diag "$shimmed"
 
 tap_done
