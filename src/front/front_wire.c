@@ -505,9 +505,9 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
     const void *caller = sc->caller;
     bool known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
     if (!known && !qg_my_reads_alike(m->sql, m->len) && refusing(qg_settings_get()) &&
-        qg_wire_probe_may(c, m)) {
+        (!c->tls || sc->tls_link) && qg_wire_probe_may(c, m)) {
         /* the server says what the state is before the query goes */
-        qg_wire_probe_outcome asked = qg_wire_probe_server(c, sc->fd);
+        qg_wire_probe_outcome asked = qg_wire_probe_server(c, sc);
         if (asked == QG_WIRE_PROBE_KNOWN)
             known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
         else if (asked == QG_WIRE_PROBE_BROKE)

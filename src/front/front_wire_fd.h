@@ -129,6 +129,17 @@ static inline void qg_wire_head_set(wire_head *h, size_t len, bool read)
     __atomic_store_n(&h->len, (uint8_t)len, __ATOMIC_RELEASE);
 }
 
+/* How the front's own question to a MySQL server and its answer travel
+ * (front_wire_probe.c): one call each way that does not wait, returning the
+ * count, or -1 with errno (EAGAIN: *wait is what poll(2) waits for on fd
+ * before the call is made again). */
+typedef struct qg_wire_probe_link {
+    int fd;
+    ssize_t (*send)(void *ctx, const uint8_t *p, size_t n, short *wait);
+    ssize_t (*recv)(void *ctx, uint8_t *p, size_t n, short *wait);
+    void *ctx;
+} qg_wire_probe_link;
+
 /* How the program's call sends bytes, so that the rest of its stream goes
  * the same way. */
 typedef enum send_how { HOW_WRITE, HOW_SEND, HOW_SENDTO, HOW_SENDMSG } send_how;
@@ -142,6 +153,9 @@ typedef struct send_ctx {
     const struct msghdr *msg; /* HOW_SENDMSG */
     bool control_sent;
     const void *caller;
+    /* inside TLS: the way through the program's SSL object that the front's
+     * own question takes (front_wire_tls.c); NULL on a plain socket */
+    const qg_wire_probe_link *tls_link;
 } send_ctx;
 
 
@@ -248,9 +262,10 @@ typedef enum qg_wire_probe_outcome {
 } qg_wire_probe_outcome;
 
 /* Under the lock, inside a write of a query that needs the state, when
- * qg_wire_probe_may says so: asks the server on fd for the state and reads
- * the whole answer (front_wire_probe.c). */
-qg_wire_probe_outcome qg_wire_probe_server(qg_wire_conn *c, int fd);
+ * qg_wire_probe_may says so: asks the server for the state and reads the
+ * whole answer (front_wire_probe.c), on the socket sc writes, or inside TLS
+ * by sc->tls_link. */
+qg_wire_probe_outcome qg_wire_probe_server(qg_wire_conn *c, const send_ctx *sc);
 /* write(2) followed, its queries logged as called from `caller` (NULL:
  * not known, as for a stdio stream's writes). */
 ssize_t qg_wire_write_from(int fd, const void *buf, size_t n, const void *caller);

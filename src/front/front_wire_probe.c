@@ -1,9 +1,10 @@
 /* The wire front asks a MySQL server for the connection's state itself
  * (src/wire/wire_probe.h says when and what): the question goes out and its
  * whole answer is read here, through the C library's own send and recv on
- * the connection's socket, under the connection's lock, inside the client's
- * write of the query that needs the state.  The client's calls never see a
- * byte of either.
+ * the connection's socket (or, inside TLS, the real SSL_write and SSL_read
+ * on the program's SSL object: front_wire_tls.c), under the connection's
+ * lock, inside the client's write of the query that needs the state.  The
+ * client's calls never see a byte of either.
  *
  * A non-blocking socket is waited on with poll: the question and its answer
  * get at most QG_WIRE_PROBE_TIMEOUT_MS together.  Until the first byte of
@@ -55,7 +56,7 @@ static bool wait_ready(int fd, short events, const struct timespec *deadline)
     }
 }
 
-/* A send or recv that returned r <= 0 may be tried again: interrupted, or
+/* A send or recv that returned r <= 0 may be made again: interrupted, or
  * the socket is ready now. */
 static bool again(ssize_t r, int fd, short events, const struct timespec *deadline)
 {
@@ -63,34 +64,50 @@ static bool again(ssize_t r, int fd, short events, const struct timespec *deadli
                                         wait_ready(fd, events, deadline)));
 }
 
+/* The plain socket's calls: never waiting, never raising SIGPIPE. */
+static ssize_t socket_send(void *ctx, const uint8_t *p, size_t n, short *wait)
+{
+    *wait = POLLOUT;
+    return next_send()(*(const int *)ctx, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static ssize_t socket_recv(void *ctx, uint8_t *p, size_t n, short *wait)
+{
+    *wait = POLLIN;
+    return next_recv()(*(const int *)ctx, p, n, MSG_DONTWAIT);
+}
+
 /* Sends the whole question: how many bytes went. */
-static size_t send_question(int fd, const qg_wire_buf *q, const struct timespec *deadline)
+static size_t send_question(const qg_wire_probe_link *link, const qg_wire_buf *q,
+                            const struct timespec *deadline)
 {
     size_t sent = 0;
     while (sent < q->len) {
-        ssize_t r = next_send()(fd, q->data + sent, q->len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        short wait = POLLOUT;
+        ssize_t r = link->send(link->ctx, q->data + sent, q->len - sent, &wait);
         if (r > 0)
             sent += (size_t)r;
-        else if (!again(r, fd, POLLOUT, deadline))
+        else if (!again(r, link->fd, wait, deadline))
             break;
     }
     return sent;
 }
 
 /* Reads the answer until it is whole (or cannot be). */
-static qg_wire_probe_status read_answer(const qg_wire_conn *c, int fd,
+static qg_wire_probe_status read_answer(const qg_wire_conn *c, const qg_wire_probe_link *link,
                                         const struct timespec *deadline, qg_my_state *st)
 {
     qg_wire_buf answer = {0};
     uint8_t chunk[4096];
     qg_wire_probe_status status = QG_PROBE_NEED;
     while (status == QG_PROBE_NEED) {
-        ssize_t r = next_recv()(fd, chunk, sizeof chunk, MSG_DONTWAIT);
+        short wait = POLLIN;
+        ssize_t r = link->recv(link->ctx, chunk, sizeof chunk, &wait);
         if (r > 0)
             status = qg_wire_buf_append(&answer, chunk, (size_t)r)
                          ? qg_wire_probe_answer(c, answer.data, answer.len, st)
                          : QG_PROBE_FAILED;
-        else if (!again(r, fd, POLLIN, deadline))
+        else if (!again(r, link->fd, wait, deadline))
             status = QG_PROBE_FAILED; /* the end of the stream, an error, the time out */
     }
     qg_wire_buf_free(&answer);
@@ -102,8 +119,12 @@ static void tell(const char *level, const char *event, const char *detail)
     qg_log_write_event(qg_settings_get(), level, event, detail);
 }
 
-qg_wire_probe_outcome qg_wire_probe_server(qg_wire_conn *c, int fd)
+qg_wire_probe_outcome qg_wire_probe_server(qg_wire_conn *c, const send_ctx *sc)
 {
+    int fd = sc->fd;
+    qg_wire_probe_link link = {fd, socket_send, socket_recv, &fd};
+    if (sc->tls_link)
+        link = *sc->tls_link;
     int saved = errno;
     qg_wire_buf question = {0};
     if (!qg_wire_probe_packet(&question)) {
@@ -118,12 +139,12 @@ qg_wire_probe_outcome qg_wire_probe_server(qg_wire_conn *c, int fd)
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000;
     }
-    size_t sent = send_question(fd, &question, &deadline);
+    size_t sent = send_question(&link, &question, &deadline);
     bool whole = sent == question.len;
     qg_wire_buf_free(&question);
     qg_my_state st;
     qg_wire_probe_status status =
-        whole ? read_answer(c, fd, &deadline, &st) : sent ? QG_PROBE_FAILED : QG_PROBE_ERROR;
+        whole ? read_answer(c, &link, &deadline, &st) : sent ? QG_PROBE_FAILED : QG_PROBE_ERROR;
     errno = saved;
     switch (status) {
     case QG_PROBE_DONE: {

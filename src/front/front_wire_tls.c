@@ -9,7 +9,10 @@
  * blocked, exactly as on a plain socket) and SSL_read / SSL_read_ex (server
  * to client: observed).  The SSL object is tied to its connection by
  * SSL_get_fd; state stays with the descriptor, so close() forgets it and
- * SSL_free needs no hook.
+ * SSL_free needs no hook.  The front's own question about a MySQL
+ * connection's state (front_wire_probe.c) goes through OpenSSL's real
+ * SSL_write and SSL_read on the program's SSL object, from inside the
+ * program's SSL_write before that reaches OpenSSL.
  *
  * Who does the TLS is known from the first raw byte after the switch: a
  * handshake the system OpenSSL runs happens inside one of the calls below
@@ -37,6 +40,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -70,6 +74,12 @@ QG_REAL_FN(int, SSL_do_handshake, (SSL *), libssl_names)
 QG_REAL_FN(int, SSL_shutdown, (SSL *), libssl_names)
 QG_REAL_FN(int, SSL_get_fd, (const SSL *), libssl_names)
 QG_REAL_FN(long, SSL_ctrl, (SSL *, int, long, void *), libssl_names)
+QG_REAL_FN(int, SSL_get_error, (const SSL *, int), libssl_names)
+QG_REAL_FN(int, SSL_pending, (const SSL *), libssl_names)
+
+/* OpenSSL's SSL_get_error answers that matter to the front's own calls. */
+#define OSSL_ERROR_WANT_READ 2
+#define OSSL_ERROR_WANT_WRITE 3
 
 /* Depth of the calls below on this thread: raw bytes made inside them are
  * the system OpenSSL's, and an SSL call OpenSSL makes from inside one
@@ -167,6 +177,49 @@ static bool follows(wire_fd *w, int fd)
     return true;
 }
 
+/* --------------------------------------- the front's own question */
+
+/* A failed SSL_write / SSL_read of the front's own: EAGAIN with what to
+ * wait for when OpenSSL wants the socket ready, else an error. */
+static ssize_t probe_failed(SSL *ssl, int r, short *wait)
+{
+    SSL_get_error_fn get_error = real_SSL_get_error();
+    int e = get_error ? get_error(ssl, r) : 0;
+    if (e == OSSL_ERROR_WANT_READ || e == OSSL_ERROR_WANT_WRITE) {
+        *wait = e == OSSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        errno = EAGAIN;
+    } else if (errno == 0 || errno == EAGAIN || errno == EINTR) {
+        errno = EIO; /* the TLS connection failed: not to be tried again */
+    }
+    return -1;
+}
+
+static ssize_t probe_send(void *ctx, const uint8_t *p, size_t n, short *wait)
+{
+    SSL *ssl = ctx;
+    errno = 0;
+    int r = CALL_OPENSSL(SSL_write, -1, ssl, p, n > INT_MAX ? INT_MAX : (int)n);
+    return r > 0 ? r : probe_failed(ssl, r, wait);
+}
+
+/* Waits (as EAGAIN) while no record has come, so that OpenSSL's read of a
+ * blocking socket does not wait past the front's bound. */
+static ssize_t probe_recv(void *ctx, uint8_t *p, size_t n, short *wait)
+{
+    SSL *ssl = ctx;
+    SSL_pending_fn pending = real_SSL_pending();
+    SSL_get_fd_fn get_fd = real_SSL_get_fd();
+    struct pollfd ready = {.fd = get_fd ? get_fd(ssl) : -1, .events = POLLIN};
+    if (pending && pending(ssl) == 0 && poll(&ready, 1, 0) == 0) {
+        *wait = POLLIN;
+        errno = EAGAIN;
+        return -1;
+    }
+    errno = 0;
+    int r = CALL_OPENSSL(SSL_read, -1, ssl, p, n > INT_MAX ? INT_MAX : (int)n);
+    return r > 0 ? r : probe_failed(ssl, r, wait);
+}
+
 /* ---------------------------------------------------------------- write */
 
 typedef struct tls_send {
@@ -226,7 +279,8 @@ static int followed_write(wire_fd *w, int fd, SSL *ssl, const void *buf, size_t 
 {
     SSL_ctrl_fn ctrl = real_SSL_ctrl();
     bool partial = ctrl && (ctrl(ssl, OSSL_CTRL_MODE, 0, NULL) & OSSL_MODE_ENABLE_PARTIAL_WRITE);
-    tls_send t = {.base = {.fd = fd, .caller = caller}, .ssl = ssl, .ex = ex,
+    qg_wire_probe_link link = {fd, probe_send, probe_recv, ssl};
+    tls_send t = {.base = {.fd = fd, .caller = caller, .tls_link = &link}, .ssl = ssl, .ex = ex,
                   .last_ret = ex ? 0 : -1};
     qg_wire_io io = {tls_send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, &t};
     size_t taken = 0;

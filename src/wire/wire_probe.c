@@ -47,7 +47,7 @@ bool qg_wire_probe_may(const qg_wire_conn *c, const qg_wire_msg *m)
     bool idle = m->at_start && my->head == my->len && my->answer == QG_MY_ANS_FIRST &&
                 !my->infile && !c->out.infile && c->in.left == 0 && c->in_hdr_len == 0 &&
                 !c->in_keep && c->owed.len == 0;
-    return c->proto == QG_WIRE_MYSQL && !c->passthrough && !c->tls && c->my_command_phase &&
+    return c->proto == QG_WIRE_MYSQL && !c->passthrough && c->my_command_phase &&
            !(my->caps & (QG_MY_CLIENT_COMPRESS | QG_MY_CLIENT_ZSTD_COMPRESSION)) && !my->lost &&
            (!my->known || !my->flags_known) && idle && my->server.mariadb &&
            my->server.version >= QG_WIRE_PROBE_MIN_VERSION && m->kind == QG_WIRE_MY_QUERY &&

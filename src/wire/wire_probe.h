@@ -30,9 +30,10 @@
 
 /* Whether the front may ask the server about the state now, before query m
  * goes: the state is unknown and the connection is idle (every earlier
- * answer read, nothing of the client's stream before m unsent, no TLS or
+ * answer read, nothing of the client's stream before m unsent, no
  * compression), the server is a MariaDB that knows the question, and m is a
- * COM_QUERY that neither names ROW_COUNT nor runs other statements. */
+ * COM_QUERY that neither names ROW_COUNT nor runs other statements.  Inside
+ * TLS the front asks only where it writes through the program's SSL object. */
 bool qg_wire_probe_may(const qg_wire_conn *c, const qg_wire_msg *m);
 
 /* The question's COM_QUERY packet (sequence 0). */

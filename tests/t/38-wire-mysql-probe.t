@@ -15,6 +15,8 @@
 #    backslashes, restored statement by statement through each client under
 #    enforce: zero blocks, the same table contents as without the shim.
 #  - SET NAMES DEFAULT, then UTF-8 text: the same with and without the shim.
+#  - Inside TLS (PyMySQL, mysqli), the question through the program's SSL
+#    object: the attack blocked under gbk, what the client reads the same.
 #  - The question is invisible: affected rows, insert ids, warning counts,
 #    info strings, ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), SHOW WARNINGS
 #    read around it are the same with and without the shim (the question did
@@ -36,7 +38,8 @@ php -r 'exit(extension_loaded("mysqli") ? 0 : 1);' ||
     tap_bail "php8.2-mysql is not installed (scripts/install-deps installs it)"
 /usr/bin/python3 -c 'import pymysql' || tap_bail "python3-pymysql is not installed"
 command -v mariadb-dump >/dev/null || tap_skip_all "no mariadb-dump"
-my_start || tap_bail "cannot start MariaDB"
+command -v openssl >/dev/null || tap_bail "openssl is not installed (scripts/install-deps installs it)"
+QG_MY_SSL=1 my_start || tap_bail "cannot start MariaDB"
 my_sql -e "CREATE DATABASE qg;
            CREATE TABLE qg.users (name VARBINARY(64), secret VARCHAR(64));
            INSERT INTO qg.users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob')" ||
@@ -99,6 +102,30 @@ for name in pymysql mysqli; do
 done
 has "$(cat "$QG_MY_LOG")" "VALUES (@@character_set_client, @@sql_mode)" \
     "the question is in the server's general log"
+
+# Inside TLS: the question goes through the program's SSL object.
+for name in pymysql mysqli; do
+    read -ra run <<<"${CLIENT[$name]}"
+    out=$(timeout 60 "${run[@]}" "tls:$QG_MY_TCP_PORT" var attack qgp_${name}_tls_plain_$$ 2>&1)
+    has "$out" "TLS: TLSv1" "$name over TLS: the connection is inside TLS"
+    ok "$name over TLS, @v = 'gbk': without the shim the attack injects" [ "$(secrets "$out")" -eq 2 ]
+    log=$QG_MY_DIR/$name-tls.log
+    out=$(traced enforce "$log" timeout 60 "${run[@]}" "tls:$QG_MY_TCP_PORT" var attack \
+        qgp_${name}_tls_$$ 2>&1)
+    matches "$out" "quoteguard: blocked structure_mismatch at byte [0-9]+ \\(gbk\\)" \
+        "$name over TLS, @v = 'gbk': blocked under gbk, which the server gave"
+    lacks "$(cat "$QG_MY_LOG")" qgp_${name}_tls_$$ "$name over TLS: the statement never reaches the server"
+    has "$out" "ALIVE: 1" "$name over TLS: the connection answers the next query"
+    ok "$name over TLS: the server was asked once" [ "$(probes "$log")" -eq 1 ]
+    plain=$(timeout 60 "${run[@]}" "tls:$QG_MY_TCP_PORT" diag 2>&1)
+    log=$QG_MY_DIR/$name-tls-diag.log
+    shimmed=$(traced enforce "$log" timeout 60 "${run[@]}" "tls:$QG_MY_TCP_PORT" diag 2>&1)
+    has "$plain" "Data truncated for column 'b'" "$name over TLS diag: the warnings read"
+    ok "$name over TLS diag: everything the client reads is the same with the shim" \
+        [ "$plain" = "$shimmed" ] ||
+        tap_diag "$(diff <(printf '%s\n' "$plain") <(printf '%s\n' "$shimmed") | head -n 10)"
+    ok "$name over TLS diag: the server was asked" [ "$(probes "$log")" -ge 3 ]
+done
 
 # 2. mysqldump's output restored through each client.
 my_sql <<'SQL' || tap_bail "cannot create the source tables"

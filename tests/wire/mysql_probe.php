@@ -7,9 +7,11 @@
 //   php mysql_probe.php SOCKET diag
 // Each answer is printed with what mysqli reports of it (affected rows,
 // insert id, warning count, info); then the connection still answers.
+// SOCKET tls:PORT: over TLS to 127.0.0.1:PORT (mysql_connect.php).
+require __DIR__ . '/mysql_connect.php';
 [$_, $socket, $mode] = $argv;
 mysqli_report(MYSQLI_REPORT_OFF);
-$db = new mysqli('localhost', 'root', '', 'qg', 0, $socket);
+$db = qg_mysqli_connect($socket);
 $db->set_charset('utf8mb4');
 
 function run(mysqli $db, string $sql, string $label = 'OK:'): void

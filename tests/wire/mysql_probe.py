@@ -17,15 +17,22 @@ ids, warning counts, ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), SHOW
 WARNINGS.  row-count: a query that reads ROW_COUNT() after such a statement.
 killed: such a statement, then the connection is killed from another one,
 then a query that needs the state (no answer can come).
+SOCKET tls:PORT: over TLS to 127.0.0.1:PORT, the certificate not verified.
 Each answer is printed; then the connection still answers."""
 import sys
 
 import pymysql
 
 sock, mode = sys.argv[1:3]
-db = pymysql.connect(unix_socket=sock, user="root", database="qg", charset="utf8mb4",
-                     autocommit=True)
+if sock.startswith("tls:"):
+    where = {"host": "127.0.0.1", "port": int(sock[4:]), "ssl": {"verify_mode": False}}
+else:
+    where = {"unix_socket": sock}
+db = pymysql.connect(user="root", database="qg", charset="utf8mb4", autocommit=True, **where)
 cur = db.cursor()
+if sock.startswith("tls:"):
+    cur.execute("SHOW SESSION STATUS LIKE 'Ssl_version'")
+    print("TLS:", cur.fetchall()[0][1])
 
 
 def run(sql, label=None):
