@@ -25,7 +25,9 @@
 #    character_set_client = @v and the query in one write (pipelined); a
 #    query that reads ROW_COUNT(); audit mode (which asks nothing and only
 #    logs).  A connection the server killed: the client sees the same error
-#    as without the shim, at once.
+#    as without the shim, at once.  A server stopped while the question
+#    waits: after 10 s the client's write fails and the connection is given
+#    up, its late answer read by no one.
 # servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -206,6 +208,22 @@ shimmed=$(with_shim enforce "$QG_MY_DIR/killed.log" timeout 60 "$PY" $W/mysql_pr
     "$QG_MY_SOCKET" killed 2>&1)
 ok "a killed connection: the client sees the same as without the shim" [ "$plain" = "$shimmed" ] ||
     tap_diag "$plain / $shimmed"
+
+# The server stopped (SIGSTOP for 15 s) while the question waits: after the
+# front's 10 s the connection is given up, the client's write fails, and
+# the answer that comes later is read by no one.
+out=$(timeout 60 "$PY" $W/mysql_probe.py "$QG_MY_SOCKET" stopped "$QG_MY_PID" qgp_stop_plain_$$ 2>&1)
+has "$out" "SECONDS: 15" "server stopped: without the shim the query waits until it runs again"
+log=$QG_MY_DIR/stopped.log
+out=$(with_shim enforce "$log" timeout 60 "$PY" $W/mysql_probe.py "$QG_MY_SOCKET" stopped \
+    "$QG_MY_PID" qgp_stop_$$ 2>&1)
+has "$out" "SECONDS: 10" "server stopped: with the shim the question gives up after 10 s"
+has "$out" "Permission denied" "server stopped: the client's write fails (EACCES)"
+lacks "$out" "RESULT:" "server stopped: no answer is read as the query's"
+lacks "$out" "ALIVE: 1" "server stopped: the connection is given up"
+has "$(cat "$log")" "left broken by the shim's own question about its state" \
+    "server stopped: logged as wire_unguarded, with why"
+lacks "$(cat "$QG_MY_LOG")" qgp_stop_$$ "server stopped: the query never reaches the server"
 
 # node mysql2: a non-blocking socket, waited on for the answer.  It asks for
 # session tracking, which reports the charset; sql_mode set by an EXECUTE

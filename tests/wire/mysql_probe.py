@@ -6,6 +6,7 @@ server knows.
    python3 mysql_probe.py SOCKET diag
    python3 mysql_probe.py SOCKET row-count
    python3 mysql_probe.py SOCKET killed
+   python3 mysql_probe.py SOCKET stopped SERVER_PID MARKER
 var: SET @v = 'gbk', SET character_set_client = @v, then the attack (bf 27
 ' OR 1=1 -- escaped by addslashes, in a SELECT of the secrets) or a GBK
 character whose trail byte is 0x5c next to a quote, escaped for GBK.
@@ -16,10 +17,14 @@ diag: what the client reads around such statements: affected rows, insert
 ids, warning counts, ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), SHOW
 WARNINGS.  row-count: a query that reads ROW_COUNT() after such a statement.
 killed: such a statement, then the connection is killed from another one,
-then a query that needs the state (no answer can come).
+then a query that needs the state (no answer can come).  stopped: such a
+statement, then the server is stopped (SIGSTOP) for 15 s while a query that
+needs the state goes; prints how long the query took, and whether the
+connection answers once the server runs again.
 SOCKET tls:PORT: over TLS to 127.0.0.1:PORT, the certificate not verified.
 Each answer is printed; then the connection still answers."""
 import sys
+import time
 
 import pymysql
 
@@ -123,4 +128,22 @@ elif mode == "killed":
     except pymysql.err.InterfaceError as e:
         print("INTERFACE ERROR:", e.args)
     sys.exit(0)
-run("SELECT 'alive'", "ALIVE:")
+elif mode == "stopped":
+    import os
+    import signal
+    import threading
+    pid, marker = int(sys.argv[3]), sys.argv[4]
+    run("SET character_set_client = @@character_set_client")
+    os.kill(pid, signal.SIGSTOP)
+    threading.Timer(15, os.kill, (pid, signal.SIGCONT)).start()
+    start = time.monotonic()
+    try:
+        run("SELECT /*" + marker + "*/ '\u00e9' AS e", "RESULT:")
+    except pymysql.err.InterfaceError as e:
+        print("INTERFACE ERROR:", e.args)
+    print("SECONDS:", int(time.monotonic() - start))
+    time.sleep(max(0, 16 - (time.monotonic() - start)))
+try:
+    run("SELECT 'alive'", "ALIVE:")
+except pymysql.err.InterfaceError as e:
+    print("INTERFACE ERROR:", e.args)
