@@ -59,8 +59,10 @@
 #include "mysql_statements.h"
 #include "pg_check.h"
 #include "settings.h"
+#include "wire_compress.h"
 #include "wire_probe.h"
 #include "wire_stream.h"
+#include "zlib_loader.h"
 
 QG_FAR_BSS wire_fd *qg_wire_fds[QG_WIRE_FDS];
 QG_FAR_BSS wire_head qg_wire_heads[QG_WIRE_FDS];
@@ -136,7 +138,7 @@ static bool refusing(const qg_settings *s)
 static bool tell_unchecked(bool *told, bool refuse, const char *event, const char *what)
 {
     if (!__atomic_exchange_n(told, true, __ATOMIC_ACQ_REL)) {
-        char detail[320];
+        char detail[448];
         snprintf(detail, sizeof detail, "quoteguard: %s: %s cannot be checked",
                  refuse ? "refused (EACCES)" : "not checked", what);
         qg_log_write_event(qg_settings_get(), refuse ? "error" : "warning", event, detail);
@@ -159,7 +161,8 @@ bool qg_wire_refuse_write(wire_fd *w)
 /* Nothing of the client's stream is held back or owed to the kernel. */
 static bool nothing_held(const qg_wire_conn *c)
 {
-    return c->hold.len == 0 && c->owed.len == 0 && c->covers == 0 && !c->dropping;
+    return c->hold.len == 0 && c->owed.len == 0 && c->covers == 0 && !c->dropping &&
+           !qg_wire_z_holds(c);
 }
 
 bool qg_wire_refuse_unread_call(int fd, bool into, const char *call)
@@ -323,9 +326,11 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, siz
         qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_LIBRARY);
         w->told_passthrough = true;
     } else {
-        /* a mode that blocks hides the server's offer of compression, which
-         * the wire front cannot follow; audit changes no byte */
+        /* MySQL compression is followed with zlib, loaded when first
+         * needed; a mode that blocks hides the server's offer of the
+         * compression the wire front cannot follow; audit changes no byte */
         qg_mode mode = qg_settings_get()->mode;
+        w->conn.load_zlib = qg_zlib_load;
         w->conn.hide_compression = mode == QG_MODE_ENFORCE || mode == QG_MODE_REWRITE;
     }
     if (passed > 0)
@@ -371,9 +376,14 @@ static const char *unread_reason(const qg_wire_conn *c)
 {
     switch (c->unread) {
     case QG_WIRE_UNREAD_COMPRESSED:
-        return c->my_login_refused ? "the MySQL compressed protocol, which the client asked for "
-                                     "(its login went as one the server refuses, naming quoteguard)"
-                                   : "the MySQL compressed protocol, which the client asked for";
+        return c->my_login_refused
+                   ? "MySQL compression the wire front cannot read (zstd, or zlib where libz.so.1 "
+                     "cannot be loaded), which the client asked for (its login went as one the "
+                     "server refuses, naming quoteguard)"
+                   : "MySQL compression the wire front cannot read (zstd, or zlib where libz.so.1 "
+                     "cannot be loaded), which the client asked for";
+    case QG_WIRE_UNREAD_INFLATE:
+        return "MySQL compressed data that does not inflate as its frame header says";
     case QG_WIRE_UNREAD_GSSAPI:
         return "PostgreSQL GSSAPI encryption";
     case QG_WIRE_UNREAD_TLS:
@@ -399,7 +409,7 @@ QG_COLD static void tell_unread(wire_fd *w)
     const qg_settings *s = qg_settings_get();
     bool refuse = !qg_wire_unread_may_pass(NULL, &w->conn);
     const char *why = unread_reason(&w->conn);
-    char what[256];
+    char what[384];
     snprintf(what, sizeof what, "a database connection that went on in %s%s", why,
              refusing(s) && !refuse ? " (wire_unguarded = pass)" : "");
     bool told = false; /* once: told_passthrough */

@@ -54,13 +54,10 @@ void qg_wire_conn_init(qg_wire_conn *c, qg_wire_proto proto)
     c->out.untyped = proto == QG_WIRE_PG;
 }
 
-void qg_wire_conn_release(qg_wire_conn *c)
+bool qg_wire_out_at_rest(const qg_wire_conn *c)
 {
-    qg_wire_buf_free(&c->hold);
-    qg_wire_buf_free(&c->owed);
-    qg_wire_buf_free(&c->decided);
-    qg_wire_buf_free(&c->in_body);
-    qg_wire_my_release(&c->my);
+    return c->hold.len == 0 && c->owed.len == 0 && c->covers == 0 && !c->dropping &&
+           c->out.left == 0;
 }
 
 bool qg_wire_looks_like_pg(const uint8_t *p, size_t n)
@@ -186,6 +183,10 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
     }
     if (caps & QG_MY_CLIENT_SSL)
         c->tls = true;
+    /* zlib compression agreed: followed where zlib can be loaded */
+    if (c->my.response_seen && (c->my.caps & QG_MY_CLIENT_COMPRESS) &&
+        !(c->my.caps & QG_MY_CLIENT_ZSTD_COMPRESSION) && !c->zlib && c->load_zlib)
+        c->zlib = c->load_zlib();
     /* what both sides agreed decides (a flag the server did not offer is
      * not in force) */
     if (!(caps & QG_MY_CLIENT_PROTOCOL_41))
@@ -193,11 +194,14 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
 }
 
 /* The handshake response just observed asks for compression both sides
- * agree on (the SSL request's flags count only in the response after it). */
+ * agree on and the wire front cannot follow: zstd, or zlib where zlib could
+ * not be loaded (the SSL request's flags count only in the response after
+ * it). */
 static bool asks_compression(const qg_wire_conn *c)
 {
     return c->my.response_seen && !c->passthrough &&
-           (c->my.caps & (QG_MY_CLIENT_COMPRESS | QG_MY_CLIENT_ZSTD_COMPRESSION));
+           ((c->my.caps & QG_MY_CLIENT_ZSTD_COMPRESSION) ||
+            ((c->my.caps & QG_MY_CLIENT_COMPRESS) && !c->zlib));
 }
 
 /* Walks the packets of a MySQL command from p: complete (total set) or the
@@ -252,6 +256,15 @@ static void classify_mysql(qg_wire_conn *c, const qg_wire_framer *f, const uint8
     /* after the handshake response, a packet that starts a sequence is a
      * command, also one written before the login OK came */
     if (!f->continues && c->my.response_seen && seq == 0 && len > 0) {
+        if (c->zlib && !c->z_on) {
+            /* before the login OK, with compression agreed: whether this is
+             * a packet or a compressed frame, only the client knows */
+            qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
+            cl->status = QG_CL_PASS;
+            cl->total = 4 + (uint64_t)len;
+            cl->next.left = cl->total;
+            return;
+        }
         if (n < 5) {
             cl->need = 5;
             return;

@@ -71,22 +71,37 @@ typedef struct qg_wire_buf {
 typedef enum qg_wire_unread {
     QG_WIRE_READ_ALL = 0,
     QG_WIRE_UNREAD_LIBRARY,    /* a client library's front checks its queries */
-    QG_WIRE_UNREAD_COMPRESSED, /* MySQL's compressed protocol was agreed */
+    QG_WIRE_UNREAD_COMPRESSED, /* MySQL compression it cannot read was agreed (zstd, or no zlib) */
+    QG_WIRE_UNREAD_INFLATE,    /* MySQL compressed data that does not inflate as its frame says */
     QG_WIRE_UNREAD_GSSAPI,     /* PostgreSQL GSSAPI encryption (GSSENCRequest answered 'G') */
     QG_WIRE_UNREAD_TLS,        /* TLS the system OpenSSL's calls on its socket do not carry */
     QG_WIRE_UNREAD_STREAM,     /* bytes the framing cannot follow (or no memory to hold them) */
     QG_WIRE_UNREAD_PROBE,      /* the front's own question to the server went unanswered */
 } qg_wire_unread;
 
+/* zlib's inflate functions (wire_compress.h), as the front loads them. */
+typedef struct qg_wire_zlib qg_wire_zlib;
+typedef const qg_wire_zlib *(*qg_wire_zlib_loader)(void);
+struct qg_wire_z;
+
 typedef struct qg_wire_conn qg_wire_conn;
 struct qg_wire_conn {
     qg_wire_proto proto;
     bool passthrough;        /* its bytes are no longer read: `unread` says why */
     qg_wire_unread unread;
-    /* MySQL: the greeting's compression flags are cleared in the bytes the
-     * client reads (qg_wire_my_hide_compression), so that a client that
-     * follows the server's word never asks for compression */
+    /* MySQL: the greeting's flags of the compression the wire front cannot
+     * follow are cleared in the bytes the client reads
+     * (qg_wire_my_hide_compression), so that a client that follows the
+     * server's word never asks for it */
     bool hide_compression;
+    /* MySQL's compressed protocol (wire_compress.h): the front's loader of
+     * zlib (NULL: none); zlib's functions once compression was agreed and
+     * is followed; `z_on` from the login OK on, when both directions are
+     * compressed frames, whose state `z` holds */
+    qg_wire_zlib_loader load_zlib;
+    const qg_wire_zlib *zlib;
+    bool z_on;
+    struct qg_wire_z *z;
     /* MySQL: the handshake response that asked for compression went as a
      * login the server refuses */
     bool my_login_refused;
@@ -140,7 +155,6 @@ struct qg_wire_conn {
 };
 
 void qg_wire_conn_init(qg_wire_conn *c, qg_wire_proto proto);
-void qg_wire_conn_release(qg_wire_conn *c);
 
 /* First bytes a client writes on a fresh stream socket: a PostgreSQL v3
  * StartupMessage, SSLRequest, GSSENCRequest or CancelRequest. */
@@ -192,6 +206,11 @@ bool qg_wire_cstr_is(const uint8_t *p, size_t len, const char *want);
 
 /* A MySQL packet's length (3 bytes, little-endian). */
 uint32_t qg_wire_le24(const uint8_t *p);
+
+/* Nothing of the client's packet stream is held back, owed or being
+ * dropped, and no packet is half passed: a point where it may change
+ * framing. */
+bool qg_wire_out_at_rest(const qg_wire_conn *c);
 
 /* From here on no byte is read (the first reason given is kept): they pass
  * or, where the front refuses unread bytes, are refused (wire_stream.h). */

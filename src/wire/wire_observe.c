@@ -65,6 +65,12 @@ static void my_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
         else if (p[0] == 0x00 && c->in_seq >= 2) {
             c->my_command_phase = true;
             qg_wire_my_login_ok(&c->my, &c->session, p, n);
+            /* compression starts after the login OK, in both directions;
+             * the client's stream must be at a packet's end to switch */
+            if (c->zlib && !qg_wire_out_at_rest(c))
+                qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
+            else if (c->zlib)
+                c->z_on = true;
         }
         return;
     }
@@ -123,10 +129,10 @@ static void end_message(qg_wire_conn *c)
     c->in_body.len = 0;
 }
 
-void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
     size_t i = 0;
-    c->in_pos += n;
+    bool framed = c->z_on;
     if (n > 0 && c->pg_tls_asked) {
         /* the one-byte answer to SSLRequest / GSSENCRequest; what follows
          * it is the TLS handshake, not the protocol */
@@ -136,10 +142,12 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
         else if (p[0] == 'G')
             qg_wire_set_passthrough(c, QG_WIRE_UNREAD_GSSAPI);
         if (c->tls)
-            return;
+            return n;
         i = 1;
     }
     while (i < n && !c->passthrough) {
+        if (c->z_on != framed)
+            return i; /* compressed frames from here on */
         if (c->in_hdr_len < header_size(c) && c->in.left == 0 && !c->in_keep) {
             c->in_hdr[c->in_hdr_len++] = p[i++];
             if (c->in_hdr_len < header_size(c))
@@ -162,6 +170,7 @@ void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
         if (c->in.left == 0)
             end_message(c);
     }
+    return n;
 }
 
 /* The greeting (the stream's first packet): header (4), protocol (1), the
@@ -193,7 +202,9 @@ void qg_wire_my_hide_compression(qg_wire_conn *c, uint8_t *p, size_t n)
             c->my_version_end = at;
     if (!c->my_version_end)
         return;
-    clear_at(p, start, n, c->my_version_end + GREETING_CAPS_LOW_AFTER_NUL, QG_MY_CLIENT_COMPRESS);
+    if (!c->load_zlib || !c->load_zlib()) /* zlib compression is followed where zlib loads */
+        clear_at(p, start, n, c->my_version_end + GREETING_CAPS_LOW_AFTER_NUL,
+                 QG_MY_CLIENT_COMPRESS);
     clear_at(p, start, n, c->my_version_end + GREETING_CAPS_HIGH_AFTER_NUL + 1,
              (uint8_t)(QG_MY_CLIENT_ZSTD_COMPRESSION >> 24));
 }

@@ -304,7 +304,7 @@ static size_t drop_bytes(qg_wire_conn *c, const uint8_t *p, size_t n)
     return i;
 }
 
-ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n)
+ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n)
 {
     size_t done = 0;
     for (;;) {

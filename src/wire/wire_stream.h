@@ -45,13 +45,15 @@
  * the socket then carries TLS records, and the same stream goes on in the
  * plaintext of the TLS library's calls, which the front feeds here instead
  * (the MySQL handshake response is then the client's second packet).
- * GSSAPI encryption (GSSENCRequest answered 'G'), MySQL compression and a
- * stream the framing cannot follow end the tracking: from there on no byte
- * is read, and io->unread_may_pass decides whether the client's bytes pass
- * or the write is refused.  A MySQL handshake response that asks for the
- * compression the server offers is itself held: where unread bytes may not
- * pass it goes as a login the server refuses (qg_wire_login_refusal), so
- * the client reads an error naming quoteguard.
+ * MySQL's compressed protocol is followed inside its frames
+ * (wire_compress.h).  GSSAPI encryption (GSSENCRequest answered 'G'), MySQL
+ * compression that cannot be followed (zstd, or zlib that cannot be loaded)
+ * and a stream the framing cannot follow end the tracking: from there on no
+ * byte is read, and io->unread_may_pass decides whether the client's bytes
+ * pass or the write is refused.  A MySQL handshake response that asks for
+ * compression that cannot be followed is itself held: where unread bytes
+ * may not pass it goes as a login the server refuses
+ * (qg_wire_login_refusal), so the client reads an error naming quoteguard.
  */
 #ifndef QG_WIRE_STREAM_H
 #define QG_WIRE_STREAM_H
@@ -86,11 +88,22 @@ ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, s
 /* Observes n bytes the server sent (as the client received them). */
 void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n);
 
+/* qg_wire_write and qg_wire_read of the packet stream itself: the bytes
+ * on the socket, or inside MySQL's compressed frames (wire_compress.c).
+ * The read returns how many bytes it took: fewer than n where the login
+ * OK switched the connection to compressed frames. */
+ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n);
+size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n);
+
+/* Frees what the connection holds (its compression state too). */
+void qg_wire_conn_release(qg_wire_conn *c);
+
 /* With c->hide_compression, right after qg_wire_read of the same n bytes
- * (the program's own buffer): clears the MySQL greeting's CLIENT_COMPRESS
- * and zstd capability bits where they lie in p, so that a client that reads
- * the server's offer does not ask for the compressed protocol.  The wire
- * front's own reading keeps the server's true offer. */
+ * (the program's own buffer): clears the MySQL greeting's zstd capability
+ * bit, and CLIENT_COMPRESS where c->load_zlib finds no zlib, where they lie
+ * in p, so that a client that reads the server's offer does not ask for
+ * compression the wire front cannot follow.  The wire front's own reading
+ * keeps the server's true offer. */
 void qg_wire_my_hide_compression(qg_wire_conn *c, uint8_t *p, size_t n);
 
 /* The message the server answers with an ordinary error naming quoteguard,

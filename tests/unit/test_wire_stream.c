@@ -4,14 +4,17 @@
  * with each blocked query replaced, each query is checked once, and the
  * client's retries see ordinary write semantics.  Also the server side:
  * ParameterStatus and MySQL OK packets split anywhere.  And the switch into
- * TLS: the stream the TLS library carries is the one that stopped. */
+ * TLS: the stream the TLS library carries is the one that stopped.  And
+ * MySQL's compressed protocol, with the zlib the shim loads (and none). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "quoteguard.h"
 #include "tap.h"
+#include "wire_compress.h"
 #include "wire_stream.h"
+#include "zlib_loader.h"
 
 /* ---------------------------------------------------------------- harness */
 
@@ -1136,6 +1139,268 @@ static void test_query_attributes(void)
     }
 }
 
+/* ------------------------------------------------ MySQL compression */
+
+/* A frame: sequence number, payload compressed (or stored). */
+static void z_frame(qg_wire_buf *b, uint8_t seq, const uint8_t *plain, size_t len, bool stored)
+{
+    uint8_t packed[512];
+    uLongf packed_len = sizeof packed;
+    if (!stored && compress(packed, &packed_len, plain, len) != Z_OK)
+        stored = true;
+    const uint8_t *payload = stored ? plain : packed;
+    size_t payload_len = stored ? len : packed_len;
+    size_t inflated = stored ? 0 : len;
+    uint8_t h[7] = {(uint8_t)payload_len, (uint8_t)(payload_len >> 8), (uint8_t)(payload_len >> 16),
+                    seq, (uint8_t)inflated, (uint8_t)(inflated >> 8), (uint8_t)(inflated >> 16)};
+    put(b, h, 7);
+    put(b, payload, payload_len);
+}
+
+/* A COM_QUERY packet of sql. */
+static void z_query(qg_wire_buf *b, const char *sql)
+{
+    qg_wire_buf payload = {0};
+    put(&payload, "\x03", 1);
+    put(&payload, sql, strlen(sql));
+    my_packet(b, 0, payload.data, payload.len);
+    qg_wire_buf_free(&payload);
+}
+
+static const qg_wire_zlib *no_zlib(void)
+{
+    return NULL;
+}
+
+/* Greeting and response agreeing CLIENT_COMPRESS, then (with `ok`) the
+ * login OK: the connection c is compressed from there on. */
+static void z_handshake(qg_wire_conn *c, const qg_wire_io *io, qg_wire_zlib_loader load, bool ok)
+{
+    enum { COMPRESS = 0x20, BASE = 0x200 | 0x8000 | 0x80000 };
+    qg_wire_conn_init(c, QG_WIRE_MYSQL);
+    c->load_zlib = load;
+    qg_wire_buf in = {0}, out = {0};
+    uint8_t greeting[40];
+    my_greeting_caps(greeting, BASE | COMPRESS);
+    my_packet(&in, 0, greeting, sizeof greeting);
+    qg_wire_read(c, in.data, in.len);
+    uint8_t response[40] = {0};
+    uint32_t caps = BASE | COMPRESS;
+    memcpy(response, &caps, 4);
+    response[8] = 28; /* gbk */
+    memcpy(response + 32, "root\0", 5);
+    my_packet(&out, 1, response, sizeof response);
+    for (size_t off = 0; off < out.len;) { /* retried as a program does */
+        ssize_t r = qg_wire_write(c, io, out.data + off, out.len - off);
+        if (r > 0)
+            off += (size_t)r;
+        else if (r < 0 && errno != EAGAIN)
+            break;
+    }
+    if (ok) {
+        in.len = 0;
+        static const uint8_t login_ok[] = {0, 0, 0, 2, 0, 0, 0};
+        my_packet(&in, 2, login_ok, sizeof login_ok);
+        qg_wire_read(c, in.data, in.len);
+    }
+    qg_wire_buf_free(&in);
+    qg_wire_buf_free(&out);
+}
+
+/* The frames in b[0, n): each one's number and inflated contents joined. */
+static bool z_unframe(const uint8_t *b, size_t n, qg_wire_buf *plain, qg_wire_buf *seqs)
+{
+    for (size_t off = 0; off < n;) {
+        if (n - off < 7)
+            return false;
+        size_t payload = qg_wire_le24(b + off), inflated = qg_wire_le24(b + off + 4);
+        if (n - off - 7 < payload)
+            return false;
+        put(seqs, b + off + 3, 1);
+        if (inflated) {
+            uint8_t out[512];
+            uLongf out_len = sizeof out;
+            if (uncompress(out, &out_len, b + off + 7, payload) != Z_OK || out_len != inflated)
+                return false;
+            put(plain, out, out_len);
+        } else {
+            put(plain, b + off + 7, payload);
+        }
+        off += 7 + payload;
+    }
+    return true;
+}
+
+/* Compressed frames written in every cut, through a kernel that takes a
+ * few bytes a call and says EAGAIN: a passing query's frame goes byte for
+ * byte; a blocked query cut across two frames goes as two stored frames of
+ * the same numbers, the first not empty, carrying its replacement; each
+ * query checked once.  The server's OK inside frames, cut anywhere, gives
+ * its status bits. */
+static void test_compressed(void)
+{
+    const qg_wire_zlib *lib = qg_zlib_load();
+    tap_ok(lib != NULL, "zlib: libz.so.1 loads");
+    if (!lib)
+        return;
+    qg_wire_buf frames = {0}, expect_plain = {0}, one = {0}, evil = {0};
+    z_query(&one, "SELECT 1");
+    z_frame(&frames, 0, one.data, one.len, false);
+    size_t first = frames.len;
+    z_query(&evil, "SELECT 'EVIL', 'a long enough text to be worth compressing, twice over'");
+    size_t cut = evil.len / 2;
+    z_frame(&frames, 0, evil.data, cut, false);
+    z_frame(&frames, 1, evil.data + cut, evil.len - cut, true);
+    size_t evil_end = frames.len;
+    qg_wire_buf two = {0};
+    z_query(&two, "SELECT 2");
+    z_frame(&frames, 0, two.data, two.len, true);
+    qg_wire_conn model;
+    qg_wire_conn_init(&model, QG_WIRE_MYSQL);
+    qg_wire_msg m = {.kind = QG_WIRE_MY_QUERY};
+    qg_wire_buf replacement = {0};
+    qg_wire_replacement(&model, &m, "quoteguard: blocked test", NULL, &replacement);
+    qg_wire_conn_release(&model);
+
+    static const size_t cuts[] = {1, 2, 3, 5, 7, 11, 64, 4096};
+    bool all_ok = true;
+    for (size_t ci = 0; ci < sizeof cuts / sizeof cuts[0]; ci++) {
+        for (int kernel = 0; kernel < 2; kernel++) {
+            sink s = {.max_per_call = kernel ? 3 : 0, .eagain_every_other = kernel};
+            qg_wire_io io = {sink_send, sink_check, unread_pass, &s};
+            qg_wire_conn c;
+            z_handshake(&c, &io, qg_zlib_load, true);
+            size_t handshake = s.got.len;
+            s.checks = 0;
+            size_t off = 0;
+            unsigned spins = 0;
+            while (off < frames.len && spins++ < 1000000) {
+                size_t n = cuts[ci] < frames.len - off ? cuts[ci] : frames.len - off;
+                ssize_t r = qg_wire_write(&c, &io, frames.data + off, n);
+                if (r > 0)
+                    off += (size_t)r;
+            }
+            const uint8_t *got = s.got.data + handshake;
+            size_t got_len = s.got.len - handshake;
+            qg_wire_buf plain = {0}, seqs = {0};
+            size_t rebuilt = got_len - first - (frames.len - evil_end);
+            bool same_ends = got_len > first + (frames.len - evil_end) &&
+                             memcmp(got, frames.data, first) == 0 &&
+                             memcmp(got + got_len - (frames.len - evil_end), frames.data + evil_end,
+                                    frames.len - evil_end) == 0;
+            bool ok = c.z_on && !c.passthrough && s.checks == 3 && same_ends &&
+                      z_unframe(got + first, rebuilt, &plain, &seqs) && seqs.len == 2 &&
+                      seqs.data[0] == 0 && seqs.data[1] == 1 && got[first] != 0 &&
+                      got[first + 4] == 0 && plain.len == replacement.len &&
+                      memcmp(plain.data, replacement.data, plain.len) == 0;
+            if (!ok) {
+                all_ok = false;
+                tap_diag("cut %zu, kernel %d: checks %u, sent %zu", cuts[ci], kernel, s.checks, got_len);
+            }
+            qg_wire_buf_free(&plain);
+            qg_wire_buf_free(&seqs);
+            qg_wire_buf_free(&s.got);
+            qg_wire_conn_release(&c);
+        }
+    }
+    tap_ok(all_ok, "compressed frames written in every cut through a short, EAGAIN kernel: the "
+                   "passing frames byte for byte, the blocked query's two frames as two stored "
+                   "frames (numbers 0, 1; the first not empty) carrying its replacement");
+
+    /* the server's OK with NO_BACKSLASH_ESCAPES, compressed, read in pieces */
+    qg_wire_buf ok_frame = {0}, ok_packet = {0};
+    static const uint8_t ok[] = {0, 0, 0, 0x02, 0x02, 0, 0}; /* status: autocommit, NBE */
+    my_packet(&ok_packet, 1, ok, sizeof ok);
+    z_frame(&ok_frame, 1, ok_packet.data, ok_packet.len, false);
+    bool read_ok = true;
+    for (size_t piece = 1; piece <= ok_frame.len; piece++) {
+        sink s = {0};
+        qg_wire_io io = {sink_send, sink_check, unread_pass, &s};
+        qg_wire_conn c;
+        z_handshake(&c, &io, qg_zlib_load, true);
+        static const char set[] = "SET sql_mode=CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')";
+        qg_wire_buf q = {0};
+        z_query(&q, set);
+        qg_wire_buf qf = {0};
+        z_frame(&qf, 0, q.data, q.len, false);
+        qg_my_state gbk = {.charset = "gbk"};
+        qg_wire_my_query_effect(&c.my, &gbk, set, sizeof set - 1);
+        qg_wire_write(&c, &io, qf.data, qf.len);
+        for (size_t off = 0; off < ok_frame.len; off += piece)
+            qg_wire_read(&c, ok_frame.data + off,
+                         piece < ok_frame.len - off ? piece : ok_frame.len - off);
+        read_ok = read_ok && c.session.no_backslash_escapes && !c.passthrough;
+        qg_wire_buf_free(&q);
+        qg_wire_buf_free(&qf);
+        qg_wire_buf_free(&s.got);
+        qg_wire_conn_release(&c);
+    }
+    tap_ok(read_ok, "the OK of a SET sql_mode inside a compressed frame, read in every cut: its "
+                    "NO_BACKSLASH_ESCAPES bit is taken");
+
+    /* a frame that does not inflate as its header says: refused or passed */
+    for (int refuse = 0; refuse <= 1; refuse++) {
+        sink s = {0};
+        qg_wire_io io = {sink_send, sink_check, refuse ? unread_refuse : unread_pass, &s};
+        qg_wire_conn c;
+        z_handshake(&c, &io, qg_zlib_load, true);
+        size_t handshake = s.got.len;
+        qg_wire_buf bad = {0};
+        z_frame(&bad, 0, evil.data, evil.len, false);
+        bad.data[4]++; /* says one byte more than it inflates to */
+        errno = 0;
+        ssize_t r = qg_wire_write(&c, &io, bad.data, bad.len);
+        tap_ok(c.unread == QG_WIRE_UNREAD_INFLATE &&
+                   (refuse ? r == -1 && errno == EACCES && s.got.len == handshake
+                           : r == (ssize_t)bad.len && s.got.len == handshake + bad.len &&
+                                 memcmp(s.got.data + handshake, bad.data, bad.len) == 0),
+               "a frame that inflates to less than it says: %s",
+               refuse ? "refused (EACCES), nothing sent" : "passes as written (audit)");
+        qg_wire_buf_free(&bad);
+        qg_wire_buf_free(&s.got);
+        qg_wire_conn_release(&c);
+    }
+    /* the server's corrupt frame: the connection is no longer read */
+    {
+        sink s = {0};
+        qg_wire_io io = {sink_send, sink_check, unread_refuse, &s};
+        qg_wire_conn c;
+        z_handshake(&c, &io, qg_zlib_load, true);
+        qg_wire_buf bad = {0};
+        z_frame(&bad, 1, ok_packet.data, ok_packet.len, false);
+        bad.data[7 + 3] ^= 0x55;
+        qg_wire_read(&c, bad.data, bad.len);
+        tap_ok(c.passthrough && c.unread == QG_WIRE_UNREAD_INFLATE,
+               "the server's frame that does not inflate: the connection is no longer read");
+        qg_wire_buf_free(&bad);
+        qg_wire_conn_release(&c);
+    }
+
+    /* zlib that cannot be loaded: the response goes as a refused login */
+    {
+        sink s = {0};
+        qg_wire_io io = {sink_send, sink_check, unread_refuse, &s};
+        qg_wire_conn c;
+        z_handshake(&c, &io, no_zlib, false);
+        static const char user[] = QG_WIRE_REFUSED_LOGIN_USER;
+        tap_ok(c.passthrough && c.unread == QG_WIRE_UNREAD_COMPRESSED && !c.zlib &&
+                   s.got.len > 4 + 32 + sizeof user &&
+                   memcmp(s.got.data + 4 + 32, user, sizeof user) == 0,
+               "zlib not loadable: the response asking for compression goes as a login for '%s'",
+               user);
+        qg_wire_buf_free(&s.got);
+        qg_wire_conn_release(&c);
+    }
+    qg_wire_buf_free(&ok_frame);
+    qg_wire_buf_free(&ok_packet);
+    qg_wire_buf_free(&frames);
+    qg_wire_buf_free(&one);
+    qg_wire_buf_free(&two);
+    qg_wire_buf_free(&evil);
+    qg_wire_buf_free(&replacement);
+    qg_wire_buf_free(&expect_plain);
+}
+
 int main(void)
 {
     test_recognition();
@@ -1151,5 +1416,6 @@ int main(void)
     test_unread();
     test_hide_compression();
     test_query_attributes();
+    test_compressed();
     return tap_done();
 }

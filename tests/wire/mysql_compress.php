@@ -1,12 +1,16 @@
 <?php
 // A legacy page on a compressed connection (MYSQLI_CLIENT_COMPRESS,
-// PDO::MYSQL_ATTR_COMPRESS): SET NAMES as a query, then a query built with
-// the driver's escaper.  When the compressed connection cannot be made, the
-// page says why and connects again without compression (the process goes on).
-//   php mysql_compress.php SOCKET API CHARSET INPUT_HEX MARKER
-//   API: mysqli | pdo; INPUT_HEX "-": the legitimate page
+// PDO::MYSQL_ATTR_COMPRESS): a session change as a query (the escaper never
+// learns it), then a query built with the driver's escaper or addslashes.
+//   php mysql_compress.php SOCKET API SETUP ESCAPE INPUT MARKER
+//   API: mysqli | pdo
+//   SETUP: gbk (SET NAMES gbk) | nbe (sql_mode NO_BACKSLASH_ESCAPES added)
+//   ESCAPE: real_escape_string | addslashes
+//   INPUT: hex (the attack), - (a legitimate short text), big:MIB (a legitimate
+//          row of MIB MiB inserted and read back: packets past 16 MiB, many frames),
+//          big:MIB:HEX (the attack after MIB MiB of legitimate text)
 //   SOCKET tls:PORT (mysqli): over TLS to 127.0.0.1:PORT, saying the TLS version
-[$_, $socket, $api, $charset, $hex, $marker] = $argv;
+[$_, $socket, $api, $setup, $escape, $input, $marker] = $argv;
 mysqli_report(MYSQLI_REPORT_OFF);
 
 function compressed(string $api, string $socket)
@@ -21,7 +25,7 @@ function compressed(string $api, string $socket)
             : @$db->real_connect('localhost', 'root', '', 'qg', 0, $socket, MYSQLI_CLIENT_COMPRESS);
         if (!$connected) {
             echo "CONNECT ERROR: ", $db->connect_errno, " ", $db->connect_error, "\n";
-            return null;
+            exit(0);
         }
         if ($tls)
             echo "TLS: ", $db->query("SHOW SESSION STATUS LIKE 'Ssl_version'")->fetch_row()[1], "\n";
@@ -32,48 +36,73 @@ function compressed(string $api, string $socket)
                       [PDO::MYSQL_ATTR_COMPRESS => true]);
     } catch (PDOException $e) {
         echo "CONNECT ERROR: ", $e->getCode(), " ", $e->getMessage(), "\n";
-        return null;
+        exit(0);
     }
     $db->setAttribute(PDO::ATTR_ERRMODE, PDO::ERRMODE_SILENT);
     return $db;
 }
 
-function one($db, string $sql)
+// The rows of $sql, or the error as the page shows it.
+function rows($db, string $sql)
 {
-    return $db instanceof mysqli ? $db->query($sql)->fetch_row() : $db->query($sql)->fetch(PDO::FETCH_NUM);
-}
-
-$db = compressed($api, $socket);
-if ($db === null) {
-    $plain = strncmp($socket, 'tls:', 4) === 0
-        ? new mysqli('127.0.0.1', 'root', '', 'qg', (int)substr($socket, 4))
-        : new mysqli('localhost', 'root', '', 'qg', 0, $socket);
-    echo "UNCOMPRESSED AFTER: ", $plain->query("SELECT 'works'")->fetch_row()[0], "\n";
-    exit(0);
-}
-echo "COMPRESSION: ", one($db, "SHOW SESSION STATUS LIKE 'Compression'")[1], "\n";
-if ($db instanceof mysqli) {
-    $db->query("SET NAMES $charset");
-} else {
-    $db->exec("SET NAMES $charset");
-}
-$input = $hex === '-' ? "\xc4\xe3'\\" : hex2bin($hex); // GBK c4 e3, then ' and \
-$esc = $db instanceof mysqli ? $db->real_escape_string($input) : substr($db->quote($input), 1, -1);
-$sql = $hex === '-' ? "SELECT /*$marker*/ HEX('$esc'), 1"
-                    : "SELECT /*$marker*/ secret FROM users WHERE name = '$esc'";
-if ($db instanceof mysqli) {
-    $res = $db->query($sql);
-    if ($res === false)
-        echo "ERROR: ", $db->errno, " ", $db->sqlstate, " ", $db->error, "\n";
-    else
-        foreach ($res->fetch_all() as $r) echo "ROW: ", $r[0], "\n";
-} else {
+    if ($db instanceof mysqli) {
+        $res = $db->query($sql);
+        if ($res === false)
+            return "ERROR: " . $db->errno . " " . $db->sqlstate . " " . $db->error;
+        return $res === true ? [] : $res->fetch_all();
+    }
     $st = $db->query($sql);
     if ($st === false) {
         $e = $db->errorInfo();
-        echo "ERROR: ", $e[1], " ", $e[0], " ", $e[2], "\n";
-    } else {
-        foreach ($st->fetchAll(PDO::FETCH_NUM) as $r) echo "ROW: ", $r[0], "\n";
+        return "ERROR: " . $e[1] . " " . $e[0] . " " . $e[2];
     }
+    return $st->fetchAll(PDO::FETCH_NUM);
 }
-echo "ALIVE: ", one($db, "SELECT 'alive'")[0], "\n";
+
+function escaped($db, string $escape, string $text)
+{
+    if ($escape === 'addslashes')
+        return addslashes($text);
+    return $db instanceof mysqli ? $db->real_escape_string($text) : substr($db->quote($text), 1, -1);
+}
+
+$db = compressed($api, $socket);
+echo "COMPRESSION: ", rows($db, "SHOW SESSION STATUS LIKE 'Compression'")[0][1], "\n";
+rows($db, $setup === 'gbk' ? "SET NAMES gbk"
+                           : "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')");
+// GBK c4 e3, a quote and a backslash in every unit: escaped all along
+function big(string $mib)
+{
+    return str_repeat("\xc4\xe3'\\ab" . str_repeat('x', 58), (int)$mib * 16384);
+}
+
+$big = explode(':', $input);
+if ($big[0] === 'big' && count($big) === 2) {
+    $text = big($big[1]);
+    $esc = escaped($db, $escape, $text);
+    echo "QUERY BYTES: ", strlen($esc) > 16777215 ? "past 16 MiB" : strlen($esc), "\n";
+    $r = rows($db, "INSERT INTO big (v) VALUES (/*$marker*/ '$esc')");
+    echo is_string($r) ? "$r\n" : "INSERTED\n";
+    $r = rows($db, "SELECT v, LENGTH(v) FROM big ORDER BY id DESC LIMIT 1");
+    if (is_string($r)) {
+        echo "$r\n";
+    } else {
+        echo "READ: ", $r[0][1], " bytes, ", $r[0][0] === $text ? "as written" : "DIFFERENT", "\n";
+        echo "MD5: ", md5($r[0][0]), "\n";
+    }
+} else {
+    if ($big[0] === 'big')
+        $text = big($big[1]) . hex2bin($big[2]);
+    else
+        $text = $input === '-' ? "\xc4\xe3'\\" : hex2bin($input); // GBK c4 e3, then ' and \
+    $esc = escaped($db, $escape, $text);
+    $sql = $input === '-' ? "SELECT /*$marker*/ HEX('$esc'), 1"
+                          : "SELECT /*$marker*/ secret FROM users WHERE name = '$esc'";
+    $r = rows($db, $sql);
+    if (is_string($r))
+        echo "$r\n";
+    else
+        foreach ($r as $row) echo "ROW: ", $row[0], "\n";
+}
+echo "ALIVE: ", rows($db, "SELECT 'alive'")[0][0], "\n";
+echo "COMPRESSION AFTER: ", rows($db, "SHOW SESSION STATUS LIKE 'Compression'")[0][1], "\n";
