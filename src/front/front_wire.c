@@ -24,8 +24,8 @@
  * library around the preload (psycopg 3's ctypes binding resolves
  * PQsendQuery from libpq's own handle) is never handed over, so its
  * queries are checked here.  A connection the wire front can no longer
- * read (TLS another stack does, GSSAPI encryption, MySQL compression, bytes
- * it cannot frame) is refused from that point in enforce: its writes fail
+ * read (TLS another stack does, GSSAPI encryption, MySQL compression it
+ * cannot inflate, bytes it cannot frame) is refused from that point in enforce: its writes fail
  * with EACCES and `wire_unguarded` says why, once; audit and wire_unguarded
  * = pass let it pass, said once.  Every other descriptor passes through after one load from a
  * fixed table indexed by fd (no lock, no system call).  The streams

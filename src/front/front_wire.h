@@ -12,8 +12,7 @@ void qg_wire_library_guarded(int fd);
 
 /* src/front/front_wire.c: the libmariadb front brackets the library's own
  * connect with these: a connection made inside is the library front's from
- * its first byte (its compression, which only the wire front could not
- * follow, stays as the program asked). */
+ * its first byte (its compression stays as the program asked). */
 void qg_wire_library_connect_begin(void);
 void qg_wire_library_connect_end(void);
 

@@ -28,8 +28,8 @@ typedef enum qg_wire_kind {
     QG_WIRE_PG_PARSE,   /* 'P' */
     QG_WIRE_MY_QUERY,   /* COM_QUERY 0x03 */
     QG_WIRE_MY_PREPARE, /* COM_STMT_PREPARE 0x16 */
-    /* the MySQL handshake response of a client that asked for the
-     * compression the server offers: no SQL; the stream passes it (the
+    /* the MySQL handshake response of a client that asked for compression
+     * the wire front cannot read: no SQL; the stream passes it (the
      * connection then unread) or sends a login the server refuses
      * (qg_wire_login_refusal) */
     QG_WIRE_MY_LOGIN,
