@@ -23,9 +23,10 @@
 #    run: it is in the server's general log and the debug log).
 #  - Not asked, the query refused as before (state_unknown): SET
 #    character_set_client = @v and the query in one write (pipelined); a
-#    query that reads ROW_COUNT(); audit mode (which asks nothing and only
-#    logs).  A connection the server killed: the client sees the same error
-#    as without the shim, at once.  A server stopped while the question
+#    query that reads ROW_COUNT(); a compressed connection; audit mode
+#    (which asks nothing and only logs).  A connection the server killed:
+#    the client sees the same error as without the shim, at once.  A server
+#    stopped while the question
 #    waits: after 10 s the client's write fails and the connection is given
 #    up, its late answer read by no one.
 # servers: mariadb
@@ -188,6 +189,17 @@ out=$(cd_wire with_shim enforce "$QG_MY_DIR/eof.log" timeout 60 "$PY" mysql_pipe
 matches "$out" "quoteguard: blocked structure_mismatch at byte [0-9]+ \\(gbk\\)" \
     "CLIENT_DEPRECATE_EOF, @v = 'gbk': blocked under gbk (the answer read with OK packets)"
 has "$out" "ROW: alive" "CLIENT_DEPRECATE_EOF: the connection answers the next query"
+
+# A compressed connection (mysqli, MYSQLI_CLIENT_COMPRESS): followed, not asked.
+out=$(timeout 60 php $W/mysql_probe.php "compress:$QG_MY_SOCKET" var attack qgp_zip_plain_$$ 2>&1)
+has "$out" "COMPRESSION: ON" "compressed mysqli: the connection is compressed"
+ok "compressed mysqli, @v = 'gbk': without the shim the attack injects" [ "$(secrets "$out")" -eq 2 ]
+log=$QG_MY_DIR/compressed.log
+out=$(traced enforce "$log" timeout 60 php $W/mysql_probe.php "compress:$QG_MY_SOCKET" var attack \
+    qgp_zip_$$ 2>&1)
+has "$out" "quoteguard: blocked state_unknown" "compressed mysqli: refused as before (state_unknown)"
+has "$out" "ALIVE: 1" "compressed mysqli: the connection answers the next query"
+ok "compressed mysqli: the server was not asked" [ "$(probes "$log")" -eq 0 ]
 
 # A query that reads ROW_COUNT(), which the question would change: not asked.
 log=$QG_MY_DIR/row-count.log

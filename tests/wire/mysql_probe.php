@@ -7,11 +7,18 @@
 //   php mysql_probe.php SOCKET diag
 // Each answer is printed with what mysqli reports of it (affected rows,
 // insert id, warning count, info); then the connection still answers.
-// SOCKET tls:PORT: over TLS to 127.0.0.1:PORT (mysql_connect.php).
+// SOCKET tls:PORT: over TLS to 127.0.0.1:PORT (mysql_connect.php);
+// compress:SOCKET: the unix socket with MYSQLI_CLIENT_COMPRESS.
 require __DIR__ . '/mysql_connect.php';
 [$_, $socket, $mode] = $argv;
 mysqli_report(MYSQLI_REPORT_OFF);
-$db = qg_mysqli_connect($socket);
+if (strncmp($socket, 'compress:', 9) === 0) {
+    $db = mysqli_init();
+    $db->real_connect('localhost', 'root', '', 'qg', 0, substr($socket, 9), MYSQLI_CLIENT_COMPRESS);
+    echo "COMPRESSION: ", $db->query("SHOW SESSION STATUS LIKE 'Compression'")->fetch_row()[1], "\n";
+} else {
+    $db = qg_mysqli_connect($socket);
+}
 $db->set_charset('utf8mb4');
 
 function run(mysqli $db, string $sql, string $label = 'OK:'): void
