@@ -418,6 +418,9 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@.o
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $@.o $(FUZZ_OBJ) $(LDLIBS_SHIM)
 
+# It makes and reads compressed MySQL frames itself (the shim loads zlib).
+$(FUZZ_BUILD)/fuzz_wire: LDLIBS_SHIM += -lz
+
 fuzz: deps $(FUZZ_BIN)
 	fuzz/run --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) $(FUZZ_BIN)
 

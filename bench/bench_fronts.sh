@@ -12,6 +12,8 @@
 #   pg8000       pg8000 point selects (a Parse each time: the wire front),
 #                bench/bench_pg8000.py
 #   mysqli-tls   the mysqli point selects over TCP inside TLS
+#   mysqli-z     the mysqli point selects over the unix socket, compressed
+#                (MYSQLI_CLIENT_COMPRESS: the wire front inflates both ways)
 #
 # Each client runs Q and 2Q queries, without the shim and with it (enforce),
 # under valgrind --tool=callgrind; the difference between the 2Q and the Q
@@ -54,7 +56,7 @@ needs_pg=0 needs_my=0
 for front in $FRONTS; do
     case $front in
     libpq | pg8000) needs_pg=1 ;;
-    libmariadb | mysqli | mysqli-tls) needs_my=1 ;;
+    libmariadb | mysqli | mysqli-tls | mysqli-z) needs_my=1 ;;
     *) die "unknown front $front" ;;
     esac
 done
@@ -87,6 +89,7 @@ front_command() {
     libmariadb) echo "$CLIENT" my "$queries" "$QG_MY_SOCKET" ;;
     mysqli) echo php bench/bench_mysqli.php "$QG_MY_SOCKET" "$queries" 0 ;;
     mysqli-tls) echo php bench/bench_mysqli.php "tls:$QG_MY_TCP_PORT" "$queries" 0 ;;
+    mysqli-z) echo php bench/bench_mysqli.php "z:$QG_MY_SOCKET" "$queries" 0 ;;
     pg8000) echo /usr/bin/python3 bench/bench_pg8000.py "$queries" ;;
     esac
 }
@@ -95,7 +98,7 @@ front_command() {
 front_queries() {
     case $1 in
     libpq | libmariadb) echo 400 ;; # ten passes of the corpus
-    mysqli | mysqli-tls) echo 200 ;;
+    mysqli | mysqli-tls | mysqli-z) echo 200 ;;
     pg8000) echo 100 ;;
     esac
 }

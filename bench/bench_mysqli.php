@@ -3,7 +3,8 @@
 // text (real_escape_string) and sent with $db->query, the row fetched.
 //   php bench_mysqli.php SOCKET QUERIES [WARMUP]
 // SOCKET "tls:PORT": over TLS to 127.0.0.1:PORT instead (the server's
-// certificate not verified).
+// certificate not verified); "z:PATH": the unix socket PATH, compressed
+// (MYSQLI_CLIENT_COMPRESS).
 // Prints "mysqli_point_select WALL_NS CPU_NS" a query: the loop's wall time
 // and PHP's own CPU time (user + system) over it, after WARMUP (500)
 // warm-up queries (the connection is made before).
@@ -14,6 +15,9 @@ if (strncmp($socket, 'tls:', 4) === 0) {
     $db = mysqli_init();
     $db->real_connect('127.0.0.1', 'root', '', 'bench', (int)substr($socket, 4), null,
                       MYSQLI_CLIENT_SSL | MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT);
+} elseif (strncmp($socket, 'z:', 2) === 0) {
+    $db = mysqli_init();
+    $db->real_connect('localhost', 'root', '', 'bench', 0, substr($socket, 2), MYSQLI_CLIENT_COMPRESS);
 } else {
     $db = new mysqli('localhost', 'root', '', 'bench', 0, $socket);
 }
