@@ -5,7 +5,8 @@
  * exactly as when written whole: same bytes, same order, the same messages
  * checked, each once, and the same held at the end.  With nothing blocked,
  * what was sent followed by what is held is the input itself.  The same
- * bytes read as the server's side never crash the observer.
+ * bytes read as the server's side never crash the observer, and are read as
+ * a direct TLS ClientHello alike with more bytes after them.
  * Input: protocol byte (low bit: PG or MySQL; bit 1: MySQL already
  * authenticated; bit 2: block queries whose text starts with 'X'; bit 3:
  * MySQL compressed, the stream cut into frames, some stored, some deflated;
@@ -261,6 +262,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        (a.hold.len == 0 || memcmp(a.hold.data, stream + whole.got.len, a.hold.len) == 0),
                    "nothing blocked, yet %zu sent + %zu held of %zu differ from the input",
                    whole.got.len, a.hold.len, n);
+    }
+    /* a direct TLS ClientHello is read inside its record: bytes after it
+     * change nothing */
+    if (qg_wire_is_pg_direct_tls(stream, n)) {
+        uint8_t *longer = malloc(n + 1);
+        FUZZ_CHECK(longer, "out of memory");
+        memcpy(longer, stream, n);
+        longer[n] = 0x16;
+        FUZZ_CHECK(qg_wire_is_pg_direct_tls(longer, n + 1),
+                   "a direct TLS ClientHello no longer one with a byte after it");
+        free(longer);
     }
     /* the same bytes as the server's, a byte at a time and whole */
     qg_wire_conn r1, r2;

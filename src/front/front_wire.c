@@ -388,6 +388,9 @@ static const char *unread_reason(const qg_wire_conn *c)
         return "PostgreSQL GSSAPI encryption";
     case QG_WIRE_UNREAD_TLS:
         return "TLS that the system OpenSSL's SSL_write/SSL_read on its socket do not carry";
+    case QG_WIRE_UNREAD_DIRECT_TLS:
+        return "PostgreSQL direct TLS (a TLS ClientHello for \"postgresql\" with no SSLRequest "
+               "before it)";
     case QG_WIRE_UNREAD_PROBE:
         return "a stream left broken by the shim's own question about its state (no whole "
                "answer in time)";

@@ -87,6 +87,17 @@ static size_t joined_head(const wire_head *h, const uint8_t *p, size_t n, uint8_
     return have + more;
 }
 
+/* A PostgreSQL connection whose TLS starts at its first byte: the wire
+ * front follows PostgreSQL's TLS from the SSLRequest before it, and this
+ * one has none, so its bytes are not read. */
+static wire_fd *direct_tls(int fd)
+{
+    wire_fd *w = qg_wire_recognise(fd, QG_WIRE_PG, NULL, 0, 0);
+    if (w && w->conn.unread == QG_WIRE_READ_ALL)
+        qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_DIRECT_TLS);
+    return w;
+}
+
 /* The entry of fd for a write whose first bytes are p[0, n): a connection,
  * or NULL when the bytes pass as they are; then *watch says that fd is a
  * candidate whose bytes so far are too few to say what it carries, and
@@ -107,6 +118,8 @@ static wire_fd *entry_for_write(int fd, const uint8_t *p, size_t n, bool *watch)
             *watch = true;
             return NULL;
         }
+        if (qg_wire_head_len(h) == 0 && qg_wire_is_pg_direct_tls(p, n) && qg_wire_enabled())
+            return direct_tls(fd);
     }
     qg_wire_drop_candidate(fd);
     return NULL;

@@ -72,6 +72,69 @@ bool qg_wire_looks_like_pg(const uint8_t *p, size_t n)
     return code >> 16 == 3 && len >= 8 && len <= PG_STARTUP_MAX;
 }
 
+/* Skips a field of n bytes whose length is in its first `width` bytes. */
+static bool skip_sized(const uint8_t **p, const uint8_t *end, unsigned width)
+{
+    if ((size_t)(end - *p) < width)
+        return false;
+    size_t len = 0;
+    for (unsigned i = 0; i < width; i++)
+        len = len << 8 | (*p)[i];
+    if ((size_t)(end - *p) - width < len)
+        return false;
+    *p += width + len;
+    return true;
+}
+
+/* Whether an ALPN extension's protocol list names "postgresql". */
+static bool alpn_names_postgresql(const uint8_t *p, const uint8_t *end)
+{
+    static const char want[] = "postgresql";
+    if (end - p < 2)
+        return false;
+    p += 2; /* the list's length: its entries are bounded by end anyway */
+    while (p < end) {
+        size_t len = *p;
+        if ((size_t)(end - p) - 1 < len)
+            return false;
+        if (len == sizeof want - 1 && memcmp(p + 1, want, len) == 0)
+            return true;
+        p += 1 + len;
+    }
+    return false;
+}
+
+bool qg_wire_is_pg_direct_tls(const uint8_t *p, size_t n)
+{
+    enum { RECORD_HANDSHAKE = 0x16, CLIENT_HELLO = 0x01, EXTENSION_ALPN = 0x0010 };
+    /* record: type, version 3.x, length; handshake: type, 24-bit length */
+    if (n < 9 || p[0] != RECORD_HANDSHAKE || p[1] != 3 || p[5] != CLIENT_HELLO)
+        return false;
+    size_t record = (size_t)p[3] << 8 | p[4];
+    if (record > n - 5)
+        return false; /* not whole in this write */
+    const uint8_t *end = p + 5 + record, *q = p + 9;
+    /* version and random, session id, cipher suites, compression methods */
+    if (end - q < 34)
+        return false;
+    q += 34;
+    if (!skip_sized(&q, end, 1) || !skip_sized(&q, end, 2) || !skip_sized(&q, end, 1))
+        return false;
+    if (end - q < 2)
+        return false;
+    q += 2; /* the extensions' length: each is bounded by the record */
+    while (end - q >= 4) {
+        unsigned type = (unsigned)q[0] << 8 | q[1];
+        size_t len = (size_t)q[2] << 8 | q[3];
+        if ((size_t)(end - q) - 4 < len)
+            return false;
+        if (type == EXTENSION_ALPN)
+            return alpn_names_postgresql(q + 4, q + 4 + len);
+        q += 4 + len;
+    }
+    return false;
+}
+
 bool qg_wire_looks_like_mysql(const uint8_t *p, size_t n)
 {
     /* length (3), sequence 0, protocol 10, then a printable version string */

@@ -75,6 +75,7 @@ typedef enum qg_wire_unread {
     QG_WIRE_UNREAD_INFLATE,    /* MySQL compressed data that does not inflate as its frame says */
     QG_WIRE_UNREAD_GSSAPI,     /* PostgreSQL GSSAPI encryption (GSSENCRequest answered 'G') */
     QG_WIRE_UNREAD_TLS,        /* TLS the system OpenSSL's calls on its socket do not carry */
+    QG_WIRE_UNREAD_DIRECT_TLS, /* PostgreSQL TLS from the first byte (no SSLRequest) */
     QG_WIRE_UNREAD_STREAM,     /* bytes the framing cannot follow (or no memory to hold them) */
     QG_WIRE_UNREAD_PROBE,      /* the front's own question to the server went unanswered */
 } qg_wire_unread;
@@ -167,6 +168,10 @@ bool qg_wire_looks_like_mysql(const uint8_t *p, size_t n);
  * recognise. */
 bool qg_wire_may_become_pg(const uint8_t *p, size_t n);
 bool qg_wire_may_become_mysql(const uint8_t *p, size_t n);
+/* The first write on a fresh stream socket, p[0, n), is a TLS ClientHello
+ * (one whole record) that offers the ALPN protocol "postgresql": a
+ * PostgreSQL connection with direct TLS (no SSLRequest before it). */
+bool qg_wire_is_pg_direct_tls(const uint8_t *p, size_t n);
 /* A write of `total` bytes, p[0, n) its first, on a stream socket whose
  * start was not seen, begins with a query a database client sends: a
  * PostgreSQL Query or Parse under 16 MiB whose whole message is in the

@@ -3,11 +3,13 @@
 # said once in audit.  Java's own TLS (JDBC, sslmode=require) and node's
 # (its built-in OpenSSL) are refused at their first TLS byte, the socket
 # given up so that the program does not wait for the server's timeout; a
-# GSSENCRequest answered 'G' has its next write refused (EACCES), and so
-# does a write from a message no framing can follow on (the Query before it
-# goes and is answered).  Audit, and enforce with wire_unguarded = pass, let
-# each pass and log `wire_unguarded` once.  (MySQL's compressed protocol,
-# which the wire front reads, is tests/t/29-wire-mysql-compress.t.)
+# GSSENCRequest answered 'G' has its next write refused (EACCES), so does a
+# direct TLS ClientHello (ALPN "postgresql", no SSLRequest before it) while
+# one for another protocol goes, and so does a write from a message no
+# framing can follow on (the Query before it goes and is answered).  Audit,
+# and enforce with wire_unguarded = pass, let each pass and log
+# `wire_unguarded` once.  (MySQL's compressed protocol, which the wire front
+# reads, is tests/t/29-wire-mysql-compress.t.)
 # servers: pg
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -119,5 +121,33 @@ log=$QG_PG_DIR/gss-audit.log
 out=$(with_shim audit "$log" "$PY" tests/wire/pg_gssenc.py 127.0.0.1 "$PGPORT" 2>&1)
 has "$out" "WRITE: sent" "pg GSSENCRequest answered 'G': audit: the token goes"
 ok "pg GSSENCRequest answered 'G': audit: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+
+# --------------------------------------------- PostgreSQL: direct TLS
+# A ClientHello offering ALPN "postgresql" as a connection's first bytes:
+# the server (15, before direct TLS) logs it as an invalid startup packet.
+startup_errors() { grep -ac 'invalid length of startup packet' "$QG_PG_LOG"; }
+direct() { "$@" "$PY" tests/wire/pg_direct_tls.py 127.0.0.1 "$PGPORT" "$ALPN" 2>&1; }
+before=$(startup_errors)
+out=$(ALPN=postgresql direct env)
+has "$out" "WRITE: sent" "pg direct TLS: without the shim the ClientHello goes"
+ok "pg direct TLS: without the shim the server reads it" [ "$(startup_errors)" -eq $((before + 1)) ]
+log=$QG_PG_DIR/direct.log
+out=$(ALPN=postgresql direct with_shim enforce "$log")
+has "$out" "WRITE: errno 13" "pg direct TLS: enforce: the ClientHello is refused (EACCES)"
+ok "pg direct TLS: enforce: nothing reaches the server" [ "$(startup_errors)" -eq $((before + 1)) ]
+ok "pg direct TLS: enforce: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+has "$(cat "$log")" 'PostgreSQL direct TLS' "pg direct TLS: enforce: the log names direct TLS"
+log=$QG_PG_DIR/direct-audit.log
+out=$(ALPN=postgresql direct with_shim audit "$log")
+has "$out" "WRITE: sent" "pg direct TLS: audit: the ClientHello goes"
+ok "pg direct TLS: audit: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+log=$QG_PG_DIR/direct-http.log
+before=$(startup_errors)
+out=$(ALPN=http/1.1 direct with_shim enforce "$log")
+has "$out" "WRITE: sent" "TLS for another protocol (ALPN http/1.1): enforce: the ClientHello goes"
+ok "TLS for another protocol: enforce: it reaches the server as without the shim" \
+    [ "$(startup_errors)" -eq $((before + 1)) ]
+ok "TLS for another protocol: enforce: not taken for a database connection" \
+    eval '[ ! -e "$log" ] || [ "$(unguarded "$log")" -eq 0 ]'
 
 tap_done
