@@ -1373,6 +1373,7 @@ static void test_compressed(void)
         tap_ok(c.passthrough && c.unread == QG_WIRE_UNREAD_INFLATE,
                "the server's frame that does not inflate: the connection is no longer read");
         qg_wire_buf_free(&bad);
+        qg_wire_buf_free(&s.got);
         qg_wire_conn_release(&c);
     }
 
