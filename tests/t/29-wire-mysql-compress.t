@@ -14,7 +14,9 @@
 # byte per call is blocked and the server's answer numbered after both
 # frames; a frame that says it inflates to more than it does (which the
 # server takes, so it injects) and a frame that does not inflate are
-# refused with EACCES and `wire_unguarded` naming them.  MySQLdb
+# refused with EACCES and `wire_unguarded` naming them.  MariaDB
+# Connector/J with useCompression=true: the NO_BACKSLASH_ESCAPES attack
+# blocked the same way, a legitimate prepared statement answered.  MySQLdb
 # (libmariadb, checked by the library front) keeps its compression.
 # servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
@@ -24,15 +26,18 @@ cd "$(dirname "$0")/../.." || exit 1
 
 qg_require_build
 PY=/usr/bin/python3
+MY_JAR=/usr/share/java/mariadb-java-client.jar
 php -r 'exit(extension_loaded("mysqli") && extension_loaded("pdo_mysql") ? 0 : 1);' ||
     tap_bail "php8.2-mysql is not installed"
 "$PY" -c 'import MySQLdb' || tap_bail "python3-mysqldb is not installed"
+command -v java >/dev/null && [ -f "$MY_JAR" ] || tap_bail "java and libmariadb-java are needed"
 my_available || tap_skip_all "no MariaDB server binaries (or not root)"
 
 QG_MY_SSL=1 QG_MY_ARGS="--max-allowed-packet=128M" my_start || tap_bail "cannot start MariaDB with TLS"
 my_sql -e "CREATE DATABASE qg; CREATE TABLE qg.users (name VARBINARY(64), secret VARCHAR(64));
            INSERT INTO qg.users VALUES ('alice', 'secret_alice'), ('bob', 'secret_bob');
-           CREATE TABLE qg.big (id INT AUTO_INCREMENT PRIMARY KEY, v LONGBLOB)" ||
+           CREATE TABLE qg.big (id INT AUTO_INCREMENT PRIMARY KEY, v LONGBLOB);
+           CREATE USER qg@'127.0.0.1'; GRANT ALL ON qg.* TO qg@'127.0.0.1'" ||
     tap_bail "cannot create the tables"
 
 GBK_ATTACK=bf27204f5220313d31202d2d20 # GBK bf, then ' OR 1=1 --
@@ -168,6 +173,28 @@ log=$QG_MY_DIR/zraw-long-audit.log
 out=$(zraw with_shim audit "$log" -- long "$GBK_ATTACK" qgz_long_audit_$$)
 ok "raw compressed, long frame: audit: passes as without the shim" [ "$(secrets "$out")" -eq 2 ]
 ok "raw compressed, long frame: audit: said once (wire_unguarded)" [ "$(unguarded "$log")" -eq 1 ]
+
+# ------------------------------------- MariaDB Connector/J, useCompression
+jdbc() { # RUNNER… -- INPUT MARKER
+    local -a runner=()
+    while [ "$1" != -- ]; do runner+=("$1"); shift; done
+    "${runner[@]}" java -cp "$MY_JAR" tests/wire/JdbcLegacy.java \
+        "jdbc:mariadb://127.0.0.1:$QG_MY_TCP_PORT/qg?useCompression=true" qg \
+        "SET sql_mode = 'NO_BACKSLASH_ESCAPES'" addslashes "$2" "$3" 2>&1
+}
+out=$(jdbc env -- "' OR 1=1 -- " qgz_jdbc_plain_$$)
+has "$out" "COMPRESSION: ON" "Connector/J useCompression: without the shim the connection is compressed"
+ok "Connector/J useCompression: without the shim the attack injects" [ "$(secrets "$out")" -eq 2 ]
+marker=qgz_jdbc_$$
+log=$QG_MY_DIR/jdbc.log
+out=$(jdbc with_shim enforce "$log" -- "' OR 1=1 -- " "$marker")
+has "$out" "COMPRESSION: ON" "Connector/J useCompression: enforce: the connection is compressed"
+has "$out" "quoteguard: blocked structure_mismatch" "Connector/J useCompression: enforce: an SQLException naming quoteguard"
+lacks "$out" "ROW: secret_" "Connector/J useCompression: enforce: no secret leaks"
+has "$out" "ALIVE: alive" "Connector/J useCompression: enforce: the connection stays usable"
+ok "Connector/J useCompression: enforce: the attack never reaches the server" [ "$(in_general_log "$marker")" -eq 0 ]
+out=$(jdbc with_shim enforce "$QG_MY_DIR/jdbc-legit.log" -- - qgz_jdbc_legit)
+has "$out" "ROW: true" "Connector/J useCompression: enforce: a legitimate prepared statement answered as written"
 
 # ------------------------------ MySQLdb: libmariadb, checked by its front
 mysqldb() { # RUNNER… -- MARKER

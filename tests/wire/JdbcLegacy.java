@@ -3,12 +3,18 @@
 // connection.  Run as a source file: java -cp DRIVER.jar JdbcLegacy.java …
 //   JdbcLegacy URL USER SETUP_SQL ESCAPER INPUT MARKER
 //   ESCAPER: double (quotes doubled) | addslashes; INPUT "-": the legitimate page
+// With useCompression=true in URL it first says whether the session is compressed.
 import java.sql.*;
 
 public class JdbcLegacy {
     public static void main(String[] a) throws Exception {
         String url = a[0], user = a[1], setup = a[2], escaper = a[3], input = a[4], marker = a[5];
         try (Connection c = DriverManager.getConnection(url, user, "")) {
+            if (url.contains("useCompression=true")) {
+                ResultSet z = c.createStatement().executeQuery("SHOW SESSION STATUS LIKE 'Compression'");
+                z.next();
+                System.out.println("COMPRESSION: " + z.getString(2));
+            }
             c.createStatement().execute(setup);
             if (input.equals("-")) {
                 PreparedStatement p = c.prepareStatement("SELECT ? || '', 1");
