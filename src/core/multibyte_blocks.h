@@ -359,7 +359,7 @@ static size_t open_bytes(const encoding_dfa_t *dfa, const unsigned char *end, ui
 {
     if (dfa->utf8) {
         size_t n = 1;
-        while (end[-n] < 0xc0)
+        while (*(end - n) < 0xc0) /* not end[-n]: -n would wrap, n being unsigned */
             n++;
         return n;
     }
