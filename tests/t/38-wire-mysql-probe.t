@@ -26,9 +26,8 @@
 #    query that reads ROW_COUNT(); a compressed connection; audit mode
 #    (which asks nothing and only logs).  A connection the server killed:
 #    the client sees the same error as without the shim, at once.  A server
-#    stopped while the question
-#    waits: after 10 s the client's write fails and the connection is given
-#    up, its late answer read by no one.
+#    stopped while the question waits: after 10 s the client's write fails
+#    and the connection is given up, its late answer read by no one.
 # servers: mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
