@@ -98,6 +98,18 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/obj/tests/%.d $(LOGIC_OBJ)
 # It makes and reads compressed MySQL frames itself (the shim loads zlib).
 $(BUILD)/tests/test_wire_stream: LDLIBS_SHIM += -lz
 
+# The pass counts (src/core/pass_count.h) exist only in a build of their
+# own, for test_passes; the shipped objects count nothing.
+COUNTING_OBJ = $(LOGIC_SRC:%.c=$(BUILD)/counting/%.o) $(WIDE_OBJ)
+
+$(BUILD)/counting/%.o: %.c $(BUILD)/counting/%.d
+	@mkdir -p $(dir $@)
+	$(CC) $(QG_CFLAGS) -DQG_COUNT_PASSES $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_passes: tests/unit/test_passes.c $(BUILD)/obj/tests/test_passes.d $(COUNTING_OBJ)
+	@mkdir -p $(dir $@) $(BUILD)/obj/tests
+	$(CC) $(QG_CFLAGS) -DQG_COUNT_PASSES $(DEPFLAGS) -MF $(BUILD)/obj/tests/test_passes.d -MT $@ -fvisibility=default -Itests -o $@ $< $(COUNTING_OBJ) $(LDLIBS_SHIM)
+
 $(BUILD)/clients/pg_%: tests/clients/pg_%.c tests/clients/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) -o $@ $< -lpq -lpthread
@@ -442,6 +454,6 @@ $(BUILD)/diff/pgquery_spans: tests/diff/pgquery_spans.c $(CORE_OBJ)
 
 # The header lists the compiler writes (DEPFLAGS); named as targets so that
 # a missing one makes its object out of date.
-DEP_FILES = $(SHIM_OBJ:.o=.d) $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/%.d) $(FUZZ_OBJ:.o=.d)
+DEP_FILES = $(SHIM_OBJ:.o=.d) $(COUNTING_OBJ:.o=.d) $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/%.d) $(FUZZ_OBJ:.o=.d)
 $(DEP_FILES):
 -include $(wildcard $(DEP_FILES))

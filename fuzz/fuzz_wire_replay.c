@@ -144,11 +144,15 @@ static bool sink_check(void *ctx, qg_wire_conn *c, const qg_wire_msg *m, qg_wire
                    s->checks);
         qg_my_state last = {.flags = c->session.no_backslash_escapes ? QG_NO_BACKSLASH_ESCAPES : 0};
         qg_my_state_set_charset(&last, c->session.encoding, strlen(c->session.encoding));
-        qg_wire_my_query_effect(&c->my, &last, m->sql, m->len);
+        qg_my_plan plan;
+        qg_my_plan_init(&plan, m->sql, m->len);
+        qg_wire_my_query_effect(&c->my, &plan, &last);
         return true;
     }
     compare(s, states, count);
-    qg_wire_my_query_effect(&c->my, &states[count - 1], m->sql, m->len);
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, m->sql, m->len);
+    qg_wire_my_query_effect(&c->my, &plan, &states[count - 1]);
     return true;
 }
 

@@ -15,6 +15,7 @@
 #include "ascii.h"
 #include "hot.h"
 #include "lexer_internal.h"
+#include "pass_count.h"
 #include "quoteguard.h"
 
 static const char *const reason_names[QG_REASON_COUNT] = {
@@ -573,6 +574,8 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_read(const qg_context *
 
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
+    QG_COUNT_PASS(QG_PASS_CHECK);
+    QG_COUNT_PASSES_OF(QG_PASS_CHECKED_BYTES, len);
     if (result) {
         result->verdict = QG_VERDICT_CLEAN;
         result->count = 0;

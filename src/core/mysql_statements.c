@@ -19,6 +19,7 @@
 
 #include "ascii.h"
 #include "code_tokens.h"
+#include "pass_count.h"
 #include "quoteguard.h"
 #include "sql_words.h"
 
@@ -42,6 +43,7 @@ typedef struct cursor {
     size_t len;
     size_t pos;         /* past the last item read; at the ';' that ends the statement */
     bool saw_uncertain; /* an executable comment that may not run */
+    bool saw_gated;     /* an executable comment that some servers do not run */
     const qg_my_server_kind *server;
     size_t end;         /* statement end, past its ';' */
     bool done;
@@ -61,6 +63,7 @@ static void cursor_init(cursor *c, const qg_context *ctx, const qg_my_server_kin
     c->len = len;
     c->pos = 0;
     c->saw_uncertain = false;
+    c->saw_gated = false;
     c->end = len;
     c->done = false;
 }
@@ -103,6 +106,7 @@ static void cursor_next(cursor *c, item *it)
             continue;
         case QG_CODE_EXEC_OPEN:
             c->saw_uncertain |= !comment_runs_known(c->server, &t.exec);
+            c->saw_gated |= !qg_my_exec_comment_always_runs(&t.exec);
             continue;
         case QG_CODE_STRING:
         case QG_CODE_QIDENT:
@@ -339,27 +343,45 @@ static void read_set_list(cursor *c, item it, qg_my_state *st, qg_my_effect *fx)
     }
 }
 
-/* Statements that leave the charset and sql_mode as they were (a stored
- * function they call may still change them: the server's report after the
- * text tells).  A statement that opens with '(' is a query in parentheses. */
+/* The words by their first letter, each after its length. */
+bool qg_my_inert_first_word(const char *word, size_t len)
+{
+    static const char *const by_letter[26] = {
+        ['A' - 'A'] = "\5ALTER\7ANALYZE",
+        ['C' - 'A'] = "\5CHECK\6COMMIT\6CREATE",
+        ['D' - 'A'] = "\6DELETE\4DESC\10DESCRIBE",
+        ['E' - 'A'] = "\7EXPLAIN",
+        ['F' - 'A'] = "\5FLUSH",
+        ['G' - 'A'] = "\5GRANT",
+        ['H' - 'A'] = "\7HANDLER",
+        ['I' - 'A'] = "\6INSERT",
+        ['K' - 'A'] = "\4KILL",
+        ['L' - 'A'] = "\4LOAD\4LOCK",
+        ['O' - 'A'] = "\10OPTIMIZE",
+        ['R' - 'A'] = "\7RELEASE\6RENAME\6REPAIR\7REPLACE\6REVOKE\10ROLLBACK",
+        ['S' - 'A'] = "\11SAVEPOINT\6SELECT\4SHOW\5START",
+        ['T' - 'A'] = "\5TABLE\10TRUNCATE",
+        ['U' - 'A'] = "\6UNLOCK\6UPDATE\3USE",
+        ['V' - 'A'] = "\6VALUES",
+        ['W' - 'A'] = "\4WITH",
+        ['X' - 'A'] = "\2XA",
+    };
+    unsigned letter = (unsigned)(qg_ascii_lower((unsigned char)word[0]) - 'a');
+    if (letter >= 26 || !by_letter[letter])
+        return false;
+    for (const char *w = by_letter[letter]; *w; w += 1 + *w)
+        if ((size_t)*w == len && qg_ascii_ncasecmp(word, w + 1, len) == 0)
+            return true;
+    return false;
+}
+
+/* Statements that leave the state as they were: an inert first word, or
+ * '(' (a query in parentheses). */
 static bool inert_statement(const cursor *c, const item *it)
 {
     if (item_punct(c, it, '('))
         return true;
-    static const char *const words[] = {
-        "ALTER",    "ANALYZE", "CHECK",    "COMMIT",   "CREATE",     "DEALLOCATE", "DELETE",
-        "DESC",     "DESCRIBE", "DROP",    "EXPLAIN",  "FLUSH",      "GRANT",      "HANDLER",
-        "INSERT",   "KILL",    "LOAD",     "LOCK",     "OPTIMIZE",   "PREPARE",    "RELEASE",
-        "RENAME",   "REPAIR",  "REPLACE",  "REVOKE",   "ROLLBACK",   "SAVEPOINT",  "SELECT",
-        "SHOW",     "START",   "TABLE",    "TRUNCATE", "UNLOCK",     "UPDATE",     "USE",
-        "VALUES",   "WITH",    "XA"};
-    if (it->kind != IT_WORD)
-        return false;
-    unsigned char first = qg_ascii_lower((unsigned char)c->sql[it->start]);
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (qg_ascii_lower((unsigned char)words[i][0]) == first && item_word(c, it, words[i]))
-            return true;
-    return false;
+    return it->kind == IT_WORD && qg_my_inert_first_word(c->sql + it->start, it->end - it->start);
 }
 
 /* Statements inside statements (EXECUTE IMMEDIATE, PREPARE … FROM, SET
@@ -401,6 +423,7 @@ static void read_nested(qg_my_state *st, const cursor *c, const char *text, size
         one = one && qg_char_class[(unsigned char)text[i]] == QG_CC_SPACE;
     fx->changed = inner.changed;
     fx->change = inner.change;
+    fx->server_decides |= inner.server_decides;
     fx->unknown |= inner.unknown || !one || inner.prepares || inner.executes || inner.deallocates;
 }
 
@@ -426,6 +449,7 @@ static void read_prepare(const qg_my_state *st, cursor *c, item *it, qg_my_effec
     qg_my_effect inner = {0};
     read_nested(&copy, c, text, len, &inner, depth);
     fx->prepared = inner.change;
+    fx->server_decides |= inner.server_decides;
     if (inner.unknown)
         fx->prepared.charset_unknown = fx->prepared.flags_unknown = true;
 }
@@ -463,7 +487,29 @@ static size_t read_set_statement(qg_my_state *st, cursor *c, item *it, qg_my_eff
     *fx = inner;
     if (c->saw_uncertain) /* whether this server ran it is for the server to say */
         fx->unknown = fx->change.charset_unknown = fx->change.flags_unknown = true;
+    fx->server_decides |= c->saw_gated;
     return at + n;
+}
+
+bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_len)
+{
+    size_t i = 0;
+    while (i < len && qg_char_class[(unsigned char)sql[i]] == QG_CC_SPACE)
+        i++;
+    if (i >= len || qg_char_class[(unsigned char)sql[i]] != QG_CC_LETTER)
+        return false;
+    *start = i;
+    *word_len = qg_word_end(NULL, (const unsigned char *)sql, i, len, NAME_BYTES) - i;
+    return true;
+}
+
+/* A text of one statement whose first word says it changes nothing: its
+ * effect is known without lexing it. */
+static bool lone_inert_statement(const char *sql, size_t len)
+{
+    size_t at, n;
+    return qg_my_first_word(sql, len, &at, &n) && qg_my_inert_first_word(sql + at, n) &&
+           !memchr(sql + at + n, ';', len - at - n);
 }
 
 size_t qg_my_read_statement_on(qg_my_state *st, const qg_my_server_kind *server, const char *sql,
@@ -481,6 +527,12 @@ static size_t read_statement_at(qg_my_state *st, const qg_my_server_kind *server
                                 size_t len, qg_my_effect *fx, unsigned depth)
 {
     memset(fx, 0, sizeof *fx);
+    if (depth == 0)
+        QG_COUNT_PASS(QG_PASS_STATEMENT_READ);
+    if (lone_inert_statement(sql, len)) {
+        fx->nonempty = true;
+        return len;
+    }
     const qg_encoding *enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
     if (!enc) /* the checker reports the unknown charset; split byte-wise */
         enc = qg_encoding_find(QG_DIALECT_MYSQL, "latin1");
@@ -535,6 +587,7 @@ static size_t read_statement_at(qg_my_state *st, const qg_my_server_kind *server
         return len; /* the one statement changes nothing: no need to read on */
     while (it.kind != IT_END) /* the rest of the statement */
         cursor_next(&c, &it);
+    fx->server_decides |= c.saw_gated;
     /* a name the shim does not know is for the server to resolve */
     if (fx->change.charset_set && !qg_encoding_find(QG_DIALECT_MYSQL, st->charset))
         fx->change.charset_unknown = true;
@@ -563,48 +616,34 @@ bool qg_my_stmt_name_is(const char *a, size_t a_len, const char *b, size_t b_len
     return a_len == b_len && qg_ascii_ncasecmp(a, b, a_len) == 0;
 }
 
-bool qg_my_reads_alike(const char *sql, size_t len)
+size_t qg_my_alike_prefix(const char *sql, size_t len)
 {
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)sql[i] >= 0x80 || sql[i] == '\\')
-            return false;
-    return true;
+    QG_COUNT_PASS(QG_PASS_TEXT_SCAN);
+    size_t i = 0;
+    while (i < len && (unsigned char)sql[i] < 0x80 && sql[i] != '\\')
+        i++;
+    return i;
 }
 
-bool qg_my_may_change_unreported(const qg_my_state *st, const char *sql, size_t len)
+bool qg_my_reads_alike(const char *sql, size_t len)
 {
-    if (memmem(sql, len, "@@", 2))
-        return true;
-    /* A text of one statement that starts with a word is read here
-     * without lexing it (that word is ASCII in every character set). */
-    size_t i = 0;
-    while (i < len && qg_char_class[(unsigned char)sql[i]] == QG_CC_SPACE)
-        i++;
-    if (i < len && qg_char_class[(unsigned char)sql[i]] == QG_CC_LETTER) {
-        const unsigned char *u = (const unsigned char *)sql;
-        size_t n = qg_word_end(NULL, u, i, len, NAME_BYTES) - i; /* as the reader's words */
-        if (qg_my_word_is(sql + i, n, "CALL") || qg_my_word_is(sql + i, n, "EXECUTE"))
+    return qg_my_alike_prefix(sql, len) == len;
+}
+
+bool qg_my_names_system_variable(const char *sql, size_t len)
+{
+    QG_COUNT_PASS(QG_PASS_TEXT_SCAN);
+    /* '@' is rare in SQL: its search costs less than memmem's set-up */
+    const char *end = sql + len;
+    for (const char *at = sql; (at = memchr(at, '@', (size_t)(end - at))) != NULL; at++)
+        if (at + 1 < end && at[1] == '@')
             return true;
-        if (!memchr(sql + i + n, ';', len - i - n))
-            return false;
-    }
-    qg_my_state state = {.charset = "latin1", .flags = 0};
-    if (st)
-        state = *st;
-    for (size_t pos = 0; pos < len;) {
-        qg_my_effect fx;
-        size_t step = qg_my_read_statement(&state, sql + pos, len - pos, &fx);
-        if (fx.runs_other)
-            return true;
-        if (step == 0)
-            break;
-        pos += step;
-    }
     return false;
 }
 
 bool qg_my_names_tracking(const char *sql, size_t len)
 {
+    QG_COUNT_PASS(QG_PASS_TEXT_SCAN);
     static const char word[] = "session_track";
     const size_t n = sizeof word - 1, before = sizeof "session" - 1;
     for (const char *p = sql; (p = memchr(p, '_', len - (size_t)(p - sql))) != NULL; p++) {

@@ -36,6 +36,9 @@ typedef struct qg_my_effect {
      * SETs of character_set_client and sql_mode end with it: the server
      * gives the caller's back when it returns) */
     bool runs_other;
+    /* it holds an executable comment that some servers do not run: read
+     * for another server, it may do otherwise */
+    bool server_decides;
     qg_my_change change; /* what it sets, part by part */
     /* PREPARE name FROM …, EXECUTE name, DEALLOCATE / DROP PREPARE name:
      * the name (in the text), and what the prepared text sets when run */
@@ -58,9 +61,24 @@ size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_
  * the same prepared statement's (names compare case-insensitively). */
 bool qg_my_stmt_name_is(const char *a, size_t a_len, const char *b, size_t b_len);
 
+/* The word a text starts with, after white space, as the reader reads it
+ * (its bytes up to the first high byte are ASCII in every character set,
+ * and a keyword holds none): false when the text starts otherwise (a
+ * comment, a quote, punctuation). */
+bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_len);
+
+/* Whether a statement that starts with word[0, len) leaves the charset and
+ * sql_mode as they were (a stored function it calls may still change
+ * them: the server's report after the text tells) and names no prepared
+ * statement (PREPARE, DEALLOCATE and DROP PREPARE do), as the reader reads
+ * it. */
+bool qg_my_inert_first_word(const char *word, size_t len);
+
 /* Whether the text reads alike in every client character set and quoting
  * mode the server accepts: only bytes below 0x80 and no backslash. */
 bool qg_my_reads_alike(const char *sql, size_t len);
+/* How many bytes at the text's start read so. */
+size_t qg_my_alike_prefix(const char *sql, size_t len);
 
 /* Whether a text, lexed from the state *st, may change the state without
  * the server reporting it: MariaDB reports no change made by SET @@name
@@ -69,6 +87,10 @@ bool qg_my_reads_alike(const char *sql, size_t len);
  * others (CALL, EXECUTE, after any comment), may.  st NULL: latin1
  * without quoting flags, for a text of one statement. */
 bool qg_my_may_change_unreported(const qg_my_state *st, const char *sql, size_t len);
+
+/* Whether a text names a system variable so (@@name), anywhere: it may
+ * change the state unreported. */
+bool qg_my_names_system_variable(const char *sql, size_t len);
 
 /* Whether a text names session-tracking variables: it may change what the
  * server reports, which no report tells. */

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "mysql_conns.h"
 #include "mysql_escape.h"
+#include "mysql_plan.h"
 #include "mysql_session.h"
 #include "mysql_state.h"
 #include "mysql_statements.h"
@@ -131,8 +132,8 @@ static bool reconnect_state(const qg_my_session *s, MYSQL *mysql, qg_my_state *f
 
 /* Checks a text about to be sent on mysql (guard entered); true = send.
  * *out is the connection's entry, NULL when out of memory. */
-QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, const char *sql,
-                                            size_t len, const void *caller, qg_decision *d,
+QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, qg_my_plan *plan,
+                                            const void *caller, qg_decision *d,
                                             qg_my_conn **out)
 {
     orphan_mysql = NULL;
@@ -140,15 +141,24 @@ QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, const
     if (e) {
         qg_my_state fresh;
         bool resend = reconnect_state(&e->session, mysql, &fresh);
-        return qg_my_session_check(&e->session, resend ? &fresh : NULL, mysql, api, sql, len,
-                                   caller, d);
+        return qg_my_session_check(&e->session, resend ? &fresh : NULL, mysql, api, plan, caller,
+                                   d);
     }
     /* no memory for the entry: the server is asked for this query alone */
     qg_log_write_event(qg_settings_get(), "error", "out_of_memory", api);
     qg_my_session alone = {.state = {.charset = ""}};
     bool covered;
     alone.stale = !qg_my_lib_ask(mysql, &alone.state, &covered);
-    return qg_my_session_check(&alone, NULL, mysql, api, sql, len, caller, d);
+    return qg_my_session_check(&alone, NULL, mysql, api, plan, caller, d);
+}
+
+/* Whether a prepared text may change the state unreported, read with the
+ * connection's state (latin1 without an entry). */
+static bool prepared_may_hide(const qg_my_conn *e, qg_my_plan *plan)
+{
+    static const qg_my_state latin1 = {.charset = "latin1"};
+    qg_my_plan_read(plan, e ? &e->session.state : &latin1, NULL);
+    return qg_my_plan_may_change_unreported(plan);
 }
 
 /* ------------------------------------------------------------- queries */
@@ -229,13 +239,18 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
     hand_over_from_wire(mysql);
     qg_decision d;
     qg_my_conn *e;
-    if (!connection_query_allowed(mysql, api_names[api], sql, len, caller, &d, &e)) {
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, sql, len);
+    if (!connection_query_allowed(mysql, api_names[api], &plan, caller, &d, &e)) {
         /* An asynchronous driver (Ruby's mysql2) waits for the socket to
          * turn readable and takes a failed send for a lost connection: it
          * gets a statement the server answers with an error naming us. */
         bool answered = api == API_SEND_QUERY && send_signal(real, mysql, &d);
-        if (e && answered)
-            qg_my_session_queued(&e->session, "", 0); /* its answer comes in its place */
+        if (e && answered) { /* its answer comes in its place */
+            qg_my_plan none;
+            qg_my_plan_init(&none, "", 0);
+            qg_my_session_queued(&e->session, &none);
+        }
         if (e)
             qg_my_block_set(&e->block, &d, api == API_SEND_QUERY && !answered);
         else
@@ -249,14 +264,14 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
     /* answers read later need what the text may change now */
     bool later = queued || memchr(sql, ';', len);
     if (e && later)
-        qg_my_session_sending(&e->session, sql, len);
+        qg_my_session_sending(&e->session, &plan);
     qg_my_sending = mysql;
     int rc = send_real(real, mysql, sql, len);
     qg_my_sending = NULL;
     if (queued && (rc == 0 || (api != API_SEND_QUERY && server_answered(mysql))))
-        qg_my_session_queued(&e->session, sql, len);
+        qg_my_session_queued(&e->session, &plan);
     if (e && rc == 0 && api != API_SEND_QUERY)
-        qg_my_session_answered(&e->session, &server, mysql, later ? NULL : sql, len);
+        qg_my_session_answered(&e->session, &server, mysql, later ? NULL : &plan);
     if (queued && api != API_SEND_QUERY && (rc == 0 || server_answered(mysql)))
         note_read(e, mysql, rc);
     qg_guard_leave_call(mysql, sql, len);
@@ -300,7 +315,7 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
     }
     my_bool rc = fn(mysql);
     if (e && rc == 0)
-        qg_my_session_answered(&e->session, &server, mysql, NULL, 0);
+        qg_my_session_answered(&e->session, &server, mysql, NULL);
     if (e)
         note_read(e, mysql, rc);
     qg_guard_leave_call(mysql, NULL, 0);
@@ -320,7 +335,7 @@ QG_EXPORT int mysql_next_result(MYSQL *mysql)
     qg_my_session_result_read(&e->session, &server, mysql);
     int rc = fn(mysql);
     if (rc == 0)
-        qg_my_session_answered(&e->session, &server, mysql, NULL, 0);
+        qg_my_session_answered(&e->session, &server, mysql, NULL);
     if (rc != -1) /* -1: no result was left to read */
         note_read(e, mysql, rc);
     qg_guard_leave_call(mysql, NULL, 0);
@@ -355,7 +370,9 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
     qg_my_block_clear(&s->block);
     qg_decision d;
     qg_my_conn *e;
-    if (!connection_query_allowed(s->mysql, "mysql_stmt_prepare", sql, len,
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, sql, len);
+    if (!connection_query_allowed(s->mysql, "mysql_stmt_prepare", &plan,
                                   __builtin_return_address(0), &d, &e)) {
         qg_my_block_set(&s->block, &d, false);
         qg_guard_leave_call(stmt, sql, len);
@@ -364,7 +381,7 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
     qg_my_sending = s->mysql;
     int rc = fn(stmt, sql, len);
     qg_my_sending = NULL;
-    s->may_hide = qg_my_may_change_unreported(e ? &e->session.state : NULL, sql, len);
+    s->may_hide = prepared_may_hide(e, &plan);
     qg_guard_leave_call(stmt, sql, len);
     return rc;
 }
@@ -407,7 +424,9 @@ QG_EXPORT int mariadb_stmt_execute_direct(MYSQL_STMT *stmt, const char *sql, siz
     qg_my_block_clear(&s->block);
     qg_decision d;
     qg_my_conn *e;
-    if (!connection_query_allowed(s->mysql, "mariadb_stmt_execute_direct", sql, len,
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, sql, len);
+    if (!connection_query_allowed(s->mysql, "mariadb_stmt_execute_direct", &plan,
                                   __builtin_return_address(0), &d, &e)) {
         /* the library reports a failed direct execution on both handles */
         qg_my_block_set(&s->block, &d, false);
@@ -416,7 +435,7 @@ QG_EXPORT int mariadb_stmt_execute_direct(MYSQL_STMT *stmt, const char *sql, siz
         qg_guard_leave_call(stmt, sql, given);
         return 1;
     }
-    s->may_hide = qg_my_may_change_unreported(e ? &e->session.state : NULL, sql, len);
+    s->may_hide = prepared_may_hide(e, &plan);
     MYSQL *outer = qg_my_sending;
     qg_my_sending = s->mysql;
     int rc = fn(stmt, sql, length);
@@ -484,8 +503,10 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
     qg_my_conn *e = qg_my_conn_find(mysql);
     if (e) {
         qg_my_block_clear(&e->block);
-        if (rc == 0) /* the library sent SET NAMES: its OK packet reports */
-            qg_my_session_answered(&e->session, &server, mysql, "", 0);
+        qg_my_plan none; /* the library's own text: its OK packet reports */
+        qg_my_plan_init(&none, "", 0);
+        if (rc == 0)
+            qg_my_session_answered(&e->session, &server, mysql, &none);
     }
     qg_guard_leave_call(mysql, NULL, 0);
     return rc;

@@ -515,6 +515,8 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
     qg_my_state states[QG_WIRE_MY_STATES];
     size_t count;
     const char *api = api_of(m->kind);
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, m->sql, m->len);
     const void *caller = sc->caller;
     bool known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
     if (!known && !qg_my_reads_alike(m->sql, m->len) && refusing(qg_settings_get()) &&
@@ -533,15 +535,15 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
         /* what it sets is read with the last state known */
         qg_my_state st = {.flags = quoting_flags(c)};
         qg_my_state_set_charset(&st, c->session.encoding, strlen(c->session.encoding));
-        qg_wire_my_query_effect(&c->my, &st, m->sql, m->len);
+        qg_wire_my_query_effect(&c->my, &plan, &st);
         return true;
     }
     for (size_t i = 0; i < count; i++) {
         qg_my_session session = {.state = states[i]};
-        if (!qg_my_session_check(&session, NULL, c, api, m->sql, m->len, caller, d))
+        if (!qg_my_session_check(&session, NULL, c, api, &plan, caller, d))
             return false;
     }
-    qg_wire_my_query_effect(&c->my, &states[count - 1], m->sql, m->len);
+    qg_wire_my_query_effect(&c->my, &plan, &states[count - 1]);
     return true;
 }
 

@@ -6,6 +6,7 @@
 
 #include "hot.h"
 #include "log.h"
+#include "mysql_plan.h"
 #include "mysql_statements.h"
 #include "quoteguard.h"
 #include "settings.h"
@@ -88,17 +89,18 @@ QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, voi
 }
 
 /* What a text that got an OK packet may have changed unreported. */
-static void note_text(qg_my_session *s, const char *sql, size_t len)
+static void note_text(qg_my_session *s, qg_my_plan *plan)
 {
+    qg_my_plan_read(plan, &s->state, NULL);
     /* while answers are unread, theirs count too */
-    s->may_hide = (s->unread && s->may_hide) || qg_my_may_change_unreported(&s->state, sql, len);
-    if (qg_my_names_tracking(sql, len))
+    s->may_hide = (s->unread && s->may_hide) || qg_my_plan_may_change_unreported(plan);
+    if (qg_my_plan_names_tracking(plan))
         s->stale = true; /* the program may change what is reported: no report says */
 }
 
-void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len)
+void qg_my_session_sending(qg_my_session *s, qg_my_plan *plan)
 {
-    note_text(s, sql, len);
+    note_text(s, plan);
 }
 
 static void pending_add(qg_my_pending *p, const qg_my_state *st)
@@ -112,32 +114,36 @@ static void pending_add(qg_my_pending *p, const qg_my_state *st)
         p->states[p->count++] = *st;
 }
 
-void qg_my_session_queued(qg_my_session *s, const char *sql, size_t len)
+/* The states a text read as `plan` may leave, added to what is pending. */
+static void pending_from(qg_my_pending *pending, qg_my_plan *plan)
+{
+    qg_my_plan_walk w;
+    qg_my_planned st;
+    qg_my_plan_walk_init(&w, plan);
+    while (qg_my_plan_walk_next(&w, &st)) {
+        if (st.effect.unknown)
+            pending->unknown = true;
+        if (st.effect.changed)
+            pending_add(pending, &st.after);
+    }
+}
+
+void qg_my_session_queued(qg_my_session *s, qg_my_plan *plan)
 {
     if (s->unread == 0)
         memset(&s->pending, 0, sizeof s->pending);
     s->unread++;
-    if (qg_my_may_change_unreported(&s->state, sql, len))
+    qg_my_plan_read(plan, &s->state, NULL);
+    if (qg_my_plan_may_change_unreported(plan))
         s->pending.unknown = true;
     /* from the state now and each one an earlier unread text may leave */
-    qg_my_state starts[QG_MY_PENDING_MAX + 1];
-    unsigned n = 0;
-    starts[n++] = s->state;
-    for (unsigned i = 0; i < s->pending.count; i++)
-        starts[n++] = s->pending.states[i];
-    for (unsigned i = 0; i < n; i++) {
-        qg_my_state st = starts[i];
-        for (size_t pos = 0; pos < len;) {
-            qg_my_effect fx;
-            size_t step = qg_my_read_statement(&st, sql + pos, len - pos, &fx);
-            if (step == 0)
-                break;
-            pos += step;
-            if (fx.unknown)
-                s->pending.unknown = true;
-            if (fx.changed)
-                pending_add(&s->pending, &st);
-        }
+    qg_my_pending earlier = s->pending;
+    pending_from(&s->pending, plan);
+    for (unsigned i = 0; i < earlier.count; i++) {
+        qg_my_plan from_earlier;
+        qg_my_plan_init(&from_earlier, plan->sql, plan->len);
+        qg_my_plan_read(&from_earlier, &earlier.states[i], NULL);
+        pending_from(&s->pending, &from_earlier);
     }
 }
 
@@ -181,7 +187,7 @@ static void note_quoting_bits(qg_my_session *s, unsigned status)
 }
 
 void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn,
-                            const char *sql, size_t len)
+                            qg_my_plan *plan)
 {
     if (!s->tracked)
         s->stale = true; /* nothing is reported: ask before the next check */
@@ -189,8 +195,8 @@ void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *con
         s->result_open = true;
         return;
     }
-    if (sql)
-        note_text(s, sql, len);
+    if (plan)
+        note_text(s, plan);
     unsigned status = srv->status(conn);
     if (status & QG_MY_STATUS_SESSION_STATE_CHANGED)
         read_report(s, srv, conn);
@@ -308,53 +314,67 @@ QG_COLD static bool piece_allowed(const void *conn, const char *api, const qg_my
                        caller, d);
 }
 
-/* A text of several statements: each is checked with the state the ones
- * before it leave.  After one whose effect only the server knows, the rest
- * is checked only where it reads alike in every state. */
-QG_COLD static bool pieces_allowed(const void *conn, const char *api, qg_my_state st,
-                                   const char *sql, size_t len, const void *caller,
-                                   qg_decision *d)
+/* A text, read as `plan`, checked statement by statement: each with the
+ * state the ones before it leave, in pieces that end where the state
+ * changes.  After one whose effect only the server knows, the rest is
+ * checked only where it reads alike in every state. */
+QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan *plan,
+                                  const void *caller, qg_decision *d)
 {
-    qg_my_state piece_state = st;
-    size_t piece_start = 0, pos = 0;
+    const char *sql = plan->sql;
+    size_t len = plan->len;
+    if (plan->noted == 0) /* one piece (a text of one statement, read or not) */
+        return check_piece(conn, api, &plan->start, sql, len, caller, d);
+    qg_my_state piece_state = plan->start;
+    size_t piece_start = 0;
+    /* past a statement whose effect only the server knows: the first byte
+     * that does not read alike */
+    size_t unalike = len;
     bool known = true;
-    while (pos < len) {
-        qg_my_effect fx;
-        size_t n = qg_my_read_statement(&st, sql + pos, len - pos, &fx);
-        if (!known && !qg_my_reads_alike(sql + pos, n))
+    qg_my_plan_walk w;
+    qg_my_planned st;
+    qg_my_plan_walk_init(&w, plan);
+    while (qg_my_plan_walk_next(&w, &st)) {
+        if (unalike < st.end) /* in this statement or one before it */
             return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, d);
-        pos += n;
-        if ((fx.changed || fx.unknown) && pos < len) {
-            if (!piece_allowed(conn, api, &piece_state, sql + piece_start, pos - piece_start,
+        if ((st.effect.changed || st.effect.unknown) && st.end < len) {
+            if (!piece_allowed(conn, api, &piece_state, sql + piece_start, st.end - piece_start,
                                len - piece_start, caller, d))
                 return false;
-            piece_start = pos;
-            piece_state = st;
+            piece_start = st.end;
+            piece_state = st.after;
         }
-        known = known && !fx.unknown;
+        if (known && st.effect.unknown) {
+            known = false;
+            unalike = st.end + qg_my_alike_prefix(sql + st.end, len - st.end);
+        }
     }
+    if (unalike < len)
+        return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, d);
     return check_piece(conn, api, &piece_state, sql + piece_start, len - piece_start, caller,
                        d);
 }
 
 QG_HOT static bool text_allowed(const void *conn, const char *api, const qg_my_state *st,
-                                const char *sql, size_t len, const void *caller,
-                                qg_decision *d)
+                                qg_my_plan *plan, const void *caller, qg_decision *d)
 {
-    if (memchr(sql, ';', len))
-        return pieces_allowed(conn, api, *st, sql, len, caller, d);
-    return check_piece(conn, api, st, sql, len, caller, d);
+    qg_my_plan_read(plan, st, NULL);
+    return pieces_allowed(conn, api, plan, caller, d);
 }
 
-QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
-                                const char *api, const char *sql, size_t len, const void *caller,
-                                qg_decision *d)
+/* The text checked under the other states it may meet: a reconnect's
+ * (`fresh`, or NULL) and those the texts whose answers are unread may
+ * leave.  Each is a reading of its own. */
+QG_COLD static bool other_states_allowed(const qg_my_session *s, const qg_my_state *fresh,
+                                         const void *conn, const char *api,
+                                         const qg_my_plan *plan, const void *caller,
+                                         qg_decision *d)
 {
-    if (s->stale)
-        return qg_my_state_unknown(conn, api, s->state.charset, sql, len, caller, d);
-    log_state(s, "check", sql, len);
-    if (!text_allowed(conn, api, &s->state, sql, len, caller, d) ||
-        (fresh && !text_allowed(conn, api, fresh, sql, len, caller, d)))
+    const char *sql = plan->sql;
+    size_t len = plan->len;
+    qg_my_plan other;
+    qg_my_plan_init(&other, sql, len);
+    if (fresh && !text_allowed(conn, api, fresh, &other, caller, d))
         return false;
     if (!s->unread)
         return true;
@@ -364,7 +384,21 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
                                "character_set_client or sql_mode to what only the server knows",
                                d);
     for (unsigned i = 0; i < s->pending.count; i++)
-        if (!text_allowed(conn, api, &s->pending.states[i], sql, len, caller, d))
+        if (!text_allowed(conn, api, &s->pending.states[i], &other, caller, d))
             return false;
     return true;
+}
+
+QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
+                                const char *api, qg_my_plan *plan, const void *caller,
+                                qg_decision *d)
+{
+    if (s->stale)
+        return qg_my_state_unknown(conn, api, s->state.charset, plan->sql, plan->len, caller, d);
+    log_state(s, "check", plan->sql, plan->len);
+    if (!text_allowed(conn, api, &s->state, plan, caller, d))
+        return false;
+    if (!fresh && !s->unread)
+        return true;
+    return other_states_allowed(s, fresh, conn, api, plan, caller, d);
 }

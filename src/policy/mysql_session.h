@@ -26,6 +26,7 @@
 
 #include "conn_map.h"
 #include "guard.h"
+#include "mysql_plan.h"
 #include "mysql_state.h"
 
 /* What a session needs from the client library, for one connection. */
@@ -82,21 +83,22 @@ void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn
 /* Asks the server now; a failure leaves the state stale. */
 void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn);
 /* Before a text is sent whose answer is read later (mysql_send_query, a
- * multi-statement text): what it may change unreported. */
-void qg_my_session_sending(qg_my_session *s, const char *sql, size_t len);
+ * multi-statement text): what it may change unreported.  `plan`: the
+ * text's, read with the session's state here unless it was (by the check). */
+void qg_my_session_sending(qg_my_session *s, qg_my_plan *plan);
 /* A text was sent whose answers the program reads later (mysql_send_query,
  * or any text sent while earlier answers are unread): the texts sent before
  * they are read are checked under every state it may leave too, and the
  * server is not asked meanwhile (its answer would come after theirs). */
-void qg_my_session_queued(qg_my_session *s, const char *sql, size_t len);
+void qg_my_session_queued(qg_my_session *s, qg_my_plan *plan);
 /* An answer was read; `text_done`: the last of its text (an error, or no
  * more results to come). */
 void qg_my_session_read_done(qg_my_session *s, bool text_done);
 /* After the server answered (an OK packet or a result set's head) the text
- * sql (NULL: the one given to qg_my_session_sending).  A result set's text
- * changes nothing unreported: only an OK packet's is read. */
+ * of `plan` (NULL: the one given to qg_my_session_sending).  A result set's
+ * text changes nothing unreported: only an OK packet's is read. */
 void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn,
-                            const char *sql, size_t len);
+                            qg_my_plan *plan);
 /* Once a result set was read: its end's status. */
 void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn);
 
@@ -105,11 +107,12 @@ void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *
 void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *conn,
                             bool may_hide);
 
-/* Checks a text about to be sent with the session's state and, when
- * `fresh` is not NULL, with that state too (a session the library's
- * automatic reconnect would make).  True = send it; *d as qg_guard_query. */
+/* Checks the text of `plan` about to be sent with the session's state
+ * (the plan is read with it, and kept for what follows) and, when `fresh`
+ * is not NULL, with that state too (a session the library's automatic
+ * reconnect would make).  True = send it; *d as qg_guard_query. */
 bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
-                         const char *api, const char *sql, size_t len, const void *caller,
+                         const char *api, qg_my_plan *plan, const void *caller,
                          qg_decision *d);
 /* The decision when the state is not known: enforce blocks, audit sends;
  * both log a state_unknown finding. */

@@ -490,50 +490,54 @@ static const qg_my_change unknown_change = {.charset_unknown = true, .flags_unkn
 static const qg_my_change reinit_change = {
     .charset_unknown = true, .flags_unknown = true, .flags_in_status = true};
 
-void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *start, const char *sql,
-                             size_t len)
+void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan, const qg_my_state *start)
 {
     free(m->next_effect);
     m->next_effect = NULL;
     m->next_several = false;
     qg_wire_my_effect e = {0};
-    qg_my_state st = *start;
-    unsigned statements = 0;
-    bool runs_other = false;
-    for (size_t pos = 0; pos < len;) {
-        qg_my_effect fx;
-        size_t step = qg_my_read_statement_on(&st, &m->server, sql + pos, len - pos, &fx);
-        if (step == 0)
-            break;
-        pos += step;
-        statements += fx.nonempty;
-        runs_other |= fx.runs_other;
-        qg_my_change ch = fx.change;
-        if (fx.executes) {
-            const qg_wire_my_named *named = find_named(m, fx.stmt_name, fx.stmt_name_len);
+    qg_my_plan_walk w;
+    qg_my_planned st;
+    qg_my_plan_read(plan, start, NULL);
+    qg_my_plan_walk_init(&w, plan);
+    if (plan->server_decides) { /* an executable comment: whether it runs is this server's */
+        qg_my_plan_read(plan, start, &m->server);
+        qg_my_plan_walk_init(&w, plan);
+    }
+    while (qg_my_plan_walk_next(&w, &st)) {
+        const qg_my_effect *fx = &st.effect;
+        qg_my_change ch = fx->change;
+        if (fx->executes) {
+            const qg_wire_my_named *named = find_named(m, fx->stmt_name, fx->stmt_name_len);
             ch = named ? named->change : unknown_change;
-            if (ch.charset_set)
-                qg_my_state_set_charset(&st, ch.charset, strlen(ch.charset));
-            if (ch.flags_set)
-                st.flags = ch.flags;
+            if (ch.charset_set || ch.flags_set) { /* the rest is lexed with what it set */
+                qg_my_state after = st.after;
+                if (ch.charset_set)
+                    qg_my_state_set_charset(&after, ch.charset, strlen(ch.charset));
+                if (ch.flags_set)
+                    after.flags = ch.flags;
+                qg_my_plan_walk_set_state(&w, &after);
+            }
         }
-        if (fx.prepares || fx.deallocates) {
+        if (fx->prepares || fx->deallocates) {
             /* forgotten now (an unknown name runs what only the server
              * knows); a PREPARE is kept once the server answers OK */
-            forget_named(m, fx.stmt_name, fx.stmt_name_len);
-            if (fx.prepares && fx.stmt_name_len <= sizeof e.name) {
+            forget_named(m, fx->stmt_name, fx->stmt_name_len);
+            if (fx->prepares && fx->stmt_name_len <= sizeof e.name) {
                 e.prepares = true;
-                memcpy(e.name, fx.stmt_name, fx.stmt_name_len);
-                e.name_len = fx.stmt_name_len;
-                e.prepared = fx.prepared;
+                memcpy(e.name, fx->stmt_name, fx->stmt_name_len);
+                e.name_len = fx->stmt_name_len;
+                e.prepared = fx->prepared;
             }
         }
         add_change(&e, &ch);
     }
+    unsigned statements = qg_my_plan_walk_statements(&w);
     if (e.prepares && statements > 1)
         e.prepares = false; /* which statements ran is the server's to say */
     m->next_several = statements > 1;
-    m->next_mid_reports = statements > 1 && !runs_other && !memmem(sql, len, "@@", 2);
+    m->next_mid_reports = statements > 1 && !qg_my_plan_walk_runs_other(&w) &&
+                          !qg_my_plan_names_system_variable(plan);
     if (e.count == 0 && !e.prepares)
         return;
     m->next_effect = malloc(sizeof e);

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mysql_plan.h"
 #include "mysql_statements.h"
 #include "wire_session.h"
 
@@ -198,8 +199,9 @@ bool qg_wire_my_states(const qg_wire_my *m, const qg_wire_session *s, qg_my_stat
                        size_t cap, size_t *count);
 
 /* What a query's text (passed, about to be sent) does once run, read with
- * state *st: fills m->next_effect (NULL when nothing). */
-void qg_wire_my_query_effect(qg_wire_my *m, const qg_my_state *st, const char *sql, size_t len);
+ * state *start from its plan (read here unless the check read it so):
+ * fills m->next_effect (NULL when nothing). */
+void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan, const qg_my_state *start);
 
 /* A query sent without being read (too large, audit): its effect is the
  * server's to say. */

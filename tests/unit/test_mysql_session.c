@@ -82,11 +82,31 @@ static bool report_item(void *conn, bool first, const char **data, size_t *len)
 static const qg_my_server srv = {&map, ask, request_tracking, thread_id, status, result_set,
                                  report_item};
 
+/* A text's plan, read where the session needs it. */
+static qg_my_plan *plan_of(qg_my_plan *plan, const char *sql, size_t len)
+{
+    qg_my_plan_init(plan, sql, len);
+    return plan;
+}
+
+static bool check(const qg_my_session *s, const char *sql, size_t len, qg_decision *d)
+{
+    qg_my_plan plan;
+    return qg_my_session_check(s, NULL, NULL, "test", plan_of(&plan, sql, len), NULL, d);
+}
+
+static void queue(qg_my_session *s, const char *sql)
+{
+    qg_my_plan plan;
+    qg_my_session_queued(s, plan_of(&plan, sql, strlen(sql)));
+}
+
 static void answer_ok(qg_my_session *s, unsigned flags, const char *sql)
 {
     server_state.result_set = false;
     server_state.status = flags;
-    qg_my_session_answered(s, &srv, NULL, sql, strlen(sql));
+    qg_my_plan plan;
+    qg_my_session_answered(s, &srv, NULL, plan_of(&plan, sql, strlen(sql)));
 }
 
 /* Texts sent before the answers to earlier ones are read. */
@@ -96,14 +116,14 @@ static void queued_texts(void)
     server_state = (fake){.state = {.charset = "latin1"}, .thread = 9, .covered = true};
     qg_my_session_prepare(&s, &srv, NULL);
     static const char set_names[] = "SET NAMES gbk";
-    qg_my_session_queued(&s, set_names, strlen(set_names));
+    queue(&s, set_names);
     tap_ok(s.unread == 1 && s.pending.count == 1 && strcmp(s.pending.states[0].charset, "gbk") == 0,
            "a queued SET NAMES gbk: gbk is among the states the next text may meet");
     /* bf 27 escaped byte-wise: gbk reads [bf 5c] and a quote that ends the literal */
     static const char attack[] = "SELECT 1 FROM t WHERE a = '\xbf\x5c' OR 1=1 -- '";
     size_t n = sizeof attack - 1;
     qg_decision d;
-    tap_ok(!qg_my_session_check(&s, NULL, NULL, "test", attack, n, NULL, &d) && d.block &&
+    tap_ok(!check(&s, attack, n, &d) && d.block &&
                strstr(d.message, "(gbk)"),
            "a text sent meanwhile is blocked under gbk, though the state is still latin1");
     unsigned asked = server_state.asked;
@@ -113,11 +133,11 @@ static void queued_texts(void)
            "while answers are unread the server is not asked (its answer would come after them)");
     s.stale = false;
     static const char immediate[] = "EXECUTE IMMEDIATE 'SET NAMES gbk'";
-    qg_my_session_queued(&s, immediate, strlen(immediate));
+    queue(&s, immediate);
     tap_ok(s.unread == 2 && s.pending.unknown, "a queued EXECUTE IMMEDIATE: a state only the server knows");
-    tap_ok(qg_my_session_check(&s, NULL, NULL, "test", "SELECT 1", 8, NULL, &d),
+    tap_ok(check(&s, "SELECT 1", 8, &d),
            "then text that reads alike in every state passes");
-    tap_ok(!qg_my_session_check(&s, NULL, NULL, "test", attack, n, NULL, &d) &&
+    tap_ok(!check(&s, attack, n, &d) &&
                strstr(d.message, "state_unknown"),
            "and other text is blocked with state_unknown");
     qg_my_session_read_done(&s, false);
@@ -171,7 +191,8 @@ int main(void)
 
     server_state.result_set = true;
     server_state.status = 0;
-    qg_my_session_answered(&s, &srv, NULL, "SELECT f()", 10);
+    qg_my_plan select_f;
+    qg_my_session_answered(&s, &srv, NULL, plan_of(&select_f, "SELECT f()", 10));
     tap_ok(s.result_open && !s.stale, "a result set: its end is looked at later");
     server_state.status = QG_MY_STATUS_SESSION_STATE_CHANGED;
     qg_my_session_result_read(&s, &srv, NULL);
@@ -199,7 +220,7 @@ int main(void)
     qg_my_session_prepare(&s, &srv, NULL);
     tap_ok(s.stale, "a question that fails leaves the state stale");
     qg_decision d;
-    tap_ok(!qg_my_session_check(&s, NULL, NULL, "test", "SELECT 1", 8, NULL, &d) && d.block &&
+    tap_ok(!check(&s, "SELECT 1", 8, &d) && d.block &&
                strstr(d.message, "state_unknown"),
            "and a stale state blocks with state_unknown (enforce, the default)");
     queued_texts();

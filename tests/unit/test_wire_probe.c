@@ -93,7 +93,9 @@ static void exchange(qg_wire_conn *c, sink *s, const char *sql)
     qg_my_state st = {.flags = 0};
     qg_my_state_set_charset(&st, c->session.encoding, strlen(c->session.encoding));
     size_t len = strlen(sql);
-    qg_wire_my_query_effect(&c->my, &st, sql, len);
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, sql, len);
+    qg_wire_my_query_effect(&c->my, &plan, &st);
     uint8_t command[256] = {3};
     memcpy(command + 1, sql, len);
     qg_wire_buf out = {0}, in = {0};

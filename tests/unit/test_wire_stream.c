@@ -418,7 +418,9 @@ static void test_mysql_ok_status(void)
     memcpy(command + 1, set, sizeof set - 1);
     my_packet(&out, 0, command, sizeof command);
     qg_my_state gbk = {.charset = "gbk"};
-    qg_wire_my_query_effect(&c.my, &gbk, set, sizeof set - 1);
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, set, sizeof set - 1);
+    qg_wire_my_query_effect(&c.my, &plan, &gbk);
     qg_wire_write(&c, &io, out.data, out.len);
     static const uint8_t ok[] = {0, 0, 0, 0x02, 0x02, 0, 0}; /* status: NO_BACKSLASH_ESCAPES */
     qg_wire_buf in = {0};
@@ -498,7 +500,9 @@ static void my_exchange(qg_wire_conn *c, sink *s, const char *sql, const qg_wire
         qg_my_state_set_charset(&st, c->session.encoding, strlen(c->session.encoding));
     }
     size_t len = strlen(sql);
-    qg_wire_my_query_effect(&c->my, &st, sql, len);
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, sql, len);
+    qg_wire_my_query_effect(&c->my, &plan, &st);
     qg_wire_buf out = {0};
     uint8_t command[256] = {3};
     memcpy(command + 1, sql, len);
@@ -1324,7 +1328,9 @@ static void test_compressed(void)
         qg_wire_buf qf = {0};
         z_frame(&qf, 0, q.data, q.len, false);
         qg_my_state gbk = {.charset = "gbk"};
-        qg_wire_my_query_effect(&c.my, &gbk, set, sizeof set - 1);
+        qg_my_plan plan;
+        qg_my_plan_init(&plan, set, sizeof set - 1);
+        qg_wire_my_query_effect(&c.my, &plan, &gbk);
         qg_wire_write(&c, &io, qf.data, qf.len);
         for (size_t off = 0; off < ok_frame.len; off += piece)
             qg_wire_read(&c, ok_frame.data + off,

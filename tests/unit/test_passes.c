@@ -1,0 +1,170 @@
+/* How often the MySQL paths read one text: texts of 1, 3 and 10 statements
+ * go through what the libmariadb front calls for mysql_real_query (the
+ * session's check, what the text may change, the answer) and through what
+ * the wire front calls for a COM_QUERY (the check under each state, the
+ * effect the answer is read with), in a build that counts the passes
+ * (pass_count.h).  Each text is read by one walk over its statements; the
+ * other readings are those the rule needs: the checker's, one for each
+ * piece the text is checked in and one more over the rest at each change
+ * of the state, and the searches for what may change the state unreported.
+ * The server is scripted, as in test_mysql_session.c. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn_map.h"
+#include "mysql_session.h"
+#include "pass_count.h"
+#include "quoteguard.h"
+#include "tap.h"
+#include "wire_mysql.h"
+#include "wire_stream.h"
+
+static qg_my_state server_state = {.charset = "utf8mb4"};
+
+static bool ask(void *conn, qg_my_state *st, bool *covered)
+{
+    (void)conn;
+    *st = server_state;
+    *covered = true;
+    return true;
+}
+
+static bool request_tracking(void *conn)
+{
+    (void)conn;
+    return true;
+}
+
+static unsigned long thread_id(void *conn)
+{
+    (void)conn;
+    return 7;
+}
+
+static unsigned status(void *conn)
+{
+    (void)conn;
+    return 0;
+}
+
+static bool result_set(void *conn)
+{
+    (void)conn;
+    return false;
+}
+
+static bool report_item(void *conn, bool first, const char **data, size_t *len)
+{
+    (void)conn, (void)first, (void)data, (void)len;
+    return false;
+}
+
+static qg_conn_map map = QG_CONN_MAP_INIT(qg_conn_head);
+static const qg_my_server srv = {&map, ask, request_tracking, thread_id, status, result_set,
+                                 report_item};
+
+typedef struct text {
+    const char *name;
+    const char *sql;
+    unsigned statements;
+    unsigned changes; /* statements that change the state, before the last */
+} text;
+
+static const text texts[] = {
+    {"1 statement", "SELECT c FROM qg_bench WHERE id = 7", 1, 0},
+    {"3 statements", "SET NAMES gbk; SELECT 'it''s \xc4\xe3'; UPDATE t SET c = 'x' WHERE id = 2", 3, 1},
+    {"10 statements",
+     "SELECT 1; INSERT INTO t VALUES (1, 'a'); SET sql_mode = 'ANSI_QUOTES'; "
+     "SELECT \"c\" FROM t; UPDATE t SET c = 'b'; DELETE FROM t WHERE id = 3; "
+     "SET NAMES latin1; SELECT 'x'; SELECT c FROM t WHERE c = 'y'; SELECT 2",
+     10, 2},
+};
+
+static unsigned long counted(qg_pass_kind kind)
+{
+    return qg_pass_counts[kind];
+}
+
+/* The counts a path took for one text: statements read, text scans,
+ * checker readings. */
+static void report(const char *path, const text *t, unsigned long scans_allowed)
+{
+    unsigned long reads = counted(QG_PASS_STATEMENT_READ), scans = counted(QG_PASS_TEXT_SCAN),
+                  checks = counted(QG_PASS_CHECK);
+    unsigned long checks_allowed = 1 + 2 * t->changes;
+    tap_diag("%s, %s: %lu statements read, %lu text scans, %lu checker readings of %lu bytes "
+             "(text: %zu bytes)",
+             path, t->name, reads, scans, checks, counted(QG_PASS_CHECKED_BYTES), strlen(t->sql));
+    tap_ok(reads <= t->statements,
+           "%s, %s: one walk over the statements (%lu read, %u in the text)", path, t->name, reads,
+           t->statements);
+    tap_ok(scans <= scans_allowed, "%s, %s: at most %lu searches for unreported changes (%lu)",
+           path, t->name, scans_allowed, scans);
+    tap_ok(checks <= checks_allowed,
+           "%s, %s: the checker reads it at most once a piece and once more at each change of "
+           "the state (%lu, at most %lu)",
+           path, t->name, checks, checks_allowed);
+}
+
+/* mysql_real_query on a libmariadb connection, as front_mysql.c calls the
+ * session: prepare, check, what the text may change (a text of several
+ * statements before it is sent), the OK answer. */
+static void libmariadb_path(const text *t)
+{
+    qg_my_session s = {0};
+    qg_my_session_prepare(&s, &srv, NULL);
+    memset(qg_pass_counts, 0, sizeof qg_pass_counts);
+    size_t len = strlen(t->sql);
+    qg_decision d;
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, t->sql, len);
+    bool allowed = qg_my_session_check(&s, NULL, NULL, "mysql_real_query", &plan, NULL, &d);
+    tap_ok(allowed, "libmariadb, %s: passes", t->name);
+    bool later = memchr(t->sql, ';', len) != NULL;
+    if (later)
+        qg_my_session_sending(&s, &plan);
+    qg_my_session_answered(&s, &srv, NULL, later ? NULL : &plan);
+    /* "@@" and "session_track": what may change the state unreported */
+    report("libmariadb", t, 2);
+}
+
+/* A COM_QUERY at the wire, as front_wire.c checks it: under the state the
+ * server reported, then the effect its answer is read with. */
+static void wire_path(const text *t)
+{
+    qg_wire_conn c;
+    qg_wire_conn_init(&c, QG_WIRE_MYSQL);
+    c.my.known = c.my.flags_known = true;
+    snprintf(c.session.encoding, sizeof c.session.encoding, "%s", server_state.charset);
+    qg_my_state states[QG_WIRE_MY_STATES];
+    size_t count;
+    memset(qg_pass_counts, 0, sizeof qg_pass_counts);
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, t->sql, strlen(t->sql));
+    bool allowed = qg_wire_my_states(&c.my, &c.session, states, QG_WIRE_MY_STATES, &count);
+    for (size_t i = 0; allowed && i < count; i++) {
+        qg_my_session session = {.state = states[i]};
+        qg_decision d;
+        allowed = qg_my_session_check(&session, NULL, &c, "wire:COM_QUERY", &plan, NULL, &d);
+    }
+    tap_ok(allowed && count == 1, "wire, %s: passes under the one state known", t->name);
+    qg_wire_my_query_effect(&c.my, &plan, &states[count - 1]);
+    /* "@@" in a text of several statements: whether the server reports
+     * each one's change */
+    report("wire", t, t->statements > 1);
+    qg_wire_conn_release(&c);
+}
+
+int main(void)
+{
+    setenv("QUOTEGUARD_CONFIG", "/dev/null", 1);
+    setenv("QUOTEGUARD_MODE", "enforce", 1);
+    setenv("QUOTEGUARD_LOG", "/dev/null", 1);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        libmariadb_path(&texts[i]);
+        wire_path(&texts[i]);
+    }
+    return tap_done();
+}
