@@ -21,33 +21,14 @@ import struct
 import sys
 import zlib
 
-from mysql_proto import lenenc
+from mysql_proto import lenenc, packet_io
 
 path, scenario, charset, hexinput, marker = sys.argv[1:6]
 COLLATIONS = {"gbk": 28, "utf8mb4": 45}
 
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 sock.connect(path)
-
-
-def recv_exact(n):
-    out = b""
-    while len(out) < n:
-        chunk = sock.recv(n - len(out))
-        if not chunk:
-            raise SystemExit("EOF from the server")
-        out += chunk
-    return out
-
-
-def packet():
-    header = recv_exact(4)
-    length = header[0] | header[1] << 8 | header[2] << 16
-    return header[3], recv_exact(length)
-
-
-def send(seq, payload):
-    sock.sendall(struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload)
+recv_exact, packet, send = packet_io(sock)
 
 
 # ------------------------------------------------ compressed frames
