@@ -127,6 +127,17 @@ __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const uns
 }
 #endif
 
+/* The quotes of a block that open a string not right after a closing one
+ * (the first quote of a chain of doubled quotes); *continued: those that
+ * open right after one (closed_carry: the block before ended with one). */
+static inline uint64_t chain_quotes(uint64_t quotes, uint64_t inside, uint64_t closed_carry,
+                                    uint64_t *continued)
+{
+    uint64_t openers = quotes & inside;
+    *continued = openers & (((quotes & ~inside) << 1) | closed_carry);
+    return openers & ~*continued;
+}
+
 /* For the checker, which looks for a backslash pair (qg_next_backslash_pair)
  * in the whole text, the skip notes where it looked (lx->pairs_to: all of
  * [0, pairs_to)) and what it found (lx->backslash_pair).  Here: the bytes
@@ -181,6 +192,18 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     uint64_t in_string = 0; /* all ones while a string is open at the block start */
     uint64_t chars = 0;     /* mb: automaton state, inside a character across blocks */
     size_t open_quote = 0;  /* in_string: where that string opened */
+    /* PG: a doubled quote closes a string and opens its continuation: the
+     * prefix that rules the whole string is the one before the first quote
+     * of the chain (an opening quote not right after a closing one), the
+     * last of which so far is chain_opener.  closed_carry: the block
+     * before ended with a closing quote (not known for the first block: its
+     * first quote's byte before is looked at as for any quote).  PG's
+     * escapers double quotes; MySQL's put a backslash before them, and
+     * there a quote right after a quote is left to the lexer, which saves
+     * following the chains in every block (docs/PERFORMANCE.md, "Choices
+     * in the code"). */
+    size_t chain_opener = 0;
+    uint64_t closed_carry = 0;
     /* MySQL mb: qg_introduced_quotes has passed open_quote already, so the
      * blocks the string goes on into need not ask again. */
     bool open_introduced_asked = false;
@@ -230,9 +253,16 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             if (mb)
                 note_pairs_in_block(lx, pos, valid, &m, live);
             /* Strings of other rules are the lexer's.  The quotes are right
-             * up to the first string that opens after such a prefix. */
-            bad |= qg_quotes_after_prefix(s, pos, quotes & inside & live, escapes);
-            if (in_string && qg_quotes_after_prefix(s, open_quote, 1, escapes))
+             * up to the first string that opens after such a prefix; a
+             * doubled quote's continuation is ruled by its chain's first
+             * quote, in this block or (before the first one here) earlier. */
+            uint64_t continued = 0, chain_starts = quotes & inside & live;
+            if (pg)
+                chain_starts = chain_quotes(quotes & live, inside, closed_carry, &continued);
+            bad |= qg_quotes_after_prefix(s, pos, chain_starts, escapes);
+            uint64_t inherited = continued & ((chain_starts & -chain_starts) - 1);
+            if ((in_string || inherited) &&
+                qg_quotes_after_prefix(s, pg ? chain_opener : open_quote, 1, escapes))
                 bad |= 1; /* the string open since a block before */
         }
         bool introducers_asked = !pg && mb && (m.high & inside & live);
@@ -267,7 +297,7 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 }
                 pos = anchor = after;
                 anchor_escaped = escaped_quotes;
-                in_string = escape_carry = 0;
+                in_string = escape_carry = closed_carry = 0;
                 continue;
             }
         }
@@ -286,6 +316,14 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             in_string = (inside >> 63) ? ~0ull : 0;
             if (in_string && quotes) /* its quote is the block's last */
                 open_quote = last_bit(pos, quotes);
+            if (pg && quotes) {
+                uint64_t continued, chain_starts = chain_quotes(quotes, inside, closed_carry, &continued);
+                if (chain_starts)
+                    chain_opener = last_bit(pos, chain_starts);
+                closed_carry = (quotes & ~inside) >> 63;
+            } else {
+                closed_carry = 0;
+            }
             open_introduced_asked = introducers_asked || (open_introduced_asked && !quotes);
             pos += BLOCK;
             continue;

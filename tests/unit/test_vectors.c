@@ -4,6 +4,7 @@
  * clean; the checker, running each implementation, gives the reference's
  * verdict and findings and its lexer cuts the reference's tokens; the
  * character count takes runs of whole characters. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,43 @@ static void against_reference(int implementation)
     tap_ok(!cuts, "%s: the lexer cuts the reference's tokens", name);
 }
 
+/* Strings continued by doubled quotes, with backslashes, their quotes
+ * at every place around a block's end: a continuation is read by the rules
+ * of its chain's first quote (E'', U&'' …), in every implementation as in
+ * the reference. */
+static void doubled_quote_chains(int implementation)
+{
+    static const char *const tails[] = {
+        "E'ab''cd\\' OR 1=1 --'", "'ab''\\' OR 1=1 --'", "'\x95\x5c''\x95\x5c' OR '\\'",
+        "e''''\\'' x", "U&'a''\\' y'", "'a''b' 'c\\'' d'", "x'a''\\''b'",
+        "'it''s \x95\x5c\x8e\xa6 it''s \x83\x5c' AND c = E'\\'''",
+    };
+    static char text[MAX_TEXT];
+    int wrong = 0;
+    for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
+        qg_context ctx;
+        qg_context_init(&ctx, settings[s].dialect,
+                        qg_encoding_find(settings[s].dialect, settings[s].encoding), settings[s].flags);
+        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
+            for (size_t pad = 0; pad < 140; pad++) {
+                int n = snprintf(text, sizeof text, "SELECT %*s%s%s", (int)pad, "",
+                                 pad % 3 ? "'a''b'" : "", tails[t]);
+                qg_result ref, got;
+                qg_allow_vectors(QG_VECTORS_REFERENCE);
+                qg_check(&ctx, text, (size_t)n, &ref);
+                qg_allow_vectors(implementation);
+                qg_check(&ctx, text, (size_t)n, &got);
+                if (!same_result(&ref, &got) && !wrong++)
+                    tap_diag("%s: verdict %d (%u findings) against the reference's %d (%u): %s",
+                             qg_vectors_name(implementation), (int)got.verdict, got.count,
+                             (int)ref.verdict, ref.count, text);
+            }
+    }
+    qg_allow_vectors(QG_VECTORS_WIDEST);
+    tap_ok(!wrong, "%s: strings continued by doubled quotes read as in the reference",
+           qg_vectors_name(implementation));
+}
+
 /* The character count: where it stops, a character ends, and it counted
  * the characters before. */
 static void counts_whole_characters(int implementation)
@@ -165,6 +203,7 @@ int main(void)
     complete_tables();
     for (int i = QG_VECTORS_REFERENCE; i <= qg_cpu_vectors(); i++) {
         against_reference(i);
+        doubled_quote_chains(i);
         counts_whole_characters(i);
     }
     return tap_done();
