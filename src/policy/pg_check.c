@@ -15,10 +15,9 @@ QG_HOT bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding 
         q->encoding_name = c->name;
         return c->converts_to_ascii;
     }
-    q->encoding = NULL;
     q->encoding_name = qg_pg_checked_encoding(c, server_encoding(q->conn));
-    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name);
-    return enc && qg_encoding_converts_to_ascii(enc);
+    q->encoding = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name); /* NULL: unknown */
+    return q->encoding && qg_encoding_converts_to_ascii(q->encoding);
 }
 
 QG_HOT bool qg_pg_check_converted(qg_query *q, bool converts,
