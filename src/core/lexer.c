@@ -244,10 +244,11 @@ static bool bare_body_hides_quote(const qg_lexer *lx, size_t from, size_t to)
  * that state, up to a byte that does (or a long run of ASCII, left to the
  * vector scan).  Text mixing the two goes on in this one loop.  In S an
  * invalid sequence is a finding (PG: the server rejects the whole query;
- * MySQL: the server takes the lead byte alone).  `span_*` name the token
- * the bytes are in. */
+ * MySQL: the server takes the lead byte alone, and in `code` rejects the
+ * statement).  `span_*` name the token the bytes are in. */
 static inline __attribute__((always_inline)) void
-consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, unsigned mask)
+consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, bool code,
+             unsigned mask)
 {
     const qg_encoding *enc = lx->ctx->encoding;
     const unsigned char *s = lx->sql;
@@ -280,6 +281,11 @@ consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, unsig
                     /* An escaper that trusts the lead byte reads on past
                      * the bytes it declares: the checker compares the
                      * readings even where the finding is not acted on. */
+                    lx->diverges = lx->diverges || lx->findings;
+                } else if (code) {
+                    /* MySQL's lexer takes an ill-formed byte in code for a
+                     * syntax error: the statement never runs, as in PG */
+                    add_finding(lx, QG_REASON_INVALID_SEQUENCE, pos, span_start, span_end);
                     lx->diverges = lx->diverges || lx->findings;
                 } else
                     illformed_finding(lx, pos, span_start, span_end);
@@ -379,7 +385,7 @@ static inline __attribute__((always_inline)) int next_in_token(qg_lexer *lx, con
         if (c >= 0x80) {
             if (mask == STOP_QUOTED && lx->dfa && run_quoted_dfa(lx))
                 continue;
-            consume_high(lx, tok->start, lx->len, check, mask);
+            consume_high(lx, tok->start, lx->len, check, false, mask);
         } else if (c == '\0')
             add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
         else
@@ -396,7 +402,7 @@ static void check_gap(qg_lexer *lx, size_t to, size_t span_start, bool mb)
         if (c == '\0')
             add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, span_start, lx->len);
         else if (c >= 0x80 && mb)
-            consume_high(lx, span_start, lx->len, true, 0); /* never crosses the newline */
+            consume_high(lx, span_start, lx->len, true, false, 0); /* never crosses the newline */
         else
             lx->pos++;
     }
@@ -506,7 +512,7 @@ static void scan_quoted(qg_lexer *lx, qg_token *tok, unsigned char quote, quote_
             /* PG lexes after conversion, so '\' takes a whole character;
              * MySQL's lexer skips exactly one byte. */
             if (pg && mb && s[lx->pos] >= 0x80)
-                consume_high(lx, tok->start, lx->len, check_encoding, 0);
+                consume_high(lx, tok->start, lx->len, check_encoding, false, 0);
             else if (s[lx->pos] == '\0')
                 add_finding(lx, QG_REASON_NUL_BYTE, lx->pos++, tok->start, lx->len);
             else if (s[lx->pos++] >= 0x80)
@@ -823,9 +829,9 @@ bool qg_lexer_next(qg_lexer *lx, qg_token *tok)
         unsigned char next = at + 1 < lx->len ? s[at + 1] : 0;
         if (c >= 0x80) {
             if (pg)
-                consume_high(lx, at, at, true, STOP_PG_CODE);
+                consume_high(lx, at, at, true, true, STOP_PG_CODE);
             else
-                consume_high(lx, at, at, true, STOP_MY_CODE);
+                consume_high(lx, at, at, true, true, STOP_MY_CODE);
         } else if (c == '\0') {
             add_finding(lx, QG_REASON_NUL_BYTE, at, at, at);
             lx->pos++;
