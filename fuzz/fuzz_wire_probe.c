@@ -14,6 +14,7 @@
  */
 #include "fuzz_common.h"
 #include "wire_probe.h"
+#include "wire_stream.h"
 
 static void packet(qg_wire_buf *b, uint8_t seq, const void *payload, size_t len)
 {
