@@ -134,9 +134,9 @@ elif mode == "stopped":
     import threading
     pid, marker = int(sys.argv[3]), sys.argv[4]
     run("SET character_set_client = @@character_set_client")
+    start = time.monotonic()
     os.kill(pid, signal.SIGSTOP)
     threading.Timer(15, os.kill, (pid, signal.SIGCONT)).start()
-    start = time.monotonic()
     try:
         run("SELECT /*" + marker + "*/ '\u00e9' AS e", "RESULT:")
     except pymysql.err.InterfaceError as e:
