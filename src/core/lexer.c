@@ -276,16 +276,14 @@ consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, bool 
             pos += declared_length(enc, s + pos, len - pos);
         } else {
             if (n == 0 && check) {
-                if (is_pg(lx)) {
+                if (is_pg(lx) || code) {
+                    /* PG rejects the whole query, and MySQL's lexer takes
+                     * an ill-formed byte in code for a syntax error: the
+                     * statement never runs */
                     add_finding(lx, QG_REASON_INVALID_SEQUENCE, pos, span_start, span_end);
                     /* An escaper that trusts the lead byte reads on past
                      * the bytes it declares: the checker compares the
                      * readings even where the finding is not acted on. */
-                    lx->diverges = lx->diverges || lx->findings;
-                } else if (code) {
-                    /* MySQL's lexer takes an ill-formed byte in code for a
-                     * syntax error: the statement never runs, as in PG */
-                    add_finding(lx, QG_REASON_INVALID_SEQUENCE, pos, span_start, span_end);
                     lx->diverges = lx->diverges || lx->findings;
                 } else
                     illformed_finding(lx, pos, span_start, span_end);
