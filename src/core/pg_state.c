@@ -232,9 +232,53 @@ static void read_set_config(const qg_context *ctx, const char *s, size_t len, qg
     }
 }
 
+/* Whether a word (a run of NAME_BYTES) may be one every reading above
+ * needs: SET (also the start of set_config), RESET, DISCARD, NAMES and the
+ * settings' names.  The first letter and the length sort out nearly every
+ * word without a compare. */
+static bool may_be_setting_word(const char *w, size_t n)
+{
+    switch (qg_ascii_lower((unsigned char)w[0])) {
+    case 's':
+        return (n >= 3 && qg_ascii_lower((unsigned char)w[1]) == 'e' &&
+                qg_ascii_lower((unsigned char)w[2]) == 't') ||
+               (n == 27 && qg_my_word_is(w, n, "standard_conforming_strings"));
+    case 'r':
+        return n == 5 && qg_my_word_is(w, n, "reset");
+    case 'd':
+        return n == 7 && qg_my_word_is(w, n, "discard");
+    case 'n':
+        return n == 5 && qg_my_word_is(w, n, "names");
+    case 'c':
+        return n == 15 && qg_my_word_is(w, n, "client_encoding");
+    default:
+        return false;
+    }
+}
+
+/* Whether the text has such a word anywhere (in a string or a comment
+ * too): a text without one keeps both settings, unread. */
+static bool may_name_a_setting(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        if (!qg_char_in((unsigned char)s[i], NAME_BYTES)) {
+            i++;
+            continue;
+        }
+        size_t start = i;
+        while (++i < len && qg_char_in((unsigned char)s[i], NAME_BYTES))
+            ;
+        if (may_be_setting_word(s + start, i - start))
+            return true;
+    }
+    return false;
+}
+
 qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len)
 {
     qg_pg_effect e = {0};
+    if (!may_name_a_setting(sql, len))
+        return e;
     qg_context ctx;
     read_context(&ctx);
     words w;

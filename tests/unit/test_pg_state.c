@@ -59,6 +59,12 @@ int main(void)
     encoding_is("DO $$BEGIN EXECUTE 'DISCARD\nALL'; END$$", QG_PG_UNKNOWN, "");
     encoding_is("SET search_path TO public", QG_PG_KEEPS, "");
     encoding_is("SELECT set_config('search_path', 'public', false)", QG_PG_KEEPS, "");
+    /* texts without a word a setting needs are not read; one with a word
+     * that only begins like one is read whole */
+    encoding_is("SELECT c FROM qg_bench WHERE id = 839", QG_PG_KEEPS, "");
+    encoding_is("SELECT settings FROM t", QG_PG_KEEPS, "");
+    encoding_is("SELECT 1 -- Set_Config(x)", QG_PG_UNKNOWN, "");
+    encoding_is("SELECT 1 AS CLIENT_ENCODING", QG_PG_UNKNOWN, "");
 
     scs_is("SET standard_conforming_strings = on", QG_PG_SETS, true);
     scs_is("SET standard_conforming_strings TO 'off'", QG_PG_SETS, false);
