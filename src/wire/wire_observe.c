@@ -88,21 +88,21 @@ static size_t header_size(const qg_wire_conn *c)
     return c->proto == QG_WIRE_PG ? 5 : 4;
 }
 
-/* A header is complete in c->in_hdr: sets up the message or packet. */
-static void start_message(qg_wire_conn *c)
+/* A whole header h[0, header_size): sets up the message or packet. */
+static void start_message(qg_wire_conn *c, const uint8_t *h)
 {
     uint64_t body;
     bool keep;
     if (c->proto == QG_WIRE_PG) {
-        uint32_t len = (uint32_t)c->in_hdr[1] << 24 | (uint32_t)c->in_hdr[2] << 16 |
-                       (uint32_t)c->in_hdr[3] << 8 | c->in_hdr[4];
-        c->in_type = c->in_hdr[0];
+        uint32_t len = (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 |
+                       (uint32_t)h[3] << 8 | h[4];
+        c->in_type = h[0];
         body = len >= 4 ? len - 4 : 0;
         keep = c->in_type == 'S' && body <= KEEP_MAX;
     } else {
-        uint32_t len = (uint32_t)c->in_hdr[0] | (uint32_t)c->in_hdr[1] << 8 |
-                       (uint32_t)c->in_hdr[2] << 16;
-        c->in_seq = c->in_hdr[3];
+        uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 |
+                       (uint32_t)h[2] << 16;
+        c->in_seq = h[3];
         c->in_len = len;
         body = len;
         /* every packet's head: where answers end is read from them (the
@@ -115,18 +115,25 @@ static void start_message(qg_wire_conn *c)
     c->in_body.len = 0;
 }
 
-static void end_message(qg_wire_conn *c)
+/* The message read to its end: what it says, from its first bytes
+ * body[0, n) (at most KEEP_MAX of them, when c->in_keep). */
+static void end_message_of(qg_wire_conn *c, const uint8_t *body, size_t n)
 {
     if (c->proto == QG_WIRE_PG && c->in_type == 'Z')
         qg_wire_pg_ready(c);
-    if (c->in_keep && c->in_body.len > 0) {
+    if (c->in_keep && n > 0) {
         if (c->proto == QG_WIRE_PG)
-            pg_parameter_status(c, c->in_body.data, c->in_body.len);
+            pg_parameter_status(c, body, n);
         else
-            my_packet(c, c->in_body.data, c->in_body.len);
+            my_packet(c, body, n);
     }
     c->in_keep = false;
     c->in_body.len = 0;
+}
+
+static void end_message(qg_wire_conn *c)
+{
+    end_message_of(c, c->in_body.data, c->in_body.len);
 }
 
 size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
@@ -145,19 +152,35 @@ size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
             return n;
         i = 1;
     }
+    size_t hs = header_size(c);
     while (i < n && !c->passthrough) {
         if (c->z_on != framed)
             return i; /* compressed frames from here on */
-        if (c->in_hdr_len < header_size(c) && c->in.left == 0 && !c->in_keep) {
-            c->in_hdr[c->in_hdr_len++] = p[i++];
-            if (c->in_hdr_len < header_size(c))
+        if (c->in.left == 0 && !c->in_keep) {
+            /* a header: read in place where the call holds all of it */
+            if (c->in_hdr_len == 0 && n - i >= hs) {
+                start_message(c, p + i);
+                i += hs;
+            } else {
+                while (c->in_hdr_len < hs && i < n)
+                    c->in_hdr[c->in_hdr_len++] = p[i++];
+                if (c->in_hdr_len < hs)
+                    continue;
+                c->in_hdr_len = 0;
+                start_message(c, c->in_hdr);
+            }
+            if (c->in.left == 0) {
+                end_message(c);
                 continue;
-            c->in_hdr_len = 0;
-            start_message(c);
-            if (c->in.left > 0)
+            }
+            if (c->in.left <= n - i) {
+                /* the whole message is here: read in place, not copied */
+                size_t body = (size_t)c->in.left;
+                c->in.left = 0;
+                end_message_of(c, p + i, body < KEEP_MAX ? body : KEEP_MAX);
+                i += body;
                 continue;
-            end_message(c);
-            continue;
+            }
         }
         size_t step = c->in.left < n - i ? (size_t)c->in.left : n - i;
         if (c->in_keep) {
