@@ -538,11 +538,9 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
         qg_wire_my_query_effect(&c->my, &plan, &st);
         return true;
     }
-    for (size_t i = 0; i < count; i++) {
-        qg_my_session session = {.state = states[i]};
-        if (!qg_my_session_check(&session, NULL, c, api, &plan, caller, d))
+    for (size_t i = 0; i < count; i++)
+        if (!qg_my_state_check(&states[i], c, api, &plan, caller, d))
             return false;
-    }
     qg_wire_my_query_effect(&c->my, &plan, &states[count - 1]);
     return true;
 }

@@ -16,17 +16,23 @@ enum { QUOTING_BITS = QG_MY_STATUS_NO_BACKSLASH_ESCAPES | QG_MY_STATUS_ANSI_QUOT
 /* The recorded state at debug level: "asked" (read from the server),
  * "reported" (a session-tracking report), or "check" with the head of the
  * query about to be checked with it. */
-static void log_state(const qg_my_session *s, const char *source, const char *sql, size_t len)
+static void log_state_of(const qg_my_state *st, bool stale, const char *source, const char *sql,
+                         size_t len)
 {
     const qg_settings *settings = qg_settings_get();
     if (settings->verbosity < 2)
         return;
     char detail[200];
-    qg_my_state_describe(&s->state, detail, sizeof detail);
+    qg_my_state_describe(st, detail, sizeof detail);
     size_t n = strlen(detail);
-    snprintf(detail + n, sizeof detail - n, " %s%s%s%.*s", source, s->stale ? " stale" : "",
+    snprintf(detail + n, sizeof detail - n, " %s%s%s%.*s", source, stale ? " stale" : "",
              sql ? ": " : "", sql ? (int)(len < 64 ? len : 64) : 0, sql ? sql : "");
     qg_log_write_event(settings, "debug", "mysql_state", detail);
+}
+
+static void log_state(const qg_my_session *s, const char *source, const char *sql, size_t len)
+{
+    log_state_of(&s->state, s->stale, source, sql, len);
 }
 
 static void publish(qg_my_session *s, const qg_my_server *srv, const qg_my_state *st)
@@ -387,6 +393,13 @@ QG_COLD static bool other_states_allowed(const qg_my_session *s, const qg_my_sta
         if (!text_allowed(conn, api, &s->pending.states[i], &other, caller, d))
             return false;
     return true;
+}
+
+QG_HOT bool qg_my_state_check(const qg_my_state *st, const void *conn, const char *api,
+                              qg_my_plan *plan, const void *caller, qg_decision *d)
+{
+    log_state_of(st, false, "check", plan->sql, plan->len);
+    return text_allowed(conn, api, st, plan, caller, d);
 }
 
 QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,

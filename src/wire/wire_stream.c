@@ -212,9 +212,11 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
 /* How a run of passing bytes ends. */
 typedef enum run_end { RUN_END, RUN_HOLD, RUN_REPLACE, RUN_DROP } run_end;
 
-/* Plans from p: the bytes that pass as they are (*run), and what follows. */
+/* Plans from p: the bytes that pass as they are (*run), and what follows;
+ * *after is the client's framer once the whole run went. */
 static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n,
-                        size_t *run, qg_wire_buf *replacement, qg_wire_classified *stop)
+                        size_t *run, qg_wire_buf *replacement, qg_wire_classified *stop,
+                        qg_wire_framer *after)
 {
     qg_wire_framer f = c->out;
     size_t q = 0;
@@ -234,6 +236,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
         /* MySQL learns a query is too large only while holding it */
         if (cl.status == QG_CL_NEED || (cl.too_large && c->proto == QG_WIRE_MYSQL)) {
             *run = q;
+            *after = f;
             return RUN_HOLD;
         }
         if (cl.status == QG_CL_PASS)
@@ -246,6 +249,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
             c->decided = (qg_wire_buf){0};
             *run = q;
             *stop = cl;
+            *after = f;
             return RUN_REPLACE;
         }
         if (cl.status == QG_CL_SQL) {
@@ -259,6 +263,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
                 if (!pass) {
                     *run = q;
                     *stop = cl;
+                    *after = f;
                     return cl.complete ? RUN_REPLACE : RUN_DROP;
                 }
                 qg_wire_buf_free(replacement);
@@ -269,6 +274,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
         f = cl.next;
     }
     *run = q;
+    *after = f;
     return RUN_END;
 }
 
@@ -348,7 +354,8 @@ ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8
         size_t run = 0;
         qg_wire_buf replacement = {0};
         qg_wire_classified stop = {0};
-        run_end end = plan_run(c, io, p + done, n - done, &run, &replacement, &stop);
+        qg_wire_framer after;
+        run_end end = plan_run(c, io, p + done, n - done, &run, &replacement, &stop, &after);
         if (run > 0) {
             ssize_t r = io->send(io->ctx, p + done, run);
             if (r < 0) {
@@ -361,7 +368,10 @@ ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8
                 }
                 return done ? (ssize_t)done : -1;
             }
-            if (!c->passthrough)
+            /* the framer planned for the whole run, else read again as far as it went */
+            if (!c->passthrough && (size_t)r == run)
+                c->out = after;
+            else if (!c->passthrough)
                 qg_wire_advance(c, p + done, (size_t)r, n - done);
             c->out_pos += (size_t)r;
             done += (size_t)r;
