@@ -3,6 +3,7 @@
 #include "guard.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@
 
 /* Calls in flight past this many are still counted but not recorded: the
  * library's inner calls for them are checked again (logged twice, never
- * skipped). */
+ * skipped).  One byte a slot in each of the two flag words. */
 #define CALLS_RECORDED 8
 
 typedef struct call_in_flight {
@@ -24,9 +25,17 @@ typedef struct call_in_flight {
     const char *sql; /* NULL: every query on conn is the library's own */
     size_t len;
     unsigned order;  /* when it entered: the innermost call is the latest */
-    bool taken;      /* claimed by an enter: set first, cleared last */
-    bool ready;      /* filled in: read only while set */
 } call_in_flight;
+
+/* A slot's byte in calls_taken is set first and cleared last (claimed by an
+ * enter); in calls_ready it is set once the slot is filled in, and the slot
+ * is read only while it is.  Each flag is a byte of its own, written by one
+ * store; a query reads all of them in one load, so that a thread with no
+ * call in flight (nearly every query) looks at no slot. */
+typedef union call_flags {
+    unsigned char slot[CALLS_RECORDED];
+    uint64_t all;
+} call_flags;
 
 /* initial-exec: the variables live in the static TLS block, so reading them
  * never calls __tls_get_addr (which may allocate) on the query path.  The
@@ -34,42 +43,59 @@ typedef struct call_in_flight {
  * coroutine of their own on the thread, and one may finish after a call
  * that started later. */
 static __thread call_in_flight calls[CALLS_RECORDED] __attribute__((tls_model("initial-exec")));
+static __thread call_flags calls_taken __attribute__((tls_model("initial-exec")));
+static __thread call_flags calls_ready __attribute__((tls_model("initial-exec")));
 static __thread unsigned calls_entered __attribute__((tls_model("initial-exec")));
 static __thread unsigned calls_unrecorded __attribute__((tls_model("initial-exec")));
+
+/* The flags as one word, read by one load: a signal handler on this thread
+ * runs between two instructions, never inside one. */
+static inline uint64_t flags_now(const call_flags *f)
+{
+    return __atomic_load_n(&f->all, __ATOMIC_RELAXED);
+}
+
+/* The slot of the lowest flag set in `flags` (nonzero). */
+static inline unsigned first_slot(uint64_t flags)
+{
+    return (unsigned)__builtin_ctzll(flags) / 8;
+}
+
+#define SLOT_BYTES 0x0101010101010101ULL
 
 /* A signal handler on this thread may run between any two steps below and
  * enter and leave itself: it skips a slot once taken, and reads a slot only
  * once it is ready. */
 QG_HOT bool qg_guard_enter(const void *conn, const char *sql, size_t len)
 {
-    for (unsigned i = 0; i < CALLS_RECORDED; i++) {
-        const call_in_flight *c = &calls[i];
-        if (c->ready && c->conn == conn && (!c->sql || (c->sql == sql && c->len == len)))
+    for (uint64_t ready = flags_now(&calls_ready); ready; ready &= ready - 1) {
+        const call_in_flight *c = &calls[first_slot(ready)];
+        if (c->conn == conn && (!c->sql || (c->sql == sql && c->len == len)))
             return false;
     }
-    for (unsigned i = 0; i < CALLS_RECORDED; i++) {
-        call_in_flight *c = &calls[i];
-        if (c->taken)
-            continue;
-        c->taken = true;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        c->conn = conn;
-        c->sql = sql;
-        c->len = len;
-        c->order = ++calls_entered;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        c->ready = true;
+    uint64_t free_slots = ~flags_now(&calls_taken) & SLOT_BYTES;
+    if (!free_slots) {
+        calls_unrecorded++;
         return true;
     }
-    calls_unrecorded++;
+    unsigned i = first_slot(free_slots);
+    call_in_flight *c = &calls[i];
+    calls_taken.slot[i] = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    c->conn = conn;
+    c->sql = sql;
+    c->len = len;
+    c->order = ++calls_entered;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    calls_ready.slot[i] = 1;
     return true;
 }
 
-static void release(call_in_flight *c)
+static void release(unsigned i)
 {
-    c->ready = false;
+    calls_ready.slot[i] = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    c->taken = false;
+    calls_taken.slot[i] = 0;
 }
 
 /* Calls past the records are the innermost: they entered while every slot
@@ -80,20 +106,25 @@ QG_HOT void qg_guard_leave(void)
         calls_unrecorded--;
         return;
     }
-    call_in_flight *latest = NULL;
-    for (unsigned i = 0; i < CALLS_RECORDED; i++)
-        if (calls[i].ready && (!latest || (int)(calls[i].order - latest->order) > 0))
-            latest = &calls[i];
-    if (latest)
-        release(latest);
+    uint64_t ready = flags_now(&calls_ready);
+    if (!ready)
+        return;
+    unsigned latest = first_slot(ready);
+    for (ready &= ready - 1; ready; ready &= ready - 1) {
+        unsigned i = first_slot(ready);
+        if ((int)(calls[i].order - calls[latest].order) > 0)
+            latest = i;
+    }
+    release(latest);
 }
 
 QG_HOT void qg_guard_leave_call(const void *conn, const char *sql, size_t len)
 {
-    for (unsigned i = 0; i < CALLS_RECORDED; i++) {
-        call_in_flight *c = &calls[i];
-        if (c->ready && c->conn == conn && c->sql == sql && c->len == len) {
-            release(c);
+    for (uint64_t ready = flags_now(&calls_ready); ready; ready &= ready - 1) {
+        unsigned i = first_slot(ready);
+        const call_in_flight *c = &calls[i];
+        if (c->conn == conn && c->sql == sql && c->len == len) {
+            release(i);
             return;
         }
     }
