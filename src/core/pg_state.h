@@ -9,6 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "quoteguard.h"
+
+/* The checker reads standard_conforming_strings at a backslash only: a
+ * text without the byte 0x5c, checked as it is (not converted), gets the
+ * same verdict and findings under either value.  A front that has not
+ * looked the value up for such a text checks it with these flags. */
+#define QG_PG_BACKSLASH_FREE_FLAGS QG_STD_STRINGS
+
 /* What a statement does to one setting. */
 typedef enum qg_pg_change {
     QG_PG_KEEPS = 0, /* nothing */

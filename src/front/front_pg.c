@@ -84,6 +84,9 @@ QG_REAL_FN(char *, pg_encoding_to_char, (int), qg_libpq_sonames)
 QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQsocket, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), qg_libpq_sonames)
+QG_REAL_FN(int, PQbackendPID, (const PGconn *), qg_libpq_sonames)
+QG_REAL_FN(void, PQreset, (PGconn *), qg_libpq_sonames)
+QG_REAL_FN(int, PQresetStart, (PGconn *), qg_libpq_sonames)
 
 /* Blocked queries' messages, for the error readers. */
 static qg_pg_registry blocked_results = QG_PG_REGISTRY_INIT;
@@ -116,12 +119,61 @@ __attribute__((constructor)) static void keep_registries_across_fork(void)
 
 /* ------------------------------------------------------------------- check */
 
+/* Counts the connections that ended or were reset (PQfinish, PQreset,
+ * PQresetStart): what is kept of a connection's backend is read again
+ * after any of them. */
+static unsigned conns_renewed = 1;
+
+static void note_conn_renewed(void)
+{
+    __atomic_add_fetch(&conns_renewed, 1, __ATOMIC_ACQ_REL);
+}
+
+/* A backend serves one database for its life, and server_encoding is that
+ * database's: it is kept per connection and backend (its process ID), so
+ * that libpq's list of reported parameters is not walked for it on every
+ * query.  `busy` while an entry is written: a signal handler's query then
+ * neither reads nor writes it.  initial-exec: reading it never allocates. */
+enum { KEPT_SERVERS = 4 };
+typedef struct kept_server {
+    const PGconn *conn;
+    const char *name;    /* the shim's own name of the encoding */
+    unsigned generation; /* qg_real_generation when kept; 0: empty */
+    unsigned renewed;    /* conns_renewed when kept */
+    int backend_pid;
+    bool busy;
+} kept_server;
+static __thread kept_server kept_servers[KEPT_SERVERS] __attribute__((tls_model("initial-exec")));
+
 /* The encoding the server reports for itself ("" when it reports none). */
 static const char *server_encoding(const void *conn)
 {
+    PQbackendPID_fn pid_of = real_PQbackendPID();
+    unsigned generation = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    unsigned renewed = __atomic_load_n(&conns_renewed, __ATOMIC_ACQUIRE);
+    int pid = pid_of ? pid_of(conn) : 0;
+    kept_server *k = &kept_servers[((uintptr_t)conn / 16) % KEPT_SERVERS];
+    bool keepable = pid != 0 && generation != 0 && !k->busy;
+    if (keepable && k->generation == generation && k->renewed == renewed && k->conn == conn &&
+        k->backend_pid == pid)
+        return k->name;
     PQparameterStatus_fn status = real_PQparameterStatus();
     const char *name = status ? status(conn, "server_encoding") : NULL;
-    return name ? name : "";
+    if (!name)
+        return "";
+    const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, name);
+    if (keepable && enc && strcmp(qg_encoding_name(enc), name) == 0) {
+        k->busy = true;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        k->generation = generation;
+        k->renewed = renewed;
+        k->conn = conn;
+        k->backend_pid = pid;
+        k->name = qg_encoding_name(enc);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        k->busy = false;
+    }
+    return name;
 }
 
 /* The client encoding.  libpq keeps it as a number (PQclientEncoding),
@@ -143,7 +195,7 @@ QG_HOT static qg_pg_client_encoding client_encoding(const PGconn *conn)
     return qg_pg_client_encoding_named(status ? status(conn, "client_encoding") : NULL);
 }
 
-QG_HOT static unsigned quoting_flags(const PGconn *conn)
+QG_HOT static unsigned quoting_flags(const void *conn)
 {
     PQparameterStatus_fn status = real_PQparameterStatus();
     const char *scs = status ? status(conn, "standard_conforming_strings") : NULL;
@@ -162,7 +214,7 @@ typedef enum opened {
 /* The calls whose inner PQsend* call the shim may see. */
 typedef enum outer_api { OUTER_EXEC, OUTER_EXEC_PARAMS, OUTER_PREPARE, OUTER_APIS } outer_api;
 
-/* The call being checked on this thread, as it was checked.  PQexec,
+/* The calls being checked on this thread, as they were checked.  PQexec,
  * PQexecParams and PQprepare read the results still pending on the
  * connection before their inner PQsend* call (PQexec calls PQsendQuery with
  * the same text through its PLT), and those results may change the state
@@ -182,9 +234,13 @@ typedef struct checked_call {
     bool deferred;          /* not checked: left to the inner call */
     qg_decision *inner;     /* where the inner call's blocking decision goes */
     bool inner_blocked;
+    struct checked_call *outer_call; /* the one it was made inside, if any */
 } checked_call;
 
-static __thread checked_call checked __attribute__((tls_model("initial-exec")));
+/* The innermost, on its caller's stack (NULL: none): a call made inside it
+ * (a signal handler's, a notice processor's) links its own in front and
+ * takes it out again before it returns. */
+static __thread checked_call *checked __attribute__((tls_model("initial-exec")));
 
 /* Per outer call, the generation of the real symbols (real.h) in which
  * libpq was seen reaching its inner call through the PLT: from then on an
@@ -203,17 +259,18 @@ static int encoding_id(const PGconn *conn)
  * under. */
 static bool state_as_checked(const PGconn *conn, const char *sql)
 {
-    if (checked.conn != conn || checked.sql != sql)
+    const checked_call *c = checked;
+    if (!c || c->conn != conn || c->sql != sql)
         return true;
     unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&inner_seen[checked.outer], __ATOMIC_RELAXED) != now)
-        __atomic_store_n(&inner_seen[checked.outer], now, __ATOMIC_RELAXED); /* once */
-    if (checked.deferred)
+    if (__atomic_load_n(&inner_seen[c->outer], __ATOMIC_RELAXED) != now)
+        __atomic_store_n(&inner_seen[c->outer], now, __ATOMIC_RELAXED); /* once */
+    if (c->deferred)
         return false;
-    if (!checked.unread)
+    if (!c->unread)
         return true; /* nothing for libpq to read in between: nothing changed */
     int id = encoding_id(conn);
-    return id != 0 && id == checked.encoding_id && quoting_flags(conn) == checked.flags;
+    return id != 0 && id == c->encoding_id && quoting_flags(conn) == c->flags;
 }
 
 /* Opens an intercepted query call. */
@@ -253,54 +310,54 @@ QG_HOT static void close_query(opened how)
  * inner call's are its outer call's. */
 static const char *api_name(opened how, const char *own)
 {
-    return how == RECHECK ? checked.api : own;
+    return how == RECHECK ? checked->api : own;
 }
 
 static const void *caller_of(opened how, const void *own)
 {
-    return how == RECHECK ? checked.caller : own;
+    return how == RECHECK ? checked->caller : own;
 }
 
 /* Before libpq is called with a query: what it was checked under (or,
- * `deferred`, that its inner call checks it), for libpq's inner call;
- * `unread`: results were unread when it was checked.  Returns the record
- * to put back. */
-QG_HOT static checked_call begin_checked(const PGconn *conn, const char *sql, const char *api,
-                                         const void *caller, outer_api outer, bool unread,
-                                         bool deferred, qg_decision *d)
+ * `deferred`, that its inner call checks it), into *c, for libpq's inner
+ * call; `unread`: results were unread when it was checked.  c stays the
+ * innermost record until end_checked(c). */
+QG_HOT static void begin_checked(checked_call *c, const PGconn *conn, const char *sql,
+                                 const char *api, const void *caller, outer_api outer,
+                                 bool unread, bool deferred, qg_decision *d)
 {
-    checked_call saved = checked;
-    checked = (checked_call){
-        .conn = conn,
-        .sql = sql,
-        .api = api,
-        .caller = caller,
-        .outer = outer,
-        .unread = unread,
-        .encoding_id = unread ? encoding_id(conn) : 0,
-        .flags = unread ? quoting_flags(conn) : 0,
-        .deferred = deferred,
-        .inner = d,
-    };
-    return saved;
+    c->conn = conn;
+    c->sql = sql;
+    c->api = api;
+    c->caller = caller;
+    c->outer = outer;
+    c->unread = unread;
+    c->encoding_id = unread ? encoding_id(conn) : 0;
+    c->flags = unread ? quoting_flags(conn) : 0;
+    c->deferred = deferred;
+    c->inner = d;
+    c->inner_blocked = false;
+    c->outer_call = checked;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* filled in before a handler can see it */
+    checked = c;
 }
 
 /* After libpq returned: whether the inner call blocked the query (*d then
- * holds why); the outer record is put back. */
-QG_HOT static bool end_checked(checked_call saved)
+ * holds why); the record made before c is the innermost again. */
+QG_HOT static bool end_checked(const checked_call *c)
 {
-    bool blocked = checked.inner_blocked;
-    checked = saved;
-    return blocked;
+    checked = c->outer_call;
+    return c->inner_blocked;
 }
 
 /* A recheck that blocked: the outer call answers with the block. */
 QG_COLD static void note_rechecked_block(const qg_decision *d)
 {
-    if (!checked.inner)
+    checked_call *c = checked;
+    if (!c || !c->inner)
         return;
-    *checked.inner = *d;
-    checked.inner_blocked = true;
+    *c->inner = *d;
+    c->inner_blocked = true;
 }
 
 /* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
@@ -351,23 +408,36 @@ static void note_prepared_executed(const PGconn *conn)
 QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const void *caller,
                          qg_query *q, qg_decision *d, bool read_later, bool unread)
 {
+    /* The text's length, and whether it holds a backslash, in one pass. */
+    const char *backslash = strchrnul(sql, '\\');
+    size_t len = (size_t)(backslash - sql) + (*backslash ? strlen(backslash) : 0);
     *q = (qg_query){
         .dialect = QG_DIALECT_POSTGRES,
-        .flags = quoting_flags(conn),
         .conn = conn,
         .api = api,
         .sql = sql,
-        .len = strlen(sql),
+        .len = len,
         .caller = caller,
     };
     qg_pg_client_encoding client = client_encoding(conn);
     bool converts = qg_pg_set_checked_encoding(q, &client, server_encoding);
-    if (unread || !pipeline_off(conn))
+    bool queued = unread || !pipeline_off(conn);
+    /* standard_conforming_strings says only how a backslash is read: a
+     * text the server reads without one is read alike under either value
+     * (QG_PG_BACKSLASH_FREE_FLAGS), so its value is not looked up
+     * for it.  It is for a text with one, for one the server converts
+     * (a character may become a backslash), for the states a pipeline
+     * keeps and for rewrite mode, which writes literals by it. */
+    q->flags = *backslash || converts || queued ||
+                       __builtin_expect(qg_settings_get()->mode == QG_MODE_REWRITE, 0)
+                   ? quoting_flags(conn)
+                   : QG_PG_BACKSLASH_FREE_FLAGS;
+    if (queued)
         return qg_pg_check_in_pipeline(q, converts, server_encoding, d);
     qg_pg_pipeline_ended(conn);
     bool allowed = qg_pg_check_converted(q, converts, server_encoding, d);
     if (allowed && read_later)
-        qg_pg_note_unread(q);
+        qg_pg_note_unread(q, quoting_flags);
     return allowed;
 }
 
@@ -529,10 +599,10 @@ QG_COLD static int send_blocked(PGconn *conn, opened how, const qg_decision *d)
 /* After libpq ran a query that passed: when its inner call blocked it
  * (the state changed in between), the block's error result instead of
  * what libpq returned. */
-QG_HOT static PGresult *exec_result(PGconn *conn, checked_call outer, PGresult *res,
+QG_HOT static PGresult *exec_result(PGconn *conn, const checked_call *c, PGresult *res,
                                     const qg_decision *d)
 {
-    if (!end_checked(outer))
+    if (!end_checked(c))
         return res;
     PQclear_fn clear = real_PQclear();
     if (res && clear)
@@ -558,9 +628,9 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
     qg_query q;
     PGresult *res;
     if (deferred || check(conn, api, query, caller, &q, &d, false, unread)) {
-        checked_call saved =
-            begin_checked(conn, query, api, caller, OUTER_EXEC, unread, deferred, &d);
-        res = exec_result(conn, saved, deferred ? real(conn, query) : exec_allowed(conn, &q, real),
+        checked_call c;
+        begin_checked(&c, conn, query, api, caller, OUTER_EXEC, unread, deferred, &d);
+        res = exec_result(conn, &c, deferred ? real(conn, query) : exec_allowed(conn, &q, real),
                           &d);
     } else {
         res = blocked_result(conn, &d);
@@ -611,9 +681,9 @@ QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
     qg_decision d;
     PGresult *res;
     if (deferred || query_allowed(conn, api, command, caller, &d, false, unread)) {
-        checked_call saved =
-            begin_checked(conn, command, api, caller, OUTER_EXEC_PARAMS, unread, deferred, &d);
-        res = exec_result(conn, saved,
+        checked_call c;
+        begin_checked(&c, conn, command, api, caller, OUTER_EXEC_PARAMS, unread, deferred, &d);
+        res = exec_result(conn, &c,
                           real(conn, command, nParams, paramTypes, paramValues, paramLengths,
                                paramFormats, resultFormat),
                           &d);
@@ -668,9 +738,9 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
     PGresult *res;
     if (deferred || query_allowed(conn, api, query, caller, &d, false, unread)) {
         qg_pg_pipeline_prepared(conn, query, strlen(query));
-        checked_call saved =
-            begin_checked(conn, query, api, caller, OUTER_PREPARE, unread, deferred, &d);
-        res = exec_result(conn, saved, real(conn, stmtName, query, nParams, paramTypes), &d);
+        checked_call c;
+        begin_checked(&c, conn, query, api, caller, OUTER_PREPARE, unread, deferred, &d);
+        res = exec_result(conn, &c, real(conn, stmtName, query, nParams, paramTypes), &d);
     } else {
         res = blocked_result(conn, &d);
     }
@@ -818,8 +888,32 @@ QG_HOT QG_EXPORT void PQclear(PGresult *res)
     real(res);
 }
 
+/* A reset connection is a new backend, maybe of another database. */
+QG_EXPORT void PQreset(PGconn *conn)
+{
+    note_conn_renewed();
+    PQreset_fn real = real_PQreset();
+    if (!real) {
+        qg_guard_report_missing("PQreset");
+        return;
+    }
+    real(conn);
+}
+
+QG_EXPORT int PQresetStart(PGconn *conn)
+{
+    note_conn_renewed();
+    PQresetStart_fn real = real_PQresetStart();
+    if (!real) {
+        qg_guard_report_missing("PQresetStart");
+        return 0;
+    }
+    return real(conn);
+}
+
 QG_EXPORT void PQfinish(PGconn *conn)
 {
+    note_conn_renewed();
     qg_pg_registry_drop(&pending_conn_messages, conn);
     qg_pg_pipeline_forget(conn);
     PQfinish_fn real = real_PQfinish();

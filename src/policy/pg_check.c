@@ -16,7 +16,9 @@ QG_HOT bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding 
         return c->converts_to_ascii;
     }
     q->encoding_name = qg_pg_checked_encoding(c, server_encoding(q->conn));
-    q->encoding = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name); /* NULL: unknown */
+    q->encoding = q->encoding_name == c->name
+                      ? c->enc
+                      : qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name); /* NULL: unknown */
     return q->encoding && qg_encoding_converts_to_ascii(q->encoding);
 }
 
@@ -107,7 +109,7 @@ bool qg_pg_check_in_pipeline(const qg_query *described, bool converts,
     return allowed;
 }
 
-QG_HOT void qg_pg_note_unread(const qg_query *q)
+QG_HOT void qg_pg_note_unread(const qg_query *q, qg_pg_quoting_fn quoting)
 {
     qg_pg_effect effect = qg_pg_statement_effect(q->sql, q->len);
     if (effect.encoding == QG_PG_KEEPS && effect.scs == QG_PG_KEEPS)
@@ -115,6 +117,6 @@ QG_HOT void qg_pg_note_unread(const qg_query *q)
     qg_pg_pipeline *p = qg_pg_pipeline_of(q->conn);
     if (!p)
         return; /* no memory: the next check with results unread refuses */
-    qg_pg_pending_add_reported(&p->pending, q->encoding_name, q->flags & QG_STD_STRINGS);
+    qg_pg_pending_add_reported(&p->pending, q->encoding_name, quoting(q->conn) & QG_STD_STRINGS);
     qg_pg_pending_add_effect(&p->pending, &effect);
 }

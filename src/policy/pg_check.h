@@ -38,9 +38,15 @@ bool qg_pg_check_states(const qg_query *q, qg_pg_server_encoding_fn server_encod
 bool qg_pg_check_in_pipeline(const qg_query *q, bool converts,
                              qg_pg_server_encoding_fn server_encoding, qg_decision *d);
 
-/* A query q that passed (encoding and flags as checked) was sent and its
- * results are still to be read: what it may set counts for the queries
- * sent before they are (checked with qg_pg_check_in_pipeline). */
-void qg_pg_note_unread(const qg_query *q);
+/* The connection's quoting flags (QG_STD_STRINGS) as libpq reports them
+ * now: the front's reader of them. */
+typedef unsigned (*qg_pg_quoting_fn)(const void *conn);
+
+/* A query q that passed (encoding as checked) was sent and its results
+ * are still to be read: what it may set counts for the queries sent before
+ * they are (checked with qg_pg_check_in_pipeline), with the state the
+ * connection reports now (`quoting` read only for a text that may set
+ * one). */
+void qg_pg_note_unread(const qg_query *q, qg_pg_quoting_fn quoting);
 
 #endif

@@ -17,11 +17,15 @@
  *   null                     every checked entry with a NULL query
  *   nullconn                 PQexec and PQsendQuery on a NULL connection
  *   reconnect                PQfinish, then a new connection
+ *   reset                    PQreset
+ *   resetstart               PQresetStart, then PQresetPoll until it is done
+ *   shell:COMMAND            system(COMMAND) (e.g. to change the database)
  * Each step prints "STEP: <n> <kind>" first; results as in pg_print.h; a
  * refused send prints "ERROR: - <PQerrorMessage>".
  * Exit status: 0 when every step ran, 2 on usage or connection errors.
  */
 #include <libpq-fe.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +91,23 @@ static void null_queries(PGconn *conn)
     printf("NULL-PQsendPrepare: %d\n", PQsendPrepare(conn, "pg_session_null", NULL, 0, NULL));
 }
 
+/* PQresetStart and PQresetPoll, waiting on the socket as libpq asks. */
+static void reset_by_polling(PGconn *conn)
+{
+    if (!PQresetStart(conn)) {
+        print_line("RESET: failed ", PQerrorMessage(conn));
+        return;
+    }
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED) {
+        struct pollfd p = {.fd = PQsocket(conn),
+                           .events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT};
+        poll(&p, 1, 10000);
+        st = PQresetPoll(conn);
+    }
+    printf("RESET: %s\n", PQstatus(conn) == CONNECTION_OK ? "ok" : "failed");
+}
+
 static void null_connection(void)
 {
     PGresult *res = PQexec(NULL, "SELECT 1");
@@ -142,6 +163,14 @@ int main(int argc, char **argv)
         } else if (strcmp(step, "reconnect") == 0 && !arg) {
             PQfinish(conn);
             conn = connect_or_die();
+        } else if (strcmp(step, "reset") == 0 && !arg) {
+            PQreset(conn);
+            printf("RESET: %s\n", PQstatus(conn) == CONNECTION_OK ? "ok" : "failed");
+        } else if (strcmp(step, "resetstart") == 0 && !arg) {
+            reset_by_polling(conn);
+        } else if (strcmp(step, "shell") == 0 && arg) {
+            fflush(stdout);
+            printf("SHELL: %d\n", system(arg));
         } else {
             fprintf(stderr, "pg_session: bad step %d: %s\n", i, argv[i]);
             return 2;

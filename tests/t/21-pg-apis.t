@@ -76,6 +76,42 @@ has "$(step 5)" "ERROR: 42601 $BLOCKED" "reconnect: blocked first"
 ok "reconnect: a new connection has no message left from the finished one" \
     [ "$(step 7 | tail -n 1)" = "CONNERR: " ]
 
+# ---------------------- a reset or new connection may meet another database
+# The server encoding is kept per connection and backend: after PQreset,
+# PQresetStart or a new connection it is the new backend's.  The database is
+# made again between the steps, SQL_ASCII or UTF8, and a SQL_ASCII server
+# takes no SJIS character (the shim blocks one, as the server refuses it).
+SJIS_SELECT=$'exec:SELECT \'\x95\x5cA\''
+remake_db() {
+    printf 'shell:env -u LD_PRELOAD %q -X -q -v ON_ERROR_STOP=1 -d postgres -c %q -c %q' \
+        "$QG_PG_BIN/psql" "DROP DATABASE IF EXISTS qgreset WITH (FORCE)" \
+        "CREATE DATABASE qgreset ENCODING '$1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
+}
+utf8_db() {
+    pg_psql -d postgres -c "SET client_min_messages = warning" \
+        -c "DROP DATABASE IF EXISTS qgreset WITH (FORCE)" \
+        -c "CREATE DATABASE qgreset ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" ||
+        tap_bail "cannot create the database qgreset"
+}
+reset_steps=("$SJIS_SELECT" "$(remake_db SQL_ASCII)" reset "$SJIS_SELECT"
+             "$(remake_db UTF8)" resetstart "$SJIS_SELECT"
+             "$(remake_db SQL_ASCII)" reconnect "$SJIS_SELECT")
+utf8_db
+out=$(PGDATABASE=qgreset PGCLIENTENCODING=SJIS "$SESSION" "${reset_steps[@]}")
+has "$(step 4)" 'ERROR: 22021 invalid byte value for encoding "SQL_ASCII"' \
+    "PQreset onto a SQL_ASCII database: without the shim the server refuses the SJIS character"
+utf8_db
+out=$(PGDATABASE=qgreset PGCLIENTENCODING=SJIS with_shim enforce "$QG_PG_DIR/reset.log" "$SESSION" \
+    "${reset_steps[@]}")
+has "$(step 1)" "ROW: " "UTF8 database: the SJIS character passes"
+has "$(step 3)" "RESET: ok" "PQreset reconnects"
+has "$(step 4)" "ERROR: 22021 quoteguard: blocked invalid_sequence" \
+    "after PQreset onto a SQL_ASCII database: checked against it, blocked before the server"
+has "$(step 6)" "RESET: ok" "PQresetStart and PQresetPoll reconnect"
+has "$(step 7)" "ROW: " "after PQresetStart onto a UTF8 database again: the SJIS character passes"
+has "$(step 10)" "ERROR: 22021 quoteguard: blocked invalid_sequence" \
+    "a new connection to a SQL_ASCII database: blocked"
+
 # --------------------------- client_encoding and scs are read at every call
 log=$QG_PG_DIR/live.log
 out=$(with_shim enforce "$log" "$SESSION" "${SJIS_OLD_STYLE[@]}" \

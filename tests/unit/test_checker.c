@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "lexer_internal.h"
+#include "pg_state.h"
 #include "quoteguard.h"
 #include "agree.h"
 #include "tap.h"
@@ -503,6 +504,86 @@ static void test_reference_agrees(void)
            "structure_mismatch), %u differ",
            queries, blocked, mismatch, differ);
     tap_ok(mismatch > 100, "the random queries part the readings often (%u)", mismatch);
+}
+
+/* QG_PG_BACKSLASH_FREE_FLAGS: a PG text without the byte 0x5c gets the
+ * same verdict and findings under either standard_conforming_strings, in
+ * every encoding and every vector build (the libpq front checks such a text
+ * without looking the setting up).  Random mixes of the fragments and
+ * literal contents above less those with a backslash, E'' and U&'' strings,
+ * and random bytes. */
+static void test_backslash_free_texts_read_alike(void)
+{
+    static const char *const encodings[] = {
+        "UTF8", "SJIS", "SHIFT_JIS_2004", "EUC_JP", "EUC_JIS_2004", "EUC_KR", "EUC_CN",
+        "EUC_TW", "GBK", "GB18030", "BIG5", "UHC", "JOHAB", "LATIN1", "WIN1252", "SQL_ASCII"};
+    static const char *const extra[] = {"E'", "e'", "U&'", "U&\"", "E'a''b'", "'\x95'"};
+    size_t nfrag = sizeof fragments / sizeof fragments[0];
+    size_t ncont = sizeof contents / sizeof contents[0];
+    unsigned queries = 0, differ = 0, blocked = 0, clean = 0, missing = 0;
+    unsigned differ_with_backslash = 0;
+    char sql[700];
+    for (size_t e = 0; e < sizeof encodings / sizeof encodings[0]; e++) {
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, encodings[e]);
+        if (!enc) {
+            missing++;
+            continue;
+        }
+        qg_context on, off;
+        qg_context_init(&on, QG_DIALECT_POSTGRES, enc, QG_STD_STRINGS);
+        qg_context_init(&off, QG_DIALECT_POSTGRES, enc, 0);
+        for (unsigned q = 0; q < 2000; q++) {
+            size_t target = rng() % 2 ? rng() % 40 : rng() % 600, n = 0;
+            while (n < target) {
+                char one[2] = {(char)(rng() % 255 + 1), 0};
+                unsigned pick = rng() % 32;
+                const char *f = pick < 14   ? "abc, "
+                                : pick < 20 ? fragments[rng() % nfrag]
+                                : pick < 28 ? contents[rng() % ncont]
+                                : pick < 31 ? extra[rng() % (sizeof extra / sizeof extra[0])]
+                                            : one;
+                size_t k = strlen(f);
+                if (n + k >= sizeof sql)
+                    break;
+                memcpy(sql + n, f, k);
+                n += k;
+            }
+            /* With its backslashes the setting does change readings (the
+             * comparison below can tell); every backslash byte out, what is
+             * left is the text the property speaks of. */
+            qg_result a, b;
+            qg_check(&on, sql, n, &a);
+            qg_check(&off, sql, n, &b);
+            differ_with_backslash += !same_result(&a, &b);
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (sql[i] != '\\')
+                    sql[m++] = sql[i];
+            int was = qg_vectors_in_use();
+            for (int build = QG_VECTORS_REFERENCE; build <= qg_cpu_vectors(); build++) {
+                qg_allow_vectors(build);
+                qg_check(&on, sql, m, &a);
+                qg_check(&off, sql, m, &b);
+                if (!same_result(&a, &b) && differ++ < 5)
+                    tap_ok(false, "%s, %s: standard_conforming_strings changes the reading of \"%.*s\"",
+                           encodings[e], build_name[build], (int)m, sql);
+            }
+            qg_allow_vectors(was);
+            blocked += a.verdict == QG_VERDICT_BLOCK;
+            clean += a.verdict == QG_VERDICT_CLEAN;
+            queries++;
+        }
+    }
+    tap_ok(missing == 0, "every encoding of the list is known (%u missing)", missing);
+    tap_ok(differ_with_backslash > 1000,
+           "the same texts with their backslashes: the setting changes %u readings",
+           differ_with_backslash);
+    tap_ok(differ == 0 && blocked > 1000 && clean > 1000,
+           "texts without a backslash read alike under either standard_conforming_strings: %u "
+           "queries (%u blocked, %u clean), %u differ",
+           queries, blocked, clean, differ);
+    tap_ok(QG_PG_BACKSLASH_FREE_FLAGS == QG_STD_STRINGS || QG_PG_BACKSLASH_FREE_FLAGS == 0,
+           "the flags such a text is checked with are a value of the setting");
 }
 
 /* Multibyte text inside strings, checked block by block in the fast
@@ -1566,6 +1647,7 @@ int main(void)
     test_quick_scan_escapes_long();
     test_quick_scan_doubler();
     test_reference_agrees();
+    test_backslash_free_texts_read_alike();
     test_blocks_cut_characters();
     test_blocks_pairs();
     test_long_bodies();
