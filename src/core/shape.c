@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "code_tokens.h"
+#include "pass_count.h"
 #include "sql_words.h"
 
 #define END_PRIME 0x100000001b3ULL
@@ -550,6 +551,7 @@ static uint64_t finalize(uint64_t h)
 uint64_t qg_shape_compute(const qg_context *ctx, const char *sql, size_t len, char *sample,
                           size_t cap)
 {
+    QG_COUNT_PASS(QG_PASS_SHAPE);
     shaper sh;
     sh.ctx = ctx;
     sh.mysql = ctx->dialect == QG_DIALECT_MYSQL;

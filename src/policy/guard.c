@@ -287,16 +287,25 @@ QG_COLD static bool unknown_encoding(const qg_settings *s, const qg_query *q, co
     return false;
 }
 
+/* The query's shape (shape.h), computed when first asked and kept in
+ * *shape for the other askers: 0 until then (no shape is 0). */
+static uint64_t shape_of(const qg_query *q, const qg_context *ctx, uint64_t *shape)
+{
+    if (*shape == 0)
+        *shape = qg_shape_compute(ctx, q->sql, q->len, NULL, 0);
+    return *shape;
+}
+
 /* Shapes: looks the query's shape up in the profile.  Learn mode records a
  * new shape of a query the checker found clean (a query with findings may be
  * an attack: its shape is not learned).  Enforce mode logs a new shape as an
- * unknown_shape finding; returns true when that finding blocks the query,
- * with *shape set to its fingerprint. */
+ * unknown_shape finding; returns true when that finding blocks the query.
+ * The normalized text is made only for a new shape, which the log line or
+ * the profile takes. */
 static bool shape_blocks(const qg_settings *s, const qg_query *q, const qg_context *ctx,
                          bool clean, uint64_t *shape)
 {
-    *shape = qg_shape_compute(ctx, q->sql, q->len, NULL, 0);
-    if (qg_shape_profile_contains(s, *shape))
+    if (qg_shape_profile_contains(s, shape_of(q, ctx, shape)))
         return false;
     if (s->shapes == QG_SHAPES_LEARN && !clean)
         return false;
@@ -331,10 +340,12 @@ QG_COLD static bool block_unknown_shape(uint64_t shape, qg_decision *out)
     return false;
 }
 
-/* A query with findings: logs each one and decides.  `shape`: the query's
- * shape when that alone blocks it, else NULL. */
+/* A query with findings: logs each one and decides.  *shape: the query's
+ * shape as shape_of keeps it; `shape_blocked`: that shape alone blocks the
+ * query. */
 QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_context *ctx,
-                                   qg_result *result, const uint64_t *shape, qg_decision *out)
+                                   qg_result *result, uint64_t *shape, bool shape_blocked,
+                                   qg_decision *out)
 {
     const qg_encoding *enc = ctx->encoding;
     /* Allowed reasons stop blocking; checking again with them downgraded
@@ -345,7 +356,7 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
     /* The shape as the server reads the query: logged, so that `quoteguard
      * report` can tell structures the program sends anyway from new ones,
      * and matched against the allow entries by shape. */
-    uint64_t query_shape = qg_shape_compute(ctx, q->sql, q->len, NULL, 0);
+    uint64_t query_shape = shape_of(q, ctx, shape);
     bool whole_query_allowed = shape_allowed(s, q, query_shape);
     if (s->allow_count > 0 || whole_query_allowed) {
         bool downgraded = false;
@@ -392,7 +403,7 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
         qg_log_write_event(s, "warning", "findings_not_logged", detail);
     }
     if (!block)
-        return shape ? block_unknown_shape(*shape, out) : true;
+        return shape_blocked ? block_unknown_shape(query_shape, out) : true;
 
     out->block = true;
     if (blocker) {
@@ -430,7 +441,7 @@ QG_HOT static bool decide(const qg_settings *s, const qg_query *q, qg_decision *
     bool shape_blocked = s->shapes != QG_SHAPES_OFF && shape_blocks(s, q, &ctx, clean, &shape);
     if (clean)
         return shape_blocked ? block_unknown_shape(shape, out) : true;
-    return judge_findings(s, q, &ctx, &result, shape_blocked ? &shape : NULL, out);
+    return judge_findings(s, q, &ctx, &result, &shape, shape_blocked, out);
 }
 
 QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)

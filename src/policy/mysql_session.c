@@ -311,13 +311,33 @@ QG_COLD static bool fooled_across(const qg_my_state *st, const char *sql, size_t
 }
 
 /* One piece of a multi-statement text, checked alone, or with the text
- * after it where only that shows the escaper fooled in it. */
+ * after it where only that shows the escaper fooled in it.  A piece that
+ * reads alike in every state (`alike`: bytes below 0x80, no backslash) is
+ * read by every escaper as by the server, so none was fooled in it: the
+ * text after it is not read for that. */
 QG_COLD static bool piece_allowed(const void *conn, const char *api, const qg_my_state *st,
-                                  const char *sql, size_t piece, size_t len,
+                                  const char *sql, size_t piece, size_t len, bool alike,
                                   const void *caller, qg_decision *d)
 {
-    return check_piece(conn, api, st, sql, fooled_across(st, sql, piece, len) ? len : piece,
-                       caller, d);
+    bool fooled = !alike && fooled_across(st, sql, piece, len);
+    return check_piece(conn, api, st, sql, fooled ? len : piece, caller, d);
+}
+
+/* The first byte at or after `from` that does not read alike in every
+ * state, found by one scan of the text: `from` does not decrease from one
+ * call to the next, and a scan goes on from where the last one stopped. */
+typedef struct unalike_scan {
+    bool scanned;
+    size_t at; /* the first such byte after the last scan's start; len: none */
+} unalike_scan;
+
+static size_t unalike_from(unalike_scan *u, const char *sql, size_t len, size_t from)
+{
+    if (!u->scanned || from > u->at) {
+        u->at = from + qg_my_alike_prefix(sql + from, len - from);
+        u->scanned = true;
+    }
+    return u->at;
 }
 
 /* A text, read as `plan`, checked statement by statement: each with the
@@ -333,6 +353,7 @@ QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan 
         return check_piece(conn, api, &plan->start, sql, len, caller, d);
     qg_my_state piece_state = plan->start;
     size_t piece_start = 0;
+    unalike_scan scan = {.scanned = false};
     /* past a statement whose effect only the server knows: the first byte
      * that does not read alike */
     size_t unalike = len;
@@ -344,15 +365,16 @@ QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan 
         if (unalike < st.end) /* in this statement or one before it */
             return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, d);
         if ((st.effect.changed || st.effect.unknown) && st.end < len) {
+            bool alike = unalike_from(&scan, sql, len, piece_start) >= st.end;
             if (!piece_allowed(conn, api, &piece_state, sql + piece_start, st.end - piece_start,
-                               len - piece_start, caller, d))
+                               len - piece_start, alike, caller, d))
                 return false;
             piece_start = st.end;
             piece_state = st.after;
         }
         if (known && st.effect.unknown) {
             known = false;
-            unalike = st.end + qg_my_alike_prefix(sql + st.end, len - st.end);
+            unalike = unalike_from(&scan, sql, len, st.end);
         }
     }
     if (unalike < len)

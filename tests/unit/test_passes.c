@@ -3,15 +3,19 @@
  * session's check, what the text may change, the answer) and through what
  * the wire front calls for a COM_QUERY (the check under each state, the
  * effect the answer is read with), in a build that counts the passes
- * (pass_count.h).  Each text is read by one walk over its statements; the
- * other readings are those the rule needs: the checker's, one for each
- * piece the text is checked in and one more over the rest at each change
- * of the state, and the searches for what may change the state unreported.
- * The server is scripted, as in test_mysql_session.c. */
+ * (pass_count.h), with shapes learned.  Each text is read by one walk over
+ * its statements; the other readings are those the rule needs: the
+ * checker's, once over the text in the pieces it is checked in, and once
+ * more over the rest after a piece that may read otherwise in another
+ * state (a backslash or a byte of 0x80 or more: an escaper may have been
+ * fooled in it); a search for those bytes where the state changes before
+ * the end, and the searches for what may change the state unreported; one
+ * shape a piece.  The server is scripted, as in test_mysql_session.c. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conn_map.h"
 #include "mysql_session.h"
@@ -70,17 +74,29 @@ typedef struct text {
     const char *sql;
     unsigned statements;
     unsigned changes; /* statements that change the state, before the last */
+    /* where the piece starts whose rest the rule reads again, NULL: none */
+    const char *reread;
 } text;
 
 static const text texts[] = {
-    {"1 statement", "SELECT c FROM qg_bench WHERE id = 7", 1, 0},
-    {"3 statements", "SET NAMES gbk; SELECT 'it''s \xc4\xe3'; UPDATE t SET c = 'x' WHERE id = 2", 3, 1},
+    {"1 statement", "SELECT c FROM qg_bench WHERE id = 7", 1, 0, NULL},
+    {"3 statements", "SET NAMES gbk; SELECT 'it''s \xc4\xe3'; UPDATE t SET c = 'x' WHERE id = 2", 3, 1, NULL},
     {"10 statements",
      "SELECT 1; INSERT INTO t VALUES (1, 'a'); SET sql_mode = 'ANSI_QUOTES'; "
      "SELECT \"c\" FROM t; UPDATE t SET c = 'b'; DELETE FROM t WHERE id = 3; "
      "SET NAMES latin1; SELECT 'x'; SELECT c FROM t WHERE c = 'y'; SELECT 2",
-     10, 2},
+     10, 2, NULL},
+    {"10 statements, 5 changes",
+     "SET NAMES utf8mb4; SELECT 'a'; SET sql_mode = 'NO_BACKSLASH_ESCAPES'; SELECT 'b', 'c'; "
+     "SET sql_mode = 'ANSI_QUOTES'; SELECT \"c\" FROM t; SET NAMES eucjpms; "
+     /* an ill-formed sequence, logged: the piece may read otherwise */
+     "SELECT '\x8f\x41\xa1\xa1'; SET NAMES latin1; SELECT 'd'",
+     10, 5, " SELECT '\x8f"},
 };
+
+/* The shapes profile learns the pieces' shapes: a new one is computed
+ * once more, for the normalized text the profile keeps. */
+static bool learning;
 
 static unsigned long counted(qg_pass_kind kind)
 {
@@ -88,24 +104,35 @@ static unsigned long counted(qg_pass_kind kind)
 }
 
 /* The counts a path took for one text: statements read, text scans,
- * checker readings. */
+ * checker readings, shapes.  `scans_allowed`: the searches for unreported
+ * changes. */
 static void report(const char *path, const text *t, unsigned long scans_allowed)
 {
     unsigned long reads = counted(QG_PASS_STATEMENT_READ), scans = counted(QG_PASS_TEXT_SCAN),
-                  checks = counted(QG_PASS_CHECK);
-    unsigned long checks_allowed = 1 + 2 * t->changes;
-    tap_diag("%s, %s: %lu statements read, %lu text scans, %lu checker readings of %lu bytes "
-             "(text: %zu bytes)",
-             path, t->name, reads, scans, checks, counted(QG_PASS_CHECKED_BYTES), strlen(t->sql));
+                  checks = counted(QG_PASS_CHECK), bytes = counted(QG_PASS_CHECKED_BYTES),
+                  shapes = counted(QG_PASS_SHAPE);
+    size_t len = strlen(t->sql);
+    unsigned long pieces = 1 + t->changes;
+    unsigned long checks_allowed = pieces + (t->reread != NULL);
+    unsigned long bytes_allowed = len + (t->reread ? strlen(strstr(t->sql, t->reread)) : 0);
+    if (t->changes > 0)
+        scans_allowed++; /* the bytes that may read otherwise */
+    tap_diag("%s, %s: %lu statements read, %lu text scans, %lu checker readings of %lu bytes, "
+             "%lu shapes (text: %zu bytes)",
+             path, t->name, reads, scans, checks, bytes, shapes, len);
     tap_ok(reads <= t->statements,
            "%s, %s: one walk over the statements (%lu read, %u in the text)", path, t->name, reads,
            t->statements);
     tap_ok(scans <= scans_allowed, "%s, %s: at most %lu searches for unreported changes (%lu)",
            path, t->name, scans_allowed, scans);
-    tap_ok(checks <= checks_allowed,
-           "%s, %s: the checker reads it at most once a piece and once more at each change of "
-           "the state (%lu, at most %lu)",
-           path, t->name, checks, checks_allowed);
+    tap_ok(checks <= checks_allowed && bytes <= bytes_allowed,
+           "%s, %s: the checker reads it once, and the rest again only after a piece that may "
+           "read otherwise (%lu readings of %lu bytes, at most %lu of %lu)",
+           path, t->name, checks, bytes, checks_allowed, bytes_allowed);
+    unsigned long shapes_allowed = learning ? 2 * pieces : pieces;
+    tap_ok(shapes <= shapes_allowed, "%s, %s: one shape a piece%s (%lu, at most %lu)", path,
+           t->name, learning ? ", and a new one again for the profile" : "", shapes,
+           shapes_allowed);
 }
 
 /* mysql_real_query on a libmariadb connection, as front_mysql.c calls the
@@ -159,12 +186,25 @@ static void wire_path(const text *t)
 
 int main(void)
 {
+    char profile[] = "/tmp/qg-test-passes.XXXXXX";
+    int fd = mkstemp(profile);
+    if (!tap_ok(fd >= 0, "a temporary shapes profile"))
+        return tap_done();
+    close(fd);
     setenv("QUOTEGUARD_CONFIG", "/dev/null", 1);
     setenv("QUOTEGUARD_MODE", "enforce", 1);
     setenv("QUOTEGUARD_LOG", "/dev/null", 1);
-    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-        libmariadb_path(&texts[i]);
-        wire_path(&texts[i]);
+    setenv("QUOTEGUARD_SHAPES", "learn", 1);
+    setenv("QUOTEGUARD_SHAPES_FILE", profile, 1);
+    /* twice: the shapes are learned the first time, known the second */
+    for (learning = true;; learning = false) {
+        for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+            libmariadb_path(&texts[i]);
+            wire_path(&texts[i]);
+        }
+        if (!learning)
+            break;
     }
+    unlink(profile);
     return tap_done();
 }
