@@ -33,32 +33,36 @@ static struct {
 } kept[KEPT_IDS];
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The number this thread looked up last (a program mostly uses one
- * encoding): answered without the table.  generation 0 while it is being
+/* The numbers this thread looked up last, one place each by the number's
+ * low bits (a program mostly uses one encoding, or one per connection):
+ * answered without the table.  generation 0 while a place is being
  * written, for a signal handler that interrupts the write.  initial-exec:
- * reading it never allocates. */
+ * reading them never allocates. */
+enum { HITS = 4 };
 static __thread struct {
     unsigned generation;
     int id;
     qg_pg_client_encoding encoding;
-} last_hit __attribute__((tls_model("initial-exec")));
+} last_hits[HITS] __attribute__((tls_model("initial-exec")));
 
 static void remember(int id, unsigned generation, const qg_pg_client_encoding *c)
 {
-    last_hit.generation = 0;
+    __typeof__(last_hits[0]) *hit = &last_hits[(unsigned)id % HITS];
+    hit->generation = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    last_hit.id = id;
-    last_hit.encoding = *c;
+    hit->id = id;
+    hit->encoding = *c;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    last_hit.generation = generation;
+    hit->generation = generation;
 }
 
 QG_HOT bool qg_pg_client_encoding_by_id(int id, unsigned generation,
                                         qg_pg_encoding_name_fn name_of,
                                         qg_pg_client_encoding *out)
 {
-    if (last_hit.generation == generation && last_hit.id == id && generation != 0) {
-        *out = last_hit.encoding;
+    const __typeof__(last_hits[0]) *hit = &last_hits[(unsigned)id % HITS];
+    if (hit->generation == generation && hit->id == id && generation != 0) {
+        *out = hit->encoding;
         return true;
     }
     if (id <= 0 || id >= KEPT_IDS || generation == 0)

@@ -279,8 +279,12 @@ QG_HOT static opened open_query(PGconn *conn, const char *sql)
     if (!conn || !sql)
         return PASS;
     /* libpq's texts are C strings: the pointer alone names the call.  The
-     * inner call leaves at once: the outer one did all that follows. */
-    if (!qg_guard_enter(conn, sql, 0))
+     * inner call leaves at once: the outer one did all that follows.  The
+     * innermost checked call's own inner call is known by its record (the
+     * guard holds the outer call from before the record is made until
+     * after it is taken out). */
+    const checked_call *c = checked;
+    if ((c && c->conn == conn && c->sql == sql) || !qg_guard_enter(conn, sql, 0))
         return state_as_checked(conn, sql) ? PASS : RECHECK;
     /* A pending message lives until the next query on its connection. */
     qg_pg_registry_drop(&pending_conn_messages, conn);
