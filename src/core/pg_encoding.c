@@ -7,11 +7,17 @@
 #include "encoding_tables.h"
 #include "hot.h"
 
+/* "SQL_ASCII": the first two letters tell most other names from it. */
+static bool is_sql_ascii(const char *name)
+{
+    return name[0] == 'S' && name[1] == 'Q' && strcmp(name, "SQL_ASCII") == 0;
+}
+
 qg_pg_client_encoding qg_pg_client_encoding_named(const char *name)
 {
     qg_pg_client_encoding c = {.name = name ? name : ""};
     c.enc = qg_encoding_find(QG_DIALECT_POSTGRES, c.name);
-    c.server_decides = c.enc && (strcmp(qg_encoding_name(c.enc), "SQL_ASCII") == 0 ||
+    c.server_decides = c.enc && (is_sql_ascii(qg_encoding_name(c.enc)) ||
                                  qg_encoding_pg_client_only(c.enc));
     c.converts_to_ascii = c.enc && qg_encoding_converts_to_ascii(c.enc);
     return c;
@@ -95,8 +101,8 @@ const char *qg_pg_checked_encoding(const qg_pg_client_encoding *client, const ch
 {
     if (!client->server_decides)
         return client->name;
-    bool ascii_server = strcmp(server, "SQL_ASCII") == 0;
-    if (strcmp(qg_encoding_name(client->enc), "SQL_ASCII") == 0)
+    bool ascii_server = is_sql_ascii(server);
+    if (is_sql_ascii(qg_encoding_name(client->enc)))
         return ascii_server ? client->name : server;
     return ascii_server ? QG_PG_ASCII_ONLY : client->name;
 }

@@ -16,9 +16,11 @@ QG_HOT bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding 
         return c->converts_to_ascii;
     }
     q->encoding_name = qg_pg_checked_encoding(c, server_encoding(q->conn));
-    q->encoding = q->encoding_name == c->name
-                      ? c->enc
-                      : qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name); /* NULL: unknown */
+    if (q->encoding_name == c->name) {
+        q->encoding = c->enc;
+        return c->converts_to_ascii;
+    }
+    q->encoding = qg_encoding_find(QG_DIALECT_POSTGRES, q->encoding_name); /* NULL: unknown */
     return q->encoding && qg_encoding_converts_to_ascii(q->encoding);
 }
 
