@@ -13,7 +13,7 @@ void qg_my_plan_init(qg_my_plan *p, const char *sql, size_t len)
     p->len = len;
     p->read = false;
     p->server = NULL;
-    p->names_system_variable = p->names_tracking = -1;
+    p->names_system_variable = p->names_tracking = p->reads_alike = -1;
 }
 
 /* Whether a statement's reading matters to a consumer of the plan. */
@@ -105,6 +105,13 @@ bool qg_my_plan_names_system_variable(qg_my_plan *p)
     if (p->names_system_variable < 0)
         p->names_system_variable = qg_my_names_system_variable(p->sql, p->len) ? 1 : 0;
     return p->names_system_variable;
+}
+
+bool qg_my_plan_reads_alike(qg_my_plan *p)
+{
+    if (p->reads_alike < 0)
+        p->reads_alike = qg_my_reads_alike(p->sql, p->len) ? 1 : 0;
+    return p->reads_alike;
 }
 
 bool qg_my_plan_names_tracking(qg_my_plan *p)

@@ -46,6 +46,7 @@ typedef struct qg_my_plan {
     bool lone_first_word;            /* no ';' after the first word */
     /* searched once each, when first asked (qg_my_plan_names_…) */
     signed char names_system_variable, names_tracking; /* -1: not searched yet */
+    signed char reads_alike;         /* -1: not scanned yet */
     unsigned noted;                  /* statements of note in `steps` */
     bool more_noted;                 /* and more after them */
     qg_my_planned steps[QG_MY_PLAN_NOTED];
@@ -62,6 +63,10 @@ void qg_my_plan_read(qg_my_plan *p, const qg_my_state *start, const qg_my_server
  * session-tracking variables (qg_my_names_…): searched at most once. */
 bool qg_my_plan_names_system_variable(qg_my_plan *p);
 bool qg_my_plan_names_tracking(qg_my_plan *p);
+
+/* Whether the text reads alike in every state (qg_my_reads_alike):
+ * scanned at most once. */
+bool qg_my_plan_reads_alike(qg_my_plan *p);
 
 /* Whether the text, as read, may change the state without the server
  * reporting it (qg_my_may_change_unreported). */

@@ -34,6 +34,11 @@ typedef struct qg_my_state {
  * them, so that an application's change of it that keeps it is seen. */
 #define QG_MY_TRACKED_VARIABLES "character_set_client,sql_mode,session_track_system_variables"
 
+/* The oldest MariaDB with the table value constructor, VALUES (…), which
+ * the shim asks the state with: unlike a SELECT, it leaves FOUND_ROWS() as
+ * it was. */
+#define QG_MY_VALUES_MIN_VERSION 100303ul
+
 /* Whether word[0, len) is want, ASCII letters in any case (never the
  * locale's case rules). */
 bool qg_my_word_is(const char *word, size_t len, const char *want);

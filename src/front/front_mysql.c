@@ -91,14 +91,15 @@ static const qg_my_server server = {&qg_my_conns,         qg_my_lib_ask,
                                     qg_my_lib_status,     qg_my_lib_result_set,
                                     qg_my_lib_report_item};
 
-/* The entry to use for a query on mysql, up to date; NULL without memory. */
-QG_HOT static qg_my_conn *entry_for_query(MYSQL *mysql)
+/* The entry to use for the text read as `plan` on mysql, up to date; NULL
+ * without memory. */
+QG_HOT static qg_my_conn *entry_for_query(MYSQL *mysql, qg_my_plan *plan)
 {
     qg_my_conn *e = qg_my_conn_use(mysql);
     if (!e)
         return NULL;
     qg_my_block_clear(&e->block);
-    qg_my_session_prepare(&e->session, &server, mysql);
+    qg_my_session_prepare(&e->session, &server, mysql, plan);
     return e;
 }
 
@@ -137,7 +138,7 @@ QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, qg_my
                                             qg_my_conn **out)
 {
     orphan_mysql = NULL;
-    qg_my_conn *e = *out = entry_for_query(mysql);
+    qg_my_conn *e = *out = entry_for_query(mysql, plan);
     if (e) {
         qg_my_state fresh;
         bool resend = reconnect_state(&e->session, mysql, &fresh);
@@ -148,7 +149,7 @@ QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, qg_my
     qg_log_write_event(qg_settings_get(), "error", "out_of_memory", api);
     qg_my_session alone = {.state = {.charset = ""}};
     bool covered;
-    alone.stale = !qg_my_lib_ask(mysql, &alone.state, &covered);
+    alone.stale = qg_my_plan_reads_alike(plan) || !qg_my_lib_ask(mysql, &alone.state, &covered);
     return qg_my_session_check(&alone, NULL, mysql, api, plan, caller, d);
 }
 
@@ -485,7 +486,7 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
     qg_my_conn *e = connected ? qg_my_conn_use(connected) : NULL;
     if (e) {
         qg_my_block_clear(&e->block);
-        qg_my_session_prepare(&e->session, &server, connected);
+        qg_my_session_prepare(&e->session, &server, connected, NULL);
     }
     return connected;
 }

@@ -18,6 +18,8 @@ QG_REAL_FN(MYSQL_ROW, mysql_fetch_row, (MYSQL_RES *), qg_mysql_sonames)
 QG_REAL_FN(void, mysql_free_result, (MYSQL_RES *), qg_mysql_sonames)
 QG_REAL_FN(unsigned long, mysql_thread_id, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(unsigned int, mysql_field_count, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(const char *, mysql_get_server_info, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(unsigned long, mysql_get_server_version, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(my_bool, mariadb_get_infov, (MYSQL *, int, void *, ...), qg_mysql_sonames)
 QG_REAL_FN(int, mysql_session_track_get_first, (MYSQL *, int, const char **, size_t *),
            qg_mysql_sonames)
@@ -38,18 +40,33 @@ static bool own_statement(MYSQL *mysql, mysql_real_query_fn run, const char *sql
     return rc == 0;
 }
 
+/* Whether the server takes MariaDB's table value constructor. */
+static bool server_has_values(MYSQL *mysql)
+{
+    mysql_get_server_info_fn info_of = real_mysql_get_server_info();
+    mysql_get_server_version_fn version_of = real_mysql_get_server_version();
+    const char *info = info_of ? info_of(mysql) : NULL;
+    return info && strstr(info, "MariaDB") && version_of &&
+           version_of(mysql) >= QG_MY_VALUES_MIN_VERSION;
+}
+
+#define ASKED_VARIABLES \
+    "@@character_set_client, @@session.sql_mode, @@session.session_track_system_variables"
+
 bool qg_my_lib_ask(void *conn, qg_my_state *st, bool *covered)
 {
-    static const char query[] =
-        "SELECT @@character_set_client, @@session.sql_mode, "
-        "@@session.session_track_system_variables";
+    static const char values[] = "VALUES (" ASKED_VARIABLES ")";
+    static const char select[] = "SELECT " ASKED_VARIABLES;
     MYSQL *mysql = conn;
+    bool as_values = server_has_values(mysql);
+    const char *query = as_values ? values : select;
+    size_t query_len = as_values ? sizeof values - 1 : sizeof select - 1;
     mysql_real_query_fn run = real_mysql_real_query();
     mysql_store_result_fn store = real_mysql_store_result();
     mysql_fetch_row_fn fetch = real_mysql_fetch_row();
     mysql_free_result_fn release = real_mysql_free_result();
     MYSQL_RES *res;
-    if (!run || !store || !fetch || !release || !own_statement(mysql, run, query, sizeof query - 1) ||
+    if (!run || !store || !fetch || !release || !own_statement(mysql, run, query, query_len) ||
         !(res = store(mysql)))
         return false;
     MYSQL_ROW row = fetch(res);

@@ -519,7 +519,7 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
     qg_my_plan_init(&plan, m->sql, m->len);
     const void *caller = sc->caller;
     bool known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
-    if (!known && !qg_my_reads_alike(m->sql, m->len) && refusing(qg_settings_get()) &&
+    if (!known && !qg_my_plan_reads_alike(&plan) && refusing(qg_settings_get()) &&
         (!c->tls || sc->tls_link) && qg_wire_probe_may(c, m)) {
         /* the server says what the state is before the query goes */
         qg_wire_probe_outcome asked = qg_wire_probe_server(c, sc);
@@ -529,13 +529,14 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
             return qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller, d);
     }
     if (!known) {
-        if (!qg_my_reads_alike(m->sql, m->len) &&
-            !qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller, d))
+        /* checked as a session whose state is stale (only a text that reads
+         * alike in every state passes), what it sets read with the last
+         * state known */
+        qg_my_session session = {.state = {.flags = quoting_flags(c)}, .stale = true};
+        qg_my_state_set_charset(&session.state, c->session.encoding, strlen(c->session.encoding));
+        if (!qg_my_session_check(&session, NULL, c, api, &plan, caller, d))
             return false;
-        /* what it sets is read with the last state known */
-        qg_my_state st = {.flags = quoting_flags(c)};
-        qg_my_state_set_charset(&st, c->session.encoding, strlen(c->session.encoding));
-        qg_wire_my_query_effect(&c->my, &plan, &st);
+        qg_wire_my_query_effect(&c->my, &plan, &session.state);
         return true;
     }
     for (size_t i = 0; i < count; i++)

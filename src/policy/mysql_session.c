@@ -81,7 +81,8 @@ static void unread_gone(qg_my_session *s)
     memset(&s->pending, 0, sizeof s->pending);
 }
 
-QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn)
+QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
+                                  qg_my_plan *plan)
 {
     qg_my_session_result_read(s, srv, conn);
     if (s->unread && srv->thread_id(conn) == s->thread_id)
@@ -90,7 +91,7 @@ QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, voi
         unread_gone(s); /* a new session: the answers went with the old one */
     if (!s->asked || srv->thread_id(conn) != s->thread_id)
         qg_my_session_renew(s); /* a new session (or the first query seen) */
-    if (s->stale)
+    if (s->stale && !(plan && qg_my_plan_reads_alike(plan)))
         qg_my_session_refresh(s, srv, conn);
 }
 
@@ -428,10 +429,20 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
                                 const char *api, qg_my_plan *plan, const void *caller,
                                 qg_decision *d)
 {
-    if (s->stale)
-        return qg_my_state_unknown(conn, api, s->state.charset, plan->sql, plan->len, caller, d);
+    qg_my_state alike;
+    const qg_my_state *st = &s->state;
+    if (s->stale) {
+        if (!qg_my_plan_reads_alike(plan))
+            return qg_my_state_unknown(conn, api, s->state.charset, plan->sql, plan->len,
+                                       caller, d);
+        /* every state reads it so: the last one known, or latin1 */
+        alike = s->state;
+        if (!alike.charset[0])
+            qg_my_state_set_charset(&alike, "latin1", 6);
+        st = &alike;
+    }
     log_state(s, "check", plan->sql, plan->len);
-    if (!text_allowed(conn, api, &s->state, plan, caller, d))
+    if (!text_allowed(conn, api, st, plan, caller, d))
         return false;
     if (!fresh && !s->unread)
         return true;

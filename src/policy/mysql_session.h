@@ -77,9 +77,12 @@ typedef struct qg_my_session {
 
 /* The session is made anew (reset, change of user): asked before the next check. */
 void qg_my_session_renew(qg_my_session *s);
-/* Brings the session up to date before a check: a new server thread (a
- * reconnect, or the first query seen) or a stale state is asked for. */
-void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn);
+/* Brings the session up to date before a check of the text read as `plan`
+ * (NULL: none, as at connect): a new server thread (a reconnect, or the
+ * first query seen) or a stale state is asked for, unless the text reads
+ * alike in every state.  Asking costs a round trip and sets ROW_COUNT(). */
+void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
+                           qg_my_plan *plan);
 /* Asks the server now; a failure leaves the state stale. */
 void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn);
 /* Before a text is sent whose answer is read later (mysql_send_query, a

@@ -50,7 +50,7 @@ bool qg_wire_probe_may(const qg_wire_conn *c, const qg_wire_msg *m)
     return c->proto == QG_WIRE_MYSQL && !c->passthrough && c->my_command_phase &&
            !(my->caps & (QG_MY_CLIENT_COMPRESS | QG_MY_CLIENT_ZSTD_COMPRESSION)) && !my->lost &&
            (!my->known || !my->flags_known) && idle && my->server.mariadb &&
-           my->server.version >= QG_WIRE_PROBE_MIN_VERSION && m->kind == QG_WIRE_MY_QUERY &&
+           my->server.version >= QG_MY_VALUES_MIN_VERSION && m->kind == QG_WIRE_MY_QUERY &&
            m->sql && !mentions(m->sql, m->len, "row_count") && !runs_other(c, m->sql, m->len);
 }
 

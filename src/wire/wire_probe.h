@@ -25,9 +25,6 @@
 #include "mysql_state.h"
 #include "wire_frame.h"
 
-/* The oldest MariaDB with the table value constructor. */
-#define QG_WIRE_PROBE_MIN_VERSION 100303ul
-
 /* Whether the front may ask the server about the state now, before query m
  * goes: the state is unknown and the connection is idle (every earlier
  * answer read, nothing of the client's stream before m unsent, no

@@ -135,8 +135,32 @@ out=$(probe sql="SET sql_mode = 'ANSI_QUOTES'" sql="SET sql_mode = ''" "$ANSI_QU
 matches "$out" '^ERROR: 1105 [0-9A-Z]{5} quoteguard: blocked unterminated' \
     "after SET sql_mode = '' the shim drops ANSI_QUOTES again"
 
-# Cost: one state query per connection, none per query; none when off.
+# The question leaves what the program reads as it was: after a statement
+# whose effect only the server knows (EXECUTE), a query that reads alike in
+# every state is checked without it, and where the state is needed the
+# question is a VALUES, which keeps FOUND_ROWS() (a SELECT sets it to 1).
+my_sql -e "CREATE TABLE qg.five (id INT); INSERT INTO qg.five VALUES (1),(2),(3),(4),(5)" ||
+    tap_bail "cannot create the table"
+AROUND=("sql=PREPARE s FROM 'SET @x = 1'"
+    "sql=SELECT SQL_CALC_FOUND_ROWS id FROM five ORDER BY id LIMIT 2" "sql=EXECUTE s"
+    "sql=SELECT FOUND_ROWS()" "sql=EXECUTE s" "sql=SELECT ROW_COUNT()"
+    "sql=SELECT SQL_CALC_FOUND_ROWS id FROM five ORDER BY id LIMIT 2" "sql=EXECUTE s"
+    "sqlhex=$(printf "SELECT FOUND_ROWS(), '\xc3\xa9'" | od -An -tx1 | tr -d ' \n')")
 state_queries() { grep -ac '@@session.sql_mode' "$QG_MY_LOG"; }
+without=$("$LEGACY" "$QG_MY_SOCKET" db=qg charset=utf8mb4 "${AROUND[@]}")
+before=$(state_queries)
+with=$(with_shim enforce "$LOG" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=utf8mb4 "${AROUND[@]}")
+has "$without" 'ROW: 5|\xc3\xa9' "without the shim: FOUND_ROWS() 5 after EXECUTE"
+ok "FOUND_ROWS() and ROW_COUNT() after EXECUTE: the same with the shim" [ "$with" = "$without" ] ||
+    tap_diag "without: $without" "with: $with"
+ok "after EXECUTE: asked only before the query that does not read alike" \
+    [ "$(state_queries)" -eq $((before + 2)) ]
+has "$(grep -a '@@session.sql_mode' "$QG_MY_LOG" | tail -n 1)" "VALUES (@@character_set_client" \
+    "the question is a VALUES"
+out=$(probe "sql=PREPARE g FROM 'SET NAMES gbk'" sql="EXECUTE g")
+matches "$out" "$BLOCKED_GBK" "SET NAMES gbk through EXECUTE: asked, the probe is blocked as gbk"
+
+# Cost: one state query per connection, none per query; none when off.
 before=$(state_queries)
 with_shim enforce "$LOG" "$LEGACY" "$QG_MY_SOCKET" db=qg sql="SELECT 1" sql="SELECT 2" \
     set-names=gbk sql="SELECT 3" >/dev/null

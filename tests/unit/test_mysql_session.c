@@ -114,7 +114,7 @@ static void queued_texts(void)
 {
     qg_my_session s = {0};
     server_state = (fake){.state = {.charset = "latin1"}, .thread = 9, .covered = true};
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     static const char set_names[] = "SET NAMES gbk";
     queue(&s, set_names);
     tap_ok(s.unread == 1 && s.pending.count == 1 && strcmp(s.pending.states[0].charset, "gbk") == 0,
@@ -128,7 +128,7 @@ static void queued_texts(void)
            "a text sent meanwhile is blocked under gbk, though the state is still latin1");
     unsigned asked = server_state.asked;
     s.stale = true;
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     tap_ok(server_state.asked == asked,
            "while answers are unread the server is not asked (its answer would come after them)");
     s.stale = false;
@@ -157,11 +157,11 @@ int main(void)
     qg_my_session s = {0};
     server_state = (fake){.state = {.charset = "latin1"}, .thread = 7};
 
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     tap_ok(server_state.asked == 1 && server_state.tracking_requests == 1 && s.tracked &&
                !s.stale && strcmp(s.state.charset, "latin1") == 0,
            "first query: the state is asked for and tracking requested");
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     tap_ok(server_state.asked == 1, "then nothing is asked before a query");
 
     server_state.report[0] = "character_set_client";
@@ -180,14 +180,14 @@ int main(void)
     answer_ok(&s, QG_MY_STATUS_NO_BACKSLASH_ESCAPES, "SET @@character_set_client = sjis");
     tap_ok(s.stale, "SET @@name without a scope (never reported): stale");
     server_state.state = (qg_my_state){.charset = "sjis", .flags = QG_NO_BACKSLASH_ESCAPES};
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     tap_ok(server_state.asked == 2 && !s.stale && strcmp(s.state.charset, "sjis") == 0,
            "and asked for before the next check");
 
     answer_ok(&s, 0, "DO 1");
     tap_ok(s.stale, "quoting status bits that change to other than the state holds: stale");
     server_state.state.flags = 0;
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
 
     server_state.result_set = true;
     server_state.status = 0;
@@ -197,32 +197,44 @@ int main(void)
     server_state.status = QG_MY_STATUS_SESSION_STATE_CHANGED;
     qg_my_session_result_read(&s, &srv, NULL);
     tap_ok(s.stale, "a result set's end that says the state changed: stale");
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
 
     answer_ok(&s, 0, "SET session_track_system_variables = ''");
     server_state.covered = false;
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     tap_ok(!s.tracked && server_state.tracking_requests == 1,
            "the program took sql_mode out of the report: untracked, not overridden");
     unsigned before = server_state.asked;
     answer_ok(&s, 0, "SELECT 1 FROM dual WHERE 0");
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     tap_ok(server_state.asked == before + 1, "untracked: asked before every check");
+    answer_ok(&s, 0, "SELECT 1 FROM dual WHERE 0");
+    qg_my_plan alike;
+    qg_my_session_prepare(&s, &srv, NULL, plan_of(&alike, "SELECT ROW_COUNT()", 18));
+    qg_decision d;
+    tap_ok(server_state.asked == before + 1 && s.stale && check(&s, "SELECT ROW_COUNT()", 18, &d),
+           "untracked, a text that reads alike in every state: not asked, passes");
+    tap_ok(!check(&s, "SELECT 'a", 9, &d) && strstr(d.message, "unterminated"),
+           "and is checked all the same, under the last state known");
+    qg_my_plan unalike;
+    qg_my_session_prepare(&s, &srv, NULL, plan_of(&unalike, "SELECT 'a\\b'", 12));
+    tap_ok(server_state.asked == before + 2 && !s.stale,
+           "a text with a backslash: asked for before its check");
 
     server_state.thread = 8;
     server_state.covered = false;
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     tap_ok(server_state.tracking_requests == 2 && s.tracked,
            "a new server thread (reconnect): tracking is requested again");
 
     server_state.ask_fails = true;
     qg_my_session_renew(&s);
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     tap_ok(s.stale, "a question that fails leaves the state stale");
-    qg_decision d;
-    tap_ok(!check(&s, "SELECT 1", 8, &d) && d.block &&
+    tap_ok(!check(&s, "SELECT '\\\\'", 11, &d) && d.block &&
                strstr(d.message, "state_unknown"),
-           "and a stale state blocks with state_unknown (enforce, the default)");
+           "and a stale state blocks a text with a backslash with state_unknown (enforce, the "
+           "default)");
     queued_texts();
     return tap_done();
 }

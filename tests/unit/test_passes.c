@@ -141,7 +141,7 @@ static void report(const char *path, const text *t, unsigned long scans_allowed)
 static void libmariadb_path(const text *t)
 {
     qg_my_session s = {0};
-    qg_my_session_prepare(&s, &srv, NULL);
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
     memset(qg_pass_counts, 0, sizeof qg_pass_counts);
     size_t len = strlen(t->sql);
     qg_decision d;

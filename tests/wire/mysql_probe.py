@@ -15,7 +15,8 @@ set), then UTF-8 text with quotes and backslashes, escaped by PyMySQL.
 restore: the statements of a mysqldump file, one query each, into DB.
 diag: what the client reads around such statements: affected rows, insert
 ids, warning counts, ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), SHOW
-WARNINGS.  row-count: a query that reads ROW_COUNT() after such a statement.
+WARNINGS.  row-count: a query that reads ROW_COUNT() after such a statement,
+then ones that read alike in every state.
 killed: such a statement, then the connection is killed from another one,
 then a query that needs the state (no answer can come).  stopped: such a
 statement, then the server is stopped (SIGSTOP) for 15 s while a query that
@@ -118,6 +119,10 @@ elif mode == "row-count":
     run("INSERT INTO r VALUES (1), (2)")
     run("SET character_set_client = @@character_set_client")
     run("SELECT ROW_COUNT(), '\u00e9' AS e", "RESULT:")
+    # texts that read alike in every state: checked under the last state
+    # known, without the question
+    run("SELECT ROW_COUNT() AS n", "ALIKE:")
+    run("SELECT 'unterminated", "UNTERMINATED:")
 elif mode == "killed":
     run("SET character_set_client = @@character_set_client")
     other = pymysql.connect(unix_socket=sock, user="root", autocommit=True)
