@@ -132,6 +132,8 @@ $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 # tests/t/80-rule-drivers.t, and 1000 effective attacks a dialect sent to
 # the servers, tests/t/19-rule-attacks-servers.t).
 MEASURE_BIN = $(BUILD)/measure/measure_rule
+# The checker's benchmark, which tests compare with the reference too.
+BENCH_BIN   = $(BUILD)/bench/bench_checker
 MEASURE_PER_DIALECT ?= 1000000
 MEASURE_DRIVER_STATEMENTS ?= 20000
 MEASURE_ATTACK_SAMPLE ?= 1000
@@ -148,9 +150,12 @@ clients: $(CLIENT_BIN)
 deps:
 	scripts/install-deps
 
-# The README's test command (and CI's): lint, then every test.
-check: deps all unit clients diff-tools lint
-	tests/run
+# The README's test command (and CI's): lint, then every test, CHECK_JOBS
+# test files at a time: each starts its servers in a directory and on ports
+# of its own, and what the tests build is built here first.
+CHECK_JOBS ?= 2
+check: deps all unit clients diff-tools lint $(BENCH_BIN)
+	BUILD=$(BUILD) QG_TEST_JOBS=$(CHECK_JOBS) tests/run
 
 # The unit binaries alone: seconds.
 test-unit: $(UNIT_BIN)
@@ -232,7 +237,6 @@ clean:
 # $(BUILD)/bench/.  Never part of `make check`; see docs/PERFORMANCE.md.
 BENCH_E2E  ?= 1
 BENCH_RUNS ?= 5
-BENCH_BIN   = $(BUILD)/bench/bench_checker
 
 $(BENCH_BIN): bench/bench_checker.c bench/strings_floor.c bench/strings_floor.h tests/agree.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
