@@ -13,11 +13,6 @@
 #define PG_STARTUP_MAX 10000u
 
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 uint32_t qg_wire_le24(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
@@ -64,7 +59,7 @@ bool qg_wire_looks_like_pg(const uint8_t *p, size_t n)
 {
     if (n < 8)
         return false;
-    uint32_t len = be32(p), code = be32(p + 4);
+    uint32_t len = qg_wire_be32(p), code = qg_wire_be32(p + 4);
     if (code == PG_SSL_REQUEST || code == PG_GSSENC_REQUEST)
         return len == 8;
     if (code == PG_CANCEL_REQUEST)
@@ -161,7 +156,7 @@ bool qg_wire_may_become_pg(const uint8_t *p, size_t n)
         return false;
     if (n < 4)
         return true;
-    uint32_t len = be32(p);
+    uint32_t len = qg_wire_be32(p);
     if (len < 8 || len > PG_STARTUP_MAX)
         return false;
     const uint8_t *code = p + 4;
@@ -191,7 +186,7 @@ bool qg_wire_midstream_query(const uint8_t *p, size_t n, size_t total)
         return false;
     /* a PostgreSQL Query or Parse: its length's top byte 0 (under 16 MiB) */
     if ((p[0] == 'Q' || p[0] == 'P') && p[1] == 0) {
-        uint32_t len = be32(p + 1);
+        uint32_t len = qg_wire_be32(p + 1);
         if (len >= 5 && (uint64_t)len + 1 <= total)
             return true;
     }
@@ -209,7 +204,7 @@ void qg_wire_already_sent(qg_wire_conn *c, const uint8_t *head, size_t n, size_t
 {
     qg_wire_classified cl;
     memset(&cl, 0, sizeof cl);
-    pg_untyped(c, &c->out, be32(head), be32(head + 4), &cl);
+    pg_untyped(c, &c->out, qg_wire_be32(head), qg_wire_be32(head + 4), &cl);
     qg_wire_pg_account(c, 0, head, n, &cl, false);
     c->out = cl.next;
     c->out.left = cl.total > passed ? cl.total - passed : 0;
@@ -406,7 +401,7 @@ static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t 
             cl->need = 8;
             return;
         }
-        uint32_t len = be32(p), code = be32(p + 4);
+        uint32_t len = qg_wire_be32(p), code = qg_wire_be32(p + 4);
         if (len < 8 || len > PG_STARTUP_MAX) {
             qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
             len = 8;
@@ -423,7 +418,7 @@ static void classify_pg(qg_wire_conn *c, const qg_wire_framer *f, const uint8_t 
         cl->need = 5;
         return;
     }
-    uint32_t len = be32(p + 1);
+    uint32_t len = qg_wire_be32(p + 1);
     if (len < 4) {
         qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
         len = 4;
@@ -596,10 +591,39 @@ void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t 
     qg_pg_pending_add_effect(&c->pg_pending, &e);
 }
 
+size_t qg_wire_pg_pass_plain(qg_wire_conn *c, qg_wire_framer *f, uint64_t pos, const uint8_t *p,
+                             size_t n)
+{
+    size_t q = 0;
+    while (n - q >= 5) {
+        uint8_t type = p[q];
+        uint32_t len = qg_wire_be32(p + q + 1);
+        if (len < 4 || type == 'Q' || type == 'P' || (type == 'B' && c->pg_prepared_sets_state))
+            break;
+        uint64_t total = 1 + (uint64_t)len;
+        if ((type == 'S' || type == 'F') && pos + q >= c->pg_accounted_end) {
+            /* answered by a ReadyForQuery, as qg_wire_pg_account counts it */
+            c->pg_accounted_end = pos + q + total;
+            c->pg_unanswered++;
+        }
+        if (total > n - q) {
+            f->left = total - (n - q);
+            return n;
+        }
+        q += (size_t)total;
+    }
+    return q;
+}
+
 void qg_wire_pg_ready(qg_wire_conn *c)
 {
     if (c->pg_unanswered > 0 && --c->pg_unanswered == 0) {
-        memset(&c->pg_pending, 0, sizeof c->pg_pending);
+        /* the adds set a count or a flag with whatever they write: none
+         * set, it is all zero already */
+        qg_pg_pending *pending = &c->pg_pending;
+        if (pending->encoding_count || pending->encoding_unknown || pending->scs_on ||
+            pending->scs_off)
+            memset(pending, 0, sizeof *pending);
         c->pg_parsed_count = 0;
     }
 }

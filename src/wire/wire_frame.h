@@ -209,6 +209,12 @@ typedef struct qg_wire_classified {
 /* p[0, len) is the C string `want`. */
 bool qg_wire_cstr_is(const uint8_t *p, size_t len, const char *want);
 
+/* A PostgreSQL length or code (4 bytes, big-endian). */
+static inline uint32_t qg_wire_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 /* A MySQL packet's length (3 bytes, little-endian). */
 uint32_t qg_wire_le24(const uint8_t *p);
 
@@ -239,6 +245,16 @@ void qg_wire_advance(qg_wire_conn *c, const uint8_t *p, size_t n, size_t avail);
  * leave.  Each position is accounted once, however often it is planned. */
 void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
                         const qg_wire_classified *cl, bool blocked);
+/* PG after the startup message, from a message boundary of framer f
+ * (f->left == 0) at stream position pos of a connection still read: how
+ * many bytes of p[0, n) are messages that carry no SQL and are not held
+ * (each header read where it lies; a message may run past n, then f->left
+ * says how much of it is still to come).  Each Sync and FunctionCall among
+ * them is accounted as qg_wire_pg_account accounts it.  Stops before a
+ * Query, a Parse, a Bind that may be held, a header cut short and a length
+ * no message has, which qg_wire_classify reads. */
+size_t qg_wire_pg_pass_plain(qg_wire_conn *c, qg_wire_framer *f, uint64_t pos, const uint8_t *p,
+                             size_t n);
 /* PG: a ReadyForQuery arrived. */
 void qg_wire_pg_ready(qg_wire_conn *c);
 

@@ -51,6 +51,24 @@ static void pg_parameter_status(qg_wire_conn *c, const uint8_t *p, size_t n)
     }
 }
 
+/* Whole messages from a message boundary, read where they lie, up to a
+ * ParameterStatus or a message cut short: of them only a ReadyForQuery
+ * changes what the front keeps.  The bytes they take of p[0, n). */
+static size_t pg_whole_messages(qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    while (n - i >= 5 && p[i] != 'S') {
+        uint32_t len = qg_wire_be32(p + i + 1);
+        size_t total = 1 + (size_t)(len >= 4 ? len : 4);
+        if (total > n - i)
+            break;
+        if (p[i] == 'Z')
+            qg_wire_pg_ready(c);
+        i += total;
+    }
+    return i;
+}
+
 /* ---------------------------------------------------------------- MySQL */
 
 /* A whole packet (or its first KEEP_MAX bytes) of the server. */
@@ -156,6 +174,12 @@ size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
     while (i < n && !c->passthrough) {
         if (c->z_on != framed)
             return i; /* compressed frames from here on */
+        if (c->proto == QG_WIRE_PG && c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0) {
+            size_t whole = pg_whole_messages(c, p + i, n - i);
+            i += whole;
+            if (whole > 0)
+                continue;
+        }
         if (c->in.left == 0 && !c->in_keep) {
             /* a header: read in place where the call holds all of it */
             if (c->in_hdr_len == 0 && n - i >= hs) {

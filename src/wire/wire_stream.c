@@ -229,6 +229,13 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
                 qg_wire_message_ended(&f);
             continue;
         }
+        if (c->proto == QG_WIRE_PG && !f.untyped) {
+            size_t plain = qg_wire_pg_pass_plain(c, &f, c->out_pos + q, p + q, n - q);
+            if (plain > 0) {
+                q += plain;
+                continue;
+            }
+        }
         qg_wire_classified cl;
         qg_wire_classify(c, &f, p + q, n - q, &cl);
         if (c->passthrough)
