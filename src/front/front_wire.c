@@ -40,6 +40,7 @@
  * add a lock for that case beyond the connection's own.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,6 +48,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "attach.h"
 #include "config.h"
@@ -77,7 +80,6 @@ static void fd_release(wire_fd *w)
         return;
     if (w->tls_counted)
         __atomic_sub_fetch(&qg_wire_tls_conns, 1, __ATOMIC_ACQ_REL);
-    pthread_mutex_destroy(&w->lock);
     qg_wire_conn_release(&w->conn);
     free(w);
 }
@@ -119,7 +121,6 @@ wire_fd *qg_wire_refused(const char *why)
     wire_fd *w = calloc(1, sizeof *w);
     if (!w)
         return QG_WIRE_UNSEEN; /* its queries are refused all the same */
-    pthread_mutex_init(&w->lock, NULL);
     w->refs = 1;
     w->refused = why;
     qg_wire_conn_init(&w->conn, QG_WIRE_PG);
@@ -188,7 +189,7 @@ bool qg_wire_refuse_unread_call(int fd, bool into, const char *call)
      * stream they leave unknown; not while bytes of the stream are held,
      * which would then reach the server after them. */
     bool refuse = refusing(qg_settings_get());
-    pthread_mutex_lock(&w->lock);
+    qg_wire_lock(w);
     if (!refuse && nothing_held(&w->conn)) {
         qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_STREAM);
         w->told_passthrough = true; /* said here */
@@ -196,7 +197,7 @@ bool qg_wire_refuse_unread_call(int fd, bool into, const char *call)
     } else {
         refuse = true;
     }
-    pthread_mutex_unlock(&w->lock);
+    qg_wire_unlock(w);
     return tell_unchecked(&w->told_refused, refuse, event, what);
 }
 
@@ -277,13 +278,28 @@ bool qg_wire_unseen_refused(int fd, const uint8_t *p, size_t n, size_t total)
     return false;
 }
 
+QG_COLD void qg_wire_lock_wait(unsigned *lock, unsigned seen)
+{
+    if (seen != 2)
+        seen = __atomic_exchange_n(lock, 2, __ATOMIC_ACQUIRE);
+    while (seen != 0) {
+        syscall(SYS_futex, lock, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+        seen = __atomic_exchange_n(lock, 2, __ATOMIC_ACQUIRE);
+    }
+}
+
+QG_COLD void qg_wire_lock_wake(unsigned *lock)
+{
+    syscall(SYS_futex, lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* The child of a fork gets fresh locks: a thread of the parent may have
  * held one, and that thread is not in the child. */
 static void renew_locks(void)
 {
     for (int fd = 0; fd <= highest_fd && fd < QG_WIRE_FDS; fd++)
         if (qg_wire_is_conn(qg_wire_fds[fd]))
-            pthread_mutex_init(&qg_wire_fds[fd]->lock, NULL);
+            __atomic_store_n(&qg_wire_fds[fd]->lock, 0, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor)) static void keep_locks_across_fork(void)
@@ -318,7 +334,6 @@ wire_fd *qg_wire_recognise(int fd, qg_wire_proto proto, const uint8_t *head, siz
         qg_wire_fd_put(fd, NULL);
         return NULL;
     }
-    pthread_mutex_init(&w->lock, NULL);
     w->refs = 1;
     qg_wire_conn_init(&w->conn, proto);
     if (in_library_connect > 0) {
@@ -463,12 +478,12 @@ void qg_wire_library_guarded(int fd)
     }
     if (!qg_wire_is_conn(w))
         return;
-    pthread_mutex_lock(&w->lock);
+    qg_wire_lock(w);
     qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_LIBRARY);
     w->told_passthrough = true; /* not unguarded: the library front has it */
     settle(w);
     bool settled = w->settled;
-    pthread_mutex_unlock(&w->lock);
+    qg_wire_unlock(w);
     /* Nothing held or owed: the entry becomes the library's marker, and
      * the socket's reads and writes pass after one comparison.  (The
      * library uses its connection from one thread at a time, so no call of

@@ -5,7 +5,6 @@
 #ifndef QG_FRONT_WIRE_FD_H
 #define QG_FRONT_WIRE_FD_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,7 +39,8 @@
 #define QG_WIRE_UNSEEN ((wire_fd *)3)
 
 typedef struct wire_fd {
-    pthread_mutex_t lock;
+    /* its lock (qg_wire_lock): 0 free, 1 held, 2 held and a thread waits */
+    unsigned lock;
     unsigned refs; /* descriptors that share it (dup) */
     /* Bytes written through it cannot be followed (a duplicate of a socket
      * a client library's front checks, a connection no longer read whose
@@ -62,6 +62,30 @@ typedef struct wire_fd {
     size_t tls_retry_num, tls_retry_taken;
     qg_wire_conn conn;
 } wire_fd;
+
+/* The connection's lock, around every use of w->conn.  Taken with one
+ * atomic compare-and-swap when free, released with one exchange; only a
+ * thread that finds it held, or a release that finds a thread waiting,
+ * makes a system call (futex): the lock of "Futexes Are Tricky" (Drepper),
+ * whose waiters mark the word 2 before they sleep and sleep only while it
+ * still is 2, so that no release is missed.  Not recursive, as the default
+ * pthread mutex; a fork's child gets every lock free (front_wire.c). */
+void qg_wire_lock_wait(unsigned *lock, unsigned seen);
+void qg_wire_lock_wake(unsigned *lock);
+
+static inline void qg_wire_lock(wire_fd *w)
+{
+    unsigned seen = 0;
+    if (!__atomic_compare_exchange_n(&w->lock, &seen, 1, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        qg_wire_lock_wait(&w->lock, seen);
+}
+
+static inline void qg_wire_unlock(wire_fd *w)
+{
+    if (__atomic_exchange_n(&w->lock, 0, __ATOMIC_RELEASE) == 2)
+        qg_wire_lock_wake(&w->lock);
+}
 
 /* Connections that went on inside TLS and are still open: while 0, the SSL
  * calls pass without looking up their descriptor. */

@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -173,7 +172,7 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
         return send_bytes(sc, buf, n);
     }
     qg_wire_io io = {send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, sc};
-    pthread_mutex_lock(&w->lock);
+    qg_wire_lock(w);
     ssize_t r;
     if (!qg_wire_tls_raw(w, sc->fd))
         r = qg_wire_write(&w->conn, &io, buf, n);
@@ -182,7 +181,7 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
     else
         r = send_bytes(sc, buf, n);
     qg_wire_after_use(w);
-    pthread_mutex_unlock(&w->lock);
+    qg_wire_unlock(w);
     return qg_wire_give_up_refused(w, sc->fd, r);
 }
 
@@ -200,9 +199,9 @@ static wire_fd *recognise_read(int fd, const uint8_t *p, size_t r)
             memcpy(before, h->bytes, len);
             wire_fd *w = qg_wire_recognise(fd, QG_WIRE_MYSQL, NULL, 0, 0);
             if (w && len > 0) {
-                pthread_mutex_lock(&w->lock);
+                qg_wire_lock(w);
                 qg_wire_read(&w->conn, before, len);
-                pthread_mutex_unlock(&w->lock);
+                qg_wire_unlock(w);
             }
             return w;
         }
@@ -223,13 +222,13 @@ static void observe(int fd, wire_fd *w, void *p, size_t r)
         w = recognise_read(fd, p, r);
     if (!qg_wire_is_conn(w) || qg_wire_fd_refused(w) || passes_unlocked(w))
         return;
-    pthread_mutex_lock(&w->lock);
+    qg_wire_lock(w);
     if (!qg_wire_tls_raw(w, fd)) {
         qg_wire_read(&w->conn, p, r);
         qg_wire_my_hide_compression(&w->conn, p, r);
     }
     qg_wire_after_use(w);
-    pthread_mutex_unlock(&w->lock);
+    qg_wire_unlock(w);
 }
 
 static void observe_iov(int fd, const struct iovec *iov, int iovcnt, size_t r)

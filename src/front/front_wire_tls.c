@@ -41,7 +41,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -146,10 +145,10 @@ bool qg_wire_tls_unfollowed(wire_fd *w)
         !__atomic_load_n(&w->tls_followed, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
         return false;
-    pthread_mutex_lock(&w->lock);
+    qg_wire_lock(w);
     qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_TLS);
     qg_wire_after_use(w);
-    pthread_mutex_unlock(&w->lock);
+    qg_wire_unlock(w);
     return true;
 }
 
@@ -312,16 +311,16 @@ static int tls_write(SSL *ssl, const void *buf, size_t num, bool ex, size_t *wri
     int fd = -1;
     wire_fd *w = num > 0 ? tls_conn(ssl, &fd) : NULL;
     if (w) {
-        pthread_mutex_lock(&w->lock);
+        qg_wire_lock(w);
         if (follows(w, fd)) {
             int r = followed_write(w, fd, ssl, buf, num, ex, written, caller);
             qg_wire_after_use(w);
-            pthread_mutex_unlock(&w->lock);
+            qg_wire_unlock(w);
             if (r <= 0)
                 qg_wire_give_up_refused(w, fd, -1);
             return r;
         }
-        pthread_mutex_unlock(&w->lock);
+        qg_wire_unlock(w);
     }
     int r;
     in_openssl++;
@@ -364,11 +363,11 @@ static void observe(SSL *ssl, const void *p, size_t n)
     wire_fd *w = tls_conn(ssl, &fd);
     if (!w)
         return;
-    pthread_mutex_lock(&w->lock);
+    qg_wire_lock(w);
     if (follows(w, fd))
         qg_wire_read(&w->conn, p, n);
     qg_wire_after_use(w);
-    pthread_mutex_unlock(&w->lock);
+    qg_wire_unlock(w);
 }
 
 QG_EXPORT int SSL_read(SSL *ssl, void *buf, int num)

@@ -8,7 +8,9 @@
 #    a Query written together with the StartupMessage (under the encoding the
 #    startup names; refused when it names none);
 #  - writes and reads made with pwritev2/preadv2 at offset -1 (Python's
-#    os.pwritev/os.preadv) are followed as writev/readv.
+#    os.pwritev/os.preadv) are followed as writev/readv;
+#  - one thread writes 50 queries and the attack while another reads the
+#    answers: both take the connection's lock at once.
 # Each attack (UTF-8 c3 95 27 escaped to c3 95 5c 27, which SJIS reads as
 # a character and a closing quote) injects without the shim; with it the
 # server answers an error naming quoteguard, the marker never reaches the
@@ -42,7 +44,7 @@ secrets() { printf '%s\n' "$1" | grep -ac '^ROW: secret_'; }
 RAW=("$PY" tests/wire/pg_raw.py)
 raw() { "${RAW[@]}" "$@" 2>&1; }
 
-for scenario in split-startup pipeline-simple pipeline-extended with-startup pwritev; do
+for scenario in split-startup pipeline-simple pipeline-extended with-startup pwritev threads; do
     input=c395$TAIL
     [ $scenario = with-startup ] && input=95$TAIL # SJIS from the start
     marker=qgs_plain_${scenario//-/_}_$$
@@ -57,6 +59,9 @@ for scenario in split-startup pipeline-simple pipeline-extended with-startup pwr
     ok "$scenario: enforce: no secret leaks" [ "$(secrets "$out")" -eq 0 ]
     lacks "$(cat "$QG_PG_LOG")" "$marker" "$scenario: enforce: the attack never reaches the server"
     has "$out" "ROW: alive" "$scenario: enforce: the connection works after the block"
+    [ $scenario != threads ] ||
+        ok "threads: enforce: every answer read while the other thread writes" \
+            [ "$(printf '%s\n' "$out" | grep -c '^ROW: r')" -eq 50 ]
 
     for legit in 616c696365 6f27686172615c; do # alice, o'hara\ (a quote, a backslash)
         plain=$(raw $scenario $legit qgs_legit_$$)

@@ -22,6 +22,14 @@ SCENARIO says how the connection is used:
    with-startup     the StartupMessage (options client_encoding=SJIS,
                     standard_conforming_strings=off) and Query(the query) in
                     one write
+   threads          as split-startup, then a second thread writes 50
+                    queries (SELECT 'rN'), each its own write, and the query
+                    after them, while the first reads their answers as they
+                    come: the wire front's lock of the connection is taken
+                    by both threads at once (few enough that no write
+                    blocks: the front holds the lock while a write waits
+                    for room in the socket, and the reader that would make
+                    room by reading waits for the lock)
    with-startup-default  the same without client_encoding: the server
                     takes the database's encoding and names it only in
                     its answer
@@ -31,6 +39,7 @@ import os
 import socket
 import struct
 import sys
+import threading
 
 scenario, hexinput, marker = sys.argv[1:4]
 
@@ -133,6 +142,19 @@ else:
         answers(1)
         send(query(attack))
         answers(1)
+    elif scenario == "threads":
+        send(query(set_sjis))
+        answers(1)
+
+        def writer():
+            for i in range(50):
+                sock.sendall(query(b"SELECT 'r%d'" % i))
+            sock.sendall(query(attack))
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        answers(51)
+        thread.join()
     elif scenario == "pipeline-simple":
         sock.sendall(query(set_sjis) + query(attack))
         answers(2)
