@@ -457,7 +457,7 @@ static void settle(wire_fd *w)
         __atomic_store_n(&w->settled, true, __ATOMIC_RELEASE);
 }
 
-void qg_wire_after_use(wire_fd *w)
+void qg_wire_after_use_unread_or_tls(wire_fd *w)
 {
     if (w->conn.tls && !w->tls_counted) {
         w->tls_counted = true;
@@ -618,9 +618,12 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
     } else if (c->pg_unanswered > 0) {
         pass = check_pg_unanswered(c, m, sc->caller, &d);
     } else {
+        if (!c->pg_encoding)
+            c->pg_encoding = qg_encoding_find(QG_DIALECT_POSTGRES, c->session.encoding);
         qg_query q = {
             .dialect = QG_DIALECT_POSTGRES,
             .encoding_name = c->session.encoding,
+            .encoding = c->pg_encoding,
             .flags = quoting_flags(c),
             .conn = c,
             .api = api_of(m->kind),

@@ -21,7 +21,8 @@
     static __typeof__(&(name)) next_##name(void)                                            \
     {                                                                                     \
         static void *slot;                                                                \
-        return (__typeof__(&(name)))qg_real_next(&slot, #name);                             \
+        void *fn = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);                              \
+        return (__typeof__(&(name)))(fn ? fn : qg_real_next(&slot, #name));                 \
     }
 
 #define QG_WIRE_FDS 65536
@@ -261,8 +262,16 @@ bool qg_wire_unseen_refused(int fd, const uint8_t *p, size_t n, size_t total);
 /* A candidate whose first bytes are not a database's. */
 void qg_wire_drop_candidate(int fd);
 /* Under the lock, after each use of a connection: says once that it is no
- * longer followed, and lets a settled one pass without the lock. */
-void qg_wire_after_use(wire_fd *w);
+ * longer followed, and lets a settled one pass without the lock; counts it
+ * among the connections inside TLS.  A connection read in the clear needs
+ * none of it. */
+void qg_wire_after_use_unread_or_tls(wire_fd *w);
+
+static inline void qg_wire_after_use(wire_fd *w)
+{
+    if (w->conn.passthrough || w->conn.tls)
+        qg_wire_after_use_unread_or_tls(w);
+}
 /* Under the lock, for a connection whose raw bytes are about to pass (fd
  * calls): true when they are TLS records, to pass unread (front_wire_tls.c). */
 bool qg_wire_tls_raw(wire_fd *w, int fd);

@@ -174,7 +174,7 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
     qg_wire_io io = {send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, sc};
     qg_wire_lock(w);
     ssize_t r;
-    if (!qg_wire_tls_raw(w, sc->fd))
+    if (!w->conn.tls || !qg_wire_tls_raw(w, sc->fd))
         r = qg_wire_write(&w->conn, &io, buf, n);
     else if (w->conn.passthrough) /* TLS by another stack */
         r = unread_write(w, sc, buf, n);
@@ -182,7 +182,7 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
         r = send_bytes(sc, buf, n);
     qg_wire_after_use(w);
     qg_wire_unlock(w);
-    return qg_wire_give_up_refused(w, sc->fd, r);
+    return r < 0 ? qg_wire_give_up_refused(w, sc->fd, r) : r;
 }
 
 /* A candidate that received p[0, r): the connection when it begins with
@@ -223,9 +223,10 @@ static void observe(int fd, wire_fd *w, void *p, size_t r)
     if (!qg_wire_is_conn(w) || qg_wire_fd_refused(w) || passes_unlocked(w))
         return;
     qg_wire_lock(w);
-    if (!qg_wire_tls_raw(w, fd)) {
+    if (!w->conn.tls || !qg_wire_tls_raw(w, fd)) {
         qg_wire_read(&w->conn, p, r);
-        qg_wire_my_hide_compression(&w->conn, p, r);
+        if (w->conn.proto == QG_WIRE_MYSQL)
+            qg_wire_my_hide_compression(&w->conn, p, r);
     }
     qg_wire_after_use(w);
     qg_wire_unlock(w);
@@ -385,15 +386,17 @@ QG_EXPORT int fcntl64(int fd, int cmd, ...)
 
 /* --------------------------------------------------------------- output */
 
-/* A write of p[0, n) on fd, whose entry is not NULL. */
-static ssize_t entry_write(send_ctx *sc, const void *p, size_t n)
+/* A write of p[0, n) on fd, whose entry w is not NULL. */
+static ssize_t entry_write(send_ctx *sc, wire_fd *w, const void *p, size_t n)
 {
+    if (qg_wire_is_conn(w) && !qg_wire_fd_refused(w))
+        return guarded_write(w, sc, p, n);
     if (qg_wire_fd_entry(sc->fd) == QG_WIRE_UNSEEN && qg_wire_unseen_refused(sc->fd, p, n, n)) {
         errno = EACCES;
         return -1;
     }
     bool watch;
-    wire_fd *w = entry_for_write(sc->fd, p, n, &watch);
+    w = entry_for_write(sc->fd, p, n, &watch);
     if (!w || (qg_wire_fd_refused(w) && refused_write(w) == 0)) {
         ssize_t r = send_bytes(sc, p, n);
         if (watch)
@@ -417,7 +420,7 @@ ssize_t qg_wire_write_from(int fd, const void *buf, size_t n, const void *caller
         return next_write()(fd, buf, n);
     }
     send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = caller};
-    return entry_write(&sc, buf, n);
+    return entry_write(&sc, w, buf, n);
 }
 
 QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
@@ -438,7 +441,7 @@ QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
     }
     send_ctx sc = {.fd = fd, .how = HOW_SEND, .flags = flags,
                    .caller = __builtin_return_address(0)};
-    return entry_write(&sc, buf, n);
+    return entry_write(&sc, w, buf, n);
 }
 
 QG_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
@@ -455,7 +458,7 @@ QG_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
     }
     send_ctx sc = {.fd = fd, .how = HOW_SENDTO, .flags = flags, .addr = addr,
                    .addrlen = addrlen, .caller = __builtin_return_address(0)};
-    return entry_write(&sc, buf, n);
+    return entry_write(&sc, w, buf, n);
 }
 
 /* A scattered write on fd, which has no entry: true when it must fail
