@@ -4,6 +4,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ascii.h"
 #include "code_tokens.h"
@@ -256,6 +259,63 @@ static bool may_be_setting_word(const char *w, size_t n)
     }
 }
 
+/* The word of name bytes that starts at s[start] may be one of them. */
+static bool word_may_be_setting(const char *s, size_t start, size_t len)
+{
+    size_t end = start + 1;
+    while (end < len && qg_char_in((unsigned char)s[end], NAME_BYTES))
+        end++;
+    return may_be_setting_word(s + start, end - start);
+}
+
+#ifdef __SSE2__
+/* Of 16 bytes: the name bytes (letters, '_', digits, 0x80-0xff), and the
+ * bytes whose letter starts one of those words (s, r, d, n, c in either
+ * case), a bit each. */
+static void name_bytes16(__m128i v, unsigned *name, unsigned *first)
+{
+    __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    __m128i letter = _mm_cmplt_epi8(_mm_add_epi8(lower, _mm_set1_epi8((char)(0x80 - 'a'))),
+                                    _mm_set1_epi8((char)(-128 + 26)));
+    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
+                                   _mm_set1_epi8((char)(-128 + 10)));
+    __m128i underscore = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
+    *name = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), underscore)) |
+            (unsigned)_mm_movemask_epi8(v);
+    __m128i s_or_r = _mm_or_si128(_mm_cmpeq_epi8(lower, _mm_set1_epi8('s')),
+                                  _mm_cmpeq_epi8(lower, _mm_set1_epi8('r')));
+    __m128i d_or_n = _mm_or_si128(_mm_cmpeq_epi8(lower, _mm_set1_epi8('d')),
+                                  _mm_cmpeq_epi8(lower, _mm_set1_epi8('n')));
+    *first = (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(s_or_r, d_or_n), _mm_cmpeq_epi8(lower, _mm_set1_epi8('c'))));
+}
+
+/* Whether the text has such a word anywhere (in a string or a comment
+ * too): a text without one keeps both settings, unread.  Sixteen bytes at
+ * a time: only the words that start with one of the letters are read. */
+static bool may_name_a_setting(const char *s, size_t len)
+{
+    unsigned before = 0; /* the last byte before these 16 is a name byte */
+    for (size_t at = 0; at < len; at += 16) {
+        __m128i v;
+        if (len - at >= 16) {
+            v = _mm_loadu_si128((const __m128i *)(s + at));
+        } else {
+            unsigned char tail[16] = {0}; /* NUL is no name byte */
+            memcpy(tail, s + at, len - at);
+            v = _mm_loadu_si128((const __m128i *)tail);
+        }
+        unsigned name, first;
+        name_bytes16(v, &name, &first);
+        unsigned starts = name & ~(name << 1 | before) & first;
+        before = name >> 15 & 1;
+        for (; starts; starts &= starts - 1)
+            if (word_may_be_setting(s, at + (size_t)__builtin_ctz(starts), len))
+                return true;
+    }
+    return false;
+}
+#else
 /* Whether the text has such a word anywhere (in a string or a comment
  * too): a text without one keeps both settings, unread. */
 static bool may_name_a_setting(const char *s, size_t len)
@@ -265,14 +325,14 @@ static bool may_name_a_setting(const char *s, size_t len)
             i++;
             continue;
         }
-        size_t start = i;
+        if (word_may_be_setting(s, i, len))
+            return true;
         while (++i < len && qg_char_in((unsigned char)s[i], NAME_BYTES))
             ;
-        if (may_be_setting_word(s + start, i - start))
-            return true;
     }
     return false;
 }
+#endif
 
 qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len)
 {
