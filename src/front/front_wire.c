@@ -37,7 +37,9 @@
  * Descriptors at or above QG_WIRE_FDS are never guarded.  A program that
  * uses one descriptor from several threads at once, or closes it while
  * another thread reads it, already breaks its protocol; the shim does not
- * add a lock for that case beyond the connection's own.
+ * add a lock for that case beyond the connection's own.  That lock is held
+ * across the real send, so one thread's blocked write also holds up
+ * another thread's read of the connection (README, Limits).
  */
 #include <errno.h>
 #include <linux/futex.h>
