@@ -16,9 +16,9 @@
 #define QG_EXPORT __attribute__((visibility("default")))
 
 /* next_NAME(): the C library's NAME past the shim's interposer, resolved
- * once. */
+ * once; after that one load, inlined into the interposer. */
 #define QG_WIRE_NEXT(name)                                                                \
-    static __typeof__(&(name)) next_##name(void)                                            \
+    static inline __typeof__(&(name)) next_##name(void)                                     \
     {                                                                                     \
         static void *slot;                                                                \
         void *fn = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);                              \

@@ -225,7 +225,7 @@ static void observe(int fd, wire_fd *w, void *p, size_t r)
     qg_wire_lock(w);
     if (!w->conn.tls || !qg_wire_tls_raw(w, fd)) {
         qg_wire_read(&w->conn, p, r);
-        if (w->conn.proto == QG_WIRE_MYSQL)
+        if (w->conn.hide_compression)
             qg_wire_my_hide_compression(&w->conn, p, r);
     }
     qg_wire_after_use(w);
@@ -358,11 +358,13 @@ QG_EXPORT int dup3(int fd, int to, int flags)
     return copy;
 }
 
-static int fcntl_common(int fd, int cmd, void *arg)
+/* Programs call fcntl around every TLS operation (PHP's streams), and only
+ * F_DUPFD* concern the front: the others go to the C library's as a tail
+ * call. */
+static int fcntl_dup(int fd, int cmd, void *arg)
 {
     int rc = next_fcntl()(fd, cmd, arg);
-    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
-        duplicated(fd, rc);
+    duplicated(fd, rc);
     return rc;
 }
 
@@ -372,7 +374,9 @@ QG_EXPORT int fcntl(int fd, int cmd, ...)
     va_start(ap, cmd);
     void *arg = va_arg(ap, void *);
     va_end(ap);
-    return fcntl_common(fd, cmd, arg);
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+        return fcntl_dup(fd, cmd, arg);
+    return next_fcntl()(fd, cmd, arg);
 }
 
 QG_EXPORT int fcntl64(int fd, int cmd, ...)
@@ -381,7 +385,9 @@ QG_EXPORT int fcntl64(int fd, int cmd, ...)
     va_start(ap, cmd);
     void *arg = va_arg(ap, void *);
     va_end(ap);
-    return fcntl_common(fd, cmd, arg);
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+        return fcntl_dup(fd, cmd, arg);
+    return next_fcntl()(fd, cmd, arg);
 }
 
 /* --------------------------------------------------------------- output */

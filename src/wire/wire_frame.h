@@ -93,7 +93,7 @@ struct qg_wire_conn {
     /* MySQL: the greeting's flags of the compression the wire front cannot
      * follow are cleared in the bytes the client reads
      * (qg_wire_my_hide_compression), so that a client that follows the
-     * server's word never asks for it */
+     * server's word never asks for it; cleared once the greeting is past */
     bool hide_compression;
     /* MySQL's compressed protocol (wire_compress.h): the front's loader of
      * zlib (NULL: none); zlib's functions once compression was agreed and

@@ -107,8 +107,9 @@ static size_t header_size(const qg_wire_conn *c)
     return c->proto == QG_WIRE_PG ? 5 : 4;
 }
 
-/* A whole header h[0, header_size): sets up the message or packet. */
-static void start_message(qg_wire_conn *c, const uint8_t *h)
+/* A whole header h[0, header_size): sets up the message or packet.  Inlined:
+ * every packet of an answer runs it. */
+__attribute__((always_inline)) static inline void start_message(qg_wire_conn *c, const uint8_t *h)
 {
     uint64_t body;
     bool keep;
@@ -135,8 +136,10 @@ static void start_message(qg_wire_conn *c, const uint8_t *h)
 }
 
 /* The message read to its end: what it says, from its first bytes
- * body[0, n) (at most KEEP_MAX of them, when c->in_keep). */
-static void end_message_of(qg_wire_conn *c, const uint8_t *body, size_t n)
+ * body[0, n) (at most KEEP_MAX of them, when c->in_keep).  Inlined, as
+ * start_message. */
+__attribute__((always_inline)) static inline void end_message_of(qg_wire_conn *c,
+                                                                 const uint8_t *body, size_t n)
 {
     if (c->proto == QG_WIRE_PG && c->in_type == 'Z')
         qg_wire_pg_ready(c);
@@ -241,9 +244,12 @@ void qg_wire_my_hide_compression(qg_wire_conn *c, uint8_t *p, size_t n)
 {
     uint64_t start = c->in_pos - n;
     uint64_t last_at = c->my_version_end + GREETING_CAPS_HIGH_AFTER_NUL + 1;
-    if (!c->hide_compression || c->proto != QG_WIRE_MYSQL ||
-        (c->my_version_end && start > last_at))
+    if (!c->hide_compression)
         return;
+    if (c->proto != QG_WIRE_MYSQL || (c->my_version_end && start > last_at)) {
+        c->hide_compression = false; /* nothing (more) to hide */
+        return;
+    }
     for (uint64_t at = start > GREETING_VERSION_AT ? start : GREETING_VERSION_AT;
          !c->my_version_end && at < start + n; at++)
         if (p[at - start] == 0)
