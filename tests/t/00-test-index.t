@@ -55,4 +55,14 @@ for t in $tree_tests; do
     grep -qE '^[^#]*\<(pg_start|my_start)\>' "tests/t/$t.t" && starts="$starts $t"
 done
 ok "no test that says 'servers: none' starts a server" [ -z "$starts" ] || tap_diag "they do:$starts"
+
+# A test that starts a server adds its own exit handlers with qg_at_exit
+# (tests/lib/atexit.sh): a `trap … EXIT` would replace the one that stops
+# the server, or be replaced by it.
+traps=
+for t in $tree_tests; do
+    grep -qE '^[^#]*\<(pg_start|my_start)\>' "tests/t/$t.t" &&
+        grep -qE '^[^#]*\<trap\>.*\<EXIT\>' "tests/t/$t.t" && traps="$traps $t"
+done
+ok "no test that starts a server sets trap … EXIT" [ -z "$traps" ] || tap_diag "they do:$traps"
 tap_done

@@ -34,8 +34,7 @@ echo "1..$(( ${#pg_encodings[@]} + ${#iconv_of[@]} + 1 ))"
 pg_start >/dev/null || { echo "Bail out! cannot start PostgreSQL"; exit 1; }
 
 work=$(mktemp -d /tmp/qg-diffenc.XXXXXX)
-cleanup() { rm -rf "$work"; pg_stop; }
-trap cleanup EXIT
+qg_at_exit "rm -rf $work"
 
 "$helper" generate 60 2000 >"$work/samples.hex"
 total_strings=$(wc -l <"$work/samples.hex")

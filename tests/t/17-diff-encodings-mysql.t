@@ -24,8 +24,7 @@ echo "1..$(( ${#charsets[@]} + 2 ))"
 my_start >/dev/null || { echo "Bail out! cannot start MariaDB"; exit 1; }
 
 work=$(mktemp -d /tmp/qg-diffmy.XXXXXX)
-cleanup() { rm -rf "$work"; my_stop; }
-trap cleanup EXIT
+qg_at_exit "rm -rf $work"
 
 "$helper" generate 61 2000 >"$work/samples.hex"
 total_strings=$(wc -l <"$work/samples.hex")

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 qg_require_build clients/my_legacy
 my_available || tap_skip_all "no MariaDB server binaries (or not root)"
 LOCALES=$(mktemp -d /tmp/qg-locale.XXXXXX)
-trap 'rm -rf "$LOCALES"' EXIT
+qg_at_exit 'rm -rf "$LOCALES"'
 localedef -i tr_TR -f UTF-8 "$LOCALES/tr_TR.UTF-8" >/dev/null 2>&1 ||
     tap_bail "cannot build the tr_TR.UTF-8 locale with localedef (package locales)"
 export LOCPATH=$LOCALES

@@ -18,7 +18,7 @@ qg_require_build clients/pg_legacy
 QG=$PWD/scripts/quoteguard
 REPORT=$PWD/scripts/quoteguard-report
 TMP=$(mktemp -d /tmp/qg-report.XXXXXX)
-trap 'pg_stop; rm -rf "$TMP"' EXIT
+qg_at_exit 'rm -rf "$TMP"'
 for v in $(env | sed -n 's/^\(QUOTEGUARD_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 unset LD_PRELOAD
 

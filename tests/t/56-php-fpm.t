@@ -28,7 +28,7 @@ pg_psql -c "CREATE TABLE users(name text, secret text); INSERT INTO users VALUES
 TMP=$QG_PG_DIR/fpm
 mkdir -p "$TMP" && chmod 755 "$TMP"
 fpm_pid=
-trap 'kill "$fpm_pid" 2>/dev/null; wait "$fpm_pid" 2>/dev/null' EXIT
+qg_at_exit 'kill "$fpm_pid" 2>/dev/null; wait "$fpm_pid" 2>/dev/null'
 
 # The unit as Debian ships it, in a scratch root; its program is the host's.
 ROOT=$TMP/root

@@ -26,7 +26,7 @@ pg_psql -c "CREATE TABLE users(name text, secret text); INSERT INTO users VALUES
 T=$(mktemp -d /tmp/qg-apache.XXXXXX)
 chmod 755 "$T"
 CONF=$T/conf
-trap 'APACHE_CONFDIR=$CONF apache2ctl stop >/dev/null 2>&1; sleep 1; rm -rf "$T"' EXIT
+qg_at_exit 'APACHE_CONFDIR=$CONF apache2ctl stop >/dev/null 2>&1; sleep 1; rm -rf "$T"'
 mkdir -p "$CONF" "$T/www" "$T/run" "$T/lock" "$T/log"
 chown "$QG_PG_USER" "$T/log"
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
