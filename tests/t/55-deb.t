@@ -55,6 +55,8 @@ lacks "$scripts" "restart" "no maintainer script restarts anything"
 ROOT=$TMP/root
 mkdir -p "$ROOT/var/lib/dpkg/updates" "$ROOT/var/lib/dpkg/info" && : > "$ROOT/var/lib/dpkg/status"
 sleep 60 & sleeper=$!
+# its environment is sleep's once it has run exec (until then, the shell's)
+for _ in $(seq 100); do [ "$(cat "/proc/$sleeper/comm" 2>/dev/null)" = sleep ] && break; sleep 0.05; done
 environ_before=$(tr '\0' '\n' < "/proc/$sleeper/environ")
 dpkg --root="$ROOT" --force-script-chrootless --force-depends -i "$DEB" > "$TMP/dpkg.log" 2>&1
 ok "dpkg --root … -i installs it" [ $? -eq 0 ] || tap_diag "$(cat "$TMP/dpkg.log")"
