@@ -76,8 +76,8 @@ $(BUILD)/client-libraries: src/policy/client_libraries.h
 	  $(CC) -E -P -Isrc/policy -x c - | grep -o '"[^"]*"' | tr -d '"' > $@.tmp
 	mv -f $@.tmp $@
 
-$(BUILD)/libquoteguard.so: $(SHIM_OBJ)
-	$(CC) -shared $(QG_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_SHIM)
+$(BUILD)/libquoteguard.so: $(SHIM_OBJ) src/shim-data.ld
+	$(CC) -shared $(QG_CFLAGS) $(LDFLAGS) -Wl,-T,src/shim-data.ld -o $@ $(SHIM_OBJ) $(LDLIBS_SHIM)
 
 # The shim's settings loader on its own: `quoteguard check --config`.
 $(BUILD)/quoteguard-config: tools/quoteguard-config.c $(LOGIC_OBJ)

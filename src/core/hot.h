@@ -17,12 +17,8 @@
 
 /* Large zeroed buffers of which a clean query reads the head at most (the
  * settings) or nothing (the configuration file's text, spare entries):
- * placed after .bss, so that the small variables every query reads share
- * a page or two instead of lying between them. */
-#if defined(__x86_64__)
+ * placed after .bss (src/shim-data.ld), so that the small variables every
+ * query reads share a page or two instead of lying between them. */
 #define QG_FAR_BSS __attribute__((section(".lbss.quoteguard")))
-#else
-#define QG_FAR_BSS
-#endif
 
 #endif

@@ -9,6 +9,8 @@
 #  - per front, the instructions the shim adds to a query
 #    (bench/bench_fronts.sh: libpq and libmariadb C clients on a mixed
 #    corpus, PHP mysqli, pg8000, PHP mysqli inside TLS).
+# The system calls at start-up may not grow at all, and the shim's writable
+# segment must lie in the file (no zero-filled mapping).
 # A figure that fell well below its record is reported (the record then
 # wants lowering to hold the gain).
 # servers: pg mariadb
@@ -32,6 +34,11 @@ WORK=$(mktemp -d /tmp/qg-figures.XXXXXX) || exit 1
 trap 'rm -rf "$WORK"' EXIT
 ${CC:-cc} -shared -fPIC -o "$WORK/libempty.so" -x c /dev/null || tap_bail "cannot build an empty object"
 
+# The loader maps the shim's data from the file alone: zero-filled data beyond
+# the file's last page would cost one more mapping at every start-up.
+ok "start-up: the shim's writable segment is all in the file (FileSiz = MemSiz)" \
+    [ "$(readelf -lW "$QG_SHIM" | awk '$1 == "LOAD" && $7 ~ /W/ && $5 != $6')" = "" ]
+
 BENCH_STARTUP_ROUNDS=0 BENCH_STARTUP_EMPTY=$WORK/libempty.so BENCH_STARTUP_OUT=$WORK/measured bench/bench_startup.sh >"$WORK/startup.txt" 2>&1 ||
     tap_bail "bench_startup.sh failed: $(tail -n 5 "$WORK/startup.txt")"
 BENCH_FRONTS_SHIM_ONLY=1 BENCH_FRONTS_CLIENT=$CLIENT BENCH_FRONTS_OUT=$WORK/fronts \
@@ -47,6 +54,8 @@ while read -r name recorded _; do
         continue
     fi
     limit=$((recorded + recorded / 10))
+    # A system call more at start-up is a tenth of the target on its own.
+    [ "$name" = startup-syscalls ] && limit=$recorded
     ok "$name: $measured, recorded $recorded (at most $limit)" [ "$measured" -le "$limit" ]
     [ "$measured" -ge $((recorded - recorded / 5)) ] ||
         tap_diag "$name fell to $measured from the recorded $recorded: lower the record in $RECORD"
