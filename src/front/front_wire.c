@@ -37,9 +37,11 @@
  * Descriptors at or above QG_WIRE_FDS are never guarded.  A program that
  * uses one descriptor from several threads at once, or closes it while
  * another thread reads it, already breaks its protocol; the shim does not
- * add a lock for that case beyond the connection's own.  That lock is held
- * across the real send, so one thread's blocked write also holds up
- * another thread's read of the connection (README, Limits).
+ * add a lock for that case beyond the connection's own.  A program may
+ * write a connection in one thread while another reads it: a write that
+ * must wait for room in the socket waits outside the lock, holding only
+ * the writers' turn (front_wire_io.c, guarded_write), so that the reader
+ * can empty the server's answers that the server waits on.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -300,8 +302,10 @@ QG_COLD void qg_wire_lock_wake(unsigned *lock)
 static void renew_locks(void)
 {
     for (int fd = 0; fd <= highest_fd && fd < QG_WIRE_FDS; fd++)
-        if (qg_wire_is_conn(qg_wire_fds[fd]))
+        if (qg_wire_is_conn(qg_wire_fds[fd])) {
             __atomic_store_n(&qg_wire_fds[fd]->lock, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&qg_wire_fds[fd]->write_turn, 0, __ATOMIC_RELAXED);
+        }
 }
 
 __attribute__((constructor)) static void keep_locks_across_fork(void)

@@ -42,6 +42,10 @@
 typedef struct wire_fd {
     /* its lock (qg_wire_lock): 0 free, 1 held, 2 held and a thread waits */
     unsigned lock;
+    /* the writers' turn (qg_wire_turn_take), the same kind of word: a write
+     * that waits for room in the socket leaves the lock to the connection's
+     * readers but keeps the turn, so that no other write comes between */
+    unsigned write_turn;
     unsigned refs; /* descriptors that share it (dup) */
     /* Bytes written through it cannot be followed (a duplicate of a socket
      * a client library's front checks, a connection no longer read whose
@@ -74,18 +78,38 @@ typedef struct wire_fd {
 void qg_wire_lock_wait(unsigned *lock, unsigned seen);
 void qg_wire_lock_wake(unsigned *lock);
 
-static inline void qg_wire_lock(wire_fd *w)
+static inline void qg_wire_word_lock(unsigned *word)
 {
     unsigned seen = 0;
-    if (!__atomic_compare_exchange_n(&w->lock, &seen, 1, false, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))
-        qg_wire_lock_wait(&w->lock, seen);
+    if (!__atomic_compare_exchange_n(word, &seen, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        qg_wire_lock_wait(word, seen);
+}
+
+static inline void qg_wire_word_unlock(unsigned *word)
+{
+    if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2)
+        qg_wire_lock_wake(word);
+}
+
+static inline void qg_wire_lock(wire_fd *w)
+{
+    qg_wire_word_lock(&w->lock);
 }
 
 static inline void qg_wire_unlock(wire_fd *w)
 {
-    if (__atomic_exchange_n(&w->lock, 0, __ATOMIC_RELEASE) == 2)
-        qg_wire_lock_wake(&w->lock);
+    qg_wire_word_unlock(&w->lock);
+}
+
+/* Taken before the lock, by writes that follow the stream. */
+static inline void qg_wire_turn_take(wire_fd *w)
+{
+    qg_wire_word_lock(&w->write_turn);
+}
+
+static inline void qg_wire_turn_put(wire_fd *w)
+{
+    qg_wire_word_unlock(&w->write_turn);
 }
 
 /* Connections that went on inside TLS and are still open: while 0, the SSL
@@ -177,6 +201,9 @@ typedef struct send_ctx {
     socklen_t addrlen;
     const struct msghdr *msg; /* HOW_SENDMSG */
     bool control_sent;
+    /* the kernel is asked not to wait (MSG_DONTWAIT) where the program's
+     * call would: guarded_write waits for room outside the lock */
+    bool dontwait;
     const void *caller;
     /* inside TLS: the way through the program's SSL object that the front's
      * own question takes (front_wire_tls.c); NULL on a plain socket */

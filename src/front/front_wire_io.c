@@ -5,11 +5,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -47,13 +50,19 @@ QG_WIRE_NEXT(preadv2)
 static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
 {
     send_ctx *sc = ctx;
+    int flags = sc->flags | (sc->dontwait ? MSG_DONTWAIT : 0);
     switch (sc->how) {
     case HOW_WRITE:
+        if (sc->dontwait) { /* write(2) on a socket is send(2) without flags */
+            ssize_t r = next_send()(sc->fd, p, n, MSG_DONTWAIT);
+            if (r >= 0 || errno != ENOTSOCK)
+                return r;
+        }
         return next_write()(sc->fd, p, n);
     case HOW_SEND:
-        return next_send()(sc->fd, p, n, sc->flags);
+        return next_send()(sc->fd, p, n, flags);
     case HOW_SENDTO:
-        return next_sendto()(sc->fd, p, n, sc->flags, sc->addr, sc->addrlen);
+        return next_sendto()(sc->fd, p, n, flags, sc->addr, sc->addrlen);
     case HOW_SENDMSG:
         break;
     }
@@ -65,7 +74,7 @@ static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
         m.msg_control = NULL;
         m.msg_controllen = 0;
     }
-    ssize_t r = next_sendmsg()(sc->fd, &m, sc->flags);
+    ssize_t r = next_sendmsg()(sc->fd, &m, flags);
     if (r > 0)
         sc->control_sent = true;
     return r;
@@ -145,6 +154,45 @@ static int refused_write(wire_fd *w)
     return -1;
 }
 
+/* After a send with MSG_DONTWAIT found fd full, in place of the kernel's
+ * own wait in the program's call: true when there is room to try again;
+ * false when the call ends as the kernel would end it (errno set): the
+ * socket is the program's non-blocking one (EAGAIN), its send timeout
+ * (SO_SNDTIMEO) passed (EAGAIN), or a signal came after some bytes went
+ * (`sent`: the count is returned).  A signal before any byte restarts the
+ * wait, as SA_RESTART would restart the call. */
+static bool wait_for_room(int fd, bool sent)
+{
+    int saved = errno;
+    int fl = next_fcntl()(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK)) {
+        errno = EAGAIN;
+        return false;
+    }
+    struct timeval limit = {0, 0};
+    socklen_t len = sizeof limit;
+    int timeout_ms = -1;
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, &len) == 0 &&
+        (limit.tv_sec > 0 || limit.tv_usec > 0))
+        timeout_ms = limit.tv_sec > INT_MAX / 1000 - 1
+                         ? INT_MAX
+                         : (int)(limit.tv_sec * 1000 + (limit.tv_usec + 999) / 1000);
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    for (;;) {
+        int r = poll(&pfd, 1, timeout_ms);
+        if (r > 0) {
+            errno = saved;
+            return true;
+        }
+        if (r == 0) {
+            errno = EAGAIN;
+            return false;
+        }
+        if (errno != EINTR || sent)
+            return false;
+    }
+}
+
 /* Settled, or its socket carries TLS records the SSL calls decrypt: the
  * bytes pass without the lock (which an SSL_write being followed holds). */
 static bool passes_unlocked(wire_fd *w)
@@ -172,16 +220,42 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
         return send_bytes(sc, buf, n);
     }
     qg_wire_io io = {send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, sc};
+    sc->dontwait = !(sc->flags & MSG_DONTWAIT);
+    qg_wire_turn_take(w);
     qg_wire_lock(w);
+    size_t done = 0;
     ssize_t r;
-    if (!w->conn.tls || !qg_wire_tls_raw(w, sc->fd))
-        r = qg_wire_write(&w->conn, &io, buf, n);
-    else if (w->conn.passthrough) /* TLS by another stack */
-        r = unread_write(w, sc, buf, n);
-    else
-        r = send_bytes(sc, buf, n);
+    for (;;) {
+        const uint8_t *p = (const uint8_t *)buf + done;
+        if (!w->conn.tls || !qg_wire_tls_raw(w, sc->fd))
+            r = qg_wire_write(&w->conn, &io, p, n - done);
+        else if (w->conn.passthrough) /* TLS by another stack */
+            r = unread_write(w, sc, p, n - done);
+        else
+            r = send_bytes(sc, p, n - done);
+        if (r > 0)
+            done += (size_t)r;
+        if (done == n || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || !sc->dontwait)
+            break;
+        /* The socket is full.  The server may be waiting for its answers
+         * to be read, by another thread that needs the lock: the wait for
+         * room is outside it, between two writes of the stream, where a
+         * non-blocking program would wait too. */
+        qg_wire_unlock(w);
+        bool room = wait_for_room(sc->fd, done > 0);
+        int why = errno;
+        qg_wire_lock(w);
+        errno = why;
+        if (!room) {
+            r = -1;
+            break;
+        }
+    }
     qg_wire_after_use(w);
     qg_wire_unlock(w);
+    qg_wire_turn_put(w);
+    if (done > 0)
+        return (ssize_t)done;
     return r < 0 ? qg_wire_give_up_refused(w, sc->fd, r) : r;
 }
 

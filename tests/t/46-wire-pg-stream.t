@@ -71,6 +71,17 @@ for scenario in split-startup pipeline-simple pipeline-extended with-startup pwr
     has "$plain$(raw $scenario 616c696365 qgs_legit_$$)" "ROW: secret_alice" "$scenario: legitimate input finds its row"
 done
 
+# Thousands of queries written by one thread while another reads their
+# answers: the server stops reading once its answers fill the socket, so
+# the writer waits for room that only the reader makes, and a waiting write
+# must leave the connection to the reader.
+plain=$(QG_RAW_THREAD_QUERIES=5000 raw threads 616c696365 qgs_many_$$)
+ok "threads, 5000 queries: without the shim every answer is read" \
+    [ "$(printf '%s\n' "$plain" | grep -c '^ROW: r')" -eq 5000 ]
+shimmed=$(QG_RAW_THREAD_QUERIES=5000 with_shim enforce "$QG_PG_DIR/many.log" "${RAW[@]}" threads 616c696365 qgs_many_$$)
+lacks "$shimmed" HANG "threads, 5000 queries: with the shim the writer and the reader do not wait for each other"
+ok "threads, 5000 queries: the same output with the shim" [ "$plain" = "$shimmed" ]
+
 # A Query written with a StartupMessage that names no client_encoding: the
 # encoding is the database's, which the server names only in its answer.
 out=$(with_shim enforce "$QG_PG_DIR/default.log" "${RAW[@]}" with-startup-default 616c696365 qgs_default_$$)

@@ -22,14 +22,16 @@ SCENARIO says how the connection is used:
    with-startup     the StartupMessage (options client_encoding=SJIS,
                     standard_conforming_strings=off) and Query(the query) in
                     one write
-   threads          as split-startup, then a second thread writes 50
-                    queries (SELECT 'rN'), each its own write, and the query
-                    after them, while the first reads their answers as they
-                    come: the wire front's lock of the connection is taken
-                    by both threads at once (few enough that no write
-                    blocks: the front holds the lock while a write waits
-                    for room in the socket, and the reader that would make
-                    room by reading waits for the lock)
+   threads          as split-startup, then a second thread writes
+                    QG_RAW_THREAD_QUERIES (default 50) queries (SELECT 'rN'),
+                    each its own write, and the query after them, while the
+                    first reads their answers as they come: both threads use
+                    the connection at once.  With thousands, the server's
+                    answers fill the socket and it stops reading, so the
+                    writer's writes wait for room that only the reader makes;
+                    a shim that kept a waiting write's turn from the reader
+                    would hang, which the watchdog turns into "HANG" and
+                    exit status 3 after 120 seconds
    with-startup-default  the same without client_encoding: the server
                     takes the database's encoding and names it only in
                     its answer
@@ -145,16 +147,26 @@ else:
     elif scenario == "threads":
         send(query(set_sjis))
         answers(1)
+        count = int(os.environ.get("QG_RAW_THREAD_QUERIES", "50"))
+
+        def hang():
+            print("HANG", flush=True)
+            os._exit(3)
+
+        watchdog = threading.Timer(120, hang)
+        watchdog.daemon = True
+        watchdog.start()
 
         def writer():
-            for i in range(50):
+            for i in range(count):
                 sock.sendall(query(b"SELECT 'r%d'" % i))
             sock.sendall(query(attack))
 
         thread = threading.Thread(target=writer)
         thread.start()
-        answers(51)
+        answers(count + 1)
         thread.join()
+        watchdog.cancel()
     elif scenario == "pipeline-simple":
         sock.sendall(query(set_sjis) + query(attack))
         answers(2)
