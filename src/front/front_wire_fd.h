@@ -16,13 +16,19 @@
 #define QG_EXPORT __attribute__((visibility("default")))
 
 /* next_NAME(): the C library's NAME past the shim's interposer, resolved
- * once; after that one load, inlined into the interposer. */
+ * once; after that one load, inlined into the interposer.  known_NAME():
+ * the same once resolved, else NULL (for an interposer whose common path
+ * makes no call of its own). */
 #define QG_WIRE_NEXT(name)                                                                \
+    static void *next_##name##_slot;                                                      \
+    static inline __typeof__(&(name)) known_##name(void)                                  \
+    {                                                                                     \
+        return (__typeof__(&(name)))__atomic_load_n(&next_##name##_slot, __ATOMIC_ACQUIRE); \
+    }                                                                                     \
     static inline __typeof__(&(name)) next_##name(void)                                     \
     {                                                                                     \
-        static void *slot;                                                                \
-        void *fn = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);                              \
-        return (__typeof__(&(name)))(fn ? fn : qg_real_next(&slot, #name));                 \
+        __typeof__(&(name)) fn = known_##name();                                          \
+        return fn ? fn : (__typeof__(&(name)))qg_real_next(&next_##name##_slot, #name);    \
     }
 
 #define QG_WIRE_FDS 65536

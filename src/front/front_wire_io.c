@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,35 +432,40 @@ QG_EXPORT int dup3(int fd, int to, int flags)
 }
 
 /* Programs call fcntl around every TLS operation (PHP's streams), and only
- * F_DUPFD* concern the front: the others go to the C library's as a tail
- * call. */
-static int fcntl_dup(int fd, int cmd, void *arg)
+ * F_DUPFD* concern the front: the others go to the C library's as a jump,
+ * without a frame.  The entry points take the third argument as the
+ * register a variadic call passes it in (an int or a pointer, read whole as
+ * the C library's own fcntl reads it), not as `...`: a variadic definition
+ * spills the argument registers to a frame that it keeps around the call.
+ * Every Linux ABI passes the integer and pointer arguments of a variadic
+ * call as it passes a prototyped call's. */
+QG_COLD static int fcntl_dup_or_first(int fd, int cmd, void *arg)
 {
     int rc = next_fcntl()(fd, cmd, arg);
-    duplicated(fd, rc);
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+        duplicated(fd, rc);
     return rc;
 }
 
-QG_EXPORT int fcntl(int fd, int cmd, ...)
+static inline int fcntl_forward(int fd, int cmd, void *arg)
 {
-    va_list ap;
-    va_start(ap, cmd);
-    void *arg = va_arg(ap, void *);
-    va_end(ap);
-    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
-        return fcntl_dup(fd, cmd, arg);
-    return next_fcntl()(fd, cmd, arg);
+    __typeof__(&fcntl) real = known_fcntl();
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC || !real)
+        return fcntl_dup_or_first(fd, cmd, arg);
+    return real(fd, cmd, arg);
 }
 
-QG_EXPORT int fcntl64(int fd, int cmd, ...)
+int qg_fcntl(int fd, int cmd, void *arg) __asm__("fcntl");
+int qg_fcntl64(int fd, int cmd, void *arg) __asm__("fcntl64");
+
+QG_EXPORT int qg_fcntl(int fd, int cmd, void *arg)
 {
-    va_list ap;
-    va_start(ap, cmd);
-    void *arg = va_arg(ap, void *);
-    va_end(ap);
-    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
-        return fcntl_dup(fd, cmd, arg);
-    return next_fcntl()(fd, cmd, arg);
+    return fcntl_forward(fd, cmd, arg);
+}
+
+QG_EXPORT int qg_fcntl64(int fd, int cmd, void *arg)
+{
+    return fcntl_forward(fd, cmd, arg);
 }
 
 /* --------------------------------------------------------------- output */
