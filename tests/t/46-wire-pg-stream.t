@@ -82,6 +82,19 @@ shimmed=$(QG_RAW_THREAD_QUERIES=5000 with_shim enforce "$QG_PG_DIR/many.log" "${
 lacks "$shimmed" HANG "threads, 5000 queries: with the shim the writer and the reader do not wait for each other"
 ok "threads, 5000 queries: the same output with the shim" [ "$plain" = "$shimmed" ]
 
+# A blocking write waits as the kernel's would: SO_SNDTIMEO ends it.
+stopped_within_timeout() {
+    local seconds
+    seconds=$(printf '%s\n' "$1" | sed -n 's/^STOPPED after \([0-9]*\)\..*/\1/p')
+    [ -n "$seconds" ] && [ "$seconds" -ge 1 ] && [ "$seconds" -le 5 ]
+}
+plain=$(raw send-timeout 616c696365 qgs_timeout_$$)
+ok "send-timeout: without the shim the write stops after its 1 s timeout" \
+    stopped_within_timeout "$plain" || tap_diag "$plain"
+shimmed=$(with_shim enforce "$QG_PG_DIR/timeout.log" "${RAW[@]}" send-timeout 616c696365 qgs_timeout_$$)
+ok "send-timeout: with the shim the write stops after its 1 s timeout too" \
+    stopped_within_timeout "$shimmed" || tap_diag "$shimmed"
+
 # A Query written with a StartupMessage that names no client_encoding: the
 # encoding is the database's, which the server names only in its answer.
 out=$(with_shim enforce "$QG_PG_DIR/default.log" "${RAW[@]}" with-startup-default 616c696365 qgs_default_$$)

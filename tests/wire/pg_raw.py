@@ -32,6 +32,9 @@ SCENARIO says how the connection is used:
                     a shim that kept a waiting write's turn from the reader
                     would hang, which the watchdog turns into "HANG" and
                     exit status 3 after 120 seconds
+   send-timeout     as split-startup, then queries written with SO_SNDTIMEO
+                    of 1 s and never read until a write stops short or
+                    fails with EAGAIN: prints how long that write took
    with-startup-default  the same without client_encoding: the server
                     takes the database's encoding and names it only in
                     its answer
@@ -42,8 +45,21 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 scenario, hexinput, marker = sys.argv[1:4]
+
+
+def start_watchdog():
+    """After 120 seconds: "HANG" and exit status 3."""
+    def hang():
+        print("HANG", flush=True)
+        os._exit(3)
+
+    watchdog = threading.Timer(120, hang)
+    watchdog.daemon = True
+    watchdog.start()
+    return watchdog
 
 
 def message(kind, body):
@@ -148,14 +164,7 @@ else:
         send(query(set_sjis))
         answers(1)
         count = int(os.environ.get("QG_RAW_THREAD_QUERIES", "50"))
-
-        def hang():
-            print("HANG", flush=True)
-            os._exit(3)
-
-        watchdog = threading.Timer(120, hang)
-        watchdog.daemon = True
-        watchdog.start()
+        watchdog = start_watchdog()
 
         def writer():
             for i in range(count):
@@ -167,6 +176,22 @@ else:
         answers(count + 1)
         thread.join()
         watchdog.cancel()
+    elif scenario == "send-timeout":
+        # Queries written and never read: the server's answers fill the
+        # socket, it stops reading, and a write waits until SO_SNDTIMEO
+        # ends it with a short count or EAGAIN.
+        watchdog = start_watchdog()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 1, 0))
+        filler = query(b"SELECT '" + b"x" * 4000 + b"'")
+        while True:
+            began = time.monotonic()
+            try:
+                if sock.send(filler) < len(filler):
+                    break
+            except BlockingIOError:
+                break
+        print("STOPPED after %.1f s" % (time.monotonic() - began), flush=True)
+        os._exit(0)
     elif scenario == "pipeline-simple":
         sock.sendall(query(set_sjis) + query(attack))
         answers(2)
