@@ -288,6 +288,14 @@ static wire_fd *recognise_read(int fd, const uint8_t *p, size_t r)
     return NULL;
 }
 
+/* Whether the bytes read through an entry are looked at: not where there
+ * is none, nor on a socket a client library's front checks (its replies
+ * are the library front's, which asks the library for the session). */
+static inline bool read_here(const wire_fd *w)
+{
+    return w != NULL && w != QG_WIRE_LIBRARY;
+}
+
 /* Bytes the client received on fd (r of them in its buffer p). */
 static void observe(int fd, wire_fd *w, void *p, size_t r)
 {
@@ -495,7 +503,7 @@ static ssize_t entry_write(send_ctx *sc, wire_fd *w, const void *p, size_t n)
 ssize_t qg_wire_write_from(int fd, const void *buf, size_t n, const void *caller)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0) {
+    if (__builtin_expect(!w, 1) || n == 0 || w == QG_WIRE_LIBRARY) {
         if (__builtin_expect(!w && qg_wire_query_like(buf, n), 0) &&
             qg_wire_foreign_query(fd, buf, n, n)) {
             errno = EACCES;
@@ -515,7 +523,7 @@ QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0) {
+    if (__builtin_expect(!w, 1) || n == 0 || w == QG_WIRE_LIBRARY) {
         if (__builtin_expect(!w && qg_wire_query_like(buf, n), 0) &&
             qg_wire_foreign_query(fd, buf, n, n)) {
             errno = EACCES;
@@ -699,7 +707,7 @@ QG_HOT QG_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     ssize_t r = next_read()(fd, buf, n);
     wire_fd *w;
-    if (__builtin_expect(r > 0, 1) && __builtin_expect((w = qg_wire_fd_entry(fd)) != NULL, 0))
+    if (__builtin_expect(r > 0, 1) && __builtin_expect(read_here(w = qg_wire_fd_entry(fd)), 0))
         observe(fd, w, buf, (size_t)r);
     return r;
 }
@@ -708,7 +716,7 @@ QG_HOT QG_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     ssize_t r = next_recv()(fd, buf, n, flags);
     wire_fd *w;
-    if (r > 0 && !(flags & MSG_PEEK) && (w = qg_wire_fd_entry(fd)) != NULL)
+    if (r > 0 && !(flags & MSG_PEEK) && read_here(w = qg_wire_fd_entry(fd)))
         observe(fd, w, buf, (size_t)r);
     return r;
 }
