@@ -39,8 +39,14 @@ bool qg_is_client_library(const char *name, size_t len)
     if (stem == len)
         return false;
     for (const char *const *row = qg_client_sonames; *row; row++) {
-        size_t want = stem_length(*row, strlen(*row));
-        if (stem < want || memcmp(name, *row, want) != 0)
+        /* The row's stem must be the part both share: most names part
+         * from every row within a few bytes ("libc" against "libp" and
+         * "libm"), before the row's ".so" is looked for.  Every process
+         * the shim is preloaded into asks this for each object it links. */
+        size_t want = 0;
+        while (want < stem && name[want] == (*row)[want])
+            want++;
+        if ((*row)[want] != '.' || stem_length(*row, strlen(*row)) != want)
             continue;
         if (stem == want)
             return true;
