@@ -25,7 +25,9 @@
 #    exec, under enforce, work as without the shim and log nothing;
 #    copy_file_range into a database socket is refused by the kernel
 #    (EINVAL) with and without the shim; pwritev2 with a flag the shim does
-#    not know is refused (EACCES) where the kernel would refuse it too.
+#    not know is refused (EACCES) where the kernel would refuse it too;
+#    fcntl's commands with an int, a pointer or no argument answer as
+#    without the shim.
 # servers: pg mariadb
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -172,6 +174,31 @@ ok "sendfile and splice between other descriptors: the same with the shim" [ "$p
 has "$with" "splice tcp: 10 b'tcp bytes!'" "sendfile and splice between other descriptors: they work"
 has "$with" "inherited: b'Q inherited bytes'" "a socket inherited across exec that carries no query: its bytes pass"
 lacks "$(cat "$log" 2>/dev/null)" "refused" "sendfile and splice between other descriptors: nothing refused"
+
+# fcntl passes each command's argument on as the C library's takes it: an
+# int (F_SETFL, F_DUPFD), a pointer the kernel reads and writes (F_SETLK, and
+# F_GETLK in a child that finds the parent's lock), or none (F_GETFL).
+fcntl_args='
+import fcntl, os, struct, tempfile
+f = tempfile.TemporaryFile(); fd = f.fileno()
+fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+print("nonblocking:", bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK))
+copy = fcntl.fcntl(fd, fcntl.F_DUPFD, 200)
+print("F_DUPFD from 200:", copy >= 200, os.fstat(copy).st_ino == os.fstat(fd).st_ino)
+flock = "hhqqi4x"
+fcntl.fcntl(fd, fcntl.F_SETLK, struct.pack(flock, fcntl.F_WRLCK, os.SEEK_SET, 3, 7, 0))
+pid = os.fork()
+if pid == 0:
+    got = struct.unpack(flock, fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(flock, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)))
+    print("lock seen from a child:", got[0] == fcntl.F_WRLCK, got[2:4], got[4] == os.getppid(), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+'
+plain=$("$PY" -c "$fcntl_args" 2>&1)
+with=$(with_shim enforce "$QG_PG_DIR/fcntl.log" "$PY" -c "$fcntl_args" 2>&1)
+has "$plain" "lock seen from a child: True (3, 7) True" "fcntl: the commands work without the shim"
+ok "fcntl with an int, a pointer or no argument: the same with the shim" [ "$plain" = "$with" ] ||
+    tap_diag "without: $plain / with: $with"
 
 copy_range='
 import os, socket, tempfile
