@@ -572,6 +572,25 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_read(const qg_context *
     return check_lexed(ctx, sql, len, every_byte, doubler_comment, result);
 }
 
+/* A text the quick scan settled as the server reads it, where a quote
+ * escaped by a backslash comes before something that may open a comment
+ * (QG_QUICK_DOUBLER): all that check_lexed would do beyond the server's
+ * reading is a quote doubler's, compared here. */
+static __attribute__((noinline)) qg_verdict check_doubler(const qg_context *ctx, const char *sql,
+                                                          size_t len, qg_result *result)
+{
+    qg_result scratch; /* findings no one reads: not cleared */
+    if (!result) {
+        scratch.verdict = QG_VERDICT_CLEAN;
+        scratch.count = 0;
+        result = &scratch;
+    }
+    injection at;
+    if (reading_injects(ctx, QG_READ_NAIVE_DOUBLING, sql, len, &at))
+        record(result, ctx, QG_REASON_STRUCTURE_MISMATCH, at.offset, at.span_start, at.span_end);
+    return result->verdict;
+}
+
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
     QG_COUNT_PASS(QG_PASS_CHECK);
@@ -590,9 +609,14 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * byte by byte. */
     bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
                       doubler_code_after_escaped_quote((const unsigned char *)sql, len);
+    if (!ctx->view && !every_byte) {
+        qg_quick_reading quick = qg_only_plain_strings(ctx, sql, len);
+        if (quick == QG_QUICK_CLEAN)
+            return QG_VERDICT_CLEAN;
+        if (quick == QG_QUICK_DOUBLER)
+            return check_doubler(ctx, sql, len, result);
+    }
     bool doubler_comment = ctx->dialect == QG_DIALECT_MYSQL && qg_plain_strings_escape(ctx) &&
                            escaped_quote_before_comment((const unsigned char *)sql, len);
-    if (!ctx->view && !every_byte && !doubler_comment && qg_only_plain_strings(ctx, sql, len))
-        return QG_VERDICT_CLEAN;
     return check_read(ctx, sql, len, every_byte, doubler_comment, result);
 }

@@ -99,7 +99,16 @@ static inline int qg_vectors_in_use(void)
  * the lexer ran on from its start (lx->vectors). */
 void qg_lexer_skip_quiet(qg_lexer *lx);
 
-/* For the checker: true when the text is code, closed plain strings,
+/* What the quick scan settles of a text (qg_only_plain_strings). */
+typedef enum qg_quick_reading {
+    QG_QUICK_UNSETTLED, /* the lexer reads it */
+    QG_QUICK_CLEAN,     /* clean as the server reads it and as every escaper does */
+    QG_QUICK_DOUBLER,   /* clean as the server reads it; a quote doubler's
+                           reading is compared (escaped_quote_before_comment in
+                           src/core/checker.c holds) */
+} qg_quick_reading;
+
+/* For the checker: QG_QUICK_CLEAN when the text is code, closed plain strings,
  * comments and, in PG, closed quoted names only: no byte that can start or
  * end anything else (a backtick, dollar, NUL, high byte; a double quote in
  * MySQL), and every single quote outside comments and names closing a
@@ -111,9 +120,12 @@ void qg_lexer_skip_quiet(qg_lexer *lx);
  * it otherwise), it escapes the next byte.  Without a high byte both
  * readings agree on every quote: such text is clean in every encoding.  (A
  * build without SSE2 gives up on every backslash and slash, and on
- * comments where there are quotes.)  Always false in the reference
- * implementation: its lexer reads every text. */
-bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
+ * comments where there are quotes.)  QG_QUICK_DOUBLER for such a text,
+ * MySQL's where backslashes escape, where a quote escaped by a backslash
+ * comes before something that may open a comment: the server's reading
+ * is settled, a quote doubler's is not.  Always QG_QUICK_UNSETTLED in the
+ * reference implementation: its lexer reads every text. */
+qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
 
 /* Whitespace to both servers' lexers: space, \t, \n, \v, \f, \r. */
 static inline bool qg_is_space(unsigned char c)
@@ -221,7 +233,7 @@ size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t 
  * the one place that calls through them; tests read them to compare every
  * implementation with the reference. */
 typedef struct qg_scans {
-    bool (*quick_scan)(const qg_context *ctx, const char *sql, size_t len);
+    qg_quick_reading (*quick_scan)(const qg_context *ctx, const char *sql, size_t len);
     void (*skip_quiet)(qg_lexer *lx);
     size_t (*count_chars)(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
                           size_t limit, size_t *chars);
@@ -233,9 +245,9 @@ const qg_scans *qg_scans_of(int implementation);
 /* The vector builds' scans (src/core/block_skip.c, quick_scan.c). */
 void qg_skip_quiet_sse2(qg_lexer *lx);
 void qg_skip_quiet_avx2(qg_lexer *lx);
-bool qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
-bool qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
-bool qg_quick_scan_avx512(const qg_context *ctx, const char *sql, size_t len);
+qg_quick_reading qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
+qg_quick_reading qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
+qg_quick_reading qg_quick_scan_avx512(const qg_context *ctx, const char *sql, size_t len);
 size_t qg_count_chars_avx2(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
                            size_t limit, size_t *chars);
 

@@ -294,7 +294,8 @@ comment_end_in_span(const unsigned char *s, size_t len, size_t at, size_t span_a
  * of two dashes) or a PG dollar quote (a dollar): the end of the first
  * comment in code (in code when the quotes before it are even: `open` for
  * those before the lane, *quote for the lane's own), with *quote cut to
- * the quotes before it, *before_comment to the bits before it.  SIZE_MAX when none starts one (a division, PG's
+ * the quotes before it, *before_comment to the bits before it, *comment_at
+ * to where it starts.  SIZE_MAX when none starts one (a division, PG's
  * hash operator, a PG parameter $1 or a MySQL dollar, bytes in strings); 0
  * when the lexer must read it (comment_end; a dollar that may open a
  * dollar quote, as any other than one before a digit may: a tag never
@@ -302,7 +303,7 @@ comment_end_in_span(const unsigned char *s, size_t len, size_t at, size_t span_a
 static inline __attribute__((always_inline)) size_t
 quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int lanes,
               uint64_t openers, uint64_t *quote, bool open, const qg_context *ctx,
-              uint64_t *before_comment)
+              uint64_t *before_comment, size_t *comment_at)
 {
     bool pg = ctx->dialect == QG_DIALECT_POSTGRES;
     for (; openers; openers &= openers - 1) {
@@ -323,6 +324,7 @@ quick_comment(const unsigned char *s, size_t len, size_t at, size_t span_at, int
         *quote &= before;
         *before_comment = before;
         size_t start = dashes ? pos - 1 : pos;
+        *comment_at = start;
         size_t end = comment_end_in_span(s, len, start, span_at, lanes, pg);
         if (!end)
             return qg_comment_end(s, len, start, 0, pg);
@@ -520,17 +522,21 @@ escaping_block(const escaping_rows *rows, const unsigned char *p, quick_bytes *b
  * byte), 64 bytes at a time while, besides what quiet_lanes passes, each
  * backslash is in a string and escapes the byte after it (none follows
  * another) and no string opens after a prefix.  The escaped quotes do not
- * count.  Returns where the spans go on (*escape_carry: 1 where that
- * byte is escaped; *quote_parity: a string is open there when odd). */
+ * count (*escaped_quotes: their parity; *escaped_quote_met: set where
+ * there was one).  Returns where the spans go on (*escape_carry: 1 where
+ * that byte is escaped; *quote_parity: a string is open there when
+ * odd). */
 static inline __attribute__((always_inline)) size_t
 quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, size_t i,
-                     uint64_t *quote_parity, uint64_t *escape_carry, unsigned *escaped_quotes)
+                     uint64_t *quote_parity, uint64_t *escape_carry, unsigned *escaped_quotes,
+                     bool *escaped_quote_met)
 {
     /* Escapes are read off the byte before, which holds while no
      * backslash is escaped: not where byte i - 1 is one. */
     if ((s[i - 1] == '\\') != (*escape_carry != 0))
         return i;
     uint64_t open = __builtin_parityll(*quote_parity) ? ~0ull : 0; /* all ones in a string */
+    uint64_t escaped_quote = 0; /* any of the blocks' */
     escaping_rows rows = escaping_rows_of(t);
     for (; i + BLOCK <= len; i += BLOCK) {
         quick_bytes b;
@@ -543,13 +549,27 @@ quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, s
         if ((b.backslash & ~in_string) | (quote & after.prefix & in_string))
             break;
         *escaped_quotes ^= (unsigned)__builtin_parityll(b.quote & after.backslash);
+        escaped_quote |= b.quote & after.backslash;
         open = 0 - (in_string >> 63); /* all ones when the top bit is set */
     }
+    *escaped_quote_met |= escaped_quote != 0;
     *quote_parity = open & 1; /* only its parity counts */
     *escape_carry = s[i - 1] == '\\';
     return i;
 }
 #endif
+
+/* Whether one of the bytes `bits` (bit k: s[at + k]) opens a MySQL
+ * comment: a hash, or a slash before a star. */
+static inline bool opens_mysql_comment(const unsigned char *s, size_t len, size_t at, uint64_t bits)
+{
+    for (; bits; bits &= bits - 1) {
+        size_t pos = at + (size_t)__builtin_ctzll(bits);
+        if (s[pos] == '#' || (s[pos] == '/' && pos + 1 < len && s[pos + 1] == '*'))
+            return true;
+    }
+    return false;
+}
 
 /* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
  * the delimiters before i; the text holds at least a span).  Where
@@ -557,22 +577,28 @@ quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, s
  * scan stops); else double quotes stop the scan.  Where
  * `escaping`, a backslash must be inside a string, where it escapes the
  * next byte; the quote it escapes does not count; and no string may open
- * after a prefix. */
+ * after a prefix.  MySQL, where backslashes escape: *doubler_comment is
+ * set where a quote escaped by a backslash comes before something that
+ * may open a comment, in a string or not (what the checker's
+ * escaped_quote_before_comment finds), and a comment holding a backslash
+ * stops the scan (that search pairs backslashes in comments too). */
 static inline __attribute__((always_inline)) int
 quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
             uint64_t *quote_parity, bool *name_open, const qg_context *ctx, int lanes, bool names,
-            bool escaping)
+            bool escaping, bool *doubler_comment)
 {
     const size_t span = (size_t)LANE * (size_t)lanes;
     bool in_name = names && *name_open;
+    bool mysql_escapes = ctx->dialect == QG_DIALECT_MYSQL && qg_plain_strings_escape(ctx);
     uint64_t escape_carry = 0; /* 1: the next span's first byte is escaped */
     unsigned escaped_quotes = 0; /* their parity before the span */
+    bool escaped_quote_met = false; /* before the span */
     for (size_t i = *from; i < len;) {
         uint64_t escaped_quote = 0; /* the span's */
 #ifdef __AVX2__
         if (!names && i > 0 && i + QUIET_SPAN <= len &&
             (i = escaping ? quiet_escaping_spans(table, s, len, i, quote_parity, &escape_carry,
-                                                 &escaped_quotes)
+                                                 &escaped_quotes, &escaped_quote_met)
                           : quiet_lanes(table, s, len, i, quote_parity)) == len)
             break;
 #endif
@@ -623,6 +649,16 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             /* a backslash in code; a quote that opens a string after a prefix */
             if ((backslash & ~in_string) | (quote & after_prefix & in_string))
                 return LANE_STOP;
+            if (mysql_escapes && !*doubler_comment) {
+                /* the bytes after the first escaped quote, and the second
+                 * dashes of the pairs that start there */
+                uint64_t first = escaped_quote & (0 - escaped_quote);
+                uint64_t later = escaped_quote_met ? ~0ull : 0 - (first << 1);
+                uint64_t later_pairs = escaped_quote_met ? ~0ull : later << 1;
+                *doubler_comment = ((dashes >> seen) & later_pairs) ||
+                                   opens_mysql_comment(s, len, i, (b.opener >> seen) & later);
+                escaped_quote_met |= escaped_quote != 0;
+            }
         }
         if (openers) {
             /* A quote doubler reads an escaped quote as a literal's end: a
@@ -631,11 +667,17 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
              * (the lexer's and the checker's: doubler_sees_literal in
              * src/core/lexer.c). */
             uint64_t all_quotes = quote, before_comment = 0;
+            size_t comment_at = 0;
             size_t end = quick_comment(s, len, i, at, lanes, openers, &quote, open, ctx,
-                                       &before_comment);
+                                       &before_comment, &comment_at);
             if (!end)
                 return LANE_STOP;
             if (end != SIZE_MAX) {
+                /* (where escapes are not read, the span's own bytes held no
+                 * backslash) */
+                if (mysql_escapes && (escaping || end > at + span) &&
+                    memchr(s + comment_at, '\\', end - comment_at))
+                    return LANE_STOP;
                 escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote & before_comment);
                 if (escaped_quotes &&
                     qg_quote_after(s, len, i + (size_t)__builtin_popcountll(before_comment), 1))
@@ -673,11 +715,13 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
 static inline __attribute__((always_inline)) int
 quick_spans(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
             uint64_t *quote_parity, bool *name_open, const qg_context *ctx, bool names,
-            bool escaping)
+            bool escaping, bool *doubler_comment)
 {
     if (LANE < 64 && len >= 2 * (size_t)LANE)
-        return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 2, names, escaping);
-    return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 1, names, escaping);
+        return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 2, names, escaping,
+                           doubler_comment);
+    return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 1, names, escaping,
+                       doubler_comment);
 }
 
 /* Whether a quote in s[0, upto) follows a prefix byte (len: the text's,
@@ -718,40 +762,47 @@ static bool open_string_after_prefix(const unsigned char *s, size_t from, uint64
  * every other text keeps its registers.  In PG a string there may have
  * begun anywhere before (a doubled quote goes on with U&'', a newline
  * with B''): no quote before may follow a prefix. */
-static __attribute__((noinline)) bool quick_scan_escaping(const quick_table *table,
-                                                          const unsigned char *s, size_t len,
-                                                          size_t from, uint64_t quote_parity,
-                                                          const qg_context *ctx)
+static __attribute__((noinline)) qg_quick_reading quick_scan_escaping(const quick_table *table,
+                                                                      const unsigned char *s,
+                                                                      size_t len, size_t from,
+                                                                      uint64_t quote_parity,
+                                                                      const qg_context *ctx)
 {
     if (ctx->dialect == QG_DIALECT_POSTGRES ? quote_after_prefix(needle_table(), s, len, from)
                                             : open_string_after_prefix(s, from, quote_parity))
-        return false;
+        return QG_QUICK_UNSETTLED;
     bool no_name = false; /* names are not read here */
-    return quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, true) ==
-               LANE_READ &&
-           !__builtin_parityll(quote_parity);
+    bool doubler_comment = false;
+    if (quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, true,
+                    &doubler_comment) != LANE_READ ||
+        __builtin_parityll(quote_parity))
+        return QG_QUICK_UNSETTLED;
+    return doubler_comment ? QG_QUICK_DOUBLER : QG_QUICK_CLEAN;
 }
 
 /* On from the lane where the quick scan met a PG quoted name (a double
  * quote): out of line, as above. */
-static __attribute__((noinline)) bool quick_scan_names(const quick_table *table,
-                                                       const unsigned char *s, size_t len,
-                                                       size_t from, uint64_t quote_parity,
-                                                       const qg_context *ctx)
+static __attribute__((noinline)) qg_quick_reading quick_scan_names(const quick_table *table,
+                                                                   const unsigned char *s,
+                                                                   size_t len, size_t from,
+                                                                   uint64_t quote_parity,
+                                                                   const qg_context *ctx)
 {
-    bool in_name = false;
-    int lane = quick_spans(table, s, len, &from, &quote_parity, &in_name, ctx, true, false);
+    bool in_name = false, no_doubler = false; /* PG's */
+    int lane = quick_spans(table, s, len, &from, &quote_parity, &in_name, ctx, true, false,
+                           &no_doubler);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
         return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
-    return lane == LANE_READ && !__builtin_parityll(quote_parity);
+    return lane == LANE_READ && !__builtin_parityll(quote_parity) ? QG_QUICK_CLEAN
+                                                                  : QG_QUICK_UNSETTLED;
 }
 
-QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
+QG_HOT qg_quick_reading QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql;
     const quick_table *table = QUICK_TABLE;
     if (len == 0)
-        return true; /* nothing to read; sql may be NULL */
+        return QG_QUICK_CLEAN; /* nothing to read; sql may be NULL */
     unsigned char padded[LANE];
     if (len < LANE) {
 #if LANE == 64
@@ -768,13 +819,16 @@ QG_HOT bool QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
     }
     uint64_t quote_parity = 0;
     size_t from = 0;
-    bool no_name = false; /* names are read in quick_scan_names */
-    int lane = quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, false);
+    bool no_name = false;         /* names are read in quick_scan_names */
+    bool no_doubler_comment = false; /* no escape read here */
+    int lane = quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, false,
+                           &no_doubler_comment);
     if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
         return quick_scan_names(table, s, len, from, quote_parity, ctx);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
         return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
     /* An odd count leaves the last string open. */
-    return lane == LANE_READ && !__builtin_parityll(quote_parity);
+    return lane == LANE_READ && !__builtin_parityll(quote_parity) ? QG_QUICK_CLEAN
+                                                                  : QG_QUICK_UNSETTLED;
 }
 #endif

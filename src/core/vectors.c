@@ -88,10 +88,10 @@ int qg_allow_vectors(int widest)
 }
 
 /* The reference implementation: the lexer reads every byte. */
-static bool settles_nothing(const qg_context *ctx, const char *sql, size_t len)
+static qg_quick_reading settles_nothing(const qg_context *ctx, const char *sql, size_t len)
 {
     (void)ctx, (void)sql, (void)len;
-    return false;
+    return QG_QUICK_UNSETTLED;
 }
 
 static void skips_nothing(qg_lexer *lx)
@@ -135,7 +135,7 @@ static unsigned quick_class(unsigned char c)
 
 /* Without SSE2 the narrowest build is this byte loop, which settles only
  * text without a backslash, slash or comment where there are quotes. */
-static bool quick_scan_bytes(const qg_context *ctx, const char *sql, size_t len)
+static qg_quick_reading quick_scan_bytes(const qg_context *ctx, const char *sql, size_t len)
 {
     (void)ctx;
     unsigned quotes = 0, comment = 0, other = 0, last = 0;
@@ -148,7 +148,8 @@ static bool quick_scan_bytes(const qg_context *ctx, const char *sql, size_t len)
     }
     /* An odd count leaves the last string open; a quote in a comment would
      * be miscounted. */
-    return !other && (!quotes || (!comment && quotes % 2 == 0));
+    return !other && (!quotes || (!comment && quotes % 2 == 0)) ? QG_QUICK_CLEAN
+                                                                : QG_QUICK_UNSETTLED;
 }
 #endif
 
@@ -173,7 +174,7 @@ const qg_scans *qg_scans_of(int implementation)
     return &implementations[implementation < runnable ? implementation : runnable];
 }
 
-QG_HOT bool qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
+QG_HOT qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
 {
     return implementations[qg_vectors_in_use()].quick_scan(ctx, sql, len);
 }

@@ -1491,7 +1491,9 @@ static void test_quick_scan_dollars(void)
 }
 
 /* Texts of any length go to the quick scan first: a 5 KB batch of rows with
- * comments and escapes (two escaped quotes a row) is settled there in every build; a byte that stops
+ * comments and escapes (two escaped quotes a row) is settled there in every
+ * build, the quote doubler's reading asked for (its escaped quotes come
+ * before comments); a byte that stops
  * the scan in a string near its start, middle or end leaves it to the
  * lexer, with the reference's verdict. */
 static void test_quick_scan_long(void)
@@ -1509,7 +1511,7 @@ static void test_quick_scan_long(void)
     unsigned settled = 0, differ = 0, checks = 0, left = 0;
     for (int build = QG_VECTORS_SSE2; build <= QG_VECTORS_WIDEST; build++) {
         qg_allow_vectors(build);
-        settled += qg_only_plain_strings(&ctx, text, len);
+        settled += qg_only_plain_strings(&ctx, text, len) == QG_QUICK_DOUBLER;
         qg_allow_vectors(QG_VECTORS_WIDEST);
     }
     static const size_t places[] = {5, 2480, 4955}; /* in the first, middle and last rows' strings */
@@ -1636,6 +1638,76 @@ static void test_quick_scan_doubler(void)
            checks, wrong, blocked, attacks);
 }
 
+/* MySQL, where backslashes escape: the quick scan settles the server's
+ * reading and asks for a quote doubler's exactly where a quote escaped by
+ * a backslash comes before something that may open a comment (a hash,
+ * two dashes, slash star), in a string or not; a comment holding a
+ * backslash is the lexer's.  At every position of a 192- and a 400-byte
+ * text (so across every vector edge), in every build; fast and reference
+ * agree, and the quote doubler's output closed by a prose comment is
+ * blocked wherever it lies. */
+static void test_quick_scan_doubler_comment(void)
+{
+    static const struct {
+        const char *probe;
+        qg_quick_reading want;
+    } probes[] = {
+        {"'x\\'y' -- c\n", QG_QUICK_DOUBLER}, {"'x\\'y--z'", QG_QUICK_DOUBLER},
+        {"'x\\'y#z'", QG_QUICK_DOUBLER},      {"'x\\'y/*z'", QG_QUICK_DOUBLER},
+        {"'x\\'' # c\n", QG_QUICK_DOUBLER},  {"'x\\''/* c */", QG_QUICK_DOUBLER},
+        {"'x\\'y/z'", QG_QUICK_CLEAN},        {"'x\\'y-z-'", QG_QUICK_CLEAN},
+        {"'x-\\'-y'", QG_QUICK_CLEAN},        {"'x--\\'y'", QG_QUICK_CLEAN},
+        {"'#/*\\''", QG_QUICK_CLEAN},         {"'\\\\' -- c\n", QG_QUICK_CLEAN},
+        {"'x\\'y$z'", QG_QUICK_CLEAN},        {"'x\\'y*/z'", QG_QUICK_CLEAN},
+        {"/* \\' */ 'x'", QG_QUICK_UNSETTLED}, {"# \\'\n 'x'", QG_QUICK_UNSETTLED},
+    };
+    static const size_t lengths[] = {192, 400};
+    static const char attack[] = "'\\'' OR ''a''=''a' -- the user's e-mail\n";
+    qg_context ctx;
+    qg_context_init(&ctx, QG_DIALECT_MYSQL, qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4"), 0);
+    unsigned checks = 0, wrong = 0, differ = 0, attacks = 0, blocked = 0;
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+        size_t len = lengths[l];
+        for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++) {
+            size_t n = strlen(probes[k].probe);
+            for (size_t at = 7; at + n + 3 < len; at++) {
+                char text[400];
+                memset(text, 'a', len);
+                memcpy(text, "SELECT ", 7);
+                memcpy(text + at, probes[k].probe, n);
+                for (int build = QG_VECTORS_SSE2; build <= QG_VECTORS_WIDEST; build++) {
+                    qg_allow_vectors(build);
+                    qg_quick_reading got = qg_only_plain_strings(&ctx, text, len);
+                    if (got != probes[k].want && wrong++ < 3)
+                        tap_ok(false, "%s build, %zu bytes, \"%s\" at %zu: %d", build_name[build],
+                               len, probes[k].probe, at, (int)got);
+                    checks++;
+                }
+                qg_allow_vectors(QG_VECTORS_WIDEST);
+                qg_result ref;
+                differ += !fast_agrees(&ctx, text, len, &ref);
+            }
+        }
+        for (size_t at = 7; at + sizeof attack + 2 < len; at++) {
+            char text[400];
+            memset(text, 'a', len);
+            memcpy(text, "SELECT ", 7);
+            memcpy(text + at, attack, sizeof attack - 1);
+            qg_result ref;
+            differ += !fast_agrees(&ctx, text, len, &ref);
+            blocked += ref.verdict == QG_VERDICT_BLOCK && qg_check(&ctx, text, len, NULL) ==
+                                                               QG_VERDICT_BLOCK;
+            attacks++;
+        }
+    }
+    tap_ok(wrong == 0 && differ == 0 && blocked == attacks,
+           "the quick scan asks for a quote doubler's reading where an escaped quote comes "
+           "before a comment opener, at every position (%u texts, %u wrong); fast and "
+           "reference agree (%u differ); the doubler's output a prose comment closes is "
+           "blocked (%u of %u)",
+           checks, wrong, differ, blocked, attacks);
+}
+
 int main(void)
 {
     tap_diag("vector builds: this CPU runs up to %s", build_name[qg_cpu_vectors()]);
@@ -1646,6 +1718,7 @@ int main(void)
     test_quick_scan_long();
     test_quick_scan_escapes_long();
     test_quick_scan_doubler();
+    test_quick_scan_doubler_comment();
     test_reference_agrees();
     test_backslash_free_texts_read_alike();
     test_blocks_cut_characters();
