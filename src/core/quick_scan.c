@@ -357,6 +357,71 @@ static delimiters lane_delimiters(uint64_t quote, uint64_t dquote, bool open, bo
     return (delimiters){found, in_name};
 }
 
+/* Whether one of the bytes `bits` (bit k: s[at + k]) opens a MySQL
+ * comment: a hash, or a slash before a star. */
+static inline bool opens_mysql_comment(const unsigned char *s, size_t len, size_t at, uint64_t bits)
+{
+    for (; bits; bits &= bits - 1) {
+        size_t pos = at + (size_t)__builtin_ctzll(bits);
+        if (s[pos] == '#' || (s[pos] == '/' && pos + 1 < len && s[pos + 1] == '*'))
+            return true;
+    }
+    return false;
+}
+
+/* MySQL, where backslashes escape: a quote doubler's reading of the text
+ * as the scan goes (the checker's escaped_quote_before_comment asks for it
+ * where a quote escaped by a backslash comes before something that may
+ * open a comment).  Up to the first escaped quote it is the server's;
+ * from there on, while no byte that may open anything but a string comes
+ * (a hash, slash, dollar, two dashes), every string of the server's is
+ * code to it and the reverse, so the next backslash, in a string of the
+ * server's, is in its code: it ends there (checker.c, path_take), and
+ * nothing is asked of it. */
+typedef enum doubler_reading {
+    DOUBLER_UNSEEN,  /* no escaped quote yet */
+    DOUBLER_ALIVE,   /* strings only since the first */
+    DOUBLER_OPENER,  /* an opener came first: any comment opener asks for it */
+    DOUBLER_SETTLED, /* it ends at a backslash, or is asked for */
+} doubler_reading;
+
+/* The doubler's reading over the bytes at `at` (bit k: byte at + k):
+ * `escaped`, the quotes escaped by a backslash; `backslash`; `openers`,
+ * hashes, slashes and dollars; `second_dashes`, the second of two dashes.
+ * *asked: its reading is compared. */
+static inline __attribute__((always_inline)) void
+follow_doubler(doubler_reading *reading, bool *asked, uint64_t escaped, uint64_t backslash,
+               uint64_t openers, uint64_t second_dashes, const unsigned char *s, size_t len,
+               size_t at)
+{
+    if (*reading == DOUBLER_UNSEEN) {
+        if (!escaped)
+            return;
+        uint64_t later = 0 - ((escaped & (0 - escaped)) << 1); /* after the first */
+        backslash &= later;
+        openers &= later;
+        second_dashes &= later << 1; /* the pairs that start there */
+        *reading = DOUBLER_ALIVE;
+    }
+    if (*reading == DOUBLER_ALIVE) {
+        /* where each opener starts (a pair's first dash; one in the bytes
+         * before, at bit 0) */
+        uint64_t starts = openers | second_dashes >> 1 | (second_dashes & 1);
+        uint64_t first_backslash = backslash & (0 - backslash);
+        if (backslash && !(starts & (first_backslash - 1))) {
+            *reading = DOUBLER_SETTLED;
+            return;
+        }
+        if (!starts)
+            return;
+        *reading = DOUBLER_OPENER;
+    }
+    if (second_dashes || opens_mysql_comment(s, len, at, openers)) {
+        *asked = true;
+        *reading = DOUBLER_SETTLED;
+    }
+}
+
 #ifdef __AVX2__
 /* Where neither names nor escapes are read, on from i (past the text's
  * first byte) QUIET_SPAN bytes at a time while they are letters, digits,
@@ -522,21 +587,20 @@ escaping_block(const escaping_rows *rows, const unsigned char *p, quick_bytes *b
  * byte), 64 bytes at a time while, besides what quiet_lanes passes, each
  * backslash is in a string and escapes the byte after it (none follows
  * another) and no string opens after a prefix.  The escaped quotes do not
- * count (*escaped_quotes: their parity; *escaped_quote_met: set where
- * there was one).  Returns where the spans go on (*escape_carry: 1 where
+ * count (*escaped_quotes: their parity; follow_doubler follows them where
+ * *doubler is not settled).  Returns where the spans go on (*escape_carry: 1 where
  * that byte is escaped; *quote_parity: a string is open there when
  * odd). */
 static inline __attribute__((always_inline)) size_t
 quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, size_t i,
                      uint64_t *quote_parity, uint64_t *escape_carry, unsigned *escaped_quotes,
-                     bool *escaped_quote_met)
+                     doubler_reading *doubler, bool *doubler_asked)
 {
     /* Escapes are read off the byte before, which holds while no
      * backslash is escaped: not where byte i - 1 is one. */
     if ((s[i - 1] == '\\') != (*escape_carry != 0))
         return i;
     uint64_t open = __builtin_parityll(*quote_parity) ? ~0ull : 0; /* all ones in a string */
-    uint64_t escaped_quote = 0; /* any of the blocks' */
     escaping_rows rows = escaping_rows_of(t);
     for (; i + BLOCK <= len; i += BLOCK) {
         quick_bytes b;
@@ -549,27 +613,16 @@ quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, s
         if ((b.backslash & ~in_string) | (quote & after.prefix & in_string))
             break;
         *escaped_quotes ^= (unsigned)__builtin_parityll(b.quote & after.backslash);
-        escaped_quote |= b.quote & after.backslash;
+        if (*doubler != DOUBLER_SETTLED)
+            follow_doubler(doubler, doubler_asked, b.quote & after.backslash, b.backslash, 0, 0,
+                           s, len, i);
         open = 0 - (in_string >> 63); /* all ones when the top bit is set */
     }
-    *escaped_quote_met |= escaped_quote != 0;
     *quote_parity = open & 1; /* only its parity counts */
     *escape_carry = s[i - 1] == '\\';
     return i;
 }
 #endif
-
-/* Whether one of the bytes `bits` (bit k: s[at + k]) opens a MySQL
- * comment: a hash, or a slash before a star. */
-static inline bool opens_mysql_comment(const unsigned char *s, size_t len, size_t at, uint64_t bits)
-{
-    for (; bits; bits &= bits - 1) {
-        size_t pos = at + (size_t)__builtin_ctzll(bits);
-        if (s[pos] == '#' || (s[pos] == '/' && pos + 1 < len && s[pos + 1] == '*'))
-            return true;
-    }
-    return false;
-}
 
 /* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
  * the delimiters before i; the text holds at least a span).  Where
@@ -578,10 +631,9 @@ static inline bool opens_mysql_comment(const unsigned char *s, size_t len, size_
  * `escaping`, a backslash must be inside a string, where it escapes the
  * next byte; the quote it escapes does not count; and no string may open
  * after a prefix.  MySQL, where backslashes escape: *doubler_comment is
- * set where a quote escaped by a backslash comes before something that
- * may open a comment, in a string or not (what the checker's
- * escaped_quote_before_comment finds), and a comment holding a backslash
- * stops the scan (that search pairs backslashes in comments too). */
+ * set where a quote doubler's reading is to be compared (follow_doubler),
+ * and a comment holding a backslash stops the scan (the checker's
+ * escaped_quote_before_comment pairs backslashes in comments too). */
 static inline __attribute__((always_inline)) int
 quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
             uint64_t *quote_parity, bool *name_open, const qg_context *ctx, int lanes, bool names,
@@ -592,13 +644,13 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
     bool mysql_escapes = ctx->dialect == QG_DIALECT_MYSQL && qg_plain_strings_escape(ctx);
     uint64_t escape_carry = 0; /* 1: the next span's first byte is escaped */
     unsigned escaped_quotes = 0; /* their parity before the span */
-    bool escaped_quote_met = false; /* before the span */
+    doubler_reading doubler = mysql_escapes ? DOUBLER_UNSEEN : DOUBLER_SETTLED;
     for (size_t i = *from; i < len;) {
         uint64_t escaped_quote = 0; /* the span's */
 #ifdef __AVX2__
         if (!names && i > 0 && i + QUIET_SPAN <= len &&
             (i = escaping ? quiet_escaping_spans(table, s, len, i, quote_parity, &escape_carry,
-                                                 &escaped_quotes, &escaped_quote_met)
+                                                 &escaped_quotes, &doubler, doubler_comment)
                           : quiet_lanes(table, s, len, i, quote_parity)) == len)
             break;
 #endif
@@ -649,16 +701,9 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             /* a backslash in code; a quote that opens a string after a prefix */
             if ((backslash & ~in_string) | (quote & after_prefix & in_string))
                 return LANE_STOP;
-            if (mysql_escapes && !*doubler_comment) {
-                /* the bytes after the first escaped quote, and the second
-                 * dashes of the pairs that start there */
-                uint64_t first = escaped_quote & (0 - escaped_quote);
-                uint64_t later = escaped_quote_met ? ~0ull : 0 - (first << 1);
-                uint64_t later_pairs = escaped_quote_met ? ~0ull : later << 1;
-                *doubler_comment = ((dashes >> seen) & later_pairs) ||
-                                   opens_mysql_comment(s, len, i, (b.opener >> seen) & later);
-                escaped_quote_met |= escaped_quote != 0;
-            }
+            if (doubler != DOUBLER_SETTLED)
+                follow_doubler(&doubler, doubler_comment, escaped_quote, backslash,
+                               b.opener >> seen, dashes >> seen, s, len, i);
         }
         if (openers) {
             /* A quote doubler reads an escaped quote as a literal's end: a
