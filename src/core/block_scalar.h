@@ -53,10 +53,23 @@ size_t qg_comment_end(const unsigned char *s, size_t len, size_t at, size_t star
 
 /* Quotes after a prefix that changes how backslashes read (where they
  * escape: X'', B'', PG U&''; where they do not: PG E''), in a block at
- * `pos` of the input s; only looked for in blocks with a backslash.  Where
- * backslashes escape, a quote after a quote too: it may go on with a U&''
- * string that began blocks before. */
-uint64_t qg_quotes_after_prefix(const unsigned char *s, size_t pos, uint64_t quotes, bool escapes);
+ * `pos` of the input s; only looked for in blocks with a backslash.  A
+ * quote after a quote too: it may go on with such a string that began
+ * before the doubled quote, blocks before.  Inline: the block skip asks
+ * for each string that opens in a block with a backslash, a Shift_JIS
+ * literal's 0x5c trail bytes (docs/PERFORMANCE.md, "Choices in the code"). */
+static inline uint64_t qg_quotes_after_prefix(const unsigned char *s, size_t pos, uint64_t quotes,
+                                              bool escapes)
+{
+    uint64_t found = 0;
+    for (; quotes; quotes &= quotes - 1) {
+        size_t at = pos + (size_t)__builtin_ctzll(quotes);
+        unsigned char before = at > 0 ? s[at - 1] : ' ';
+        if (before == '\'' || (escapes ? is_prefix(before) : (before | 0x20) == 'e'))
+            found |= quotes & -quotes;
+    }
+    return found;
+}
 
 /* MySQL: quotes after an introducer (_latin1'...', _utf8 '...'): the
  * lexer checks such a string in the character set it names.  Any word

@@ -258,10 +258,13 @@ static inline __attribute__((always_inline)) uint64_t utf8_wrong(const encoding_
  * escaped.  *chars as in multibyte_strings_valid: what the bytes before
  * left open is read from them; what a body at the block's end leaves open
  * is the automaton's state after its last lead.  False also where bytes
- * outside the bodies are not UTF-8: the automaton then reads the bodies. */
-static bool utf8_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_t pos,
-                       uint64_t content, uint64_t high, uint64_t backslash, bool escapes,
-                       uint64_t *chars)
+ * outside the bodies are not UTF-8: the automaton then reads the bodies.
+ * Inlined, as pairs_valid: a call in each block with multibyte literals
+ * cost more than the code it saves (docs/PERFORMANCE.md, "Choices in the
+ * code"). */
+static inline __attribute__((always_inline)) bool
+utf8_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_t pos,
+           uint64_t content, uint64_t high, uint64_t backslash, bool escapes, uint64_t *chars)
 {
     if (escapes && (escaped_by(backslash & content, 0) & high))
         return false;
