@@ -677,11 +677,12 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             quote = d.bits;
             in_name = d.in_name;
         }
+        uint64_t backslash = 0;
         if (escaping) {
             /* No branch on whether the span holds a backslash: in a text
              * with escapes, about half the spans do, and it would guess
              * wrong.  A backslash escaped by one is rare. */
-            uint64_t backslash = b.backslash >> seen;
+            backslash = b.backslash >> seen;
             uint64_t escaped;
             if (!(backslash & (backslash << 1 | escape_carry))) {
                 /* no backslash escaped: each escapes the byte after it */
@@ -701,9 +702,6 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             /* a backslash in code; a quote that opens a string after a prefix */
             if ((backslash & ~in_string) | (quote & after_prefix & in_string))
                 return LANE_STOP;
-            if (doubler != DOUBLER_SETTLED)
-                follow_doubler(&doubler, doubler_comment, escaped_quote, backslash,
-                               b.opener >> seen, dashes >> seen, s, len, i);
         }
         if (openers) {
             /* A quote doubler reads an escaped quote as a literal's end: a
@@ -723,6 +721,13 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 if (mysql_escapes && (escaping || end > at + span) &&
                     memchr(s + comment_at, '\\', end - comment_at))
                     return LANE_STOP;
+                /* the span's bytes up to the comment's opener (the rest are
+                 * read again from its end) */
+                uint64_t through = before_comment << 1 | 1;
+                if (escaping && doubler != DOUBLER_SETTLED)
+                    follow_doubler(&doubler, doubler_comment, escaped_quote & through,
+                                   backslash & through, (b.opener >> seen) & through,
+                                   (dashes >> seen) & through, s, len, i);
                 escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote & before_comment);
                 if (escaped_quotes &&
                     qg_quote_after(s, len, i + (size_t)__builtin_popcountll(before_comment), 1))
@@ -749,6 +754,9 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 continue;
             }
         }
+        if (escaping && doubler != DOUBLER_SETTLED)
+            follow_doubler(&doubler, doubler_comment, escaped_quote, backslash, b.opener >> seen,
+                           dashes >> seen, s, len, i);
         *quote_parity ^= quote;
         escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote);
         i = at + span;
