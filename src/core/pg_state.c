@@ -238,8 +238,8 @@ static void read_set_config(const qg_context *ctx, const char *s, size_t len, qg
 /* Whether a word (a run of NAME_BYTES) may be one every reading above
  * needs: SET (also the start of set_config), RESET, DISCARD, NAMES and the
  * settings' names.  The first letter and the length sort out nearly every
- * word without a compare. */
-static bool may_be_setting_word(const char *w, size_t n)
+ * word without a compare (inlined into both walks, which call it per word). */
+__attribute__((always_inline)) static inline bool may_be_setting_word(const char *w, size_t n)
 {
     switch (qg_ascii_lower((unsigned char)w[0])) {
     case 's':
@@ -298,8 +298,13 @@ static bool may_name_a_setting(const char *s, size_t len)
     unsigned before = 0; /* the last byte before these 16 is a name byte */
     for (size_t at = 0; at < len; at += 16) {
         __m128i v;
+        unsigned seen = 0; /* bytes of the load before s[at], read already */
         if (len - at >= 16) {
             v = _mm_loadu_si128((const __m128i *)(s + at));
+        } else if (len >= 16) {
+            /* the last 16 bytes of the text, whose bits are moved down to s[at] */
+            seen = 16 - (unsigned)(len - at);
+            v = _mm_loadu_si128((const __m128i *)(s + len - 16));
         } else {
             unsigned char tail[16] = {0}; /* NUL is no name byte */
             memcpy(tail, s + at, len - at);
@@ -307,11 +312,19 @@ static bool may_name_a_setting(const char *s, size_t len)
         }
         unsigned name, first;
         name_bytes16(v, &name, &first);
+        name >>= seen;
+        first >>= seen;
         unsigned starts = name & ~(name << 1 | before) & first;
         before = name >> 15 & 1;
-        for (; starts; starts &= starts - 1)
-            if (word_may_be_setting(s, at + (size_t)__builtin_ctz(starts), len))
+        for (; starts; starts &= starts - 1) {
+            unsigned bit = (unsigned)__builtin_ctz(starts);
+            /* the word's length from the mask, unless it may go on past it */
+            unsigned word = (unsigned)__builtin_ctz(~(name >> bit));
+            bool settled = bit + word < 16 || at + 16 >= len;
+            if (settled ? may_be_setting_word(s + at + bit, word)
+                        : word_may_be_setting(s, at + bit, len))
                 return true;
+        }
     }
     return false;
 }

@@ -1,6 +1,7 @@
 /* What a PostgreSQL statement does to the client encoding and
  * standard_conforming_strings (src/core/pg_state.c), and the states a
  * pipeline's statements may meet. */
+#include <stdio.h>
 #include <string.h>
 
 #include "pg_state.h"
@@ -27,8 +28,39 @@ static void scs_is(const char *sql, qg_pg_change change, bool on)
            change == QG_PG_SETS ? (on ? "on" : "off") : change == QG_PG_KEEPS ? "kept" : "unknown");
 }
 
+/* The filter that reads a text for what it sets only when a word may name
+ * a setting finds the words 16 bytes at a time: each word at every offset
+ * of a text of every length around those blocks, the word itself (the
+ * text then read: not kept) and two that are not it, one longer and one
+ * that starts with another byte (kept, unread).  Count of texts read
+ * wrong. */
+static int wrong_at_offsets(const char *word)
+{
+    int wrong = 0;
+    char sql[128], longer[64], other[64];
+    snprintf(longer, sizeof longer, "%sx", word);
+    snprintf(other, sizeof other, "x%s", word);
+    for (int pad = 0; pad < 40; pad++)
+        for (int after = 0; after < 20; after++) {
+            const char *words[3] = {word, longer, other};
+            for (int k = 0; k < 3; k++) {
+                int len = snprintf(sql, sizeof sql, "SELECT %*s\"%s\" %*s", pad, "", words[k],
+                                   after, "");
+                qg_pg_effect e = qg_pg_statement_effect(sql, (size_t)len);
+                bool kept = e.encoding == QG_PG_KEEPS && e.scs == QG_PG_KEEPS;
+                wrong += k == 0 ? kept : !kept;
+            }
+        }
+    return wrong;
+}
+
 int main(void)
 {
+    tap_ok(wrong_at_offsets("client_encoding") == 0 &&
+               wrong_at_offsets("standard_conforming_strings") == 0 &&
+               wrong_at_offsets("Client_Encoding") == 0,
+           "a setting's name is found at every offset of texts of every length, and a longer "
+           "word or one that starts otherwise is not");
     encoding_is("SET client_encoding TO 'SJIS'", QG_PG_SETS, "SJIS");
     encoding_is("set Client_Encoding = sjis", QG_PG_SETS, "sjis");
     encoding_is("SET SESSION client_encoding TO \"UTF8\";", QG_PG_SETS, "UTF8");
