@@ -224,7 +224,10 @@ static void group_unread(qg_wire_conn *c, const qg_wire_io *io, size_t covers)
     group_reset(z);
 }
 
-static ssize_t z_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n)
+/* Not inlined, as z_read and my_read: a stream without compression then
+ * passes through qg_wire_write and qg_wire_read without saving registers. */
+__attribute__((noinline)) static ssize_t z_write(qg_wire_conn *c, const qg_wire_io *io,
+                                                 const uint8_t *p, size_t n)
 {
     qg_wire_z *z = z_state(c);
     if (!z)
@@ -348,7 +351,7 @@ static void frame_read(qg_wire_conn *c)
     z->in_hdr_len = 0;
 }
 
-static void z_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+__attribute__((noinline)) static void z_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
     qg_wire_z *z = z_state(c);
     size_t i = 0;
@@ -388,12 +391,21 @@ ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, s
     return qg_wire_packets_write(c, io, p, n);
 }
 
-void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+/* MySQL's bytes: packets, then compressed frames from the login OK on. */
+__attribute__((noinline)) static void my_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
-    c->in_pos += n;
     size_t used = c->z_on ? 0 : qg_wire_packets_read(c, p, n);
     if (used < n && c->z_on)
         z_read(c, p + used, n - used);
+}
+
+void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    c->in_pos += n;
+    if (c->proto == QG_WIRE_PG) /* never compressed */
+        qg_wire_packets_read(c, p, n);
+    else
+        my_read(c, p, n);
 }
 
 void qg_wire_conn_release(qg_wire_conn *c)
