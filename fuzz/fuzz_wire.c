@@ -3,7 +3,8 @@
  * stream, cut into writes anywhere and pushed through a kernel that takes a
  * few bytes a call and says EAGAIN every other call, reaches the server
  * exactly as when written whole: same bytes, same order, the same messages
- * checked, each once, and the same held at the end.  With nothing blocked,
+ * checked, each once, and the same held at the end, with the same
+ * PostgreSQL answers due and states pending.  With nothing blocked,
  * what was sent followed by what is held is the input itself.  The same
  * bytes read as the server's side never crash the observer, and are read as
  * a direct TLS ClientHello alike with more bytes after them.
@@ -256,6 +257,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                "the messages checked whole and in pieces differ");
     FUZZ_CHECK(a.hold.len == b.hold.len && a.passthrough == b.passthrough,
                "held %zu whole but %zu in pieces", a.hold.len, b.hold.len);
+    FUZZ_CHECK(a.pg_unanswered == b.pg_unanswered &&
+                   a.pg_prepared_sets_state == b.pg_prepared_sets_state &&
+                   memcmp(&a.pg_pending, &b.pg_pending, sizeof a.pg_pending) == 0,
+               "PostgreSQL answers due or states pending differ whole (%u) and in pieces (%u)",
+               a.pg_unanswered, b.pg_unanswered);
     if (!block_x) {
         FUZZ_CHECK(whole.got.len + a.hold.len == n &&
                        (whole.got.len == 0 || memcmp(whole.got.data, stream, whole.got.len) == 0) &&

@@ -205,7 +205,7 @@ void qg_wire_already_sent(qg_wire_conn *c, const uint8_t *head, size_t n, size_t
     qg_wire_classified cl;
     memset(&cl, 0, sizeof cl);
     pg_untyped(c, &c->out, qg_wire_be32(head), qg_wire_be32(head + 4), &cl);
-    qg_wire_pg_account(c, 0, head, n, &cl, false);
+    qg_wire_pg_account(c, 0, head, n, &cl, false, NULL);
     c->out = cl.next;
     c->out.left = cl.total > passed ? cl.total - passed : 0;
     c->out_pos = passed;
@@ -544,19 +544,29 @@ static bool pg_bind_of_parsed(const qg_wire_conn *c, const uint8_t *p, size_t n)
     return false;
 }
 
+/* A Parse read (its text `parse`, or NULL): its statement's name is kept
+ * among those whose effects the pending states hold. */
+static void pg_note_parsed(qg_wire_conn *c, const qg_wire_msg *parse)
+{
+    if (parse && parse->name && c->pg_parsed_count < 4 &&
+        parse->name_len < sizeof c->pg_parsed[0]) {
+        memcpy(c->pg_parsed[c->pg_parsed_count], parse->name, parse->name_len);
+        c->pg_parsed[c->pg_parsed_count++][parse->name_len] = '\0';
+    }
+}
+
 void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
-                        const qg_wire_classified *cl, bool blocked)
+                        const qg_wire_classified *cl, bool blocked, const qg_wire_msg *text)
 {
     if (c->proto != QG_WIRE_PG || c->passthrough || pos < c->pg_accounted_end)
         return;
     c->pg_accounted_end = pos + cl->total;
     bool whole = avail >= cl->total;
-    qg_pg_effect e = {0};
     if (cl->next.untyped) {
         if (!cl->next.startup)
             return; /* SSLRequest, GSSENCRequest, CancelRequest: no ReadyForQuery */
         c->pg_unanswered++;
-        e = whole ? pg_startup_effect(p, (size_t)cl->total) : any_effect;
+        qg_pg_effect e = whole ? pg_startup_effect(p, (size_t)cl->total) : any_effect;
         qg_pg_pending_add_effect(&c->pg_pending, &e);
         return;
     }
@@ -575,57 +585,64 @@ void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t 
     }
     if ((p[0] != 'Q' && p[0] != 'P') || blocked)
         return;
-    qg_wire_buf joined = {0};
-    qg_wire_msg m = {0};
-    bool read = whole && !cl->too_large &&
-                qg_wire_message_text(c, cl->kind, p, (size_t)cl->total, &joined, &m);
-    e = read ? qg_pg_statement_effect(m.sql, m.len) : any_effect;
-    qg_wire_buf_free(&joined);
-    if (p[0] == 'P' && (e.encoding != QG_PG_KEEPS || e.scs != QG_PG_KEEPS))
-        c->pg_prepared_sets_state = true;
-    if (p[0] == 'P' && read && m.name && c->pg_parsed_count < 4 &&
-        m.name_len < sizeof c->pg_parsed[0]) {
-        memcpy(c->pg_parsed[c->pg_parsed_count], m.name, m.name_len);
-        c->pg_parsed[c->pg_parsed_count++][m.name_len] = '\0';
+    qg_wire_msg found;
+    if (!text) {
+        qg_wire_buf joined = {0}; /* a PostgreSQL text is never joined: it lies in p */
+        if (!whole || cl->too_large ||
+            !qg_wire_message_text(c, cl->kind, p, (size_t)cl->total, &joined, &found))
+            found = (qg_wire_msg){0};
+        text = &found;
     }
+    bool read = whole && text->sql;
+    qg_pg_effect e = read ? qg_pg_statement_effect(text->sql, text->len) : any_effect;
+    pg_note_parsed(c, p[0] == 'P' && read ? text : NULL);
+    if (e.encoding == QG_PG_KEEPS && e.scs == QG_PG_KEEPS)
+        return; /* nothing to add */
+    if (p[0] == 'P')
+        c->pg_prepared_sets_state = true;
     qg_pg_pending_add_effect(&c->pg_pending, &e);
 }
+
+/* What the walk of client messages without SQL does at each type byte. */
+enum {
+    PLAIN_STOP = 1,     /* Query, Parse: read by qg_wire_classify */
+    PLAIN_BIND = 2,     /* held while a prepared statement may change the state */
+    PLAIN_ANSWERED = 4, /* Sync, FunctionCall: answered by a ReadyForQuery */
+};
+static const uint8_t plain_kind[256] = {
+    ['Q'] = PLAIN_STOP, ['P'] = PLAIN_STOP, ['B'] = PLAIN_BIND,
+    ['S'] = PLAIN_ANSWERED, ['F'] = PLAIN_ANSWERED,
+};
 
 size_t qg_wire_pg_pass_plain(qg_wire_conn *c, qg_wire_framer *f, uint64_t pos, const uint8_t *p,
                              size_t n)
 {
+    /* kept in registers over the walk, stored once */
+    uint64_t accounted_end = c->pg_accounted_end;
+    uint32_t unanswered = c->pg_unanswered;
+    unsigned stop = PLAIN_STOP | (c->pg_prepared_sets_state ? PLAIN_BIND : 0);
     size_t q = 0;
     while (n - q >= 5) {
-        uint8_t type = p[q];
+        unsigned kind = plain_kind[p[q]];
         uint32_t len = qg_wire_be32(p + q + 1);
-        if (len < 4 || type == 'Q' || type == 'P' || (type == 'B' && c->pg_prepared_sets_state))
+        if ((kind & stop) || len < 4)
             break;
         uint64_t total = 1 + (uint64_t)len;
-        if ((type == 'S' || type == 'F') && pos + q >= c->pg_accounted_end) {
-            /* answered by a ReadyForQuery, as qg_wire_pg_account counts it */
-            c->pg_accounted_end = pos + q + total;
-            c->pg_unanswered++;
+        if ((kind & PLAIN_ANSWERED) && pos + q >= accounted_end) {
+            /* as qg_wire_pg_account counts it */
+            accounted_end = pos + q + total;
+            unanswered++;
         }
         if (total > n - q) {
             f->left = total - (n - q);
-            return n;
+            q = n;
+            break;
         }
         q += (size_t)total;
     }
+    c->pg_accounted_end = accounted_end;
+    c->pg_unanswered = unanswered;
     return q;
-}
-
-void qg_wire_pg_ready(qg_wire_conn *c)
-{
-    if (c->pg_unanswered > 0 && --c->pg_unanswered == 0) {
-        /* the adds set a count or a flag with whatever they write: none
-         * set, it is all zero already */
-        qg_pg_pending *pending = &c->pg_pending;
-        if (pending->encoding_count || pending->encoding_unknown || pending->scs_on ||
-            pending->scs_off)
-            memset(pending, 0, sizeof *pending);
-        c->pg_parsed_count = 0;
-    }
 }
 
 /* ----------------------------------------------------------- the query */

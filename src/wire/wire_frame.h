@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pg_state.h"
 #include "wire_mysql.h"
@@ -212,10 +213,16 @@ typedef struct qg_wire_classified {
 /* p[0, len) is the C string `want`. */
 bool qg_wire_cstr_is(const uint8_t *p, size_t len, const char *want);
 
-/* A PostgreSQL length or code (4 bytes, big-endian). */
+/* A PostgreSQL length or code (4 bytes, big-endian): one load and a byte
+ * swap, since every message header of both directions is read with it. */
 static inline uint32_t qg_wire_be32(const uint8_t *p)
 {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
 }
 
 /* A MySQL packet's length (3 bytes, little-endian). */
@@ -245,9 +252,12 @@ void qg_wire_advance(qg_wire_conn *c, const uint8_t *p, size_t n, size_t avail);
 /* PG: the client message cl (at stream position pos; p[0, avail) of it
  * at hand) goes to the server, `blocked` when it is a blocked query's
  * replacement: counts what will be answered and adds the states it may
- * leave.  Each position is accounted once, however often it is planned. */
+ * leave.  Each position is accounted once, however often it is planned.
+ * `text`: the message's text as the check found it (qg_wire_message_text
+ * of the whole message, sql NULL where it has none to read), or NULL when
+ * it was not looked for. */
 void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
-                        const qg_wire_classified *cl, bool blocked);
+                        const qg_wire_classified *cl, bool blocked, const qg_wire_msg *text);
 /* PG after the startup message, from a message boundary of framer f
  * (f->left == 0) at stream position pos of a connection still read: how
  * many bytes of p[0, n) are messages that carry no SQL and are not held
@@ -258,8 +268,19 @@ void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t 
  * no message has, which qg_wire_classify reads. */
 size_t qg_wire_pg_pass_plain(qg_wire_conn *c, qg_wire_framer *f, uint64_t pos, const uint8_t *p,
                              size_t n);
-/* PG: a ReadyForQuery arrived. */
-void qg_wire_pg_ready(qg_wire_conn *c);
+/* PG: a ReadyForQuery arrived.  Inlined into the walk of the answers. */
+static inline void qg_wire_pg_ready(qg_wire_conn *c)
+{
+    if (c->pg_unanswered > 0 && --c->pg_unanswered == 0) {
+        /* the adds set a count or a flag with whatever they write: none
+         * set, it is all zero already */
+        qg_pg_pending *pending = &c->pg_pending;
+        if (pending->encoding_count || pending->encoding_unknown || pending->scs_on ||
+            pending->scs_off)
+            memset(pending, 0, sizeof *pending);
+        c->pg_parsed_count = 0;
+    }
+}
 
 /* The text of the whole SQL message p[0, n) (continuation packets' headers
  * removed into `joined` when there are several); false when malformed. */

@@ -58,14 +58,15 @@ static void pg_parameter_status(qg_wire_conn *c, const uint8_t *p, size_t n)
 static size_t pg_whole_messages(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
     size_t i = 0;
-    while (n - i >= 5 && p[i] != 'S') {
+    while (n - i >= 5) {
+        uint8_t type = p[i];
         uint32_t len = qg_wire_be32(p + i + 1);
-        size_t total = 1 + (size_t)(len >= 4 ? len : 4);
-        if (total > n - i)
+        /* a length no message has is left to start_message, as a cut one */
+        if (type == 'S' || len < 4 || len >= n - i)
             break;
-        if (p[i] == 'Z')
+        i += 1 + (size_t)len;
+        if (type == 'Z')
             qg_wire_pg_ready(c);
-        i += total;
     }
     return i;
 }
@@ -158,9 +159,10 @@ static void end_message(qg_wire_conn *c)
     end_message_of(c, c->in_body.data, c->in_body.len);
 }
 
-size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+/* qg_wire_packets_read from p[i]: every case. */
+__attribute__((noinline)) static size_t packets_read_from(qg_wire_conn *c, const uint8_t *p,
+                                                          size_t n, size_t i)
 {
-    size_t i = 0;
     bool framed = c->z_on;
     if (n > 0 && c->pg_tls_asked) {
         /* the one-byte answer to SSLRequest / GSSENCRequest; what follows
@@ -222,6 +224,20 @@ size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
             end_message(c);
     }
     return n;
+}
+
+size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    /* a PostgreSQL read at a message boundary of a connection in the
+     * clear, whose messages are all whole and no ParameterStatus: one walk */
+    size_t i = 0;
+    if (c->proto == QG_WIRE_PG && c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0 &&
+        !c->pg_tls_asked && !c->passthrough) {
+        i = pg_whole_messages(c, p, n);
+        if (i == n)
+            return n;
+    }
+    return packets_read_from(c, p, n, i);
 }
 
 /* The greeting (the stream's first packet): header (4), protocol (1), the

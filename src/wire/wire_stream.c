@@ -8,9 +8,11 @@
 #include <string.h>
 
 /* Asks io->check about the whole message p[0, n); fills *out with what to
- * send instead when it is blocked.  True: send it as it is. */
+ * send instead when it is blocked.  True: send it as it is.  *m is the
+ * message as the check saw it; for PostgreSQL its text lies in p, so
+ * qg_wire_pg_account reads it from there again without a search. */
 static bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind, const uint8_t *p,
-                   size_t n, bool too_large, bool at_start, qg_wire_buf *out)
+                   size_t n, bool too_large, bool at_start, qg_wire_buf *out, qg_wire_msg *m)
 {
     if (kind == QG_WIRE_MY_LOGIN) {
         /* compression, which is not read: the login goes where unread bytes
@@ -25,21 +27,21 @@ static bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind, con
         return false;
     }
     qg_wire_buf joined = {0};
-    qg_wire_msg m;
     bool pass;
     if (too_large) {
-        memset(&m, 0, sizeof m);
-        m.kind = kind;
-        m.too_large = true;
-        pass = io->check(io->ctx, c, &m, out);
+        *m = (qg_wire_msg){.kind = kind, .too_large = true};
+        pass = io->check(io->ctx, c, m, out);
     } else {
-        if (!qg_wire_message_text(c, kind, p, n, &joined, &m))
-            m = (qg_wire_msg){.kind = kind, .unreadable = true};
+        if (!qg_wire_message_text(c, kind, p, n, &joined, m))
+            *m = (qg_wire_msg){.kind = kind, .unreadable = true};
         else
-            m.at_start = at_start;
-        pass = io->check(io->ctx, c, &m, out);
+            m->at_start = at_start;
+        pass = io->check(io->ctx, c, m, out);
     }
-    qg_wire_buf_free(&joined);
+    if (joined.data) { /* MySQL's continuation packets: m no longer points into it */
+        qg_wire_buf_free(&joined);
+        m->sql = NULL;
+    }
     return pass;
 }
 
@@ -155,7 +157,7 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     st.done = true;
     uint64_t hold_pos = c->out_pos - (c->hold.len - st.taken);
     if (cl.status == QG_CL_PASS) {
-        qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, false);
+        qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, false, NULL);
         record(c, &cl, hold_pos, c->hold.data, c->hold.len, false);
         c->out = cl.next;
         c->out.left -= c->hold.len; /* the header is complete, its body may not be */
@@ -167,6 +169,8 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     /* A short write may have cut the header of a query decided in an
      * earlier call: its verdict stands (checked, and logged, once). */
     qg_wire_buf replacement = {0};
+    qg_wire_msg m;
+    const qg_wire_msg *text = NULL;
     bool pass;
     uint64_t end = hold_pos + cl.total;
     if (c->decided.data && c->decided_at == hold_pos) {
@@ -178,7 +182,8 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     } else {
         /* the hold starts at a message boundary, and nothing is owed */
         pass = decide(c, io, cl.kind, c->hold.data, c->hold.len, cl.too_large, true,
-                      &replacement);
+                      &replacement, &m);
+        text = &m;
         if (pass)
             c->approved_end = end;
     }
@@ -187,7 +192,7 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
         qg_wire_buf_free(&c->hold);
         return st;
     }
-    qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, !pass);
+    qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, !pass, text);
     record(c, &cl, hold_pos, c->hold.data, c->hold.len, !pass);
     if (cl.too_large) {
         /* past the bound: what is held goes (or is dropped) now, the rest of
@@ -229,7 +234,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
                 qg_wire_message_ended(&f);
             continue;
         }
-        if (c->proto == QG_WIRE_PG && !f.untyped) {
+        if (c->proto == QG_WIRE_PG && !f.untyped && p[q] != 'P' && p[q] != 'Q') {
             size_t plain = qg_wire_pg_pass_plain(c, &f, c->out_pos + q, p + q, n - q);
             if (plain > 0) {
                 q += plain;
@@ -259,25 +264,24 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
             *after = f;
             return RUN_REPLACE;
         }
-        if (cl.status == QG_CL_SQL) {
-            uint64_t end = c->out_pos + q + cl.total;
-            if (end > c->approved_end) {
-                qg_wire_buf_free(replacement);
-                bool pass = decide(c, io, cl.kind, p + q, cl.complete ? (size_t)cl.total : 0,
-                                   cl.too_large, q == 0, replacement);
-                qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, !pass);
-                record(c, &cl, c->out_pos + q, p + q, n - q, !pass);
-                if (!pass) {
-                    *run = q;
-                    *stop = cl;
-                    *after = f;
-                    return cl.complete ? RUN_REPLACE : RUN_DROP;
-                }
-                qg_wire_buf_free(replacement);
-                c->approved_end = end;
+        if (cl.status == QG_CL_SQL && c->out_pos + q + cl.total > c->approved_end) {
+            qg_wire_msg m;
+            bool pass = decide(c, io, cl.kind, p + q, cl.complete ? (size_t)cl.total : 0,
+                               cl.too_large, q == 0, replacement, &m);
+            qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, !pass, &m);
+            record(c, &cl, c->out_pos + q, p + q, n - q, !pass);
+            if (!pass) {
+                *run = q;
+                *stop = cl;
+                *after = f;
+                return cl.complete ? RUN_REPLACE : RUN_DROP;
             }
+            if (replacement->data)
+                qg_wire_buf_free(replacement);
+            c->approved_end = c->out_pos + q + cl.total;
+        } else {
+            qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, false, NULL);
         }
-        qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, false);
         f = cl.next;
     }
     *run = q;
@@ -317,7 +321,9 @@ static size_t drop_bytes(qg_wire_conn *c, const uint8_t *p, size_t n)
     return i;
 }
 
-ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n)
+/* qg_wire_packets_write: every case. */
+__attribute__((noinline)) static ssize_t packets_write_all(qg_wire_conn *c, const qg_wire_io *io,
+                                                           const uint8_t *p, size_t n)
 {
     size_t done = 0;
     for (;;) {
@@ -382,6 +388,8 @@ ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8
                 qg_wire_advance(c, p + done, (size_t)r, n - done);
             c->out_pos += (size_t)r;
             done += (size_t)r;
+            if (end == RUN_END && done == n)
+                return (ssize_t)n;
             if ((size_t)r < run) {
                 if (end == RUN_REPLACE) { /* keep the verdict for the retry */
                     qg_wire_buf_free(&c->decided);
@@ -413,4 +421,80 @@ ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8
             owe_replacement(c, &replacement, (size_t)stop.total);
         }
     }
+}
+
+/* A PostgreSQL stream past its startup message, at a message boundary,
+ * with nothing held, owed, dropped or decided ahead, still read. */
+static bool pg_out_clear(const qg_wire_conn *c)
+{
+    return c->proto == QG_WIRE_PG && c->out.left == 0 && !c->out.untyped && c->hold.len == 0 &&
+           c->owed.len == 0 && c->covers == 0 && !c->dropping && !c->decided.data &&
+           !c->passthrough;
+}
+
+/* A whole Query or Parse p[0, total) that begins a write on a stream in
+ * the clear (pg_out_clear) and was not approved yet: checked and
+ * accounted as plan_run does.  True when it passes; else what the write
+ * returns is in *r, the replacement owed as for RUN_REPLACE. */
+static bool pg_lead_query(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n,
+                          size_t total, ssize_t *r)
+{
+    qg_wire_classified cl = {
+        .status = QG_CL_SQL,
+        .kind = p[0] == 'Q' ? QG_WIRE_PG_QUERY : QG_WIRE_PG_PARSE,
+        .total = total,
+        .complete = true,
+        .next = c->out,
+    };
+    cl.next.left = total;
+    qg_wire_buf replacement = {0};
+    qg_wire_msg m;
+    bool pass = decide(c, io, cl.kind, p, total, false, true, &replacement, &m);
+    qg_wire_pg_account(c, c->out_pos, p, n, &cl, !pass, &m);
+    if (pass) {
+        if (replacement.data)
+            qg_wire_buf_free(&replacement);
+        c->approved_end = c->out_pos + total;
+        return true;
+    }
+    if (given_up(c)) {
+        qg_wire_buf_free(&replacement);
+        errno = EACCES;
+        *r = -1;
+        return false;
+    }
+    owe_replacement(c, &replacement, total);
+    *r = packets_write_all(c, io, p, n);
+    return false;
+}
+
+ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n)
+{
+    /* A PostgreSQL write on a stream in the clear of messages without SQL
+     * (Bind, Execute, Sync …), maybe after one whole Query or Parse: one
+     * walk of their headers and one send.  Anything else is planned. */
+    if (n < 5 || !pg_out_clear(c))
+        return packets_write_all(c, io, p, n);
+    size_t q = 0;
+    if (p[0] == 'P' || p[0] == 'Q') {
+        uint32_t len = qg_wire_be32(p + 1);
+        if (len < 4 || len > QG_WIRE_HOLD_MAX || len >= n || c->out_pos + 1 + len <= c->approved_end)
+            return packets_write_all(c, io, p, n);
+        ssize_t r;
+        if (!pg_lead_query(c, io, p, n, 1 + (size_t)len, &r))
+            return r;
+        q = 1 + (size_t)len;
+    }
+    qg_wire_framer f = c->out;
+    if (q + qg_wire_pg_pass_plain(c, &f, c->out_pos + q, p + q, n - q) != n)
+        return packets_write_all(c, io, p, n);
+    ssize_t r = io->send(io->ctx, p, n);
+    if (r < 0)
+        return -1;
+    if ((size_t)r == n)
+        c->out = f;
+    else
+        qg_wire_advance(c, p, (size_t)r, n);
+    c->out_pos += (size_t)r;
+    return r;
 }
