@@ -122,8 +122,9 @@ typedef enum qg_quick_reading {
  * build without SSE2 gives up on every backslash and slash, and on
  * comments where there are quotes.)  QG_QUICK_DOUBLER for such a text,
  * MySQL's where backslashes escape, where a quote escaped by a backslash
- * comes before something that may open a comment: the server's reading
- * is settled, a quote doubler's is not.  Always QG_QUICK_UNSETTLED in the
+ * comes before something that may open a comment and a quote doubler's
+ * reading does not end at a backslash before that: the server's reading
+ * is settled, the doubler's is not.  Always QG_QUICK_UNSETTLED in the
  * reference implementation: its lexer reads every text. */
 qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
 

@@ -377,7 +377,7 @@ static inline bool opens_mysql_comment(const unsigned char *s, size_t len, size_
  * (a hash, slash, dollar, two dashes), every string of the server's is
  * code to it and the reverse, so the next backslash, in a string of the
  * server's, is in its code: it ends there (checker.c, path_take), and
- * nothing is asked of it. */
+ * nothing is asked of it (docs/PERFORMANCE.md, "Choices in the code"). */
 typedef enum doubler_reading {
     DOUBLER_UNSEEN,  /* no escaped quote yet */
     DOUBLER_ALIVE,   /* strings only since the first */
