@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "mysql_statements.h"
-#include "pass_count.h"
 
 void qg_my_plan_init(qg_my_plan *p, const char *sql, size_t len)
 {
@@ -30,12 +29,6 @@ static void read_statements(qg_my_plan *p)
     p->noted = 0;
     p->more_noted = false;
     p->walked = true;
-    if (p->lone_first_word && qg_my_inert_first_word(p->sql + p->first_at, p->first_len)) {
-        /* one statement that changes nothing, as the reader reads it */
-        QG_COUNT_PASS(QG_PASS_STATEMENT_READ);
-        p->statements = 1;
-        return;
-    }
     qg_my_state st = p->start;
     for (size_t pos = 0; pos < p->len;) {
         qg_my_effect fx;
@@ -63,24 +56,26 @@ static void read_statements(qg_my_plan *p)
 }
 
 /* A text that starts with a word and has no ';' after it is one
- * statement: what it does is read only when a walk asks. */
+ * statement: one whose first word changes nothing is read whole from that
+ * word (as the reader reads it); what another does is read only when a
+ * walk asks. */
 static void read_plan(qg_my_plan *p)
 {
     size_t at, n;
+    qg_my_word_kind kind = QG_MY_WORD_OTHER;
     p->read = true;
     p->leading_call = p->lone_first_word = false;
-    if (qg_my_first_word(p->sql, p->len, &at, &n)) {
+    if (qg_my_first_word(p->sql, p->len, &at, &n, &kind)) {
         const char *word = p->sql + at;
-        p->first_at = at;
-        p->first_len = n;
-        p->leading_call = qg_my_word_is(word, n, "CALL") || qg_my_word_is(word, n, "EXECUTE");
+        p->leading_call = kind == QG_MY_WORD_RUNS;
         p->lone_first_word = !memchr(word + n, ';', p->len - at - n);
     }
     if (!p->lone_first_word) {
         read_statements(p);
         return;
     }
-    p->walked = false;
+    p->walked = kind == QG_MY_WORD_INERT;
+    p->runs_other = p->server_decides = false;
     p->statements = 1;
     p->noted = 0;
     p->more_noted = false;

@@ -36,12 +36,12 @@ typedef struct qg_my_plan {
     qg_my_state start;               /* the state it was read from */
     const qg_my_server_kind *server; /* the server it was read for; NULL: not known */
     unsigned statements;             /* statements with code */
-    /* the statements were read (a text of one statement is read only when
-     * a walk asks for what it does): the fields below and `steps` hold it */
+    /* the statements were read (a text of one statement is read from its
+     * first word where that word changes nothing, else only when a walk
+     * asks for what it does): the fields below and `steps` hold it */
     bool walked;
     bool runs_other;                 /* a statement runs others (CALL, EXECUTE) */
     bool server_decides;             /* a statement reads otherwise for another server */
-    size_t first_at, first_len;      /* the first word, when the text starts with one */
     bool leading_call;               /* the first word is CALL or EXECUTE */
     bool lone_first_word;            /* no ';' after the first word */
     /* searched once each, when first asked (qg_my_plan_names_…) */

@@ -14,6 +14,7 @@
  * sql_mode it had (sp_head::execute).  Pure logic: no client library. */
 #include "mysql_statements.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -343,36 +344,107 @@ static void read_set_list(cursor *c, item it, qg_my_state *st, qg_my_effect *fx)
     }
 }
 
-/* The words by their first letter, each after its length. */
+/* Every byte of v with 0x20 set: a byte so folded equals a lower-case
+ * letter only where it is that letter in either case (ASCII only, never
+ * the locale's), and none is zero. */
+#define FOLD8 UINT64_C(0x2020202020202020)
+#define HIGH8 UINT64_C(0x8080808080808080)
+#define LOW7 UINT64_C(0x7f7f7f7f7f7f7f7f)
+
+/* A word's first eight bytes (or fewer: len), folded as FOLD8 folds them,
+ * little-endian, zero past the word: a word of at most eight bytes equals
+ * a folded keyword exactly when it is that keyword in any case.  `avail`:
+ * the bytes readable from word on (>= len). */
+static inline uint64_t folded8(const char *word, size_t len, size_t avail)
+{
+    uint64_t v = 0;
+    if (avail >= 8) {
+        memcpy(&v, word, 8);
+        v |= FOLD8;
+        return len >= 8 ? v : v & ((UINT64_C(1) << (8 * len)) - 1);
+    }
+    for (size_t i = 0; i < len; i++)
+        v |= (uint64_t)((unsigned char)word[i] | 0x20) << (8 * i);
+    return v;
+}
+
+/* The bytes of eight folded ones that are ASCII letters: each one's high
+ * bit (a byte plus 0x1f reaches 0x80 from 'a' on, plus 0x05 from past 'z';
+ * no sum carries into the next byte). */
+static inline uint64_t letter_bytes(uint64_t folded)
+{
+    uint64_t low = folded & LOW7;
+    return (low + UINT64_C(0x1f1f1f1f1f1f1f1f)) & ~(low + UINT64_C(0x0505050505050505)) &
+           ~folded & HIGH8;
+}
+
+/* A keyword's letters, lower case (0x20 set already), zero past its end:
+ * folded as folded8 folds a word, and a constant for a case label. */
+#define KEYWORD_BYTE(c, i) ((uint64_t)(c) << (8 * (i)))
+#define KEYWORD(a, b, c, d, e, f, g, h)                                                    \
+    (KEYWORD_BYTE(a, 0) | KEYWORD_BYTE(b, 1) | KEYWORD_BYTE(c, 2) | KEYWORD_BYTE(d, 3) |     \
+     KEYWORD_BYTE(e, 4) | KEYWORD_BYTE(f, 5) | KEYWORD_BYTE(g, 6) | KEYWORD_BYTE(h, 7))
+
+/* The kind of word[0, len), whose readable bytes are word[0, avail). */
+static qg_my_word_kind word_kind(const char *word, size_t len, size_t avail)
+{
+    if (len < 2 || len > 9)
+        return QG_MY_WORD_OTHER;
+    switch (folded8(word, len, avail)) {
+    case KEYWORD('c', 'a', 'l', 'l', 0, 0, 0, 0):
+    case KEYWORD('e', 'x', 'e', 'c', 'u', 't', 'e', 0):
+        return QG_MY_WORD_RUNS;
+    case KEYWORD('s', 'a', 'v', 'e', 'p', 'o', 'i', 'n'):
+        return len == 9 && ((unsigned char)word[8] | 0x20) == 't' ? QG_MY_WORD_INERT
+                                                                 : QG_MY_WORD_OTHER;
+    case KEYWORD('x', 'a', 0, 0, 0, 0, 0, 0):
+    case KEYWORD('u', 's', 'e', 0, 0, 0, 0, 0):
+    case KEYWORD('d', 'e', 's', 'c', 0, 0, 0, 0):
+    case KEYWORD('k', 'i', 'l', 'l', 0, 0, 0, 0):
+    case KEYWORD('l', 'o', 'a', 'd', 0, 0, 0, 0):
+    case KEYWORD('l', 'o', 'c', 'k', 0, 0, 0, 0):
+    case KEYWORD('s', 'h', 'o', 'w', 0, 0, 0, 0):
+    case KEYWORD('w', 'i', 't', 'h', 0, 0, 0, 0):
+    case KEYWORD('a', 'l', 't', 'e', 'r', 0, 0, 0):
+    case KEYWORD('c', 'h', 'e', 'c', 'k', 0, 0, 0):
+    case KEYWORD('f', 'l', 'u', 's', 'h', 0, 0, 0):
+    case KEYWORD('g', 'r', 'a', 'n', 't', 0, 0, 0):
+    case KEYWORD('s', 't', 'a', 'r', 't', 0, 0, 0):
+    case KEYWORD('t', 'a', 'b', 'l', 'e', 0, 0, 0):
+    case KEYWORD('c', 'o', 'm', 'm', 'i', 't', 0, 0):
+    case KEYWORD('c', 'r', 'e', 'a', 't', 'e', 0, 0):
+    case KEYWORD('d', 'e', 'l', 'e', 't', 'e', 0, 0):
+    case KEYWORD('i', 'n', 's', 'e', 'r', 't', 0, 0):
+    case KEYWORD('r', 'e', 'n', 'a', 'm', 'e', 0, 0):
+    case KEYWORD('r', 'e', 'p', 'a', 'i', 'r', 0, 0):
+    case KEYWORD('r', 'e', 'v', 'o', 'k', 'e', 0, 0):
+    case KEYWORD('s', 'e', 'l', 'e', 'c', 't', 0, 0):
+    case KEYWORD('u', 'n', 'l', 'o', 'c', 'k', 0, 0):
+    case KEYWORD('u', 'p', 'd', 'a', 't', 'e', 0, 0):
+    case KEYWORD('v', 'a', 'l', 'u', 'e', 's', 0, 0):
+    case KEYWORD('a', 'n', 'a', 'l', 'y', 'z', 'e', 0):
+    case KEYWORD('e', 'x', 'p', 'l', 'a', 'i', 'n', 0):
+    case KEYWORD('h', 'a', 'n', 'd', 'l', 'e', 'r', 0):
+    case KEYWORD('r', 'e', 'l', 'e', 'a', 's', 'e', 0):
+    case KEYWORD('r', 'e', 'p', 'l', 'a', 'c', 'e', 0):
+    case KEYWORD('d', 'e', 's', 'c', 'r', 'i', 'b', 'e'):
+    case KEYWORD('o', 'p', 't', 'i', 'm', 'i', 'z', 'e'):
+    case KEYWORD('r', 'o', 'l', 'l', 'b', 'a', 'c', 'k'):
+    case KEYWORD('t', 'r', 'u', 'n', 'c', 'a', 't', 'e'):
+        return len <= 8 ? QG_MY_WORD_INERT : QG_MY_WORD_OTHER;
+    default:
+        return QG_MY_WORD_OTHER;
+    }
+}
+
+qg_my_word_kind qg_my_first_word_kind(const char *word, size_t len)
+{
+    return word_kind(word, len, len);
+}
+
 bool qg_my_inert_first_word(const char *word, size_t len)
 {
-    static const char *const by_letter[26] = {
-        ['A' - 'A'] = "\5ALTER\7ANALYZE",
-        ['C' - 'A'] = "\5CHECK\6COMMIT\6CREATE",
-        ['D' - 'A'] = "\6DELETE\4DESC\10DESCRIBE",
-        ['E' - 'A'] = "\7EXPLAIN",
-        ['F' - 'A'] = "\5FLUSH",
-        ['G' - 'A'] = "\5GRANT",
-        ['H' - 'A'] = "\7HANDLER",
-        ['I' - 'A'] = "\6INSERT",
-        ['K' - 'A'] = "\4KILL",
-        ['L' - 'A'] = "\4LOAD\4LOCK",
-        ['O' - 'A'] = "\10OPTIMIZE",
-        ['R' - 'A'] = "\7RELEASE\6RENAME\6REPAIR\7REPLACE\6REVOKE\10ROLLBACK",
-        ['S' - 'A'] = "\11SAVEPOINT\6SELECT\4SHOW\5START",
-        ['T' - 'A'] = "\5TABLE\10TRUNCATE",
-        ['U' - 'A'] = "\6UNLOCK\6UPDATE\3USE",
-        ['V' - 'A'] = "\6VALUES",
-        ['W' - 'A'] = "\4WITH",
-        ['X' - 'A'] = "\2XA",
-    };
-    unsigned letter = (unsigned)(qg_ascii_lower((unsigned char)word[0]) - 'a');
-    if (letter >= 26 || !by_letter[letter])
-        return false;
-    for (const char *w = by_letter[letter]; *w; w += 1 + *w)
-        if ((size_t)*w == len && qg_ascii_ncasecmp(word, w + 1, len) == 0)
-            return true;
-    return false;
+    return qg_my_first_word_kind(word, len) == QG_MY_WORD_INERT;
 }
 
 /* Statements that leave the state as they were: an inert first word, or
@@ -491,7 +563,8 @@ static size_t read_set_statement(qg_my_state *st, cursor *c, item *it, qg_my_eff
     return at + n;
 }
 
-bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_len)
+bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_len,
+                      qg_my_word_kind *kind)
 {
     size_t i = 0;
     while (i < len && qg_char_class[(unsigned char)sql[i]] == QG_CC_SPACE)
@@ -499,7 +572,22 @@ bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_l
     if (i >= len || qg_char_class[(unsigned char)sql[i]] != QG_CC_LETTER)
         return false;
     *start = i;
+    if (len - i > 8) {
+        /* letters, then a byte that no word holds, in the next eight:
+         * a word of them, read in one step */
+        uint64_t v;
+        memcpy(&v, sql + i, 8);
+        uint64_t others = ~letter_bytes(v | FOLD8) & HIGH8;
+        size_t n = others ? (size_t)__builtin_ctzll(others) / 8 : 8;
+        unsigned char after = (unsigned char)sql[i + n];
+        if (n < 8 && after < 0x80 && !qg_ascii_word_byte(after, NAME_BYTES)) {
+            *word_len = n;
+            *kind = word_kind(sql + i, n, len - i);
+            return true;
+        }
+    }
     *word_len = qg_word_end(NULL, (const unsigned char *)sql, i, len, NAME_BYTES) - i;
+    *kind = word_kind(sql + i, *word_len, len - i);
     return true;
 }
 
@@ -508,7 +596,8 @@ bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_l
 static bool lone_inert_statement(const char *sql, size_t len)
 {
     size_t at, n;
-    return qg_my_first_word(sql, len, &at, &n) && qg_my_inert_first_word(sql + at, n) &&
+    qg_my_word_kind kind;
+    return qg_my_first_word(sql, len, &at, &n, &kind) && kind == QG_MY_WORD_INERT &&
            !memchr(sql + at + n, ';', len - at - n);
 }
 

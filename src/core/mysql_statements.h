@@ -61,18 +61,28 @@ size_t qg_my_read_statement(qg_my_state *st, const char *sql, size_t len, qg_my_
  * the same prepared statement's (names compare case-insensitively). */
 bool qg_my_stmt_name_is(const char *a, size_t a_len, const char *b, size_t b_len);
 
-/* The word a text starts with, after white space, as the reader reads it
- * (its bytes up to the first high byte are ASCII in every character set,
- * and a keyword holds none): false when the text starts otherwise (a
- * comment, a quote, punctuation). */
-bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_len);
-
 /* Whether a statement that starts with word[0, len) leaves the charset and
  * sql_mode as they were (a stored function it calls may still change
  * them: the server's report after the text tells) and names no prepared
  * statement (PREPARE, DEALLOCATE and DROP PREPARE do), as the reader reads
  * it. */
 bool qg_my_inert_first_word(const char *word, size_t len);
+
+/* What a statement's first word says of it, from the word alone. */
+typedef enum qg_my_word_kind {
+    QG_MY_WORD_OTHER, /* the statement must be read to know */
+    QG_MY_WORD_INERT, /* qg_my_inert_first_word */
+    QG_MY_WORD_RUNS,  /* CALL or EXECUTE: it runs other statements */
+} qg_my_word_kind;
+
+qg_my_word_kind qg_my_first_word_kind(const char *word, size_t len);
+
+/* The word a text starts with, after white space, as the reader reads it
+ * (its bytes up to the first high byte are ASCII in every character set,
+ * and a keyword holds none), and its kind: false when the text starts
+ * otherwise (a comment, a quote, punctuation). */
+bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_len,
+                      qg_my_word_kind *kind);
 
 /* Whether the text reads alike in every client character set and quoting
  * mode the server accepts: only bytes below 0x80 and no backslash. */

@@ -492,13 +492,22 @@ static const qg_my_change reinit_change = {
 
 void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan, const qg_my_state *start)
 {
-    free(m->next_effect);
-    m->next_effect = NULL;
+    if (m->next_effect) {
+        free(m->next_effect);
+        m->next_effect = NULL;
+    }
+    qg_my_plan_read(plan, start, NULL);
+    if (plan->walked && plan->noted == 0 && !plan->more_noted && !plan->server_decides) {
+        /* read already, and no statement of note: nothing to record */
+        m->next_several = plan->statements > 1;
+        m->next_mid_reports = m->next_several && !plan->runs_other &&
+                              !qg_my_plan_names_system_variable(plan);
+        return;
+    }
     m->next_several = false;
     qg_wire_my_effect e = {0};
     qg_my_plan_walk w;
     qg_my_planned st;
-    qg_my_plan_read(plan, start, NULL);
     qg_my_plan_walk_init(&w, plan);
     if (plan->server_decides) { /* an executable comment: whether it runs is this server's */
         qg_my_plan_read(plan, start, &m->server);

@@ -209,6 +209,85 @@ static void test_statements(void)
            "the statements are those of the connection's character set (gbk: bf 5c is one character)");
 }
 
+/* A text's first word and what it says, each keyword in three spellings
+ * and with the text ending right after it (fewer than eight bytes to read)
+ * or going on; near misses read as other words. */
+static void test_first_word(void)
+{
+    static const char *const inert[] = {
+        "ALTER", "ANALYZE", "CHECK", "COMMIT", "CREATE", "DELETE", "DESC", "DESCRIBE",
+        "EXPLAIN", "FLUSH", "GRANT", "HANDLER", "INSERT", "KILL", "LOAD", "LOCK",
+        "OPTIMIZE", "RELEASE", "RENAME", "REPAIR", "REPLACE", "REVOKE", "ROLLBACK",
+        "SAVEPOINT", "SELECT", "SHOW", "START", "TABLE", "TRUNCATE", "UNLOCK", "UPDATE",
+        "USE", "VALUES", "WITH", "XA",
+    };
+    static const char *const runs[] = {"CALL", "EXECUTE"};
+    static const char *const other[] = {
+        "SET", "SELECTS", "SELEC", "SAVEPOINTS", "SAVEPOINX", "CALLS", "EXECUTED", "X",
+        "SELECT_", "SELECT1", "SELECT$", "SELECT.x", "S\xc5LECT", "SELECT\xc5", "BEGIN",
+        "PREPARE", "DEALLOCATE", "DROP", "DO", "XB", "{SELECT", "SEL`ECT",
+    };
+    static const struct {
+        const char *const *words;
+        size_t count;
+        qg_my_word_kind kind;
+    } groups[] = {
+        {inert, sizeof inert / sizeof inert[0], QG_MY_WORD_INERT},
+        {runs, sizeof runs / sizeof runs[0], QG_MY_WORD_RUNS},
+        {other, sizeof other / sizeof other[0], QG_MY_WORD_OTHER},
+    };
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        for (size_t i = 0; i < groups[g].count; i++) {
+            const char *word = groups[g].words[i];
+            size_t n = strlen(word);
+            unsigned wrong = 0;
+            for (int spelling = 0; spelling < 3; spelling++) {
+                char text[64];
+                for (size_t k = 0; k < n; k++) {
+                    unsigned char ch = (unsigned char)word[k];
+                    bool lower = spelling == 1 || (spelling == 2 && k % 2);
+                    text[k] = (char)(lower && ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+                }
+                /* the word alone, and the word in a statement after spaces */
+                wrong += qg_my_first_word_kind(text, n) != groups[g].kind;
+                wrong += (qg_my_inert_first_word(text, n)) != (groups[g].kind == QG_MY_WORD_INERT);
+                char statement[96];
+                for (int tail = 0; tail < 2; tail++) {
+                    int len = snprintf(statement, sizeof statement, "  %.*s%s", (int)n, text,
+                                       tail ? " c FROM t WHERE id = 7" : "");
+                    size_t at, word_len;
+                    qg_my_word_kind kind = QG_MY_WORD_OTHER;
+                    bool found = qg_my_first_word(statement, (size_t)len, &at, &word_len, &kind);
+                    /* a word starts with a letter; the reader takes the
+                     * others' bytes up to the first that no word holds */
+                    bool letter = (word[0] | 0x20) >= 'a' && (word[0] | 0x20) <= 'z';
+                    if (!letter)
+                        wrong += found;
+                    else
+                        wrong += !found || at != 2 || kind != groups[g].kind ||
+                                 (groups[g].kind != QG_MY_WORD_OTHER && word_len != n);
+                }
+            }
+            tap_ok(wrong == 0, "first word %s: %s in every spelling", word,
+                   groups[g].kind == QG_MY_WORD_INERT  ? "changes nothing"
+                   : groups[g].kind == QG_MY_WORD_RUNS ? "runs other statements"
+                                                       : "must be read");
+        }
+    }
+    size_t at, n;
+    qg_my_word_kind kind;
+    tap_ok(qg_my_first_word("\n\tselect_all(1)", 16, &at, &n, &kind) && at == 2 && n == 10 &&
+               kind == QG_MY_WORD_OTHER,
+           "a word goes on through '_' and is then no keyword");
+    tap_ok(qg_my_first_word("SELECT\xe4\xb8\x80 FROM t", 19, &at, &n, &kind) && n == 9 &&
+               kind == QG_MY_WORD_OTHER,
+           "a word goes on through high bytes");
+    tap_ok(!qg_my_first_word("  (SELECT 1)", 12, &at, &n, &kind) &&
+               !qg_my_first_word("/* c */ SELECT 1", 16, &at, &n, &kind) &&
+               !qg_my_first_word("   ", 3, &at, &n, &kind),
+           "no first word before punctuation, a comment or nothing");
+}
+
 static void test_escape_choice(void)
 {
     bool quotes_only;
@@ -310,6 +389,7 @@ int main(void)
     test_sql_mode();
     test_reports();
     test_statements();
+    test_first_word();
     test_escape();
     test_escape_choice();
     test_conn_map();
