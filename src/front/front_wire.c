@@ -517,14 +517,6 @@ static const char *api_of(qg_wire_kind kind)
     return "wire";
 }
 
-static unsigned quoting_flags(const qg_wire_conn *c)
-{
-    if (c->proto == QG_WIRE_PG)
-        return c->session.std_strings ? QG_STD_STRINGS : 0;
-    return (c->session.no_backslash_escapes ? QG_NO_BACKSLASH_ESCAPES : 0) |
-           (c->session.ansi_quotes ? QG_ANSI_QUOTES : 0);
-}
-
 /* A MySQL text, checked under every state it may meet (the earlier
  * commands whose answers are not read yet may leave several), as the
  * libmariadb front checks: a multi-statement text statement by statement.
@@ -553,15 +545,18 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
         /* checked as a session whose state is stale (only a text that reads
          * alike in every state passes), what it sets read with the last
          * state known */
-        qg_my_session session = {.state = {.flags = quoting_flags(c)}, .stale = true};
-        qg_my_state_set_charset(&session.state, c->session.encoding, strlen(c->session.encoding));
+        qg_my_session session = {.state = c->session.my_state, .stale = true};
         if (!qg_my_session_check(&session, NULL, c, api, &plan, caller, d))
             return false;
         qg_wire_my_query_effect(&c->my, &plan, &session.state);
         return true;
     }
+    /* the first is the state now: its table is kept until it changes */
+    if (!c->session.my_encoding)
+        c->session.my_encoding = qg_encoding_find(QG_DIALECT_MYSQL, states[0].charset);
     for (size_t i = 0; i < count; i++)
-        if (!qg_my_state_check(&states[i], c, api, &plan, caller, d))
+        if (!qg_my_state_check(&states[i], i == 0 ? c->session.my_encoding : NULL, c, api, &plan,
+                               caller, d))
             return false;
     qg_wire_my_query_effect(&c->my, &plan, &states[count - 1]);
     return true;
@@ -630,7 +625,7 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
             .dialect = QG_DIALECT_POSTGRES,
             .encoding_name = c->session.encoding,
             .encoding = c->pg_encoding,
-            .flags = quoting_flags(c),
+            .flags = c->session.std_strings ? QG_STD_STRINGS : 0,
             .conn = c,
             .api = api_of(m->kind),
             .sql = m->sql,

@@ -270,13 +270,16 @@ QG_COLD bool qg_my_state_unknown(const void *conn, const char *api, const char *
                            d);
 }
 
+/* A piece checked with state *st, whose charset's table is `enc` (NULL:
+ * found by name). */
 QG_HOT static bool check_piece(const void *conn, const char *api, const qg_my_state *st,
-                               const char *sql, size_t len, const void *caller,
-                               qg_decision *d)
+                               const qg_encoding *enc, const char *sql, size_t len,
+                               const void *caller, qg_decision *d)
 {
     qg_query q = {
         .dialect = QG_DIALECT_MYSQL,
         .encoding_name = st->charset,
+        .encoding = enc,
         .flags = st->flags,
         .conn = conn,
         .api = api,
@@ -321,7 +324,7 @@ QG_COLD static bool piece_allowed(const void *conn, const char *api, const qg_my
                                   const void *caller, qg_decision *d)
 {
     bool fooled = !alike && fooled_across(st, sql, piece, len);
-    return check_piece(conn, api, st, sql, fooled ? len : piece, caller, d);
+    return check_piece(conn, api, st, NULL, sql, fooled ? len : piece, caller, d);
 }
 
 /* The first byte at or after `from` that does not read alike in every
@@ -344,14 +347,15 @@ static size_t unalike_from(unalike_scan *u, const char *sql, size_t len, size_t 
 /* A text, read as `plan`, checked statement by statement: each with the
  * state the ones before it leave, in pieces that end where the state
  * changes.  After one whose effect only the server knows, the rest is
- * checked only where it reads alike in every state. */
+ * checked only where it reads alike in every state.  `enc`: the table of
+ * the state the plan starts with, or NULL. */
 QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan *plan,
-                                  const void *caller, qg_decision *d)
+                                  const qg_encoding *enc, const void *caller, qg_decision *d)
 {
     const char *sql = plan->sql;
     size_t len = plan->len;
     if (plan->noted == 0) /* one piece (a text of one statement, read or not) */
-        return check_piece(conn, api, &plan->start, sql, len, caller, d);
+        return check_piece(conn, api, &plan->start, enc, sql, len, caller, d);
     qg_my_state piece_state = plan->start;
     size_t piece_start = 0;
     unalike_scan scan = {.scanned = false};
@@ -380,15 +384,16 @@ QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan 
     }
     if (unalike < len)
         return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, d);
-    return check_piece(conn, api, &piece_state, sql + piece_start, len - piece_start, caller,
-                       d);
+    return check_piece(conn, api, &piece_state, piece_start == 0 ? enc : NULL, sql + piece_start,
+                       len - piece_start, caller, d);
 }
 
 QG_HOT static bool text_allowed(const void *conn, const char *api, const qg_my_state *st,
-                                qg_my_plan *plan, const void *caller, qg_decision *d)
+                                const qg_encoding *enc, qg_my_plan *plan, const void *caller,
+                                qg_decision *d)
 {
     qg_my_plan_read(plan, st, NULL);
-    return pieces_allowed(conn, api, plan, caller, d);
+    return pieces_allowed(conn, api, plan, enc, caller, d);
 }
 
 /* The text checked under the other states it may meet: a reconnect's
@@ -403,7 +408,7 @@ QG_COLD static bool other_states_allowed(const qg_my_session *s, const qg_my_sta
     size_t len = plan->len;
     qg_my_plan other;
     qg_my_plan_init(&other, sql, len);
-    if (fresh && !text_allowed(conn, api, fresh, &other, caller, d))
+    if (fresh && !text_allowed(conn, api, fresh, NULL, &other, caller, d))
         return false;
     if (!s->unread)
         return true;
@@ -413,16 +418,17 @@ QG_COLD static bool other_states_allowed(const qg_my_session *s, const qg_my_sta
                                "character_set_client or sql_mode to what only the server knows",
                                d);
     for (unsigned i = 0; i < s->pending.count; i++)
-        if (!text_allowed(conn, api, &s->pending.states[i], &other, caller, d))
+        if (!text_allowed(conn, api, &s->pending.states[i], NULL, &other, caller, d))
             return false;
     return true;
 }
 
-QG_HOT bool qg_my_state_check(const qg_my_state *st, const void *conn, const char *api,
-                              qg_my_plan *plan, const void *caller, qg_decision *d)
+QG_HOT bool qg_my_state_check(const qg_my_state *st, const qg_encoding *enc, const void *conn,
+                              const char *api, qg_my_plan *plan, const void *caller,
+                              qg_decision *d)
 {
     log_state_of(st, false, "check", plan->sql, plan->len);
-    return text_allowed(conn, api, st, plan, caller, d);
+    return text_allowed(conn, api, st, enc, plan, caller, d);
 }
 
 QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
@@ -442,7 +448,7 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
         st = &alike;
     }
     log_state(s, "check", plan->sql, plan->len);
-    if (!text_allowed(conn, api, st, plan, caller, d))
+    if (!text_allowed(conn, api, st, NULL, plan, caller, d))
         return false;
     if (!fresh && !s->unread)
         return true;

@@ -119,9 +119,10 @@ bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const
                          qg_decision *d);
 /* qg_my_session_check of a text that meets the one state *st and no
  * other (no reconnect, no answers unread): the wire front's, which follows
- * each state a text may meet itself. */
-bool qg_my_state_check(const qg_my_state *st, const void *conn, const char *api,
-                       qg_my_plan *plan, const void *caller, qg_decision *d);
+ * each state a text may meet itself.  `enc`: the checker's table of
+ * st->charset where the caller keeps it, else NULL (found by name). */
+bool qg_my_state_check(const qg_my_state *st, const struct qg_encoding *enc, const void *conn,
+                       const char *api, qg_my_plan *plan, const void *caller, qg_decision *d);
 /* The decision when the state is not known: enforce blocks, audit sends;
  * both log a state_unknown finding. */
 bool qg_my_state_unknown(const void *conn, const char *api, const char *charset,

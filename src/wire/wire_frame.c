@@ -235,10 +235,8 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
                     (uint32_t)payload[2] << 16 | (uint32_t)payload[3] << 24;
     qg_wire_my_response(&c->my, payload, len, c->tls);
     const char *charset = qg_wire_mysql_charset_of_collation(payload[8]);
-    if (charset) {
-        strncpy(c->session.encoding, charset, sizeof c->session.encoding - 1);
-        c->session.encoding[sizeof c->session.encoding - 1] = '\0';
-    }
+    if (charset)
+        qg_wire_my_set_charset(&c->session, charset, strlen(charset));
     if (caps & QG_MY_CLIENT_SSL)
         c->tls = true;
     /* zlib compression agreed: followed where zlib can be loaded */

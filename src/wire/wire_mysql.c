@@ -285,22 +285,24 @@ static unsigned status_flags(const qg_wire_my *m, unsigned status)
 
 static unsigned session_flags(const qg_wire_session *s)
 {
-    return (s->no_backslash_escapes ? QG_NO_BACKSLASH_ESCAPES : 0) |
-           (s->ansi_quotes ? QG_ANSI_QUOTES : 0);
+    return s->my_state.flags;
 }
 
-static void set_flags(qg_wire_session *s, unsigned flags)
+void qg_wire_my_set_flags(qg_wire_session *s, unsigned flags)
 {
     s->no_backslash_escapes = flags & QG_NO_BACKSLASH_ESCAPES;
     s->ansi_quotes = flags & QG_ANSI_QUOTES;
+    s->my_state.flags = flags & (QG_NO_BACKSLASH_ESCAPES | QG_ANSI_QUOTES);
 }
 
-static void set_charset(qg_wire_session *s, const char *name, size_t len)
+void qg_wire_my_set_charset(qg_wire_session *s, const char *name, size_t len)
 {
     if (len >= sizeof s->encoding)
         len = sizeof s->encoding - 1;
     memcpy(s->encoding, name, len);
     s->encoding[len] = '\0';
+    qg_my_state_set_charset(&s->my_state, name, len);
+    s->my_encoding = NULL;
 }
 
 /* Session-state changes of an OK packet: character_set_client among the
@@ -382,13 +384,13 @@ static void answer_ended(qg_wire_my *m)
 
 void qg_wire_my_login_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
 {
-    set_charset(s, m->login_charset, strlen(m->login_charset));
+    qg_wire_my_set_charset(s, m->login_charset, strlen(m->login_charset));
     m->known = m->login_charset[0] != '\0';
     m->flags_known = true; /* the server's bits: ANSI_QUOTES only where reported */
     ok_packet(m, p, n);
-    set_flags(s, m->answer_status_seen ? status_flags(m, m->answer_status) : 0);
+    qg_wire_my_set_flags(s, m->answer_status_seen ? status_flags(m, m->answer_status) : 0);
     if (m->report.seen) {
-        set_charset(s, m->report.charset, strlen(m->report.charset));
+        qg_wire_my_set_charset(s, m->report.charset, strlen(m->report.charset));
         m->known = true;
     }
     answer_ended(m);
@@ -734,13 +736,13 @@ static void settle_flags(qg_wire_my *m, qg_wire_session *s, const qg_wire_my_pen
     if (!touched)
         return;
     if (known) {
-        set_flags(s, flags);
+        qg_wire_my_set_flags(s, flags);
         m->flags_known = true;
         return;
     }
     unsigned seen = status_flags(m, status);
     if (status_seen && in_status && !e->several) {
-        set_flags(s, seen);
+        qg_wire_my_set_flags(s, seen);
         /* MySQL has no ANSI_QUOTES bit: only a text can say it */
         m->flags_known = m->server.mariadb;
     } else if (!(status_seen && m->server.mariadb && m->flags_known &&
@@ -776,7 +778,7 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
         if (ch->charset_unknown || (partial && ch->charset_set))
             m->known = false;
         else if (ok && ch->charset_set) {
-            set_charset(s, ch->charset, strlen(ch->charset));
+            qg_wire_my_set_charset(s, ch->charset, strlen(ch->charset));
             m->known = true;
             if (e.command == QG_MY_COM_CHANGE_USER)
                 memcpy(m->login_charset, ch->charset, sizeof m->login_charset);
@@ -789,7 +791,7 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
      * may come from inside a procedure, whose return the server does not
      * report, or be followed by a SET @@name it does not report. */
     if (reported) {
-        set_charset(s, m->report.charset, strlen(m->report.charset));
+        qg_wire_my_set_charset(s, m->report.charset, strlen(m->report.charset));
         m->known = true;
         if (e.command == QG_MY_COM_CHANGE_USER)
             memcpy(m->login_charset, m->report.charset, sizeof m->login_charset);
@@ -925,11 +927,7 @@ bool qg_wire_my_states(const qg_wire_my *m, const qg_wire_session *s, qg_my_stat
     *count = 0;
     if (!m->known || !m->flags_known || m->lost || cap == 0)
         return false;
-    qg_my_state now = {{0}, 0};
-    qg_my_state_set_charset(&now, s->encoding, strlen(s->encoding));
-    now.flags = (s->no_backslash_escapes ? QG_NO_BACKSLASH_ESCAPES : 0) |
-                (s->ansi_quotes ? QG_ANSI_QUOTES : 0);
-    states[(*count)++] = now;
+    states[(*count)++] = s->my_state;
     for (size_t i = m->head; i < m->len; i++) {
         const qg_wire_my_pending *e = &m->pending[i];
         if (e->replaced || !e->effect || e->command == QG_MY_COM_STMT_PREPARE)

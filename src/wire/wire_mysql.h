@@ -193,6 +193,12 @@ size_t qg_wire_my_needs(uint8_t command, uint32_t len);
 void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
                        uint64_t len);
 
+/* Sets the session's character_set_client (name[0, len), cut to fit) /
+ * its quoting flags (QG_NO_BACKSLASH_ESCAPES, QG_ANSI_QUOTES), and the
+ * state the checker reads them as with them. */
+void qg_wire_my_set_charset(qg_wire_session *s, const char *name, size_t len);
+void qg_wire_my_set_flags(qg_wire_session *s, unsigned flags);
+
 /* The states a query written now may meet: true with states[0, *count),
  * false when one of them is for the server alone to know. */
 bool qg_wire_my_states(const qg_wire_my *m, const qg_wire_session *s, qg_my_state *states,

@@ -26,9 +26,7 @@ static bool mentions(const char *sql, size_t len, const char *word)
  * the question is asked (the query is then checked under the server's). */
 static bool runs_other(const qg_wire_conn *c, const char *sql, size_t len)
 {
-    qg_my_state st = {.flags = (c->session.no_backslash_escapes ? QG_NO_BACKSLASH_ESCAPES : 0) |
-                               (c->session.ansi_quotes ? QG_ANSI_QUOTES : 0)};
-    qg_my_state_set_charset(&st, c->session.encoding, strlen(c->session.encoding));
+    qg_my_state st = c->session.my_state;
     for (size_t pos = 0; pos < len;) {
         qg_my_effect fx;
         size_t step = qg_my_read_statement_on(&st, &c->my.server, sql + pos, len - pos, &fx);
@@ -177,12 +175,7 @@ qg_wire_probe_status qg_wire_probe_answer(const qg_wire_conn *c, const uint8_t *
 
 void qg_wire_probe_taken(qg_wire_conn *c, const qg_my_state *st)
 {
-    size_t len = strlen(st->charset);
-    if (len >= sizeof c->session.encoding)
-        len = sizeof c->session.encoding - 1;
-    memcpy(c->session.encoding, st->charset, len);
-    c->session.encoding[len] = '\0';
-    c->session.no_backslash_escapes = st->flags & QG_NO_BACKSLASH_ESCAPES;
-    c->session.ansi_quotes = st->flags & QG_ANSI_QUOTES;
+    qg_wire_my_set_charset(&c->session, st->charset, strlen(st->charset));
+    qg_wire_my_set_flags(&c->session, st->flags);
     c->my.known = c->my.flags_known = true;
 }

@@ -5,7 +5,11 @@
 
 #include <stdbool.h>
 
+#include "mysql_state.h"
+
 #define QG_WIRE_CHARSET_MAX 64
+
+struct qg_encoding;
 
 typedef struct qg_wire_session {
     char encoding[QG_WIRE_CHARSET_MAX]; /* PG client_encoding / MySQL character_set_client */
@@ -13,6 +17,12 @@ typedef struct qg_wire_session {
     bool std_strings;                   /* PG standard_conforming_strings = on */
     bool no_backslash_escapes;          /* MySQL */
     bool ansi_quotes;                   /* MySQL */
+    /* MySQL: the three above as the checker reads them (the charset in
+     * lower case), set with them (qg_wire_my_set_charset,
+     * qg_wire_my_set_flags), and the checker's table of that charset,
+     * looked up at the first query after it changed (NULL until then) */
+    qg_my_state my_state;
+    const struct qg_encoding *my_encoding;
 } qg_wire_session;
 
 #endif

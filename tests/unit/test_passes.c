@@ -164,7 +164,7 @@ static void wire_path(const text *t)
     qg_wire_conn c;
     qg_wire_conn_init(&c, QG_WIRE_MYSQL);
     c.my.known = c.my.flags_known = true;
-    snprintf(c.session.encoding, sizeof c.session.encoding, "%s", server_state.charset);
+    qg_wire_my_set_charset(&c.session, server_state.charset, strlen(server_state.charset));
     qg_my_state states[QG_WIRE_MY_STATES];
     size_t count;
     memset(qg_pass_counts, 0, sizeof qg_pass_counts);
