@@ -763,6 +763,8 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
     bool status_seen = m->answer_status_seen;
     answer_ended(m);
     const qg_wire_my_effect *fx = e.effect;
+    if (!fx && !reported)
+        return; /* nothing to take on */
     if (e.replaced || e.command == QG_MY_COM_STMT_PREPARE) {
         free(e.effect);
         return;
@@ -847,8 +849,10 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
 {
     if (m->head >= m->len || n == 0)
         return; /* nothing asked: not an answer to follow */
-    const qg_wire_my_pending *e = &m->pending[m->head];
     uint8_t first = p[0];
+    if (qg_wire_my_packet_passed(m, first))
+        return;
+    const qg_wire_my_pending *e = &m->pending[m->head];
     bool deprecate_eof = m->caps & QG_MY_CLIENT_DEPRECATE_EOF;
     bool ends = first == 0xfe && len < (deprecate_eof ? 0xffffffu : 9u);
     switch (m->answer) {

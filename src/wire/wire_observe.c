@@ -73,6 +73,17 @@ static size_t pg_whole_messages(qg_wire_conn *c, const uint8_t *p, size_t n)
 
 /* ---------------------------------------------------------------- MySQL */
 
+/* A whole packet (or its first KEEP_MAX bytes, n > 0) of the server after
+ * the login: the answers move on. */
+static inline void my_answer_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    qg_wire_my_packet(&c->my, &c->session, p, n, c->in_len);
+    if (c->my.infile) { /* the client's next packets are the file */
+        c->my.infile = false;
+        c->out.infile = true;
+    }
+}
+
 /* A whole packet (or its first KEEP_MAX bytes) of the server. */
 static void my_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
@@ -94,11 +105,28 @@ static void my_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
         }
         return;
     }
-    qg_wire_my_packet(&c->my, &c->session, p, n, c->in_len);
-    if (c->my.infile) { /* the client's next packets are the file */
-        c->my.infile = false;
-        c->out.infile = true;
+    my_answer_packet(c, p, n);
+}
+
+/* Whole packets after the login, from a packet boundary: each header read
+ * where it lies, one step a packet, and each packet (its first KEEP_MAX
+ * bytes) read in place by the answer's reader.  Stops before a packet cut
+ * short and before one of 16 MiB or more (its continuation packets).  The
+ * bytes they take of p[0, n). */
+static size_t my_whole_packets(qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    while (n - i >= 4) {
+        uint32_t len = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16;
+        if (len >= MY_PACKET_MAX || len > n - i - 4)
+            break;
+        c->in_seq = p[i + 3];
+        c->in_len = len;
+        if (len > 0 && !qg_wire_my_packet_passed(&c->my, p[i + 4]))
+            my_answer_packet(c, p + i + 4, len < KEEP_MAX ? len : KEEP_MAX);
+        i += 4 + (size_t)len;
     }
+    return i;
 }
 
 /* ------------------------------------------------------------- framing */
@@ -182,6 +210,12 @@ __attribute__((noinline)) static size_t packets_read_from(qg_wire_conn *c, const
             return i; /* compressed frames from here on */
         if (c->proto == QG_WIRE_PG && c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0) {
             size_t whole = pg_whole_messages(c, p + i, n - i);
+            i += whole;
+            if (whole > 0)
+                continue;
+        } else if (c->my_command_phase && c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0 &&
+                   !c->in.continues) {
+            size_t whole = my_whole_packets(c, p + i, n - i);
             i += whole;
             if (whole > 0)
                 continue;
