@@ -38,6 +38,8 @@ bool qg_wire_buf_append(qg_wire_buf *b, const void *p, size_t n)
 
 void qg_wire_buf_free(qg_wire_buf *b)
 {
+    if (!b->data)
+        return; /* empty: nothing was ever appended */
     free(b->data);
     *b = (qg_wire_buf){0};
 }

@@ -53,6 +53,15 @@ static bool given_up(const qg_wire_conn *c)
     return c->passthrough && c->unread == QG_WIRE_UNREAD_PROBE;
 }
 
+/* A PostgreSQL message classified at stream position pos, accounted
+ * (qg_wire_pg_account); a MySQL stream has nothing to account. */
+static inline void account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
+                           const qg_wire_classified *cl, bool blocked, const qg_wire_msg *text)
+{
+    if (c->proto == QG_WIRE_PG)
+        qg_wire_pg_account(c, pos, p, avail, cl, blocked, text);
+}
+
 /* A MySQL command classified at stream position pos: its answer is
  * followed (recorded once, whatever retries classify it again). */
 static void record(qg_wire_conn *c, const qg_wire_classified *cl, uint64_t pos, const uint8_t *p,
@@ -157,7 +166,7 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
     st.done = true;
     uint64_t hold_pos = c->out_pos - (c->hold.len - st.taken);
     if (cl.status == QG_CL_PASS) {
-        qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, false, NULL);
+        account(c, hold_pos, c->hold.data, c->hold.len, &cl, false, NULL);
         record(c, &cl, hold_pos, c->hold.data, c->hold.len, false);
         c->out = cl.next;
         c->out.left -= c->hold.len; /* the header is complete, its body may not be */
@@ -192,7 +201,7 @@ static hold_step continue_hold(qg_wire_conn *c, const qg_wire_io *io, const uint
         qg_wire_buf_free(&c->hold);
         return st;
     }
-    qg_wire_pg_account(c, hold_pos, c->hold.data, c->hold.len, &cl, !pass, text);
+    account(c, hold_pos, c->hold.data, c->hold.len, &cl, !pass, text);
     record(c, &cl, hold_pos, c->hold.data, c->hold.len, !pass);
     if (cl.too_large) {
         /* past the bound: what is held goes (or is dropped) now, the rest of
@@ -268,7 +277,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
             qg_wire_msg m;
             bool pass = decide(c, io, cl.kind, p + q, cl.complete ? (size_t)cl.total : 0,
                                cl.too_large, q == 0, replacement, &m);
-            qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, !pass, &m);
+            account(c, c->out_pos + q, p + q, n - q, &cl, !pass, &m);
             record(c, &cl, c->out_pos + q, p + q, n - q, !pass);
             if (!pass) {
                 *run = q;
@@ -280,7 +289,7 @@ static run_end plan_run(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
                 qg_wire_buf_free(replacement);
             c->approved_end = c->out_pos + q + cl.total;
         } else {
-            qg_wire_pg_account(c, c->out_pos + q, p + q, n - q, &cl, false, NULL);
+            account(c, c->out_pos + q, p + q, n - q, &cl, false, NULL);
         }
         f = cl.next;
     }
