@@ -305,6 +305,7 @@ static void renew_locks(void)
         if (qg_wire_is_conn(qg_wire_fds[fd])) {
             __atomic_store_n(&qg_wire_fds[fd]->lock, 0, __ATOMIC_RELAXED);
             __atomic_store_n(&qg_wire_fds[fd]->write_turn, 0, __ATOMIC_RELAXED);
+            qg_wire_fds[fd]->write_waiting = false;
         }
 }
 

@@ -48,10 +48,13 @@
 typedef struct wire_fd {
     /* its lock (qg_wire_lock): 0 free, 1 held, 2 held and a thread waits */
     unsigned lock;
-    /* the writers' turn (qg_wire_turn_take), the same kind of word: a write
-     * that waits for room in the socket leaves the lock to the connection's
-     * readers but keeps the turn, so that no other write comes between */
+    /* A write that waits for room in the socket leaves the lock to the
+     * connection's readers, with write_waiting set (under the lock) and the
+     * writers' turn held (qg_wire_turn_take, the same kind of word): a
+     * write that finds write_waiting waits for the turn, so that no other
+     * write comes between. */
     unsigned write_turn;
+    bool write_waiting;
     unsigned refs; /* descriptors that share it (dup) */
     /* Bytes written through it cannot be followed (a duplicate of a socket
      * a client library's front checks, a connection no longer read whose
@@ -107,7 +110,6 @@ static inline void qg_wire_unlock(wire_fd *w)
     qg_wire_word_unlock(&w->lock);
 }
 
-/* Taken before the lock, by writes that follow the stream. */
 static inline void qg_wire_turn_take(wire_fd *w)
 {
     qg_wire_word_lock(&w->write_turn);
@@ -207,8 +209,9 @@ typedef struct send_ctx {
     socklen_t addrlen;
     const struct msghdr *msg; /* HOW_SENDMSG */
     bool control_sent;
-    /* the kernel is asked not to wait (MSG_DONTWAIT) where the program's
-     * call would: guarded_write waits for room outside the lock */
+    /* MSG_DONTWAIT was added to flags (for write(2): send(2) is called with
+     * it), where the program's call would wait: guarded_write waits for room
+     * outside the lock */
     bool dontwait;
     const void *caller;
     /* inside TLS: the way through the program's SSL object that the front's

@@ -49,7 +49,6 @@ QG_WIRE_NEXT(preadv2)
 static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
 {
     send_ctx *sc = ctx;
-    int flags = sc->flags | (sc->dontwait ? MSG_DONTWAIT : 0);
     switch (sc->how) {
     case HOW_WRITE:
         if (sc->dontwait) { /* write(2) on a socket is send(2) without flags */
@@ -59,9 +58,9 @@ static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
         }
         return next_write()(sc->fd, p, n);
     case HOW_SEND:
-        return next_send()(sc->fd, p, n, flags);
+        return next_send()(sc->fd, p, n, sc->flags);
     case HOW_SENDTO:
-        return next_sendto()(sc->fd, p, n, flags, sc->addr, sc->addrlen);
+        return next_sendto()(sc->fd, p, n, sc->flags, sc->addr, sc->addrlen);
     case HOW_SENDMSG:
         break;
     }
@@ -73,7 +72,7 @@ static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
         m.msg_control = NULL;
         m.msg_controllen = 0;
     }
-    ssize_t r = next_sendmsg()(sc->fd, &m, flags);
+    ssize_t r = next_sendmsg()(sc->fd, &m, sc->flags);
     if (r > 0)
         sc->control_sent = true;
     return r;
@@ -211,35 +210,43 @@ static ssize_t unread_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
     return send_bytes(sc, buf, n);
 }
 
-static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
+/* Under the lock: one write of p[0, n) through the connection. */
+static inline __attribute__((always_inline)) ssize_t
+write_locked(wire_fd *w, send_ctx *sc, const qg_wire_io *io, const uint8_t *p, size_t n)
 {
-    if (passes_unlocked(w)) {
-        if (__atomic_load_n(&w->tls_followed, __ATOMIC_RELAXED) && qg_wire_tls_unfollowed(w))
-            return qg_wire_give_up_refused(w, sc->fd, unread_write(w, sc, buf, n));
-        return send_bytes(sc, buf, n);
+    if (!w->conn.tls || !qg_wire_tls_raw(w, sc->fd))
+        return qg_wire_write(&w->conn, io, p, n);
+    if (w->conn.passthrough) /* TLS by another stack */
+        return unread_write(w, sc, p, n);
+    return send_bytes(sc, p, n);
+}
+
+/* Under the lock: until no write waits for room outside it. */
+QG_COLD static void wait_for_writer(wire_fd *w)
+{
+    while (w->write_waiting) {
+        qg_wire_unlock(w);
+        qg_wire_turn_take(w);
+        qg_wire_turn_put(w);
+        qg_wire_lock(w);
     }
-    qg_wire_io io = {send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, sc};
-    sc->dontwait = !(sc->flags & MSG_DONTWAIT);
+}
+
+/* Under the lock, after write_locked of buf[0, n) returned r short of n
+ * with MSG_DONTWAIT where the program's call would wait: the rest, written
+ * as the program's blocking call would write it.  The server may be
+ * waiting for its answers to be read, by another thread that needs the
+ * lock: the wait for room is outside it, between two writes of the stream,
+ * where a non-blocking program would wait too. */
+QG_COLD static ssize_t finish_blocking_write(wire_fd *w, send_ctx *sc, const qg_wire_io *io,
+                                             const uint8_t *buf, size_t n, ssize_t r)
+{
+    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        return r;
+    size_t done = r > 0 ? (size_t)r : 0;
     qg_wire_turn_take(w);
-    qg_wire_lock(w);
-    size_t done = 0;
-    ssize_t r;
-    for (;;) {
-        const uint8_t *p = (const uint8_t *)buf + done;
-        if (!w->conn.tls || !qg_wire_tls_raw(w, sc->fd))
-            r = qg_wire_write(&w->conn, &io, p, n - done);
-        else if (w->conn.passthrough) /* TLS by another stack */
-            r = unread_write(w, sc, p, n - done);
-        else
-            r = send_bytes(sc, p, n - done);
-        if (r > 0)
-            done += (size_t)r;
-        if (done == n || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || !sc->dontwait)
-            break;
-        /* The socket is full.  The server may be waiting for its answers
-         * to be read, by another thread that needs the lock: the wait for
-         * room is outside it, between two writes of the stream, where a
-         * non-blocking program would wait too. */
+    w->write_waiting = true;
+    while (done < n) {
         qg_wire_unlock(w);
         bool room = wait_for_room(sc->fd, done > 0);
         int why = errno;
@@ -249,12 +256,39 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
             r = -1;
             break;
         }
+        r = write_locked(w, sc, io, buf + done, n - done);
+        if (r > 0)
+            done += (size_t)r;
+        else if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            break;
     }
+    int why = errno;
+    w->write_waiting = false;
+    qg_wire_turn_put(w);
+    errno = why;
+    return done > 0 ? (ssize_t)done : r;
+}
+
+static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
+{
+    if (passes_unlocked(w)) {
+        if (__atomic_load_n(&w->tls_followed, __ATOMIC_RELAXED) && qg_wire_tls_unfollowed(w))
+            return qg_wire_give_up_refused(w, sc->fd, unread_write(w, sc, buf, n));
+        return send_bytes(sc, buf, n);
+    }
+    qg_wire_io io = {send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, sc};
+    if (!(sc->flags & MSG_DONTWAIT)) {
+        sc->flags |= MSG_DONTWAIT;
+        sc->dontwait = true;
+    }
+    qg_wire_lock(w);
+    if (__builtin_expect(w->write_waiting, 0))
+        wait_for_writer(w);
+    ssize_t r = write_locked(w, sc, &io, buf, n);
+    if (__builtin_expect((size_t)r != n, 0) && sc->dontwait)
+        r = finish_blocking_write(w, sc, &io, buf, n, r);
     qg_wire_after_use(w);
     qg_wire_unlock(w);
-    qg_wire_turn_put(w);
-    if (done > 0)
-        return (ssize_t)done;
     return r < 0 ? qg_wire_give_up_refused(w, sc->fd, r) : r;
 }
 
