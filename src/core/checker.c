@@ -554,6 +554,17 @@ QG_COLD static qg_verdict check_converted(const qg_context *ctx, const char *sql
     return res->verdict;
 }
 
+/* Where a check records its findings: `result`, or, where no one reads
+ * them, `scratch` (its findings not cleared). */
+static inline qg_result *findings_in(qg_result *result, qg_result *scratch)
+{
+    if (result)
+        return result;
+    scratch->verdict = QG_VERDICT_CLEAN;
+    scratch->count = 0;
+    return scratch;
+}
+
 /* A text the quick scan did not settle, or that the server converts, with
  * its findings in `result` or, where no one reads them, in a scratch copy:
  * out of line, so that a settled query does not set up its frame. */
@@ -561,12 +572,8 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_read(const qg_context *
                                                        size_t len, bool every_byte,
                                                        bool doubler_comment, qg_result *result)
 {
-    qg_result scratch; /* findings no one reads: not cleared */
-    if (!result) {
-        scratch.verdict = QG_VERDICT_CLEAN;
-        scratch.count = 0;
-        result = &scratch;
-    }
+    qg_result scratch;
+    result = findings_in(result, &scratch);
     if (ctx->view)
         return check_converted(ctx, sql, len, result);
     return check_lexed(ctx, sql, len, every_byte, doubler_comment, result);
@@ -579,12 +586,8 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_read(const qg_context *
 static __attribute__((noinline)) qg_verdict check_doubler(const qg_context *ctx, const char *sql,
                                                           size_t len, qg_result *result)
 {
-    qg_result scratch; /* findings no one reads: not cleared */
-    if (!result) {
-        scratch.verdict = QG_VERDICT_CLEAN;
-        scratch.count = 0;
-        result = &scratch;
-    }
+    qg_result scratch;
+    result = findings_in(result, &scratch);
     injection at;
     if (reading_injects(ctx, QG_READ_NAIVE_DOUBLING, sql, len, &at))
         record(result, ctx, QG_REASON_STRUCTURE_MISMATCH, at.offset, at.span_start, at.span_end);
