@@ -553,10 +553,10 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
         return true;
     }
     /* the first is the state now: its table is kept until it changes */
-    if (!c->session.my_encoding)
-        c->session.my_encoding = qg_encoding_find(QG_DIALECT_MYSQL, states[0].charset);
+    if (!c->session.encoding_table)
+        c->session.encoding_table = qg_encoding_find(QG_DIALECT_MYSQL, states[0].charset);
     for (size_t i = 0; i < count; i++)
-        if (!qg_my_state_check(&states[i], i == 0 ? c->session.my_encoding : NULL, c, api, &plan,
+        if (!qg_my_state_check(&states[i], i == 0 ? c->session.encoding_table : NULL, c, api, &plan,
                                caller, d))
             return false;
     qg_wire_my_query_effect(&c->my, &plan, &states[count - 1]);
@@ -620,12 +620,12 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
     } else if (c->pg_unanswered > 0) {
         pass = check_pg_unanswered(c, m, sc->caller, &d);
     } else {
-        if (!c->pg_encoding)
-            c->pg_encoding = qg_encoding_find(QG_DIALECT_POSTGRES, c->session.encoding);
+        if (!c->session.encoding_table)
+            c->session.encoding_table = qg_encoding_find(QG_DIALECT_POSTGRES, c->session.encoding);
         qg_query q = {
             .dialect = QG_DIALECT_POSTGRES,
             .encoding_name = c->session.encoding,
-            .encoding = c->pg_encoding,
+            .encoding = c->session.encoding_table,
             .flags = c->session.std_strings ? QG_STD_STRINGS : 0,
             .conn = c,
             .api = api_of(m->kind),

@@ -149,9 +149,6 @@ struct qg_wire_conn {
     char pg_parsed[4][32];
     uint8_t pg_parsed_count;
     bool pg_reported;            /* the server reported its client_encoding */
-    /* PG: the checker's table of session.encoding, looked up at the first
-     * query after the server named it (NULL until then) */
-    const struct qg_encoding *pg_encoding;
     uint64_t in_len;         /* the length of the packet being read (MySQL) */
     uint64_t in_pos;         /* server bytes observed so far */
     /* session */

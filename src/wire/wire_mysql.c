@@ -302,7 +302,7 @@ void qg_wire_my_set_charset(qg_wire_session *s, const char *name, size_t len)
     memcpy(s->encoding, name, len);
     s->encoding[len] = '\0';
     qg_my_state_set_charset(&s->my_state, name, len);
-    s->my_encoding = NULL;
+    s->encoding_table = NULL;
 }
 
 /* Session-state changes of an OK packet: character_set_client among the

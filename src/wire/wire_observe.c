@@ -23,6 +23,7 @@ static void copy_name(char *out, size_t cap, const char *name, size_t len)
 static void set_encoding(qg_wire_session *s, const char *name, size_t len)
 {
     copy_name(s->encoding, sizeof s->encoding, name, len);
+    s->encoding_table = NULL;
 }
 
 /* ----------------------------------------------------------- PostgreSQL */
@@ -42,7 +43,6 @@ static void pg_parameter_status(qg_wire_conn *c, const uint8_t *p, size_t n)
     size_t value_len = (size_t)(end - value);
     if (qg_wire_cstr_is(p, name_len, "client_encoding")) {
         set_encoding(&c->session, (const char *)value, value_len);
-        c->pg_encoding = NULL;
         c->pg_reported = true;
     } else if (qg_wire_cstr_is(p, name_len, "server_encoding")) {
         copy_name(c->session.server_encoding, sizeof c->session.server_encoding,

@@ -19,10 +19,11 @@ typedef struct qg_wire_session {
     bool ansi_quotes;                   /* MySQL */
     /* MySQL: the three above as the checker reads them (the charset in
      * lower case), set with them (qg_wire_my_set_charset,
-     * qg_wire_my_set_flags), and the checker's table of that charset,
-     * looked up at the first query after it changed (NULL until then) */
+     * qg_wire_my_set_flags) */
     qg_my_state my_state;
-    const struct qg_encoding *my_encoding;
+    /* the checker's table of the encoding (PG) or charset (MySQL) above,
+     * looked up at the first query after it changed (NULL until then) */
+    const struct qg_encoding *encoding_table;
 } qg_wire_session;
 
 #endif
