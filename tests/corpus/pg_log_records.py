@@ -9,13 +9,15 @@ order file.
    ORDER: one "DATABASE NAME" a line (the database a script ran in, its name)
 Output: "F NAME" per script, "U USER" when the script opened a new session
 (psql's \\c), "S NAME:N HEX" for its Nth statement; "S NAME:N~ HEX" when it
-is one of psql's describe queries (\\d …), which name objects by the OID they
-had on the server that ran the script: on another server the same OID may
-name another object, so their row counts do not compare."""
+names an object by the OID it had on the server that ran the script: one of
+psql's describe queries (\\d …), or a statement compared with an OID that
+psql's \\gset filled in (`WHERE oid = 16453`).  On another server the same
+OID may name another object or none, so their row counts do not compare."""
 import re
 import sys
 
-DESCRIBE = re.compile(rb"pg_catalog\..*(?:'[0-9]{4,}'|= [0-9]{4,}\b)", re.S)
+NAMES_AN_OID = re.compile(
+    rb"pg_catalog\..*(?:'[0-9]{4,}'|= [0-9]{4,}\b)|\boid = [0-9]{4,}\b", re.S)
 RECORD = re.compile(rb"^@@qgrec (\S+) (\S*) (\S*)@@ LOG:  statement: ", re.M)
 
 log = open(sys.argv[1], "rb").read()
@@ -38,5 +40,5 @@ for line in open(sys.argv[2]):
         if session is not None and sess != session:
             out.write("U %s\n" % user)
         session = sess
-        mark = "~" if DESCRIBE.search(text) else ""
+        mark = "~" if NAMES_AN_OID.search(text) else ""
         out.write("S %s:%d%s %s\n" % (name, n, mark, text.hex()))

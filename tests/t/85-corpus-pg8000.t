@@ -9,8 +9,9 @@
 # the shim and once on an identical fresh server under it.  Every statement
 # must get the same answer (ok and its row count, or the same SQLSTATE) and
 # the shim must log no finding (psql's describe queries, about 8 % of the
-# statements, name objects by the OIDs they had where psql ran: their row
-# counts are left out of the comparison).  A last script, an attack a byte-wise
+# statements, and statements compared with an OID psql's \gset filled in,
+# name objects by the OIDs they had where psql ran: their row counts are left
+# out of the comparison).  A last script, an attack a byte-wise
 # escaper lets through under SJIS, must be blocked: it proves the shim read
 # the driver's messages.
 # Sample, to keep the run to a few minutes: every 4th file (QG_CORPUS_EVERY=N
@@ -98,8 +99,8 @@ ok "the statements psql sent were read from the server's log (> 5000)" [ "$state
 ok "every statement was replayed, without and under the shim" \
     [ "$(wc -l <"$WORK/plain") $(wc -l <"$WORK/shim")" = "$statements $statements" ]
 ok "the server accepted most of them (> 70 %)" [ "$(grep -c ' ok ' "$WORK/plain")" -gt $((statements * 7 / 10)) ]
-# psql's describe queries (marked ~) name objects by OIDs of the server
-# that ran the files, and the stats file reads the statistics counters,
+# psql's describe queries and statements with an OID from \gset (marked ~)
+# name objects by OIDs of the server that ran the files, and the stats file reads the statistics counters,
 # which move with the server's timing: their row counts do not compare,
 # their outcome does.
 answers() { grep -v '^canary:' "$1" | sed -E 's/^([^ ]*~ ok|stats:[0-9]+ ok) [0-9]+/\1/'; }
