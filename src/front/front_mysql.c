@@ -143,14 +143,14 @@ QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, qg_my
         qg_my_state fresh;
         bool resend = reconnect_state(&e->session, mysql, &fresh);
         return qg_my_session_check(&e->session, resend ? &fresh : NULL, mysql, api, plan, caller,
-                                   d);
+                                   &e->session.told_unknown, d);
     }
     /* no memory for the entry: the server is asked for this query alone */
     qg_log_write_event(qg_settings_get(), "error", "out_of_memory", api);
     qg_my_session alone = {.state = {.charset = ""}};
     bool covered;
     alone.stale = qg_my_plan_reads_alike(plan) || !qg_my_lib_ask(mysql, &alone.state, &covered);
-    return qg_my_session_check(&alone, NULL, mysql, api, plan, caller, d);
+    return qg_my_session_check(&alone, NULL, mysql, api, plan, caller, NULL, d);
 }
 
 /* Whether a prepared text may change the state unreported, read with the

@@ -540,14 +540,15 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
         if (asked == QG_WIRE_PROBE_KNOWN)
             known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
         else if (asked == QG_WIRE_PROBE_BROKE)
-            return qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller, d);
+            return qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller,
+                                       &c->my.told_unknown, d);
     }
     if (!known) {
         /* checked as a session whose state is stale (only a text that reads
          * alike in every state passes), what it sets read with the last
          * state known */
         qg_my_session session = {.state = c->session.my_state, .stale = true};
-        if (!qg_my_session_check(&session, NULL, c, api, &plan, caller, d))
+        if (!qg_my_session_check(&session, NULL, c, api, &plan, caller, &c->my.told_unknown, d))
             return false;
         qg_wire_my_query_effect(&c->my, &plan, &session.state);
         return true;
@@ -557,7 +558,7 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
         c->session.encoding_table = qg_encoding_find(QG_DIALECT_MYSQL, states[0].charset);
     for (size_t i = 0; i < count; i++)
         if (!qg_my_state_check(&states[i], i == 0 ? c->session.encoding_table : NULL, c, api, &plan,
-                               caller, d))
+                               caller, &c->my.told_unknown, d))
             return false;
     qg_wire_my_query_effect(&c->my, &plan, &states[count - 1]);
     return true;

@@ -232,13 +232,20 @@ void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *con
 
 /* ------------------------------------------------------------ checking */
 
-/* The decision when the state is not known, `detail` saying why. */
+/* The decision when the state is not known, `detail` saying why.  Audit
+ * says it once per *told (a connection's), enforce with every text it
+ * blocks. */
 QG_COLD static bool unknown_because(const void *conn, const char *api, const char *charset,
                                     const char *sql, size_t len, const void *caller,
-                                    const char *detail, qg_decision *d)
+                                    const char *detail, bool *told, qg_decision *d)
 {
     const qg_settings *settings = qg_settings_get();
     bool block = settings->mode == QG_MODE_ENFORCE || settings->mode == QG_MODE_REWRITE;
+    d->block = block;
+    if (!block && told && *told)
+        return true;
+    if (!block && told)
+        *told = true;
     qg_log_finding entry = {
         .api = api,
         .dialect = QG_DIALECT_MYSQL,
@@ -253,7 +260,6 @@ QG_COLD static bool unknown_because(const void *conn, const char *api, const cha
         .caller = caller,
     };
     qg_log_write_finding(settings, &entry);
-    d->block = block;
     d->sqlstate = "HY000";
     snprintf(d->message, sizeof d->message,
              "quoteguard: blocked state_unknown: %s; the query was not checked", detail);
@@ -261,13 +267,13 @@ QG_COLD static bool unknown_because(const void *conn, const char *api, const cha
 }
 
 QG_COLD bool qg_my_state_unknown(const void *conn, const char *api, const char *charset,
-                                 const char *sql, size_t len, const void *caller,
+                                 const char *sql, size_t len, const void *caller, bool *told,
                                  qg_decision *d)
 {
     return unknown_because(conn, api, charset, sql, len, caller,
                            "the connection's character set and sql_mode could not be read "
                            "from the server",
-                           d);
+                           told, d);
 }
 
 /* A piece checked with state *st, whose charset's table is `enc` (NULL:
@@ -350,7 +356,8 @@ static size_t unalike_from(unalike_scan *u, const char *sql, size_t len, size_t 
  * checked only where it reads alike in every state.  `enc`: the table of
  * the state the plan starts with, or NULL. */
 QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan *plan,
-                                  const qg_encoding *enc, const void *caller, qg_decision *d)
+                                  const qg_encoding *enc, const void *caller, bool *told,
+                                  qg_decision *d)
 {
     const char *sql = plan->sql;
     size_t len = plan->len;
@@ -368,7 +375,8 @@ QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan 
     qg_my_plan_walk_init(&w, plan);
     while (qg_my_plan_walk_next(&w, &st)) {
         if (unalike < st.end) /* in this statement or one before it */
-            return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, d);
+            return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, told,
+                                       d);
         if ((st.effect.changed || st.effect.unknown) && st.end < len) {
             bool alike = unalike_from(&scan, sql, len, piece_start) >= st.end;
             if (!piece_allowed(conn, api, &piece_state, sql + piece_start, st.end - piece_start,
@@ -383,17 +391,17 @@ QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan 
         }
     }
     if (unalike < len)
-        return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, d);
+        return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, told, d);
     return check_piece(conn, api, &piece_state, piece_start == 0 ? enc : NULL, sql + piece_start,
                        len - piece_start, caller, d);
 }
 
 QG_HOT static bool text_allowed(const void *conn, const char *api, const qg_my_state *st,
                                 const qg_encoding *enc, qg_my_plan *plan, const void *caller,
-                                qg_decision *d)
+                                bool *told, qg_decision *d)
 {
     qg_my_plan_read(plan, st, NULL);
-    return pieces_allowed(conn, api, plan, enc, caller, d);
+    return pieces_allowed(conn, api, plan, enc, caller, told, d);
 }
 
 /* The text checked under the other states it may meet: a reconnect's
@@ -402,13 +410,13 @@ QG_HOT static bool text_allowed(const void *conn, const char *api, const qg_my_s
 QG_COLD static bool other_states_allowed(const qg_my_session *s, const qg_my_state *fresh,
                                          const void *conn, const char *api,
                                          const qg_my_plan *plan, const void *caller,
-                                         qg_decision *d)
+                                         bool *told, qg_decision *d)
 {
     const char *sql = plan->sql;
     size_t len = plan->len;
     qg_my_plan other;
     qg_my_plan_init(&other, sql, len);
-    if (fresh && !text_allowed(conn, api, fresh, NULL, &other, caller, d))
+    if (fresh && !text_allowed(conn, api, fresh, NULL, &other, caller, told, d))
         return false;
     if (!s->unread)
         return true;
@@ -416,23 +424,23 @@ QG_COLD static bool other_states_allowed(const qg_my_session *s, const qg_my_sta
         return unknown_because(conn, api, s->state.charset, sql, len, caller,
                                "a text sent before, whose answer is not read yet, may change "
                                "character_set_client or sql_mode to what only the server knows",
-                               d);
+                               told, d);
     for (unsigned i = 0; i < s->pending.count; i++)
-        if (!text_allowed(conn, api, &s->pending.states[i], NULL, &other, caller, d))
+        if (!text_allowed(conn, api, &s->pending.states[i], NULL, &other, caller, told, d))
             return false;
     return true;
 }
 
 QG_HOT bool qg_my_state_check(const qg_my_state *st, const qg_encoding *enc, const void *conn,
-                              const char *api, qg_my_plan *plan, const void *caller,
+                              const char *api, qg_my_plan *plan, const void *caller, bool *told,
                               qg_decision *d)
 {
     log_state_of(st, false, "check", plan->sql, plan->len);
-    return text_allowed(conn, api, st, enc, plan, caller, d);
+    return text_allowed(conn, api, st, enc, plan, caller, told, d);
 }
 
 QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
-                                const char *api, qg_my_plan *plan, const void *caller,
+                                const char *api, qg_my_plan *plan, const void *caller, bool *told,
                                 qg_decision *d)
 {
     qg_my_state alike;
@@ -440,7 +448,7 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
     if (s->stale) {
         if (!qg_my_plan_reads_alike(plan))
             return qg_my_state_unknown(conn, api, s->state.charset, plan->sql, plan->len,
-                                       caller, d);
+                                       caller, told, d);
         /* every state reads it so: the last one known, or latin1 */
         alike = s->state;
         if (!alike.charset[0])
@@ -448,9 +456,9 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
         st = &alike;
     }
     log_state(s, "check", plan->sql, plan->len);
-    if (!text_allowed(conn, api, st, NULL, plan, caller, d))
+    if (!text_allowed(conn, api, st, NULL, plan, caller, told, d))
         return false;
     if (!fresh && !s->unread)
         return true;
-    return other_states_allowed(s, fresh, conn, api, plan, caller, d);
+    return other_states_allowed(s, fresh, conn, api, plan, caller, told, d);
 }

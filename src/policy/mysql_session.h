@@ -71,6 +71,7 @@ typedef struct qg_my_session {
     bool result_open;        /* a result set's end is still to be looked at */
     bool asked;              /* the state was read at least once */
     bool may_hide;           /* the text sent may change the state unreported */
+    bool told_unknown;       /* audit: a text checked with the state unknown was logged */
     unsigned unread;         /* texts sent whose last answer is not read yet */
     qg_my_pending pending;   /* what those texts may leave */
 } qg_my_session;
@@ -113,19 +114,24 @@ void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *con
 /* Checks the text of `plan` about to be sent with the session's state
  * (the plan is read with it, and kept for what follows) and, when `fresh`
  * is not NULL, with that state too (a session the library's automatic
- * reconnect would make).  True = send it; *d as qg_guard_query. */
+ * reconnect would make).  True = send it; *d as qg_guard_query; `told` as
+ * qg_my_state_unknown's. */
 bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
-                         const char *api, qg_my_plan *plan, const void *caller,
+                         const char *api, qg_my_plan *plan, const void *caller, bool *told,
                          qg_decision *d);
 /* qg_my_session_check of a text that meets the one state *st and no
  * other (no reconnect, no answers unread): the wire front's, which follows
  * each state a text may meet itself.  `enc`: the checker's table of
  * st->charset where the caller keeps it, else NULL (found by name). */
 bool qg_my_state_check(const qg_my_state *st, const struct qg_encoding *enc, const void *conn,
-                       const char *api, qg_my_plan *plan, const void *caller, qg_decision *d);
-/* The decision when the state is not known: enforce blocks, audit sends;
- * both log a state_unknown finding. */
+                       const char *api, qg_my_plan *plan, const void *caller, bool *told,
+                       qg_decision *d);
+/* The decision when the state is not known: enforce blocks and logs a
+ * state_unknown finding for each text; audit sends, and logs one while
+ * *told (the connection's, set here) is false, or every time when `told`
+ * is NULL. */
 bool qg_my_state_unknown(const void *conn, const char *api, const char *charset,
-                         const char *sql, size_t len, const void *caller, qg_decision *d);
+                         const char *sql, size_t len, const void *caller, bool *told,
+                         qg_decision *d);
 
 #endif

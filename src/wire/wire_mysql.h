@@ -134,6 +134,7 @@ typedef struct qg_wire_my {
     qg_wire_my_pending *pending;
     size_t head, len, cap;
     bool lost; /* more commands than can be followed: the state stays unknown */
+    bool told_unknown; /* audit: a text checked with the state unknown was logged */
     uint64_t recorded_until; /* client stream position after the last command recorded */
     /* the effect of the query being checked, from the front's check */
     qg_wire_my_effect *next_effect;

@@ -3,13 +3,13 @@
  * none), so that the shim meets missing real symbols and encodings it
  * cannot know (tests/t/74-failsafe.t).
  *
- * both_stub pq STUB_PQ SQL      PQexec(SQL) with stub_pq.c loaded
- * both_stub my STUB_MY SQL      mysql_real_query(SQL) with stub_mariadb.c loaded
+ * both_stub pq STUB_PQ SQL...   PQexec(SQL) of each with stub_pq.c loaded
+ * both_stub my STUB_MY SQL...   mysql_real_query(SQL) of each with stub_mariadb.c loaded
  * both_stub none SQL            PQexec and mysql_real_query, no library at all
  *
  * Prints, for PQexec: "PQEXEC: null|result", "PQERRORMESSAGE: …"; for
  * mysql_real_query: "MYSQL_REAL_QUERY: rc", "MYSQL_ERRNO: n", "MYSQL_ERROR: …";
- * with a stub: "SENT: n", the queries that reached it.
+ * with a stub, after the last: "SENT: n", the queries that reached it.
  * Exit status: 0, or 2 on usage or loading errors.
  */
 #include <dlfcn.h>
@@ -68,8 +68,8 @@ int main(int argc, char **argv)
         run_my(argv[2]);
         return 0;
     }
-    if (argc != 4 || (strcmp(argv[1], "pq") != 0 && strcmp(argv[1], "my") != 0)) {
-        fprintf(stderr, "usage: both_stub pq|my STUB SQL | both_stub none SQL\n");
+    if (argc < 4 || (strcmp(argv[1], "pq") != 0 && strcmp(argv[1], "my") != 0)) {
+        fprintf(stderr, "usage: both_stub pq|my STUB SQL... | both_stub none SQL\n");
         return 2;
     }
     void *stub = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
@@ -78,10 +78,12 @@ int main(int argc, char **argv)
         return 2;
     }
     int is_pq = strcmp(argv[1], "pq") == 0;
-    if (is_pq)
-        run_pq(argv[3]);
-    else
-        run_my(argv[3]);
+    for (int i = 3; i < argc; i++) {
+        if (is_pq)
+            run_pq(argv[i]);
+        else
+            run_my(argv[i]);
+    }
     sent_fn sent = (sent_fn)dlsym(stub, is_pq ? "stub_pq_sent" : "stub_my_sent");
     printf("SENT: %d\n", sent ? sent() : -1);
     return 0;

@@ -68,6 +68,15 @@ for mode in enforce audit; do
         matches "$(cat "$log")" "\"action\":\"$([ $mode = enforce ] && echo blocked || echo logged)\",\"api\":\"mysql_real_query\",\"dialect\":\"mysql\",\"encoding\":\"\",\"conn\":\"0x[0-9a-f]+\",\"reason\":\"state_unknown\"" \
             "mysql $mode, library charset $out_name: logged as state_unknown"
     done
+    # Enforce logs each text it blocks; audit says once for the connection
+    # that its state is unknown.
+    log=$TMP/my-$mode-three.log
+    out=$(with_shim $mode "$log" "$STUB" my "$STUB_MY" "SELECT 'a\\b'" "SELECT 'c\\d'" "SELECT 'e\\f'")
+    want=$([ $mode = enforce ] && echo 3 || echo 1)
+    ok "mysql $mode, state unknown, three texts: $want state_unknown line(s) logged" \
+        [ "$(grep -c '"reason":"state_unknown"' "$log")" -eq "$want" ]
+    has "$out" "SENT: $([ $mode = enforce ] && echo 0 || echo 3)" \
+        "mysql $mode, state unknown, three texts: $([ $mode = enforce ] && echo none || echo all) sent"
     out=$(with_shim $mode "$TMP/my-alike-$mode.log" "$STUB" my "$STUB_MY" "SELECT 1")
     has "$out" "SENT: 1" "mysql $mode, state unknown: a query that reads alike in every state is sent"
 done

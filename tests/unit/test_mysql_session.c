@@ -92,7 +92,7 @@ static qg_my_plan *plan_of(qg_my_plan *plan, const char *sql, size_t len)
 static bool check(const qg_my_session *s, const char *sql, size_t len, qg_decision *d)
 {
     qg_my_plan plan;
-    return qg_my_session_check(s, NULL, NULL, "test", plan_of(&plan, sql, len), NULL, d);
+    return qg_my_session_check(s, NULL, NULL, "test", plan_of(&plan, sql, len), NULL, NULL, d);
 }
 
 static void queue(qg_my_session *s, const char *sql)

@@ -147,7 +147,7 @@ static void libmariadb_path(const text *t)
     qg_decision d;
     qg_my_plan plan;
     qg_my_plan_init(&plan, t->sql, len);
-    bool allowed = qg_my_session_check(&s, NULL, NULL, "mysql_real_query", &plan, NULL, &d);
+    bool allowed = qg_my_session_check(&s, NULL, NULL, "mysql_real_query", &plan, NULL, NULL, &d);
     tap_ok(allowed, "libmariadb, %s: passes", t->name);
     bool later = memchr(t->sql, ';', len) != NULL;
     if (later)
@@ -174,7 +174,7 @@ static void wire_path(const text *t)
     for (size_t i = 0; allowed && i < count; i++) {
         qg_my_session session = {.state = states[i]};
         qg_decision d;
-        allowed = qg_my_session_check(&session, NULL, &c, "wire:COM_QUERY", &plan, NULL, &d);
+        allowed = qg_my_session_check(&session, NULL, &c, "wire:COM_QUERY", &plan, NULL, NULL, &d);
     }
     tap_ok(allowed && count == 1, "wire, %s: passes under the one state known", t->name);
     qg_wire_my_query_effect(&c.my, &plan, &states[count - 1]);

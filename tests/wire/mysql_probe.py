@@ -1,6 +1,6 @@
 """PyMySQL after statements whose effect on the connection's state only the
 server knows.
-   python3 mysql_probe.py SOCKET var attack|legit MARKER
+   python3 mysql_probe.py SOCKET var attack|legit MARKER [TIMES]
    python3 mysql_probe.py SOCKET names-default MARKER
    python3 mysql_probe.py SOCKET restore DB DUMPFILE
    python3 mysql_probe.py SOCKET diag
@@ -9,7 +9,8 @@ server knows.
    python3 mysql_probe.py SOCKET stopped SERVER_PID MARKER
 var: SET @v = 'gbk', SET character_set_client = @v, then the attack (bf 27
 ' OR 1=1 -- escaped by addslashes, in a SELECT of the secrets) or a GBK
-character whose trail byte is 0x5c next to a quote, escaped for GBK.
+character whose trail byte is 0x5c next to a quote, escaped for GBK;
+TIMES of them (1 by default).
 names-default: SET NAMES gbk, SET NAMES DEFAULT (the server's character
 set), then UTF-8 text with quotes and backslashes, escaped by PyMySQL.
 restore: the statements of a mysqldump file, one query each, into DB.
@@ -55,6 +56,7 @@ def run(sql, label=None):
 
 if mode == "var":
     what, marker = sys.argv[3:5]
+    times = int(sys.argv[5]) if len(sys.argv) > 5 else 1
     run("SET @v = 'gbk'")
     run("SET character_set_client = @v")
     if what == "attack":
@@ -63,7 +65,8 @@ if mode == "var":
         sql = b"SELECT /*" + marker.encode() + b"*/ secret FROM users WHERE name = '" + esc + b"'"
     else:
         sql = b"SELECT /*" + marker.encode() + b"*/ HEX('\xbf\x5c\\'x') AS h"
-    run(sql, "RESULT:")
+    for _ in range(times):
+        run(sql, "RESULT:")
 elif mode == "names-default":
     marker = sys.argv[3]
     run("SET NAMES gbk")
