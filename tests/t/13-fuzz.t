@@ -18,4 +18,17 @@ while read -r name execs _rate findings state; do
 done <<<"$table"
 tap_diag "$(printf '%s\n' "$table" | tail -n 1)"
 ok "make fuzz exits 0" [ "$status" -eq 0 ]
+
+# fuzz/run refuses what it cannot run, saying why, before it runs anything.
+refused() { # WHY ARGS…: exit status 2 and WHY on stderr
+    local why=$1 err
+    shift
+    err=$(fuzz/run "$@" 2>&1 >/dev/null)
+    [ $? -eq 2 ] && [[ $err == *"$why"* ]] || { tap_diag "fuzz/run $*: $err"; return 1; }
+}
+ok "fuzz/run: an unknown option is refused" refused "unknown option '--bogus'" --bogus
+ok "fuzz/run: a count that is not a number is refused" refused "not 'x'" --seconds x build-fuzz/fuzz_wire
+ok "fuzz/run: an option without its value is refused" refused "--jobs needs a value" --jobs
+ok "fuzz/run: a target that is not built is refused" refused "'nothing' is not a built fuzz target" nothing
+ok "fuzz/run: no target is refused" refused "no target given" --keep
 tap_done
