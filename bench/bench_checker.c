@@ -1227,6 +1227,10 @@ int main(int argc, char **argv)
             corpora[kept++] = corpora[i];
     }
     n = kept;
+    if (n == 0) {
+        fprintf(stderr, "bench_checker: no corpus matches --only '%s'\n", only);
+        return 2;
+    }
     if (verify)
         return verify_corpora(corpora, n) ? 0 : 1;
     long rss_corpora = peak_rss_kib();

@@ -19,6 +19,8 @@ if [ "${1-}" = --instructions ]; then
 fi
 rev=${1:?usage: bench/compare.sh [--instructions] REV [CORPUS ...]}
 shift
+git rev-parse --quiet --verify "$rev^{commit}" >/dev/null ||
+    { echo "compare.sh: '$rev' names no commit" >&2; exit 2; }
 corpora=("$@")
 [ ${#corpora[@]} -gt 0 ] || corpora=(oltp/pg/UTF8/ascii batch-1MiB/pg/UTF8/ascii oltp/pg/UTF8/multi
                                      oltp/pg/SJIS batch-1MiB/pg/SJIS oltp/mysql/gbk)
@@ -30,6 +32,10 @@ git worktree add --detach "$work/tree" "$rev" >/dev/null 2>&1
 make -C "$work/tree" -s "$build/bench/bench_checker" >/dev/null
 make -s "$build/bench/bench_checker" >/dev/null
 old="$work/tree/$build/bench/bench_checker" new="$build/bench/bench_checker"
+for c in "${corpora[@]}"; do # a name that matches no corpus would count 0
+    err=$("$new" --only "$c" --runs 1 --min-time 0.000001 2>&1 >/dev/null) ||
+        { echo "compare.sh: $err" >&2; exit 2; }
+done
 
 mbps() { # binary corpus -> check MB/s of one run
     "$1" --only "$2" --runs 1 --min-time 0.25 2>/dev/null |
