@@ -122,7 +122,9 @@ typedef enum qg_quick_reading {
  * build without SSE2 gives up on every backslash and slash, and on
  * comments where there are quotes.)  QG_QUICK_DOUBLER for such a text,
  * MySQL's where backslashes escape, where a quote escaped by a backslash
- * comes before something that may open a comment and a quote doubler's
+ * comes before a byte in a string of the server's (a quote doubler's
+ * code) that may open something other than a string (a hash, slash,
+ * dollar, two dashes) and a comment opener follows, and the doubler's
  * reading does not end at a backslash before that: the server's reading
  * is settled, the doubler's is not.  Always QG_QUICK_UNSETTLED in the
  * reference implementation: its lexer reads every text. */

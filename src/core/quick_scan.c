@@ -373,26 +373,32 @@ static inline bool opens_mysql_comment(const unsigned char *s, size_t len, size_
  * as the scan goes (the checker's escaped_quote_before_comment asks for it
  * where a quote escaped by a backslash comes before something that may
  * open a comment).  Up to the first escaped quote it is the server's;
- * from there on, while no byte that may open anything but a string comes
- * (a hash, slash, dollar, two dashes), every string of the server's is
- * code to it and the reverse, so the next backslash, in a string of the
- * server's, is in its code: it ends there (checker.c, path_take), and
- * nothing is asked of it (docs/PERFORMANCE.md, "Choices in the code"). */
+ * there its literal ends, and from there on, while no byte that may open
+ * anything but a string (a hash, slash, dollar, two dashes) comes inside
+ * a string of the server's, every string of the server's is code to it
+ * and the reverse.  So the next backslash, in a string of the server's,
+ * is in its code: its reading ends there (checker.c, path_take).  Without
+ * one, its last literal is open at the text's end, and its reading ends
+ * there: a comment in the server's code is text in one of its literals,
+ * and the scan stops where a quote follows such a comment (quick_lanes).
+ * Either way nothing is asked of it (docs/PERFORMANCE.md, "Choices in the
+ * code"). */
 typedef enum doubler_reading {
     DOUBLER_UNSEEN,  /* no escaped quote yet */
-    DOUBLER_ALIVE,   /* strings only since the first */
+    DOUBLER_ALIVE,   /* strings only in its code since the first */
     DOUBLER_OPENER,  /* an opener came first: any comment opener asks for it */
     DOUBLER_SETTLED, /* it ends at a backslash, or is asked for */
 } doubler_reading;
 
 /* The doubler's reading over the bytes at `at` (bit k: byte at + k):
  * `escaped`, the quotes escaped by a backslash; `backslash`; `openers`,
- * hashes, slashes and dollars; `second_dashes`, the second of two dashes.
- * *asked: its reading is compared. */
+ * hashes, slashes and dollars; `second_dashes`, the second of two dashes;
+ * `in_string`, the bytes in the server's strings.  *asked: its reading is
+ * compared. */
 static inline __attribute__((always_inline)) void
 follow_doubler(doubler_reading *reading, bool *asked, uint64_t escaped, uint64_t backslash,
-               uint64_t openers, uint64_t second_dashes, const unsigned char *s, size_t len,
-               size_t at)
+               uint64_t openers, uint64_t second_dashes, uint64_t in_string,
+               const unsigned char *s, size_t len, size_t at)
 {
     if (*reading == DOUBLER_UNSEEN) {
         if (!escaped)
@@ -404,9 +410,9 @@ follow_doubler(doubler_reading *reading, bool *asked, uint64_t escaped, uint64_t
         *reading = DOUBLER_ALIVE;
     }
     if (*reading == DOUBLER_ALIVE) {
-        /* where each opener starts (a pair's first dash; one in the bytes
-         * before, at bit 0) */
-        uint64_t starts = openers | second_dashes >> 1 | (second_dashes & 1);
+        /* where each opener in its code starts (a pair's first dash; one
+         * in the bytes before, at bit 0) */
+        uint64_t starts = (openers | second_dashes >> 1 | (second_dashes & 1)) & in_string;
         uint64_t first_backslash = backslash & (0 - backslash);
         if (backslash && !(starts & (first_backslash - 1))) {
             *reading = DOUBLER_SETTLED;
@@ -615,7 +621,7 @@ quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, s
         *escaped_quotes ^= (unsigned)__builtin_parityll(b.quote & after.backslash);
         if (*doubler != DOUBLER_SETTLED)
             follow_doubler(doubler, doubler_asked, b.quote & after.backslash, b.backslash, 0, 0,
-                           s, len, i);
+                           in_string, s, len, i);
         open = 0 - (in_string >> 63); /* all ones when the top bit is set */
     }
     *quote_parity = open & 1; /* only its parity counts */
@@ -677,7 +683,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             quote = d.bits;
             in_name = d.in_name;
         }
-        uint64_t backslash = 0;
+        uint64_t backslash = 0, in_string = 0;
         if (escaping) {
             /* No branch on whether the span holds a backslash: in a text
              * with escapes, about half the spans do, and it would guess
@@ -697,7 +703,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             }
             escaped_quote = quote & escaped;
             quote &= ~escaped;
-            uint64_t in_string = prefix_xor(quote) ^ (open ? ~0ull : 0);
+            in_string = prefix_xor(quote) ^ (open ? ~0ull : 0);
             uint64_t after_prefix = (b.prefix << 1 | is_prefix(before)) >> seen;
             /* a backslash in code; a quote that opens a string after a prefix */
             if ((backslash & ~in_string) | (quote & after_prefix & in_string))
@@ -727,7 +733,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 if (escaping && doubler != DOUBLER_SETTLED)
                     follow_doubler(&doubler, doubler_comment, escaped_quote & through,
                                    backslash & through, (b.opener >> seen) & through,
-                                   (dashes >> seen) & through, s, len, i);
+                                   (dashes >> seen) & through, in_string, s, len, i);
                 escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote & before_comment);
                 if (escaped_quotes &&
                     qg_quote_after(s, len, i + (size_t)__builtin_popcountll(before_comment), 1))
@@ -756,7 +762,7 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
         }
         if (escaping && doubler != DOUBLER_SETTLED)
             follow_doubler(&doubler, doubler_comment, escaped_quote, backslash, b.opener >> seen,
-                           dashes >> seen, s, len, i);
+                           dashes >> seen, in_string, s, len, i);
         *quote_parity ^= quote;
         escaped_quotes ^= (unsigned)__builtin_parityll(escaped_quote);
         i = at + span;
