@@ -526,19 +526,26 @@ static const char *api_of(qg_wire_kind kind)
 static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx *sc,
                           qg_decision *d)
 {
-    qg_my_state states[QG_WIRE_MY_STATES];
-    size_t count;
+    /* with no answer pending, the session's state alone, not copied
+     * (docs/PERFORMANCE.md, "Choices in the code") */
+    qg_my_state several[QG_WIRE_MY_STATES];
+    const qg_my_state *states = &c->session.my_state;
+    size_t count = 1;
     const char *api = api_of(m->kind);
     qg_my_plan plan;
     qg_my_plan_init(&plan, m->sql, m->len);
     const void *caller = sc->caller;
-    bool known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
+    bool known = qg_wire_my_state_alone(&c->my);
+    if (!known) {
+        states = several;
+        known = qg_wire_my_states(&c->my, &c->session, several, QG_WIRE_MY_STATES, &count);
+    }
     if (!known && !qg_my_plan_reads_alike(&plan) && refusing(qg_settings_get()) &&
         (!c->tls || sc->tls_link) && qg_wire_probe_may(c, m)) {
         /* the server says what the state is before the query goes */
         qg_wire_probe_outcome asked = qg_wire_probe_server(c, sc);
         if (asked == QG_WIRE_PROBE_KNOWN)
-            known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
+            known = qg_wire_my_states(&c->my, &c->session, several, QG_WIRE_MY_STATES, &count);
         else if (asked == QG_WIRE_PROBE_BROKE)
             return qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller,
                                        &c->my.told_unknown, d);
@@ -560,7 +567,8 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
         if (!qg_my_state_check(&states[i], i == 0 ? c->session.encoding_table : NULL, c, api, &plan,
                                caller, &c->my.told_unknown, d))
             return false;
-    qg_wire_my_query_effect(&c->my, &plan, &states[count - 1]);
+    /* each check read the plan from its state, the last from the last one */
+    qg_wire_my_query_effect(&c->my, &plan, NULL);
     return true;
 }
 

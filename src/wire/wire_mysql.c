@@ -498,7 +498,10 @@ void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan, const qg_my_state 
         free(m->next_effect);
         m->next_effect = NULL;
     }
-    qg_my_plan_read(plan, start, NULL);
+    if (start)
+        qg_my_plan_read(plan, start, NULL);
+    else
+        start = &plan->start;
     if (plan->walked && plan->noted == 0 && !plan->more_noted && !plan->server_decides) {
         /* read already, and no statement of note: nothing to record */
         m->next_several = plan->statements > 1;
@@ -751,20 +754,14 @@ static void settle_flags(qg_wire_my *m, qg_wire_session *s, const qg_wire_my_pen
     }
 }
 
-/* The first pending command's answer is read to its end: what it did. */
-static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
+/* What the first pending command e did, its answer read to its end (`ok`:
+ * not an error): `reported`, the answer's report of character_set_client
+ * gives the value from then on; status, status_seen: the answer's last
+ * status bits. */
+static void take_on(qg_wire_my *m, qg_wire_session *s, qg_wire_my_pending e, bool ok,
+                    bool reported, unsigned status, bool status_seen)
 {
-    qg_wire_my_pending e = m->pending[m->head++];
-    if (m->head == m->len)
-        m->head = m->len = 0;
-    /* the report's charset stays in m->report until another is read */
-    bool reported = m->report.seen && (m->report.final || e.mid_reports);
-    unsigned status = m->answer_status;
-    bool status_seen = m->answer_status_seen;
-    answer_ended(m);
     const qg_wire_my_effect *fx = e.effect;
-    if (!fx && !reported)
-        return; /* nothing to take on */
     if (e.replaced || e.command == QG_MY_COM_STMT_PREPARE) {
         free(e.effect);
         return;
@@ -801,6 +798,20 @@ static void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
     free(e.effect);
 }
 
+/* The first pending command's answer is read to its end: what it did,
+ * where it did anything (inlined into the walk of the answers). */
+static inline void finish(qg_wire_my *m, qg_wire_session *s, bool ok)
+{
+    const qg_wire_my_pending *e = &m->pending[m->head];
+    /* the report's charset stays in m->report until another is read */
+    bool reported = m->report.seen && (m->report.final || e->mid_reports);
+    if (e->effect || reported)
+        take_on(m, s, *e, ok, reported, m->answer_status, m->answer_status_seen);
+    if (++m->head == m->len)
+        m->head = m->len = 0;
+    answer_ended(m);
+}
+
 /* COM_STMT_PREPARE answered OK: statement id, columns, parameters; their
  * definitions follow. */
 static void prepare_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n)
@@ -824,7 +835,7 @@ static void prepare_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
 }
 
 /* A result set's column count packet. */
-static void result_head(qg_wire_my *m, const uint8_t *p, size_t n)
+static inline void result_head(qg_wire_my *m, const uint8_t *p, size_t n)
 {
     reader r = {p, p + n, true};
     uint64_t columns = read_lenenc(&r);
@@ -845,18 +856,25 @@ static void result_end(qg_wire_my *m, qg_wire_session *s, unsigned status)
         finish(m, s, true);
 }
 
-void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n, uint64_t len)
+/* A server packet (its first n > 0 bytes of len) in answer to the first
+ * pending command, other than a column definition before the last and a
+ * row (qg_wire_my_packet_passed).  Inlined into the walk of the answers. */
+__attribute__((always_inline)) static inline void answer_packet(qg_wire_my *m, qg_wire_session *s,
+                                                                const uint8_t *p, size_t n,
+                                                                uint64_t len)
 {
-    if (m->head >= m->len || n == 0)
-        return; /* nothing asked: not an answer to follow */
     uint8_t first = p[0];
-    if (qg_wire_my_packet_passed(m, first))
-        return;
     const qg_wire_my_pending *e = &m->pending[m->head];
     bool deprecate_eof = m->caps & QG_MY_CLIENT_DEPRECATE_EOF;
     bool ends = first == 0xfe && len < (deprecate_eof ? 0xffffffu : 9u);
     switch (m->answer) {
     case QG_MY_ANS_FIRST:
+        if (first != 0 && first < 0xfb && e->command == QG_MY_COM_QUERY) {
+            /* the most common first packet: a column count, as the end
+             * of the chain below reads it */
+            result_head(m, p, n);
+            return;
+        }
         if (first == 0xff)
             finish(m, s, false);
         else if (e->command == QG_MY_COM_CHANGE_USER) {
@@ -905,6 +923,78 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
             result_end(m, s, eof_packet(m, p, n));
         return;
     }
+}
+
+void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n, uint64_t len)
+{
+    if (m->head >= m->len || n == 0)
+        return; /* nothing asked: not an answer to follow */
+    if (!qg_wire_my_packet_passed(m, p[0]))
+        answer_packet(m, s, p, n, len);
+}
+
+/* A MySQL packet's length (3 bytes, little-endian) of the header at p,
+ * whose 4 bytes are all at hand: one load. */
+static inline uint32_t header_len(const uint8_t *p)
+{
+    uint32_t h;
+    memcpy(&h, p, sizeof h);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    h = __builtin_bswap32(h);
+#endif
+    return h & 0xffffffu;
+}
+
+/* From q, the whole packets before end that an answer moves over without
+ * reading them, in one tight loop (a long answer's rows cost a few
+ * instructions each: docs/PERFORMANCE.md, "Choices in the code"): `rows`, rows (a first byte below 0xfe);
+ * else at most *defs - 1 column definitions (a first byte other than 0xff),
+ * *defs counted down.  Stops before an empty packet, one cut short and one
+ * of 16 MiB or more, which the walk reads.  Returns where it stopped;
+ * *last: the header of the last packet passed. */
+static inline const uint8_t *pass_run(const uint8_t *q, const uint8_t *end, bool rows,
+                                      uint64_t *defs, const uint8_t **last)
+{
+    while (end - q >= 5 && (rows || *defs > 1)) {
+        uint32_t len = header_len(q);
+        if (len == 0 || len >= 0xffffffu || len > (size_t)(end - q) - 4 ||
+            q[4] >= (rows ? 0xfe : 0xff))
+            break;
+        *last = q;
+        q += 4 + (size_t)len;
+        if (!rows)
+            --*defs;
+    }
+    return q;
+}
+
+size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
+                                uint32_t *last_len, uint8_t *last_seq)
+{
+    const uint8_t *q = p, *end = p + n, *last = NULL;
+    while (end - q >= 4) {
+        uint32_t len = header_len(q);
+        if (len == 0xffffffu || len > (size_t)(end - q) - 4)
+            break;
+        const uint8_t *body = q + 4;
+        last = q;
+        q = body + len;
+        if (len == 0 || m->head >= m->len)
+            continue;
+        if (qg_wire_my_packet_passed(m, body[0])) {
+            /* the rows or definitions after it too, as far as they go */
+            q = pass_run(q, end, m->answer == QG_MY_ANS_ROWS, &m->skip, &last);
+            continue;
+        }
+        answer_packet(m, s, body, len < QG_WIRE_KEEP_MAX ? len : QG_WIRE_KEEP_MAX, len);
+        if (m->infile)
+            break; /* the client's file comes next */
+    }
+    if (last) {
+        *last_len = header_len(last);
+        *last_seq = last[3];
+    }
+    return (size_t)(q - p);
 }
 
 /* ----------------------------------------------------------- the states */

@@ -189,15 +189,28 @@ bool qg_wire_my_attributes_len(const uint8_t *p, size_t n, size_t *len);
  * id, or a COM_CHANGE_USER whole. */
 size_t qg_wire_my_needs(uint8_t command, uint32_t len);
 
+/* The longest server packet read whole (an OK, a greeting): of a longer
+ * one the first QG_WIRE_KEEP_MAX bytes. */
+#define QG_WIRE_KEEP_MAX 4096
+
 /* A whole server packet in the command phase (or its first `n` bytes of
  * `len`): moves the answers on, and the session with them. */
 void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
                        uint64_t len);
 
+/* Whole server packets in the command phase from a packet boundary of
+ * p[0, n), each read where it lies (its first QG_WIRE_KEEP_MAX bytes) as
+ * qg_wire_my_packet reads it: the bytes they take.  Stops before a packet
+ * cut short and before one of 16 MiB or more (its continuation packets),
+ * and after one that asks for the client's file (m->infile).  *last_len,
+ * *last_seq: the last packet's length and sequence number (unset where
+ * none was taken). */
+size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
+                                uint32_t *last_len, uint8_t *last_seq);
+
 /* The most packets of an answer, told by their first byte and moved over
  * in one step: a column definition before the last, a row.  False for
- * any other packet, which goes to qg_wire_my_packet.  Inlined into the
- * read loop. */
+ * any other packet, which goes to qg_wire_my_packet. */
 static inline bool qg_wire_my_packet_passed(qg_wire_my *m, uint8_t first)
 {
     if (m->head >= m->len || first == 0xff)
@@ -220,9 +233,17 @@ void qg_wire_my_set_flags(qg_wire_session *s, unsigned flags);
 bool qg_wire_my_states(const qg_wire_my *m, const qg_wire_session *s, qg_my_state *states,
                        size_t cap, size_t *count);
 
+/* No command's answer is pending and the state is known: a query written
+ * now meets the session's state alone (the one qg_wire_my_states gives). */
+static inline bool qg_wire_my_state_alone(const qg_wire_my *m)
+{
+    return m->head == m->len && m->known && m->flags_known && !m->lost;
+}
+
 /* What a query's text (passed, about to be sent) does once run, read with
- * state *start from its plan (read here unless the check read it so):
- * fills m->next_effect (NULL when nothing). */
+ * state *start from its plan (read here unless the check read it so; start
+ * NULL: the check read it, from the state the text meets last): fills
+ * m->next_effect (NULL when nothing). */
 void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan, const qg_my_state *start);
 
 /* A query sent without being read (too large, audit): its effect is the

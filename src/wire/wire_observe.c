@@ -9,7 +9,7 @@
 
 #define MY_PACKET_MAX 0xffffffu
 /* The longest server message worth reading whole: ParameterStatus, OK. */
-#define KEEP_MAX 4096
+#define KEEP_MAX QG_WIRE_KEEP_MAX
 
 /* name[0, len) into out (cap bytes), cut to fit. */
 static void copy_name(char *out, size_t cap, const char *name, size_t len)
@@ -108,23 +108,20 @@ static void my_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
     my_answer_packet(c, p, n);
 }
 
-/* Whole packets after the login, from a packet boundary: each header read
- * where it lies, one step a packet, and each packet (its first KEEP_MAX
- * bytes) read in place by the answer's reader.  Stops before a packet cut
- * short and before one of 16 MiB or more (its continuation packets).  The
- * bytes they take of p[0, n). */
+/* Whole packets after the login, from a packet boundary: read where they
+ * lie (qg_wire_my_whole_packets).  The bytes they take of p[0, n). */
 static size_t my_whole_packets(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
-    size_t i = 0;
-    while (n - i >= 4) {
-        uint32_t len = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16;
-        if (len >= MY_PACKET_MAX || len > n - i - 4)
-            break;
-        c->in_seq = p[i + 3];
+    uint32_t len;
+    uint8_t seq;
+    size_t i = qg_wire_my_whole_packets(&c->my, &c->session, p, n, &len, &seq);
+    if (i > 0) {
+        c->in_seq = seq;
         c->in_len = len;
-        if (len > 0 && !qg_wire_my_packet_passed(&c->my, p[i + 4]))
-            my_answer_packet(c, p + i + 4, len < KEEP_MAX ? len : KEEP_MAX);
-        i += 4 + (size_t)len;
+    }
+    if (c->my.infile) { /* the client's next packets are the file */
+        c->my.infile = false;
+        c->out.infile = true;
     }
     return i;
 }
@@ -262,12 +259,15 @@ __attribute__((noinline)) static size_t packets_read_from(qg_wire_conn *c, const
 
 size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
-    /* a PostgreSQL read at a message boundary of a connection in the
-     * clear, whose messages are all whole and no ParameterStatus: one walk */
+    /* a read at a message or packet boundary of a connection in the clear
+     * (after the MySQL login), whose messages are all whole and no
+     * PostgreSQL ParameterStatus: one walk */
     size_t i = 0;
-    if (c->proto == QG_WIRE_PG && c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0 &&
-        !c->pg_tls_asked && !c->passthrough) {
-        i = pg_whole_messages(c, p, n);
+    if (c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0 && !c->passthrough) {
+        if (c->proto == QG_WIRE_PG && !c->pg_tls_asked)
+            i = pg_whole_messages(c, p, n);
+        else if (c->proto == QG_WIRE_MYSQL && c->my_command_phase && !c->in.continues)
+            i = my_whole_packets(c, p, n);
         if (i == n)
             return n;
     }

@@ -432,34 +432,43 @@ __attribute__((noinline)) static ssize_t packets_write_all(qg_wire_conn *c, cons
     }
 }
 
-/* A PostgreSQL stream past its startup message, at a message boundary,
- * with nothing held, owed, dropped or decided ahead, still read. */
-static bool pg_out_clear(const qg_wire_conn *c)
+/* A stream at a message or packet boundary with nothing held, owed,
+ * dropped or decided ahead, still read: where a write may take the front
+ * door.  For PostgreSQL past its startup message; for MySQL where a packet
+ * at sequence 0 starts a command (after the handshake response, not in
+ * LOAD DATA LOCAL's file, compressed frames followed from the login OK). */
+static bool out_clear(const qg_wire_conn *c)
 {
-    return c->proto == QG_WIRE_PG && c->out.left == 0 && !c->out.untyped && c->hold.len == 0 &&
-           c->owed.len == 0 && c->covers == 0 && !c->dropping && !c->decided.data &&
-           !c->passthrough;
+    if (c->out.left != 0 || c->hold.len != 0 || c->owed.len != 0 || c->covers != 0 ||
+        c->dropping || c->decided.data || c->passthrough)
+        return false;
+    if (c->proto == QG_WIRE_PG)
+        return !c->out.untyped;
+    return !c->out.continues && !c->out.infile && c->my.response_seen && (!c->zlib || c->z_on);
 }
 
-/* A whole Query or Parse p[0, total) that begins a write on a stream in
- * the clear (pg_out_clear) and was not approved yet: checked and
- * accounted as plan_run does.  True when it passes; else what the write
- * returns is in *r, the replacement owed as for RUN_REPLACE. */
-static bool pg_lead_query(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n,
-                          size_t total, ssize_t *r)
+/* A whole query p[0, total) of `kind` that begins a write on a stream in
+ * the clear (out_clear) and was not approved yet: checked, accounted
+ * (PostgreSQL) and recorded (MySQL) as plan_run does.  True when it
+ * passes; else what the write returns is in *r, the replacement owed as
+ * for RUN_REPLACE. */
+static bool lead_query(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n,
+                       qg_wire_kind kind, size_t total, ssize_t *r)
 {
     qg_wire_classified cl = {
         .status = QG_CL_SQL,
-        .kind = p[0] == 'Q' ? QG_WIRE_PG_QUERY : QG_WIRE_PG_PARSE,
+        .kind = kind,
         .total = total,
         .complete = true,
+        .command = c->proto == QG_WIRE_MYSQL,
         .next = c->out,
     };
     cl.next.left = total;
     qg_wire_buf replacement = {0};
     qg_wire_msg m;
     bool pass = decide(c, io, cl.kind, p, total, false, true, &replacement, &m);
-    qg_wire_pg_account(c, c->out_pos, p, n, &cl, !pass, &m);
+    account(c, c->out_pos, p, n, &cl, !pass, &m);
+    record(c, &cl, c->out_pos, p, n, !pass);
     if (pass) {
         if (replacement.data)
             qg_wire_buf_free(&replacement);
@@ -477,27 +486,57 @@ static bool pg_lead_query(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *
     return false;
 }
 
+/* The bytes of p[0, n) that begin a write with one whole query on a stream
+ * in the clear, not approved yet, and its kind: a PostgreSQL Query or Parse,
+ * a MySQL COM_QUERY or COM_STMT_PREPARE in one packet; 0 for none. */
+static size_t lead_query_len(const qg_wire_conn *c, const uint8_t *p, size_t n, qg_wire_kind *kind)
+{
+    uint64_t total;
+    if (c->proto == QG_WIRE_PG) {
+        if (p[0] != 'P' && p[0] != 'Q')
+            return 0;
+        uint32_t len = qg_wire_be32(p + 1);
+        if (len < 4 || len > QG_WIRE_HOLD_MAX)
+            return 0;
+        *kind = p[0] == 'Q' ? QG_WIRE_PG_QUERY : QG_WIRE_PG_PARSE;
+        total = 1 + (uint64_t)len;
+    } else {
+        if (p[3] != 0 || (p[4] != QG_MY_COM_QUERY && p[4] != QG_MY_COM_STMT_PREPARE))
+            return 0;
+        uint32_t len = qg_wire_le24(p);
+        if (len == 0 || len >= QG_MY_PACKET_MAX) /* no command, or continued: planned */
+            return 0;
+        *kind = p[4] == QG_MY_COM_QUERY ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE;
+        total = 4 + (uint64_t)len;
+    }
+    return total <= n && c->out_pos + total > c->approved_end ? (size_t)total : 0;
+}
+
 ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n)
 {
-    /* A PostgreSQL write on a stream in the clear of messages without SQL
-     * (Bind, Execute, Sync …), maybe after one whole Query or Parse: one
-     * walk of their headers and one send.  Anything else is planned. */
-    if (n < 5 || !pg_out_clear(c))
+    /* A write on a stream in the clear of one whole query, or for
+     * PostgreSQL of messages without SQL (Bind, Execute, Sync …) maybe
+     * after one whole Query or Parse: one walk of their headers, one check
+     * and one send, without the planner's steps (docs/PERFORMANCE.md,
+     * "Choices in the code").  Anything else is planned. */
+    if (n < 5 || !out_clear(c))
         return packets_write_all(c, io, p, n);
-    size_t q = 0;
-    if (p[0] == 'P' || p[0] == 'Q') {
-        uint32_t len = qg_wire_be32(p + 1);
-        if (len < 4 || len > QG_WIRE_HOLD_MAX || len >= n || c->out_pos + 1 + len <= c->approved_end)
-            return packets_write_all(c, io, p, n);
-        ssize_t r;
-        if (!pg_lead_query(c, io, p, n, 1 + (size_t)len, &r))
-            return r;
-        q = 1 + (size_t)len;
-    }
+    qg_wire_kind kind = QG_WIRE_OTHER;
+    size_t q = lead_query_len(c, p, n, &kind);
+    if (q == 0 && (c->proto == QG_WIRE_MYSQL || p[0] == 'P' || p[0] == 'Q'))
+        return packets_write_all(c, io, p, n);
+    ssize_t r;
+    if (q > 0 && !lead_query(c, io, p, n, kind, q, &r))
+        return r;
     qg_wire_framer f = c->out;
-    if (q + qg_wire_pg_pass_plain(c, &f, c->out_pos + q, p + q, n - q) != n)
+    if (c->proto == QG_WIRE_MYSQL) {
+        if (q != n) /* the rest is planned; the query is approved and recorded */
+            return packets_write_all(c, io, p, n);
+        f.packets = f.packets < 255 ? f.packets + 1 : 255;
+    } else if (q + qg_wire_pg_pass_plain(c, &f, c->out_pos + q, p + q, n - q) != n) {
         return packets_write_all(c, io, p, n);
-    ssize_t r = io->send(io->ctx, p, n);
+    }
+    r = io->send(io->ctx, p, n);
     if (r < 0)
         return -1;
     if ((size_t)r == n)
