@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hot.h"
+
 /* A removed entry's slot: lookups probe past it. */
 #define TOMBSTONE ((qg_conn_head *)1)
 
@@ -147,11 +149,54 @@ void qg_conn_map_remove(qg_conn_map *m, const void *key, void (*before_free)(voi
     if (gone) {
         *slot = TOMBSTONE;
         __atomic_sub_fetch(&m->live, 1, __ATOMIC_RELAXED);
+        /* before the entry is freed: no thread takes it from its kept ones */
+        __atomic_add_fetch(&m->removals, 1, __ATOMIC_RELEASE);
         if (before_free)
             before_free(gone);
     }
     pthread_rwlock_unlock(&m->lock);
     entry_free(m, gone);
+}
+
+/* The entry kept for key, or NULL; forgets them all when the map removed
+ * one since they were found. */
+static void *kept_entry(const qg_conn_map *m, qg_conn_map_kept *kept, const void *key)
+{
+    unsigned long removals = __atomic_load_n(&m->removals, __ATOMIC_ACQUIRE);
+    if (removals != kept->removals) {
+        memset(kept, 0, sizeof *kept);
+        kept->removals = removals;
+        return NULL;
+    }
+    for (unsigned i = 0; i < QG_CONN_MAP_KEPT; i++)
+        if (kept->entry[i] && kept->key[i] == key)
+            return kept->entry[i];
+    return NULL;
+}
+
+/* Keeps an entry found after kept_entry (which read the map's removals
+ * first: a removal since makes the next look-up forget it). */
+static void *keep(qg_conn_map_kept *kept, const void *key, void *entry)
+{
+    if (entry) {
+        unsigned i = kept->next++ % QG_CONN_MAP_KEPT;
+        kept->key[i] = key;
+        kept->entry[i] = entry;
+    }
+    return entry;
+}
+
+QG_HOT void *qg_conn_map_find_kept(qg_conn_map *m, qg_conn_map_kept *kept, const void *key)
+{
+    void *e = kept_entry(m, kept, key);
+    return e ? e : keep(kept, key, qg_conn_map_find(m, key));
+}
+
+QG_HOT void *qg_conn_map_get_or_add_kept(qg_conn_map *m, qg_conn_map_kept *kept,
+                                         const void *key)
+{
+    void *e = kept_entry(m, kept, key);
+    return e ? e : keep(kept, key, qg_conn_map_get_or_add(m, key));
 }
 
 void qg_conn_map_read_lock(qg_conn_map *m)

@@ -27,6 +27,7 @@ typedef struct qg_conn_map {
     size_t capacity;      /* a power of two, or 0 */
     size_t filled;        /* live entries and tombstones */
     size_t live;          /* read without the lock */
+    unsigned long removals; /* entries removed so far: a kept look-up is good while unchanged */
     qg_conn_head *first_slots[QG_CONN_MAP_FIRST_SLOTS];
     void *reserve;      /* reserve_count entries of entry_size, or NULL */
     bool *reserve_used; /* one flag an entry, taken atomically */
@@ -34,11 +35,11 @@ typedef struct qg_conn_map {
 } qg_conn_map;
 
 #define QG_CONN_MAP_INIT(entry_type)                                                            \
-    {PTHREAD_RWLOCK_INITIALIZER, sizeof(entry_type), NULL, 0, 0, 0, {NULL}, NULL, NULL, 0}
+    {PTHREAD_RWLOCK_INITIALIZER, sizeof(entry_type), NULL, 0, 0, 0, 0, {NULL}, NULL, NULL, 0}
 /* A map whose entries come from reserve (an array of entry_type, which
  * maps may share) when malloc fails; used holds a flag for each. */
 #define QG_CONN_MAP_INIT_RESERVE(entry_type, reserve, used)                                     \
-    {PTHREAD_RWLOCK_INITIALIZER, sizeof(entry_type), NULL, 0, 0, 0, {NULL}, (reserve), (used),   \
+    {PTHREAD_RWLOCK_INITIALIZER, sizeof(entry_type), NULL, 0, 0, 0, 0, {NULL}, (reserve), (used), \
      sizeof(reserve) / sizeof((reserve)[0])}
 
 /* The entry for key, or NULL. */
@@ -49,6 +50,24 @@ void *qg_conn_map_get_or_add(qg_conn_map *m, const void *key);
 /* Removes and frees the entry for key, if any; `before_free` (may be NULL)
  * runs on it first, under the write lock. */
 void qg_conn_map_remove(qg_conn_map *m, const void *key, void (*before_free)(void *entry));
+/* A thread's last look-ups in one map, kept so that a handle used again
+ * (a connection's next query) is found without the lock.  An entry stays
+ * its key's until it is removed, and a removal from the map forgets them
+ * all, so a kept answer is the map's own.  Zero-initialised: empty. */
+#define QG_CONN_MAP_KEPT 4
+
+typedef struct qg_conn_map_kept {
+    unsigned long removals; /* the map's count when these were found */
+    const void *key[QG_CONN_MAP_KEPT];
+    void *entry[QG_CONN_MAP_KEPT]; /* NULL: an empty place */
+    unsigned next;                 /* the place the next one takes */
+} qg_conn_map_kept;
+
+/* qg_conn_map_find and qg_conn_map_get_or_add, answered from `kept` (this
+ * thread's, for this map) where they can be. */
+void *qg_conn_map_find_kept(qg_conn_map *m, qg_conn_map_kept *kept, const void *key);
+void *qg_conn_map_get_or_add_kept(qg_conn_map *m, qg_conn_map_kept *kept, const void *key);
+
 /* Whether the map holds any entry (no lock: a hint for fast paths). */
 static inline bool qg_conn_map_empty(const qg_conn_map *m)
 {

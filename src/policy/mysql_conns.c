@@ -14,6 +14,9 @@ static qg_conn_map stmts = QG_CONN_MAP_INIT(qg_my_stmt);
 static unsigned long pending_blocks;
 /* The connection last connected or queried, for mysql_escape_string. */
 static qg_my_conn *last_used;
+/* This thread's last look-ups (initial-exec: reading them never allocates). */
+static __thread qg_conn_map_kept kept_conns __attribute__((tls_model("initial-exec")));
+static __thread qg_conn_map_kept kept_stmts __attribute__((tls_model("initial-exec")));
 
 static void lock_maps(void)
 {
@@ -61,17 +64,18 @@ void qg_my_block_set(qg_my_block *b, const qg_decision *d, bool await_read)
 
 QG_HOT qg_my_conn *qg_my_conn_find(const void *mysql)
 {
-    return qg_conn_map_empty(&qg_my_conns) ? NULL : qg_conn_map_find(&qg_my_conns, mysql);
+    return qg_conn_map_empty(&qg_my_conns) ? NULL
+                                           : qg_conn_map_find_kept(&qg_my_conns, &kept_conns, mysql);
 }
 
 qg_my_stmt *qg_my_stmt_find(const void *stmt)
 {
-    return qg_conn_map_empty(&stmts) ? NULL : qg_conn_map_find(&stmts, stmt);
+    return qg_conn_map_empty(&stmts) ? NULL : qg_conn_map_find_kept(&stmts, &kept_stmts, stmt);
 }
 
 QG_HOT qg_my_conn *qg_my_conn_use(const void *mysql)
 {
-    qg_my_conn *e = qg_conn_map_get_or_add(&qg_my_conns, mysql);
+    qg_my_conn *e = qg_conn_map_get_or_add_kept(&qg_my_conns, &kept_conns, mysql);
     if (e)
         __atomic_store_n(&last_used, e, __ATOMIC_RELAXED);
     return e;
@@ -79,7 +83,7 @@ QG_HOT qg_my_conn *qg_my_conn_use(const void *mysql)
 
 qg_my_stmt *qg_my_stmt_add(const void *stmt, void *mysql)
 {
-    qg_my_stmt *s = qg_conn_map_get_or_add(&stmts, stmt);
+    qg_my_stmt *s = qg_conn_map_get_or_add_kept(&stmts, &kept_stmts, stmt);
     if (s)
         s->mysql = mysql;
     return s;

@@ -384,6 +384,38 @@ static void test_conn_map(void)
     tap_ok(qg_conn_map_empty(&map), "empty again after removing all");
 }
 
+/* A thread's kept look-ups answer as the map does: a removal forgets them. */
+static void test_conn_map_kept(void)
+{
+    static qg_conn_map map = QG_CONN_MAP_INIT(test_entry);
+    static char keys[QG_CONN_MAP_KEPT + 2];
+    qg_conn_map_kept kept = {0};
+    tap_ok(!qg_conn_map_find_kept(&map, &kept, &keys[0]), "no entry kept for a key not in the map");
+    test_entry *first = qg_conn_map_get_or_add_kept(&map, &kept, &keys[0]);
+    tap_ok(first && qg_conn_map_find_kept(&map, &kept, &keys[0]) == first &&
+               qg_conn_map_find(&map, &keys[0]) == first,
+           "an entry added is kept and is the map's");
+    bool all = true;
+    for (unsigned i = 1; i < QG_CONN_MAP_KEPT + 2; i++) {
+        test_entry *e = qg_conn_map_get_or_add_kept(&map, &kept, &keys[i]);
+        all = all && e && qg_conn_map_find_kept(&map, &kept, &keys[i]) == e;
+    }
+    tap_ok(all && qg_conn_map_find_kept(&map, &kept, &keys[0]) == first,
+           "more keys than are kept: each found, the first one again from the map");
+    qg_conn_map_remove(&map, &keys[1], NULL);
+    tap_ok(qg_conn_map_find_kept(&map, &kept, &keys[0]) == first,
+           "another key's removal leaves a key's entry as it was");
+    qg_conn_map_find_kept(&map, &kept, &keys[0]);
+    qg_conn_map_remove(&map, &keys[0], NULL);
+    tap_ok(!qg_conn_map_find_kept(&map, &kept, &keys[0]),
+           "a removed key's kept entry is forgotten");
+    test_entry *again = qg_conn_map_get_or_add_kept(&map, &kept, &keys[0]);
+    tap_ok(again && again == qg_conn_map_find(&map, &keys[0]) && again->value == 0,
+           "the key added again has its new entry");
+    for (unsigned i = 0; i < QG_CONN_MAP_KEPT + 2; i++)
+        qg_conn_map_remove(&map, &keys[i], NULL);
+}
+
 int main(void)
 {
     test_sql_mode();
@@ -393,5 +425,6 @@ int main(void)
     test_escape();
     test_escape_choice();
     test_conn_map();
+    test_conn_map_kept();
     return tap_done();
 }
