@@ -262,8 +262,9 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
     /* With earlier answers unread, the library reads the first of them
      * for this call, not this text's: the text counts as queued. */
     bool queued = e && (api == API_SEND_QUERY || e->session.unread);
-    /* answers read later need what the text may change now */
-    bool later = queued || memchr(sql, ';', len);
+    /* answers read later need what the text may change now; a text the
+     * check read as a word and no ';' after it has none */
+    bool later = queued || (!(plan.read && plan.lone_first_word) && memchr(sql, ';', len));
     if (e && later)
         qg_my_session_sending(&e->session, &plan);
     qg_my_sending = mysql;

@@ -13,15 +13,9 @@
 
 enum { QUOTING_BITS = QG_MY_STATUS_NO_BACKSLASH_ESCAPES | QG_MY_STATUS_ANSI_QUOTES };
 
-/* The recorded state at debug level: "asked" (read from the server),
- * "reported" (a session-tracking report), or "check" with the head of the
- * query about to be checked with it. */
-static void log_state_of(const qg_my_state *st, bool stale, const char *source, const char *sql,
-                         size_t len)
+QG_COLD static void write_state(const qg_settings *settings, const qg_my_state *st, bool stale,
+                                const char *source, const char *sql, size_t len)
 {
-    const qg_settings *settings = qg_settings_get();
-    if (settings->verbosity < 2)
-        return;
     char detail[200];
     qg_my_state_describe(st, detail, sizeof detail);
     size_t n = strlen(detail);
@@ -30,7 +24,19 @@ static void log_state_of(const qg_my_state *st, bool stale, const char *source, 
     qg_log_write_event(settings, "debug", "mysql_state", detail);
 }
 
-static void log_state(const qg_my_session *s, const char *source, const char *sql, size_t len)
+/* The recorded state at debug level: "asked" (read from the server),
+ * "reported" (a session-tracking report), or "check" with the head of the
+ * query about to be checked with it.  Tested in line: a query at a lower
+ * level makes no call. */
+static inline void log_state_of(const qg_my_state *st, bool stale, const char *source,
+                                const char *sql, size_t len)
+{
+    const qg_settings *settings = qg_settings_get();
+    if (settings->verbosity >= 2)
+        write_state(settings, st, stale, source, sql, len);
+}
+
+static inline void log_state(const qg_my_session *s, const char *source, const char *sql, size_t len)
 {
     log_state_of(&s->state, s->stale, source, sql, len);
 }
@@ -40,6 +46,7 @@ static void publish(qg_my_session *s, const qg_my_server *srv, const qg_my_state
     qg_conn_map_write_lock(srv->map);
     s->state = *st;
     qg_conn_map_unlock(srv->map);
+    s->enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
 }
 
 void qg_my_session_renew(qg_my_session *s)
@@ -445,6 +452,7 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
 {
     qg_my_state alike;
     const qg_my_state *st = &s->state;
+    const qg_encoding *enc = s->enc;
     if (s->stale) {
         if (!qg_my_plan_reads_alike(plan))
             return qg_my_state_unknown(conn, api, s->state.charset, plan->sql, plan->len,
@@ -454,9 +462,10 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
         if (!alike.charset[0])
             qg_my_state_set_charset(&alike, "latin1", 6);
         st = &alike;
+        enc = NULL;
     }
     log_state(s, "check", plan->sql, plan->len);
-    if (!text_allowed(conn, api, st, NULL, plan, caller, told, d))
+    if (!text_allowed(conn, api, st, enc, plan, caller, told, d))
         return false;
     if (!fresh && !s->unread)
         return true;

@@ -148,6 +148,30 @@ static void queued_texts(void)
            "once every text's last answer is read, the states go");
 }
 
+/* A check reads a text with the charset the last report gave: the same
+ * bytes pass under latin1 and are blocked under gbk, in either order. */
+static void reported_charset_read(void)
+{
+    /* bf 27 escaped byte-wise: gbk reads [bf 5c] and a quote that ends the literal */
+    static const char attack[] = "SELECT 1 FROM t WHERE a = '\xbf\x5c' OR 1=1 -- '";
+    static const char *const charsets[] = {"latin1", "gbk", "latin1"};
+    qg_my_session s = {0};
+    server_state = (fake){.state = {.charset = "latin1"}, .thread = 5, .covered = true};
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
+    for (unsigned i = 0; i < sizeof charsets / sizeof charsets[0]; i++) {
+        server_state.report[0] = "character_set_client";
+        server_state.report[1] = charsets[i];
+        answer_ok(&s, QG_MY_STATUS_SESSION_STATE_CHANGED, "SET NAMES x");
+        qg_decision d;
+        bool gbk = strcmp(charsets[i], "gbk") == 0;
+        bool passed = check(&s, attack, sizeof attack - 1, &d);
+        tap_ok(!s.stale && (gbk ? !passed && strstr(d.message, "(gbk)") : passed),
+               "a reported change to %s: the text is read as %s reads it", charsets[i],
+               charsets[i]);
+    }
+    memset(server_state.report, 0, sizeof server_state.report);
+}
+
 int main(void)
 {
     /* the settings the shim reads, whatever the machine has */
@@ -236,5 +260,6 @@ int main(void)
            "and a stale state blocks a text with a backslash with state_unknown (enforce, the "
            "default)");
     queued_texts();
+    reported_charset_read();
     return tap_done();
 }
