@@ -70,6 +70,7 @@ static void read_plan(qg_my_plan *p)
         p->leading_call = kind == QG_MY_WORD_RUNS;
         p->lone_first_word = !memchr(word + n, ';', p->len - at - n);
     }
+    p->inert = p->lone_first_word && kind == QG_MY_WORD_INERT;
     if (!p->lone_first_word) {
         read_statements(p);
         return;
@@ -116,8 +117,15 @@ bool qg_my_plan_names_tracking(qg_my_plan *p)
     return p->names_tracking;
 }
 
+bool qg_my_plan_inert(const qg_my_plan *p)
+{
+    return p->inert;
+}
+
 bool qg_my_plan_may_change_unreported(qg_my_plan *p)
 {
+    if (p->inert) /* names a variable (@@name) only to read it */
+        return false;
     if (qg_my_plan_names_system_variable(p) || p->leading_call)
         return true;
     /* a text of one statement that starts with another word: read

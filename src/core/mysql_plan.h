@@ -44,6 +44,7 @@ typedef struct qg_my_plan {
     bool server_decides;             /* a statement reads otherwise for another server */
     bool leading_call;               /* the first word is CALL or EXECUTE */
     bool lone_first_word;            /* no ';' after the first word */
+    bool inert;                      /* and that word changes nothing (SELECT, UPDATE, ...) */
     /* searched once each, when first asked (qg_my_plan_names_…) */
     signed char names_system_variable, names_tracking; /* -1: not searched yet */
     signed char reads_alike;         /* -1: not scanned yet */
@@ -71,6 +72,10 @@ bool qg_my_plan_reads_alike(qg_my_plan *p);
 /* Whether the text, as read, may change the state without the server
  * reporting it (qg_my_may_change_unreported). */
 bool qg_my_plan_may_change_unreported(qg_my_plan *p);
+
+/* Whether the text, as read, is one statement whose first word changes
+ * nothing: it sets no variable, whatever variables it names. */
+bool qg_my_plan_inert(const qg_my_plan *p);
 
 /* A walk over a read plan's statements of note, in order.  Past the ones
  * it keeps, or once the state was set otherwise than the plan read it

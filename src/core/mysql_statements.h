@@ -94,8 +94,10 @@ size_t qg_my_alike_prefix(const char *sql, size_t len);
  * the server reporting it: MariaDB reports no change made by SET @@name
  * without a scope (directly, through EXECUTE IMMEDIATE or in a procedure),
  * so a text that names a system variable so, or has a statement that runs
- * others (CALL, EXECUTE, after any comment), may.  st NULL: latin1
- * without quoting flags, for a text of one statement. */
+ * others (CALL, EXECUTE, after any comment), may; one statement whose
+ * first word changes nothing (SELECT, UPDATE, ...) only reads what it
+ * names.  st NULL: latin1 without quoting flags, for a text of one
+ * statement. */
 bool qg_my_may_change_unreported(const qg_my_state *st, const char *sql, size_t len);
 
 /* Whether a text names a system variable so (@@name), anywhere: it may

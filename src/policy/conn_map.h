@@ -53,7 +53,8 @@ void qg_conn_map_remove(qg_conn_map *m, const void *key, void (*before_free)(voi
 /* A thread's last look-ups in one map, kept so that a handle used again
  * (a connection's next query) is found without the lock.  An entry stays
  * its key's until it is removed, and a removal from the map forgets them
- * all, so a kept answer is the map's own.  Zero-initialised: empty. */
+ * all, so a kept answer is the map's own (docs/PERFORMANCE.md, "Choices
+ * in the code").  Zero-initialised: empty. */
 #define QG_CONN_MAP_KEPT 4
 
 typedef struct qg_conn_map_kept {

@@ -108,7 +108,7 @@ static void note_text(qg_my_session *s, qg_my_plan *plan)
     qg_my_plan_read(plan, &s->state, NULL);
     /* while answers are unread, theirs count too */
     s->may_hide = (s->unread && s->may_hide) || qg_my_plan_may_change_unreported(plan);
-    if (qg_my_plan_names_tracking(plan))
+    if (!qg_my_plan_inert(plan) && qg_my_plan_names_tracking(plan))
         s->stale = true; /* the program may change what is reported: no report says */
 }
 

@@ -62,7 +62,9 @@ typedef struct qg_my_session {
      * using the connection. */
     qg_my_state state;
     /* The rest belongs to the thread that uses the connection. */
-    const struct qg_encoding *enc; /* the checker's table of state.charset, or NULL */
+    /* the checker's table of state.charset, or NULL; found when the state
+     * is published, not by name on each check (docs/PERFORMANCE.md) */
+    const struct qg_encoding *enc;
     unsigned fresh_flags;    /* the quoting flags a new session starts with */
     unsigned long thread_id; /* server thread; a change means a reconnect */
     unsigned quoting_bits;   /* the quoting status bits as last seen */

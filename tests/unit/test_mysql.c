@@ -178,7 +178,10 @@ static void test_statements(void)
     tap_ok(!qg_my_reads_alike("SELECT '\x95'", 10), "a byte >= 0x80 does not");
 
     /* Texts that may change the state unreported: a statement that runs
-     * others, however it is written and wherever in the text, or @@. */
+     * others, however it is written and wherever in the text, or @@ but
+     * in one statement whose first word changes nothing (the server's
+     * grammar assigns no @@name there: `SELECT @@sql_mode := 'x'`,
+     * `UPDATE t SET @@sql_mode = 'x'` are syntax errors). */
     static const struct {
         const char *sql;
         bool may;
@@ -191,7 +194,11 @@ static void test_statements(void)
         {"/*!40101 EXECUTE s */", true},
         {"\fCALL p()", true},
         {"SELECT 1; EXECUTE s", true},
-        {"SELECT @@sql_mode", true},
+        {"SELECT @@sql_mode", false},
+        {"UPDATE t SET c = @@character_set_client", false},
+        {"SET @@sql_mode = ''", true},
+        {"DO @@sql_mode", true},
+        {"SELECT @@sql_mode; SELECT 1", true},
         {"SELECT 'x; CALL p()'", false},
         {"SELECT 1 /* ; CALL p() */", false},
         {"CALLS()", false},

@@ -201,6 +201,10 @@ int main(void)
     answer_ok(&s, QG_MY_STATUS_NO_BACKSLASH_ESCAPES, "INSERT INTO t VALUES (1)");
     tap_ok(!s.stale, "an OK packet without a report changes nothing");
 
+    answer_ok(&s, QG_MY_STATUS_NO_BACKSLASH_ESCAPES,
+              "UPDATE t SET c = CONCAT(@@character_set_client, @@session_track_system_variables)");
+    tap_ok(!s.stale, "an UPDATE that reads @@name and the tracked list: nothing to ask");
+
     answer_ok(&s, QG_MY_STATUS_NO_BACKSLASH_ESCAPES, "SET @@character_set_client = sjis");
     tap_ok(s.stale, "SET @@name without a scope (never reported): stale");
     server_state.state = (qg_my_state){.charset = "sjis", .flags = QG_NO_BACKSLASH_ESCAPES};
