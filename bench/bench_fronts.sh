@@ -118,9 +118,12 @@ run() {
 
 # added_by_shim RUN: "function instructions" for each function the shim
 # interposes (its inclusive count less that of the same name elsewhere),
-# then "(all) total".
+# then "(all) total".  Read from /: where the sources resolve by a relative
+# name, callgrind_annotate lists a function whose code is partly put in
+# line from other files (headers) twice, and the entry with the object
+# leaves those parts out.
 added_by_shim() {
-    callgrind_annotate --inclusive=yes --threshold=100 "$WORK/$1.out" 2>/dev/null |
+    (cd / && callgrind_annotate --inclusive=yes --threshold=100 "$WORK/$1.out") 2>/dev/null |
         awk '/\[.*\]$/ { gsub(/,/, "", $1); fn = $0; sub(/ \[[^]]*\]$/, "", fn); sub(/^.*:/, "", fn)
                           if ($NF ~ /libquoteguard\.so/) shim[fn] = $1; else other[fn] += $1 }
              END { for (f in shim) if (f in other) { added += shim[f] - other[f]; print f, shim[f] - other[f] }
