@@ -34,6 +34,9 @@
 #include "settings.h"
 
 #define QG_EXPORT __attribute__((visibility("default")))
+/* A step of every query's path: in line, without a call's saving and
+ * restoring of registers. */
+#define IN_LINE inline __attribute__((always_inline))
 
 /* libpq's public types and constants, as far as the shim needs them. */
 typedef struct pg_conn PGconn;
@@ -179,17 +182,22 @@ static const char *server_encoding(const void *conn)
 /* The client encoding.  libpq keeps it as a number (PQclientEncoding),
  * read in one step where the name the server reported is a walk down the
  * list of every reported parameter; what the shim derives from the number
- * is kept (pg_encoding.h).  But libpq takes a name it does not know for
+ * is kept (pg_encoding.h), and libpq's name of the number is read only
+ * when a number is first met.  But libpq takes a name it does not know for
  * SQL_ASCII (0), so for that one the reported name is read. */
-QG_HOT static qg_pg_client_encoding client_encoding(const PGconn *conn)
+static char *libpq_encoding_name(int id)
+{
+    pg_encoding_to_char_fn to_name = real_pg_encoding_to_char();
+    return to_name ? to_name(id) : NULL; /* NULL: not kept, the name is read */
+}
+
+QG_HOT static IN_LINE qg_pg_client_encoding client_encoding(const PGconn *conn)
 {
     PQclientEncoding_fn id_of = real_PQclientEncoding();
-    pg_encoding_to_char_fn to_name = real_pg_encoding_to_char();
     qg_pg_client_encoding kept;
-    if (id_of && to_name &&
-        qg_pg_client_encoding_by_id(id_of(conn),
-                                    __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE),
-                                    to_name, &kept))
+    if (id_of && qg_pg_client_encoding_by_id(id_of(conn),
+                                             __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE),
+                                             libpq_encoding_name, &kept))
         return kept;
     PQparameterStatus_fn status = real_PQparameterStatus();
     return qg_pg_client_encoding_named(status ? status(conn, "client_encoding") : NULL);
@@ -254,10 +262,20 @@ static int encoding_id(const PGconn *conn)
     return id_of ? id_of(conn) : 0;
 }
 
+/* Whether the state libpq reports once it has read the results that were
+ * unread when c was checked is the one c was checked under.  Out of line,
+ * so that the common inner call (no results were unread) stays short. */
+__attribute__((noinline)) static bool state_kept_over_unread(const checked_call *c,
+                                                             const PGconn *conn)
+{
+    int id = encoding_id(conn);
+    return id != 0 && id == c->encoding_id && quoting_flags(conn) == c->flags;
+}
+
 /* Whether an inner call may pass unchecked: it is libpq's for one of the
  * shim's own texts, or its state is the one its outer call was checked
  * under. */
-static bool state_as_checked(const PGconn *conn, const char *sql)
+static IN_LINE bool state_as_checked(const PGconn *conn, const char *sql)
 {
     const checked_call *c = checked;
     if (!c || c->conn != conn || c->sql != sql)
@@ -267,14 +285,12 @@ static bool state_as_checked(const PGconn *conn, const char *sql)
         __atomic_store_n(&inner_seen[c->outer], now, __ATOMIC_RELAXED); /* once */
     if (c->deferred)
         return false;
-    if (!c->unread)
-        return true; /* nothing for libpq to read in between: nothing changed */
-    int id = encoding_id(conn);
-    return id != 0 && id == c->encoding_id && quoting_flags(conn) == c->flags;
+    /* nothing for libpq to read in between: nothing changed */
+    return !c->unread || state_kept_over_unread(c, conn);
 }
 
 /* Opens an intercepted query call. */
-QG_HOT static opened open_query(PGconn *conn, const char *sql)
+QG_HOT static IN_LINE opened open_query(PGconn *conn, const char *sql)
 {
     if (!conn || !sql)
         return PASS;
@@ -304,7 +320,7 @@ QG_HOT static opened open_query(PGconn *conn, const char *sql)
     return CHECK;
 }
 
-QG_HOT static void close_query(opened how)
+QG_HOT static IN_LINE void close_query(opened how)
 {
     if (how == CHECK)
         qg_guard_leave();
@@ -312,12 +328,12 @@ QG_HOT static void close_query(opened how)
 
 /* The name and calling site a query is checked and logged under: an
  * inner call's are its outer call's. */
-static const char *api_name(opened how, const char *own)
+static IN_LINE const char *api_name(opened how, const char *own)
 {
     return how == RECHECK ? checked->api : own;
 }
 
-static const void *caller_of(opened how, const void *own)
+static IN_LINE const void *caller_of(opened how, const void *own)
 {
     return how == RECHECK ? checked->caller : own;
 }
@@ -326,9 +342,9 @@ static const void *caller_of(opened how, const void *own)
  * `deferred`, that its inner call checks it), into *c, for libpq's inner
  * call; `unread`: results were unread when it was checked.  c stays the
  * innermost record until end_checked(c). */
-QG_HOT static void begin_checked(checked_call *c, const PGconn *conn, const char *sql,
-                                 const char *api, const void *caller, outer_api outer,
-                                 bool unread, bool deferred, qg_decision *d)
+QG_HOT static IN_LINE void begin_checked(checked_call *c, const PGconn *conn, const char *sql,
+                                         const char *api, const void *caller, outer_api outer,
+                                         bool unread, bool deferred, qg_decision *d)
 {
     c->conn = conn;
     c->sql = sql;
@@ -348,7 +364,7 @@ QG_HOT static void begin_checked(checked_call *c, const PGconn *conn, const char
 
 /* After libpq returned: whether the inner call blocked the query (*d then
  * holds why); the record made before c is the innermost again. */
-QG_HOT static bool end_checked(const checked_call *c)
+QG_HOT static IN_LINE bool end_checked(const checked_call *c)
 {
     checked = c->outer_call;
     return c->inner_blocked;
@@ -366,7 +382,7 @@ QG_COLD static void note_rechecked_block(const qg_decision *d)
 
 /* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
  * there the query goes as it is, so that libpq answers as it would. */
-QG_HOT static bool pipeline_off(const PGconn *conn)
+QG_HOT static IN_LINE bool pipeline_off(const PGconn *conn)
 {
     PQpipelineStatus_fn pipeline = real_PQpipelineStatus();
     return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
@@ -377,7 +393,7 @@ QG_HOT static bool pipeline_off(const PGconn *conn)
  * query, and the state they report is the one that query meets: until then
  * a query is checked under every state the unread statements may leave, as
  * in a pipeline. */
-QG_HOT static bool results_unread(const PGconn *conn)
+QG_HOT static IN_LINE bool results_unread(const PGconn *conn)
 {
     PQtransactionStatus_fn status = real_PQtransactionStatus();
     return status && status(conn) == PQTRANS_ACTIVE;
@@ -386,7 +402,7 @@ QG_HOT static bool results_unread(const PGconn *conn)
 /* Whether an outer call with results unread leaves its check to its inner
  * call: their state is known once libpq has read them, before the inner
  * call, and libpq is known to reach the inner call where the shim sees it. */
-static bool defer_to_inner(const PGconn *conn, bool unread, outer_api outer)
+static IN_LINE bool defer_to_inner(const PGconn *conn, bool unread, outer_api outer)
 {
     return unread &&
            __atomic_load_n(&inner_seen[outer], __ATOMIC_RELAXED) ==
@@ -409,8 +425,9 @@ static void note_prepared_executed(const PGconn *conn)
  * sent before it may leave.  `read_later`: the call returns before the
  * query's results are read (PQsend*), so what it sets counts for the
  * queries sent before they are.  True = send it. */
-QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const void *caller,
-                         qg_query *q, qg_decision *d, bool read_later, bool unread)
+QG_HOT static IN_LINE bool check(PGconn *conn, const char *api, const char *sql,
+                                 const void *caller, qg_query *q, qg_decision *d, bool read_later,
+                                 bool unread)
 {
     /* The text's length, and whether it holds a backslash, in one pass. */
     const char *backslash = strchrnul(sql, '\\');
@@ -445,8 +462,10 @@ QG_HOT static bool check(PGconn *conn, const char *api, const char *sql, const v
     return allowed;
 }
 
-static bool query_allowed(PGconn *conn, const char *api, const char *sql, const void *caller,
-                          qg_decision *d, bool read_later, bool unread)
+/* check() for the calls off the hot path: one copy of it for them all. */
+__attribute__((noinline)) static bool query_allowed(PGconn *conn, const char *api,
+                                                    const char *sql, const void *caller,
+                                                    qg_decision *d, bool read_later, bool unread)
 {
     qg_query q;
     return check(conn, api, sql, caller, &q, d, read_later, unread);
@@ -643,9 +662,11 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
     return res;
 }
 
-QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
+/* PQsendQuery past libpq's inner call for the innermost checked one;
+ * `real`: libpq's (NULL: missing), `caller`: PQsendQuery's. */
+QG_HOT __attribute__((noinline)) static int send_query(PGconn *conn, const char *query,
+                                                     PQsendQuery_fn real, const void *caller)
 {
-    PQsendQuery_fn real = real_PQsendQuery();
     if (!real) {
         qg_guard_report_missing("PQsendQuery");
         return 0;
@@ -655,13 +676,22 @@ QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
         return real(conn, query);
     qg_decision d;
     qg_query q;
-    int sent = check(conn, api_name(how, "PQsendQuery"), query,
-                     caller_of(how, __builtin_return_address(0)), &q, &d, true,
-                     results_unread(conn))
+    int sent = check(conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d,
+                     true, results_unread(conn))
                    ? send_allowed(conn, &q, real)
                    : send_blocked(conn, how, &d);
     close_query(how);
     return sent;
+}
+
+QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
+{
+    PQsendQuery_fn real = real_PQsendQuery();
+    /* PQexec's own call, on every PQexec: compared with the record first */
+    const checked_call *c = checked;
+    if (real && c && c->conn == conn && c->sql == query && state_as_checked(conn, query))
+        return real(conn, query);
+    return send_query(conn, query, real, __builtin_return_address(0));
 }
 
 QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,

@@ -421,12 +421,18 @@ QG_COLD static bool judge_findings(const qg_settings *s, const qg_query *q, qg_c
     return false;
 }
 
-QG_HOT static bool decide(const qg_settings *s, const qg_query *q, qg_decision *out)
+/* In line: a clean query's whole path in the guard is one call. */
+QG_HOT static inline __attribute__((always_inline)) bool decide(const qg_settings *s,
+                                                                const qg_query *q,
+                                                                qg_decision *out)
 {
-    const char *requested = q->encoding_name ? q->encoding_name : "";
-    const qg_encoding *enc = q->encoding ? q->encoding : qg_encoding_find(q->dialect, requested);
-    if (!enc)
-        return unknown_encoding(s, q, requested, out);
+    const qg_encoding *enc = q->encoding;
+    if (!enc) {
+        const char *requested = q->encoding_name ? q->encoding_name : "";
+        enc = qg_encoding_find(q->dialect, requested);
+        if (!enc)
+            return unknown_encoding(s, q, requested, out);
+    }
 
     qg_context ctx;
     qg_context_init(&ctx, q->dialect, enc, q->flags);
@@ -444,7 +450,9 @@ QG_HOT static bool decide(const qg_settings *s, const qg_query *q, qg_decision *
     return judge_findings(s, q, &ctx, &result, &shape, shape_blocked, out);
 }
 
-QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
+/* qg_guard_query_with, in line in both entries. */
+QG_HOT static inline __attribute__((always_inline)) bool
+query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
 {
     out->block = false;
     out->sqlstate = NULL;
@@ -457,6 +465,11 @@ QG_HOT bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_deci
     return pass;
 }
 
+bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out)
+{
+    return query_with(s, q, out);
+}
+
 QG_HOT bool qg_guard_query(const qg_query *q, qg_decision *out)
 {
     /* A front is called, so its library is mapped: announce now if the
@@ -465,7 +478,7 @@ QG_HOT bool qg_guard_query(const qg_query *q, qg_decision *out)
     if (!__atomic_load_n(&announce_tried, __ATOMIC_RELAXED) &&
         !__atomic_exchange_n(&announce_tried, true, __ATOMIC_ACQ_REL))
         qg_attach_announce(); /* a plain load first: no shared write per query */
-    return qg_guard_query_with(qg_settings_get(), q, out);
+    return query_with(qg_settings_get(), q, out);
 }
 
 QG_COLD void qg_guard_report_missing(const char *name)

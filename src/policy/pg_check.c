@@ -7,14 +7,9 @@
 #include "hot.h"
 #include "pg_pipeline.h"
 
-QG_HOT bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding *c,
+bool qg_pg_set_server_decided_encoding(qg_query *q, const qg_pg_client_encoding *c,
                                        qg_pg_server_encoding_fn server_encoding)
 {
-    if (!c->server_decides) {
-        q->encoding = c->enc;
-        q->encoding_name = c->name;
-        return c->converts_to_ascii;
-    }
     q->encoding_name = qg_pg_checked_encoding(c, server_encoding(q->conn));
     if (q->encoding_name == c->name) {
         q->encoding = c->enc;
@@ -24,11 +19,9 @@ QG_HOT bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding 
     return q->encoding && qg_encoding_converts_to_ascii(q->encoding);
 }
 
-QG_HOT bool qg_pg_check_converted(qg_query *q, bool converts,
-                                  qg_pg_server_encoding_fn server_encoding, qg_decision *d)
+bool qg_pg_check_conversion(qg_query *q, qg_pg_server_encoding_fn server_encoding,
+                            qg_decision *d)
 {
-    if (!converts)
-        return qg_guard_query(q, d);
     const char *server = server_encoding(q->conn);
     if (!*server) {
         /* Which conversion the server runs is not known: not guessed. */

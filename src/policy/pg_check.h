@@ -12,18 +12,38 @@
 #include "pg_encoding.h"
 #include "pg_state.h"
 
+/* qg_pg_set_checked_encoding for a client encoding that server_decides. */
+bool qg_pg_set_server_decided_encoding(qg_query *q, const qg_pg_client_encoding *c,
+                                       qg_pg_server_encoding_fn server_encoding);
+
 /* Sets the encoding q is checked in for client encoding c: c's own, or
  * the one the server encoding makes it (qg_pg_checked_encoding).  True
  * when the server's conversion from it may make ASCII of a character. */
-bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding *c,
-                                qg_pg_server_encoding_fn server_encoding);
+static inline bool qg_pg_set_checked_encoding(qg_query *q, const qg_pg_client_encoding *c,
+                                              qg_pg_server_encoding_fn server_encoding)
+{
+    if (c->server_decides)
+        return qg_pg_set_server_decided_encoding(q, c, server_encoding);
+    q->encoding = c->enc;
+    q->encoding_name = c->name;
+    return c->converts_to_ascii;
+}
+
+/* qg_pg_check_converted for a client encoding whose conversion to the
+ * server encoding may make ASCII of a character. */
+bool qg_pg_check_conversion(qg_query *q, qg_pg_server_encoding_fn server_encoding,
+                            qg_decision *d);
 
 /* Checks q (encoding and flags set; `converts` as qg_pg_set_checked_encoding
  * said) through the guard; where the conversion to the server encoding
  * makes ASCII of a character, the text as the server reads it.  True =
  * send it. */
-bool qg_pg_check_converted(qg_query *q, bool converts, qg_pg_server_encoding_fn server_encoding,
-                           qg_decision *d);
+static inline bool qg_pg_check_converted(qg_query *q, bool converts,
+                                         qg_pg_server_encoding_fn server_encoding,
+                                         qg_decision *d)
+{
+    return converts ? qg_pg_check_conversion(q, server_encoding, d) : qg_guard_query(q, d);
+}
 
 /* Checks q under each state in `states` (every client encoding and
  * standard_conforming_strings value listed; an unknown encoding blocks in
