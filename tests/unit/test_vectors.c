@@ -165,6 +165,49 @@ static void doubled_quote_chains(int implementation)
            qg_vectors_name(implementation));
 }
 
+/* Backslashes where plain strings do not read them (N does): a Shift_JIS
+ * or GBK trail byte 0x5c or a run of backslashes at every place around a
+ * block's end, a quote or none right after it, so that the run escapes the
+ * next block's first byte or not; every implementation as the reference. */
+static void backslash_runs_across_blocks(int implementation)
+{
+    static const setting literal_backslashes[] = {
+        {QG_DIALECT_POSTGRES, "SJIS", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "GBK", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS},
+        {QG_DIALECT_MYSQL, "sjis", QG_NO_BACKSLASH_ESCAPES},
+    };
+    static const char *const tails[] = {
+        "\x95\x5c' OR 1=1 --'", "\x95\x5c\x8e\xa6 it''s \x83\x5c'", "\\\\\\' x' y",
+        "a\\\\' b", "\xbf\x5c\\' OR '", "\x95\x5c\x95\x5c\x95\x5c''' z", "\x95\x5c\x95\x5c",
+        "a\\' OR 1=1 --'",
+    };
+    static char text[MAX_TEXT];
+    int wrong = 0;
+    for (size_t s = 0; s < sizeof literal_backslashes / sizeof literal_backslashes[0]; s++) {
+        const setting *set = &literal_backslashes[s];
+        qg_context ctx;
+        qg_context_init(&ctx, set->dialect, qg_encoding_find(set->dialect, set->encoding), set->flags);
+        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
+            for (size_t pad = 0; pad < 140; pad++) {
+                int n = snprintf(text, sizeof text, "SELECT '%*s%s", (int)pad, "", tails[t]);
+                qg_result ref, got;
+                qg_allow_vectors(QG_VECTORS_REFERENCE);
+                qg_check(&ctx, text, (size_t)n, &ref);
+                qg_allow_vectors(implementation);
+                qg_check(&ctx, text, (size_t)n, &got);
+                if (!same_result(&ref, &got) && !wrong++)
+                    tap_diag("%s: verdict %d (%u findings) against the reference's %d (%u): %s",
+                             qg_vectors_name(implementation), (int)got.verdict, got.count,
+                             (int)ref.verdict, ref.count, text);
+            }
+    }
+    qg_allow_vectors(QG_VECTORS_WIDEST);
+    tap_ok(!wrong, "%s: backslashes plain strings do not read, around a block's end, read as "
+                   "in the reference",
+           qg_vectors_name(implementation));
+}
+
 /* The character count: where it stops, a character ends, and it counted
  * the characters before. */
 static void counts_whole_characters(int implementation)
@@ -204,6 +247,7 @@ int main(void)
     for (int i = QG_VECTORS_REFERENCE; i <= qg_cpu_vectors(); i++) {
         against_reference(i);
         doubled_quote_chains(i);
+        backslash_runs_across_blocks(i);
         counts_whole_characters(i);
     }
     return tap_done();
