@@ -234,23 +234,17 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         uint64_t quotes = m.quote, bad = m.bad, escaped = 0;
         if ((m.backslash & live) || escape_carry) {
             /* N takes every backslash as an escape; S too where `escapes`. */
-            uint64_t backslash = m.backslash & live;
+            escaped = escaped_bytes(m.backslash & live, &escape_carry);
             if (escapes) {
                 /* Escaped quotes do not count (as N reads them; strings_valid
                  * finds where S reads a trail byte otherwise, within a
                  * block: a run of backslashes at its end is the lexer's). */
-                escaped = escaped_bytes(backslash, &escape_carry);
                 quotes &= ~escaped;
                 bad |= m.backslash & (1ull << 63);
-            } else if (quotes & (backslash << 1 | escape_carry)) {
+            } else {
                 /* S reads them literally: the readings agree while N
                  * escapes no quote, in this block or the next. */
-                bad |= quotes & escaped_bytes(backslash, &escape_carry);
-            } else {
-                /* No quote right after a backslash: none escaped (a Shift_JIS
-                 * literal's trail bytes 0x5c); only the carry goes on
-                 * (docs/PERFORMANCE.md, "Choices in the code"). */
-                escape_carry = escape_carry_out(backslash, escape_carry);
+                bad |= quotes & escaped;
             }
         }
         uint64_t escaped_quote = lx->watch_escaped_quotes && escapes ? m.quote & escaped & live : 0;

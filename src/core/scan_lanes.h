@@ -104,20 +104,15 @@ static inline uint64_t escaped_by(uint64_t backslash, uint64_t carry_in)
     return (after_even & ~EVEN_BITS) | (after_odd & EVEN_BITS) | carry_in;
 }
 
-/* Whether the run of backslashes that reaches a block's end is odd, and so
- * escapes the next block's first byte (`carry`: 1 when bit 0 is escaped). */
-static inline uint64_t escape_carry_out(uint64_t backslash, uint64_t carry)
-{
-    backslash &= ~carry;
-    uint64_t final_run = ~backslash ? (uint64_t)__builtin_clzll(~backslash) : BLOCK;
-    return final_run & 1;
-}
-
-/* escaped_by for a 64-byte block (*carry: 1 into and out of the block). */
+/* escaped_by for a 64-byte block: a run that reaches the block's end
+ * escapes the next block's first byte when it is odd (*carry: 1 into and
+ * out of the block). */
 static inline uint64_t escaped_bytes(uint64_t backslash, uint64_t *carry)
 {
     uint64_t escaped = escaped_by(backslash, *carry);
-    *carry = escape_carry_out(backslash, *carry);
+    backslash &= ~*carry;
+    uint64_t final_run = ~backslash ? (uint64_t)__builtin_clzll(~backslash) : BLOCK;
+    *carry = final_run & 1;
     return escaped;
 }
 
