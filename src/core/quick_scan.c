@@ -654,7 +654,10 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
     for (size_t i = *from; i < len;) {
         uint64_t escaped_quote = 0; /* the span's */
 #ifdef __AVX2__
-        if (!names && i > 0 && i + QUIET_SPAN <= len &&
+        /* Where escapes are read, a block before the end is enough: in a
+         * statement the bytes after its first backslash are often fewer
+         * than QUIET_SPAN (docs/PERFORMANCE.md, "Choices in the code"). */
+        if (!names && i > 0 && i + (escaping ? BLOCK : QUIET_SPAN) <= len &&
             (i = escaping ? quiet_escaping_spans(table, s, len, i, quote_parity, &escape_carry,
                                                  &escaped_quotes, &doubler, doubler_comment)
                           : quiet_lanes(table, s, len, i, quote_parity)) == len)
