@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lexer_internal.h"
+#include "scan_lanes.h"
 
 uint64_t strings_floor_bytewise(const unsigned char *s, size_t len)
 {
@@ -14,8 +15,6 @@ uint64_t strings_floor_bytewise(const unsigned char *s, size_t len)
     bool in_string = false, escaped = false;
     for (size_t i = 0; i < len; i++) {
         if (escaped) {
-            if (s[i] == '\\')
-                return STRINGS_FLOOR_GAVE_UP;
             escaped = false;
         } else if (s[i] == '\\') {
             if (!in_string)
@@ -36,7 +35,7 @@ typedef struct floor_state {
     uint64_t open;    /* all ones while a string is open at the block's start */
     uint64_t carry;   /* 1: the block's first byte is escaped */
     uint64_t closed;  /* strings closed so far */
-    uint64_t gave_up; /* non-zero: a backslash in code, or escaped */
+    uint64_t gave_up; /* non-zero: a backslash in code */
 } floor_state;
 
 /* One 64-byte block, from its quotes and backslashes (bit i: byte i). */
@@ -47,15 +46,23 @@ floor_block(floor_state *st, uint64_t quote, uint64_t backslash)
      * moves one up to three times, or turns the escaped quotes into a
      * masked compare that waits for the backslashes' move and back. */
     __asm__("" : "+r"(quote), "+r"(backslash));
-    uint64_t escaped = backslash << 1 | st->carry;
-    st->carry = backslash >> 63;
+    /* Each backslash escapes the next byte while none follows another;
+     * a run of them escapes the byte after it when it is odd: the odd and
+     * even starts' carries (scan_lanes.h), where a block holds one. */
+    uint64_t escaped;
+    if (!(backslash & (backslash << 1 | st->carry))) {
+        escaped = backslash << 1 | st->carry;
+        st->carry = backslash >> 63;
+    } else {
+        escaped = escaped_bytes(backslash, &st->carry);
+    }
     quote &= ~escaped;
     /* Bit i set when the quotes at or below i are odd: a carry-less
      * product with all ones. */
     __m128i product = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)quote),
                                            _mm_set1_epi8((char)0xff), 0);
     uint64_t in_string = (uint64_t)_mm_cvtsi128_si64(product) ^ st->open;
-    st->gave_up |= (backslash & ~in_string) | (backslash & escaped);
+    st->gave_up |= backslash & ~in_string;
     st->closed += (uint64_t)__builtin_popcountll(quote & ~in_string);
     st->open = 0 - (in_string >> 63);
 }
