@@ -23,8 +23,9 @@
  * dollars (`opener`: each may start a comment or a dollar quote); where
  * PG's quoted names are read, double quotes; when backslashes are
  * followed, they and the bytes x, b and & in either case (`prefix`: a
- * string after them may read backslashes otherwise: X'', B'', PG U&''), as
- * bit i for byte i. */
+ * string after them may read backslashes otherwise: X'', B'', PG U&''; in
+ * the AVX2 and AVX-512 builds h and r too, from their class), as bit i
+ * for byte i. */
 typedef struct quick_bytes {
     uint64_t quote, dquote, dash, opener, backslash, prefix;
 } quick_bytes;
@@ -65,7 +66,7 @@ enum { Q_STOP_NUL = 0x01, Q_PREFIX_LETTER = 0x02, Q_STOP_BACKSLASH = 0x04, Q_DQU
 typedef struct quick_tables {
     unsigned char by_low[LANE], by_high[LANE], nibble[LANE];
     unsigned char stops[LANE], but_backslash[LANE], but_dquote[LANE], but_both[LANE];
-    unsigned char fold[LANE], x[LANE], b[LANE], ampersand[LANE]; /* for prefix_bits */
+    unsigned char ampersand[LANE]; /* with Q_PREFIX_LETTER, the prefix bytes and more */
     /* for quiet_lanes; minus is needle DASH again: read from the needle
      * table there, it cost PG OLTP time (docs/PERFORMANCE.md) */
     unsigned char stops_openers[LANE], dash[LANE], minus[LANE];
@@ -93,9 +94,6 @@ static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
     .but_backslash = {[0 ... LANE - 1] = (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH},
     .but_dquote = {[0 ... LANE - 1] = Q_STOPS},
     .but_both = {[0 ... LANE - 1] = Q_STOPS & ~Q_STOP_BACKSLASH},
-    .fold = {[0 ... LANE - 1] = 0x20},
-    .x = {[0 ... LANE - 1] = 'x'},
-    .b = {[0 ... LANE - 1] = 'b'},
     .ampersand = {[0 ... LANE - 1] = '&'},
     .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},
     .dash = {[0 ... LANE - 1] = Q_DASH},
@@ -167,8 +165,7 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
     b->opener = class_bits(cls, t->opener);
     if (escaping) {
         b->backslash = class_bits(cls, t->backslash);
-        b->prefix = prefix_bits(v, load_lane(t->fold), load_lane(t->x), load_lane(t->b),
-                                load_lane(t->ampersand));
+        b->prefix = class_bits(cls, t->prefix_letter) | eq_bits(v, load_lane(t->ampersand));
     }
     return LANE_READ;
 }
@@ -201,8 +198,8 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
         b->opener |= bits_of(_mm256_slli_epi16(cls[k], 2)) << shift;
         if (escaping) {
             b->backslash |= bits_of(_mm256_slli_epi16(cls[k], 5)) << shift;
-            b->prefix |= prefix_bits(v[k], load_lane(t->fold), load_lane(t->x), load_lane(t->b),
-                                     load_lane(t->ampersand))
+            b->prefix |= bits_of(or_lanes(_mm256_slli_epi16(cls[k], 6),
+                                          eq(v[k], load_lane(t->ampersand))))
                          << shift;
         }
     }
@@ -630,6 +627,16 @@ quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, s
 }
 #endif
 
+/* Whether one of the quotes `quotes` (bit k: s[at + k], after the
+ * text's first byte) follows a prefix byte. */
+static inline bool quotes_follow_prefix(const unsigned char *s, size_t at, uint64_t quotes)
+{
+    for (; quotes; quotes &= quotes - 1)
+        if (is_prefix(s[at + (size_t)__builtin_ctzll(quotes) - 1]))
+            return true;
+    return false;
+}
+
 /* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
  * the delimiters before i; the text holds at least a span).  Where
  * `names`, PG's quoted names are read (*name_open: one is open where the
@@ -708,8 +715,10 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
             quote &= ~escaped;
             in_string = prefix_xor(quote) ^ (open ? ~0ull : 0);
             uint64_t after_prefix = (b.prefix << 1 | is_prefix(before)) >> seen;
-            /* a backslash in code; a quote that opens a string after a prefix */
-            if ((backslash & ~in_string) | (quote & after_prefix & in_string))
+            /* a backslash in code; a quote that opens a string after a
+             * prefix (b.prefix may hold h and r too: each is tested) */
+            uint64_t opening = quote & after_prefix & in_string;
+            if ((backslash & ~in_string) || (opening && quotes_follow_prefix(s, i, opening)))
                 return LANE_STOP;
         }
         if (openers) {

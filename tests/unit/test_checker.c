@@ -1647,7 +1647,8 @@ static void test_quick_scan_doubler(void)
  * dollar, the search for a comment opener goes on).  A comment in the
  * server's code after the escaped quote is text in the doubler's last
  * literal, open at the text's end: settled.  A comment holding a
- * backslash is the lexer's.  At every position of a 192- and a 400-byte
+ * backslash is the lexer's, and so is a string after x, b or &, not one
+ * after h or r (which the vector builds' classes take for prefixes too).  At every position of a 192- and a 400-byte
  * text (so across every vector edge), in every build; fast and reference
  * agree, and the quote doubler's output closed by a prose comment is
  * blocked wherever it lies. */
@@ -1674,6 +1675,8 @@ static void test_quick_scan_doubler_comment(void)
         {"'x\\'y' / 2 -- c\n", QG_QUICK_CLEAN}, {"'x\\'y' " SIXTY_FOUR " # c\n", QG_QUICK_CLEAN},
         {"'x\\'y', 'z--' # c\n", QG_QUICK_DOUBLER}, {"'x\\'y', '" SIXTY_FOUR "#' # c\n", QG_QUICK_DOUBLER},
         {"'x\\'y' -- c\n 'z'", QG_QUICK_UNSETTLED},
+        {"'x\\'y', h'z'", QG_QUICK_CLEAN}, {"'x\\'y', R'z'", QG_QUICK_CLEAN},
+        {"'x\\'y', b'1'", QG_QUICK_UNSETTLED}, {"'x\\'y', &'z'", QG_QUICK_UNSETTLED},
         {"/* \\' */ 'x'", QG_QUICK_UNSETTLED}, {"# \\'\n 'x'", QG_QUICK_UNSETTLED},
     };
     static const size_t lengths[] = {192, 400};
