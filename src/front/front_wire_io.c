@@ -330,8 +330,10 @@ static inline bool read_here(const wire_fd *w)
     return w != NULL && w != QG_WIRE_LIBRARY;
 }
 
-/* Bytes the client received on fd (r of them in its buffer p). */
-static void observe(int fd, wire_fd *w, void *p, size_t r)
+/* Bytes the client received on fd (r of them in its buffer p).  Inlined
+ * into the interposers, which then make one call for a read
+ * (docs/PERFORMANCE.md, "Choices in the code"). */
+static inline void observe(int fd, wire_fd *w, void *p, size_t r)
 {
     if (w == QG_WIRE_CANDIDATE)
         w = recognise_read(fd, p, r);
@@ -512,11 +514,11 @@ QG_EXPORT int qg_fcntl64(int fd, int cmd, void *arg)
 
 /* --------------------------------------------------------------- output */
 
-/* A write of p[0, n) on fd, whose entry w is not NULL. */
-static ssize_t entry_write(send_ctx *sc, wire_fd *w, const void *p, size_t n)
+/* A write of p[0, n) on fd, whose entry w is not NULL nor a followed
+ * connection's. */
+__attribute__((noinline)) static ssize_t entry_write_other(send_ctx *sc, wire_fd *w, const void *p,
+                                                           size_t n)
 {
-    if (qg_wire_is_conn(w) && !qg_wire_fd_refused(w))
-        return guarded_write(w, sc, p, n);
     if (qg_wire_fd_entry(sc->fd) == QG_WIRE_UNSEEN && qg_wire_unseen_refused(sc->fd, p, n, n)) {
         errno = EACCES;
         return -1;
@@ -532,6 +534,16 @@ static ssize_t entry_write(send_ctx *sc, wire_fd *w, const void *p, size_t n)
     if (qg_wire_fd_refused(w))
         return qg_wire_give_up_refused(w, sc->fd, -1);
     return guarded_write(w, sc, p, n);
+}
+
+/* A write of p[0, n) on fd, whose entry w is not NULL: a followed
+ * connection's goes to guarded_write from the interposer itself, without
+ * a call between (docs/PERFORMANCE.md, "Choices in the code"). */
+static inline ssize_t entry_write(send_ctx *sc, wire_fd *w, const void *p, size_t n)
+{
+    if (__builtin_expect(qg_wire_is_conn(w) && !qg_wire_fd_refused(w), 1))
+        return guarded_write(w, sc, p, n);
+    return entry_write_other(sc, w, p, n);
 }
 
 ssize_t qg_wire_write_from(int fd, const void *buf, size_t n, const void *caller)

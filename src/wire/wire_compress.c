@@ -224,8 +224,8 @@ static void group_unread(qg_wire_conn *c, const qg_wire_io *io, size_t covers)
     group_reset(z);
 }
 
-/* Not inlined, as z_read and my_read: a stream without compression then
- * passes through qg_wire_write and qg_wire_read without saving registers. */
+/* Not inlined, as z_read: a stream without compression then passes
+ * through qg_wire_write and qg_wire_read without saving registers. */
 __attribute__((noinline)) static ssize_t z_write(qg_wire_conn *c, const qg_wire_io *io,
                                                  const uint8_t *p, size_t n)
 {
@@ -391,21 +391,14 @@ ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, s
     return qg_wire_packets_write(c, io, p, n);
 }
 
-/* MySQL's bytes: packets, then compressed frames from the login OK on. */
-__attribute__((noinline)) static void my_read(qg_wire_conn *c, const uint8_t *p, size_t n)
-{
-    size_t used = c->z_on ? 0 : qg_wire_packets_read(c, p, n);
-    if (used < n && c->z_on)
-        z_read(c, p + used, n - used);
-}
-
 void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
     c->in_pos += n;
-    if (c->proto == QG_WIRE_PG) /* never compressed */
-        qg_wire_packets_read(c, p, n);
-    else
-        my_read(c, p, n);
+    /* packets, then (MySQL) compressed frames from the login OK on; a
+     * PostgreSQL stream is never compressed */
+    size_t used = c->z_on ? 0 : qg_wire_packets_read(c, p, n);
+    if (__builtin_expect(used < n && c->z_on, 0))
+        z_read(c, p + used, n - used);
 }
 
 void qg_wire_conn_release(qg_wire_conn *c)

@@ -13,11 +13,6 @@
 #define PG_STARTUP_MAX 10000u
 
 
-uint32_t qg_wire_le24(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
-}
-
 bool qg_wire_buf_append(qg_wire_buf *b, const void *p, size_t n)
 {
     if (n > b->cap - b->len) {

@@ -10,9 +10,12 @@
 /* Asks io->check about the whole message p[0, n); fills *out with what to
  * send instead when it is blocked.  True: send it as it is.  *m is the
  * message as the check saw it; for PostgreSQL its text lies in p, so
- * qg_wire_pg_account reads it from there again without a search. */
-static bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind, const uint8_t *p,
-                   size_t n, bool too_large, bool at_start, qg_wire_buf *out, qg_wire_msg *m)
+ * qg_wire_pg_account reads it from there again without a search.  Inlined
+ * into its callers: the front door's one check a query makes no call of
+ * its own (docs/PERFORMANCE.md, "Choices in the code"). */
+static inline bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind,
+                          const uint8_t *p, size_t n, bool too_large, bool at_start,
+                          qg_wire_buf *out, qg_wire_msg *m)
 {
     if (kind == QG_WIRE_MY_LOGIN) {
         /* compression, which is not read: the login goes where unread bytes
