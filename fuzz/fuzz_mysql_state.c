@@ -6,7 +6,8 @@
  * Invariants: sql_mode flags are only the quoting flags and read the same
  * twice; a charset taken from a report is NUL-terminated, lower-case and
  * fits; the reader always advances and never past the end, and whether a
- * text may change the state unreported is what its statements say; the escaper's
+ * text may change the state unreported is what its statements say (one
+ * statement whose first word changes nothing names @@ only to read); the escaper's
  * output fits 2n + 1 bytes and the server's reading of it (MariaDB's
  * get_text, modelled below) gives the input back.
  */
@@ -64,9 +65,14 @@ static void fuzz_reader(const qg_encoding *enc, unsigned flags, const char *text
         runs_other |= fx.runs_other;
         pos += step;
     }
-    /* its shortcut for a text of one statement agrees with the reader */
+    /* its shortcut for a text of one statement agrees with the reader; one
+     * statement whose first word changes nothing only reads what it names */
+    size_t at, n;
+    qg_my_word_kind kind;
+    bool lone_inert = qg_my_first_word(text, len, &at, &n, &kind) && kind == QG_MY_WORD_INERT &&
+                      !memchr(text + at + n, ';', len - at - n);
     FUZZ_CHECK(qg_my_may_change_unreported(&start, text, len) ==
-                   (runs_other || memmem(text, len, "@@", 2) != NULL),
+                   (runs_other || (!lone_inert && memmem(text, len, "@@", 2) != NULL)),
                "may_change_unreported disagrees with the statements read");
     FUZZ_CHECK(strnlen(st.charset, sizeof st.charset) < sizeof st.charset, "charset not terminated");
 }
