@@ -228,8 +228,7 @@ static void observe_handshake_response(qg_wire_conn *c, const uint8_t *payload, 
         qg_wire_set_passthrough(c, QG_WIRE_UNREAD_STREAM);
         return;
     }
-    uint32_t caps = (uint32_t)payload[0] | (uint32_t)payload[1] << 8 |
-                    (uint32_t)payload[2] << 16 | (uint32_t)payload[3] << 24;
+    uint32_t caps = qg_wire_le32(payload);
     qg_wire_my_response(&c->my, payload, len, c->tls);
     const char *charset = qg_wire_mysql_charset_of_collation(payload[8]);
     if (charset)

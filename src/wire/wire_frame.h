@@ -222,12 +222,6 @@ static inline uint32_t qg_wire_be32(const uint8_t *p)
     return v;
 }
 
-/* A MySQL packet's length (3 bytes, little-endian). */
-static inline uint32_t qg_wire_le24(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
-}
-
 /* Nothing of the client's packet stream is held back, owed or being
  * dropped, and no packet is half passed: a point where it may change
  * framing. */

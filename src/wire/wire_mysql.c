@@ -15,11 +15,6 @@
 #define PREPARED_MAX 256u
 #define NO_STMT_ID 0xffffffffu
 
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static uint16_t le16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | p[1] << 8);
@@ -238,7 +233,7 @@ void qg_wire_my_greeting(qg_wire_my *m, const uint8_t *p, size_t n)
     /* MariaDB: its extended capabilities in the last 4 of 10 reserved bytes */
     size_t ext = at + 2 + 1 + 2 + 2 + 1 + 6;
     if (!(m->server_caps & QG_MY_CLIENT_MYSQL) && ext + 4 <= n)
-        m->server_ext_caps = le32(p + ext);
+        m->server_ext_caps = qg_wire_le32(p + ext);
     m->greeting_seen = true;
 }
 
@@ -246,12 +241,12 @@ void qg_wire_my_response(qg_wire_my *m, const uint8_t *p, size_t n, bool inside_
 {
     if (n < 9)
         return;
-    uint32_t caps = le32(p);
+    uint32_t caps = qg_wire_le32(p);
     /* without a greeting seen (a connection followed from its middle), the
      * client's word is all there is */
     m->caps = m->greeting_seen ? caps & m->server_caps : caps;
     if (n >= 32 && !(m->server_caps & QG_MY_CLIENT_MYSQL))
-        m->ext_caps = le32(p + 28) & m->server_ext_caps;
+        m->ext_caps = qg_wire_le32(p + 28) & m->server_ext_caps;
     const char *charset = qg_wire_mysql_charset_of_collation(p[8]);
     if (charset) {
         size_t len = strlen(charset);
@@ -657,14 +652,14 @@ void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, 
         return; /* no answer */
     case QG_MY_COM_STMT_CLOSE:
         if (n >= 9)
-            forget_stmt(m, le32(p + 5));
+            forget_stmt(m, qg_wire_le32(p + 5));
         free(effect);
         return;
     case QG_MY_COM_STMT_EXECUTE:
     case QG_MY_COM_STMT_BULK_EXECUTE: {
         free(effect);
         effect = NULL;
-        uint32_t id = n >= 9 ? le32(p + 5) : 0;
+        uint32_t id = n >= 9 ? qg_wire_le32(p + 5) : 0;
         const qg_wire_my_stmt *s = id == NO_STMT_ID ? NULL : find_stmt(m, id);
         if (n < 9)
             effect = effect_of(&unknown_change);
@@ -822,7 +817,7 @@ static void prepare_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
     }
     qg_wire_my_pending *e = &m->pending[m->head];
     if (e->effect && e->effect->count > 0 && !e->replaced)
-        keep_stmt(m, le32(p + 1),
+        keep_stmt(m, qg_wire_le32(p + 1),
                   e->effect->count == 1 ? &e->effect->changes[0] : &unknown_change);
     bool eof = !(m->caps & QG_MY_CLIENT_DEPRECATE_EOF);
     uint64_t columns = le16(p + 5), params = le16(p + 7);
@@ -933,18 +928,6 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
         answer_packet(m, s, p, n, len);
 }
 
-/* A MySQL packet's length (3 bytes, little-endian) of the header at p,
- * whose 4 bytes are all at hand: one load. */
-static inline uint32_t header_len(const uint8_t *p)
-{
-    uint32_t h;
-    memcpy(&h, p, sizeof h);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    h = __builtin_bswap32(h);
-#endif
-    return h & 0xffffffu;
-}
-
 /* From q, the whole packets before end that an answer moves over without
  * reading them, in one tight loop (a long answer's rows cost a few
  * instructions each: docs/PERFORMANCE.md, "Choices in the code"): `rows`, rows (a first byte below 0xfe);
@@ -956,7 +939,7 @@ static inline const uint8_t *pass_run(const uint8_t *q, const uint8_t *end, bool
                                       uint64_t *defs, const uint8_t **last)
 {
     while (end - q >= 5 && (rows || *defs > 1)) {
-        uint32_t len = header_len(q);
+        uint32_t len = qg_wire_my_header_len(q);
         if (len == 0 || len >= 0xffffffu || len > (size_t)(end - q) - 4 ||
             q[4] >= (rows ? 0xfe : 0xff))
             break;
@@ -973,7 +956,7 @@ size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t
 {
     const uint8_t *q = p, *end = p + n, *last = NULL;
     while (end - q >= 4) {
-        uint32_t len = header_len(q);
+        uint32_t len = qg_wire_my_header_len(q);
         if (len == 0xffffffu || len > (size_t)(end - q) - 4)
             break;
         const uint8_t *body = q + 4;
@@ -991,7 +974,7 @@ size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t
             break; /* the client's file comes next */
     }
     if (last) {
-        *last_len = header_len(last);
+        *last_len = qg_wire_my_header_len(last);
         *last_seq = last[3];
     }
     return (size_t)(q - p);

@@ -140,14 +140,12 @@ __attribute__((always_inline)) static inline void start_message(qg_wire_conn *c,
     uint64_t body;
     bool keep;
     if (c->proto == QG_WIRE_PG) {
-        uint32_t len = (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 |
-                       (uint32_t)h[3] << 8 | h[4];
+        uint32_t len = qg_wire_be32(h + 1);
         c->in_type = h[0];
         body = len >= 4 ? len - 4 : 0;
         keep = c->in_type == 'S' && body <= KEEP_MAX;
     } else {
-        uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 |
-                       (uint32_t)h[2] << 16;
+        uint32_t len = qg_wire_my_header_len(h);
         c->in_seq = h[3];
         c->in_len = len;
         body = len;
