@@ -75,6 +75,25 @@ static bool same_result(const qg_result *a, const qg_result *b)
     return true;
 }
 
+/* Whether `implementation` checks text as the reference does; the first
+ * difference (none before: `earlier` 0) is shown. */
+static bool checks_as_reference(int implementation, const qg_context *ctx, const char *text,
+                                size_t len, int earlier)
+{
+    qg_result ref, got;
+    qg_allow_vectors(QG_VECTORS_REFERENCE);
+    qg_check(ctx, text, len, &ref);
+    qg_allow_vectors(implementation);
+    qg_check(ctx, text, len, &got);
+    if (same_result(&ref, &got))
+        return true;
+    if (!earlier)
+        tap_diag("%s: verdict %d (%u findings) against the reference's %d (%u): %s",
+                 qg_vectors_name(implementation), (int)got.verdict, got.count, (int)ref.verdict,
+                 ref.count, text);
+    return false;
+}
+
 static void complete_tables(void)
 {
     bool complete = true;
@@ -149,15 +168,7 @@ static void doubled_quote_chains(int implementation)
             for (size_t pad = 0; pad < 140; pad++) {
                 int n = snprintf(text, sizeof text, "SELECT %*s%s%s", (int)pad, "",
                                  pad % 3 ? "'a''b'" : "", tails[t]);
-                qg_result ref, got;
-                qg_allow_vectors(QG_VECTORS_REFERENCE);
-                qg_check(&ctx, text, (size_t)n, &ref);
-                qg_allow_vectors(implementation);
-                qg_check(&ctx, text, (size_t)n, &got);
-                if (!same_result(&ref, &got) && !wrong++)
-                    tap_diag("%s: verdict %d (%u findings) against the reference's %d (%u): %s",
-                             qg_vectors_name(implementation), (int)got.verdict, got.count,
-                             (int)ref.verdict, ref.count, text);
+                wrong += !checks_as_reference(implementation, &ctx, text, (size_t)n, wrong);
             }
     }
     qg_allow_vectors(QG_VECTORS_WIDEST);
@@ -191,15 +202,7 @@ static void backslash_runs_across_blocks(int implementation)
         for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
             for (size_t pad = 0; pad < 140; pad++) {
                 int n = snprintf(text, sizeof text, "SELECT '%*s%s", (int)pad, "", tails[t]);
-                qg_result ref, got;
-                qg_allow_vectors(QG_VECTORS_REFERENCE);
-                qg_check(&ctx, text, (size_t)n, &ref);
-                qg_allow_vectors(implementation);
-                qg_check(&ctx, text, (size_t)n, &got);
-                if (!same_result(&ref, &got) && !wrong++)
-                    tap_diag("%s: verdict %d (%u findings) against the reference's %d (%u): %s",
-                             qg_vectors_name(implementation), (int)got.verdict, got.count,
-                             (int)ref.verdict, ref.count, text);
+                wrong += !checks_as_reference(implementation, &ctx, text, (size_t)n, wrong);
             }
     }
     qg_allow_vectors(QG_VECTORS_WIDEST);
