@@ -481,11 +481,13 @@ static __attribute__((noinline)) bool escaped_quote_before_comment(const unsigne
 /* The lexer's reading of a text the quick scan did not settle.
  * `doubler_comment`: escaped_quote_before_comment. */
 static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len, bool every_byte,
-                              bool doubler_comment, qg_result *res)
+                              bool doubler_comment, bool by_reference, qg_result *res)
 {
     qg_lexer lx;
     qg_token tok;
     qg_lexer_init(&lx, ctx, sql, len, QG_READ_SERVER, res);
+    if (by_reference)
+        qg_lexer_read_by_reference(&lx);
     lx.watch_escaped_quotes = true;
     if (every_byte)
         lx.quiet_from = SIZE_MAX; /* the block skip does not look */
@@ -498,6 +500,16 @@ static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len
             record(res, ctx, QG_REASON_UNTERMINATED, tok.start, tok.start, tok.end);
             open_at_end = true;
         }
+    }
+
+    /* An ill-formed byte S does not check tells no literal whether N read
+     * past it; the reference, which compares the readings wherever the text
+     * holds an ambiguous byte, decides such a (rare) text: only its byte by
+     * byte reading sees every ambiguous byte. */
+    if (lx.unchecked_illformed && lx.vectors != QG_VECTORS_REFERENCE) {
+        res->verdict = QG_VERDICT_CLEAN;
+        res->count = 0;
+        return check_lexed(ctx, sql, len, every_byte, doubler_comment, true, res);
     }
 
     /* The reference compares the readings whenever N might read otherwise;
@@ -576,7 +588,7 @@ static QG_HOT __attribute__((noinline)) qg_verdict check_read(const qg_context *
     result = findings_in(result, &scratch);
     if (ctx->view)
         return check_converted(ctx, sql, len, result);
-    return check_lexed(ctx, sql, len, every_byte, doubler_comment, result);
+    return check_lexed(ctx, sql, len, every_byte, doubler_comment, false, result);
 }
 
 /* A text the quick scan settled as the server reads it, where a quote

@@ -287,6 +287,8 @@ consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, bool 
                     lx->diverges = lx->diverges || lx->findings;
                 } else
                     illformed_finding(lx, pos, span_start, span_end);
+            } else if (n == 0 && lx->findings) {
+                lx->unchecked_illformed = true;
             }
             pos++;
         }
@@ -777,6 +779,12 @@ QG_HOT void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, 
     lx->vectors = qg_vectors_in_use();
     lx->dfa = lx->vectors == QG_VECTORS_REFERENCE ? NULL : encoding_dfa(ctx->encoding);
     lx->findings = findings;
+}
+
+void qg_lexer_read_by_reference(qg_lexer *lx)
+{
+    lx->vectors = QG_VECTORS_REFERENCE;
+    lx->dfa = NULL;
 }
 
 qg_lexer *qg_lexer_new(const qg_context *ctx, const char *sql, size_t len, qg_reading reading,

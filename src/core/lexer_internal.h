@@ -32,6 +32,11 @@ struct qg_lexer {
                                   invalid sequence that an escaper trusting lead
                                   bytes reads on past (looked for only by a lexer
                                   with findings) */
+    bool unchecked_illformed;  /* S: in a literal S does not check (an
+                                  introduced one, MySQL's b'' and x''), a byte
+                                  that is no character of the connection's
+                                  encoding: an escaper that trusts lead bytes
+                                  may read past it */
     bool watch_escaped_quotes; /* S: count quotes escaped by a backslash, where a
                                   quote doubler's reading ends a literal */
     unsigned escaped_quotes;   /* S: their parity, bit 0 for ', bit 1 for " */
@@ -65,6 +70,8 @@ struct qg_lexer {
 
 void qg_lexer_init(qg_lexer *lx, const qg_context *ctx, const char *sql, size_t len,
                    qg_reading reading, qg_result *findings);
+/* The lexer reads byte by byte from here on, as the scalar reference does. */
+void qg_lexer_read_by_reference(qg_lexer *lx);
 
 /* The implementations of the scans (src/core/vectors.c picks one per process,
  * the widest the CPU runs): the scalar reference, which reads byte by byte
