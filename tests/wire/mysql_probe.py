@@ -145,6 +145,22 @@ elif mode == "stopped":
     start = time.monotonic()
     os.kill(pid, signal.SIGSTOP)
     threading.Timer(15, os.kill, (pid, signal.SIGCONT)).start()
+    # kill() returns before the server's threads stop: one still running
+    # could answer the front's question.  The query goes once all have.
+    def stopped_threads():
+        states = []
+        for task in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/stat" % (pid, task)) as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:
+                pass
+        return all(state in ("T", "t") for state in states)
+    while not stopped_threads():
+        if time.monotonic() - start > 5:
+            print("SERVER NOT STOPPED")
+            break
+        time.sleep(0.01)
     try:
         run("SELECT /*" + marker + "*/ '\u00e9' AS e", "RESULT:")
     except pymysql.err.InterfaceError as e:
