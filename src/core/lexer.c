@@ -275,8 +275,11 @@ consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, bool 
         } else if (n == 0 && lx->reading == QG_READ_NAIVE_TRUSTING) {
             pos += declared_length(enc, s + pos, len - pos);
         } else {
-            if (n == 0 && check) {
-                if (is_pg(lx) || code) {
+            /* Only S's lexer, which has findings, looks at why. */
+            if (n == 0 && lx->findings) {
+                if (!check)
+                    lx->unchecked_illformed = true;
+                else if (is_pg(lx) || code) {
                     /* PG rejects the whole query, and MySQL's lexer takes
                      * an ill-formed byte in code for a syntax error: the
                      * statement never runs */
@@ -284,11 +287,9 @@ consume_high(qg_lexer *lx, size_t span_start, size_t span_end, bool check, bool 
                     /* An escaper that trusts the lead byte reads on past
                      * the bytes it declares: the checker compares the
                      * readings even where the finding is not acted on. */
-                    lx->diverges = lx->diverges || lx->findings;
+                    lx->diverges = true;
                 } else
                     illformed_finding(lx, pos, span_start, span_end);
-            } else if (n == 0 && lx->findings) {
-                lx->unchecked_illformed = true;
             }
             pos++;
         }
