@@ -416,6 +416,40 @@ static void fill_params(corpus *c)
     }
 }
 
+/* Binary columns as mysqldump writes them without --hex-blob (MySQL's
+ * since 8.0 with the _binary introducer): random bytes escaped as
+ * mysql_real_escape_string does, in INSERTs of about DUMP_BYTES each. */
+#define DUMP_BYTES (64u << 10)
+static void fill_binary_dump(corpus *c)
+{
+    char row[64];
+    for (int b = 0; b < BATCHES; b++) {
+        corpus_begin_query(c);
+        corpus_str(c, "INSERT INTO `files` VALUES ");
+        for (unsigned id = 1; corpus_query_len(c) < DUMP_BYTES; id++) {
+            snprintf(row, sizeof row, "%s(%u,_binary '", id > 1 ? "," : "", id);
+            corpus_str(c, row);
+            for (unsigned n = rng_range(100, 2000); n > 0; n--) {
+                unsigned char byte = (unsigned char)rng_range(0, 255);
+                const char *escaped = byte == 0      ? "\\0"
+                                      : byte == '\n' ? "\\n"
+                                      : byte == '\r' ? "\\r"
+                                      : byte == 0x1a ? "\\Z"
+                                      : byte == '\\' ? "\\\\"
+                                      : byte == '\'' ? "\\'"
+                                      : byte == '"'  ? "\\\""
+                                                     : NULL;
+                if (escaped)
+                    corpus_str(c, escaped);
+                else
+                    corpus_byte(c, byte);
+            }
+            corpus_str(c, "')");
+        }
+        corpus_end_query(c);
+    }
+}
+
 /* INSERT ... VALUES batches of about BATCH_BYTES each. */
 static void fill_batches(corpus *c)
 {
@@ -1218,6 +1252,12 @@ int main(int argc, char **argv)
     params->flags = QG_STD_STRINGS;
     params->params = true;
     fill_params(params);
+    corpus *dump = &corpora[n++];
+    snprintf(dump->shape, sizeof dump->shape, "dump-64KiB");
+    snprintf(dump->literals, sizeof dump->literals, "binary");
+    dump->dialect = QG_DIALECT_MYSQL;
+    dump->encoding = "utf8mb4";
+    fill_binary_dump(dump);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         char key[128];
