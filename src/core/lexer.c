@@ -764,7 +764,10 @@ static void lex_string(qg_lexer *lx, qg_token *tok)
         backslash = !(lx->ctx->flags & QG_NO_BACKSLASH_ESCAPES);
     scan_string(lx, tok, '\'', backslash ? RULES_BACKSLASH : RULES_DOUBLING, RULES_BACKSLASH,
                 introduced == NULL);
-    if (introduced && lx->reading == QG_READ_SERVER)
+    /* Every byte is a character of binary: nothing to check there; and
+     * only S's lexer has findings to give. */
+    if (introduced && tok->form != QG_FORM_BINARY && lx->reading == QG_READ_SERVER &&
+        lx->findings)
         check_introduced(lx, tok, introduced);
 }
 
