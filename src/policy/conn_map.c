@@ -169,8 +169,10 @@ static void *kept_entry(const qg_conn_map *m, qg_conn_map_kept *kept, const void
         return NULL;
     }
     for (unsigned i = 0; i < QG_CONN_MAP_KEPT; i++)
-        if (kept->entry[i] && kept->key[i] == key)
+        if (kept->entry[i] && kept->key[i] == key) {
+            kept->last = i;
             return kept->entry[i];
+        }
     return NULL;
 }
 
@@ -182,18 +184,19 @@ static void *keep(qg_conn_map_kept *kept, const void *key, void *entry)
         unsigned i = kept->next++ % QG_CONN_MAP_KEPT;
         kept->key[i] = key;
         kept->entry[i] = entry;
+        kept->last = i;
     }
     return entry;
 }
 
-QG_HOT void *qg_conn_map_find_kept(qg_conn_map *m, qg_conn_map_kept *kept, const void *key)
+void *qg_conn_map_find_kept_slow(qg_conn_map *m, qg_conn_map_kept *kept, const void *key)
 {
     void *e = kept_entry(m, kept, key);
     return e ? e : keep(kept, key, qg_conn_map_find(m, key));
 }
 
-QG_HOT void *qg_conn_map_get_or_add_kept(qg_conn_map *m, qg_conn_map_kept *kept,
-                                         const void *key)
+void *qg_conn_map_get_or_add_kept_slow(qg_conn_map *m, qg_conn_map_kept *kept,
+                                       const void *key)
 {
     void *e = kept_entry(m, kept, key);
     return e ? e : keep(kept, key, qg_conn_map_get_or_add(m, key));

@@ -62,12 +62,40 @@ typedef struct qg_conn_map_kept {
     const void *key[QG_CONN_MAP_KEPT];
     void *entry[QG_CONN_MAP_KEPT]; /* NULL: an empty place */
     unsigned next;                 /* the place the next one takes */
+    unsigned last;                 /* the place of the last answer */
 } qg_conn_map_kept;
 
 /* qg_conn_map_find and qg_conn_map_get_or_add, answered from `kept` (this
  * thread's, for this map) where they can be. */
-void *qg_conn_map_find_kept(qg_conn_map *m, qg_conn_map_kept *kept, const void *key);
-void *qg_conn_map_get_or_add_kept(qg_conn_map *m, qg_conn_map_kept *kept, const void *key);
+void *qg_conn_map_find_kept_slow(qg_conn_map *m, qg_conn_map_kept *kept, const void *key);
+void *qg_conn_map_get_or_add_kept_slow(qg_conn_map *m, qg_conn_map_kept *kept, const void *key);
+
+/* The last answer from `kept` when it is key's and no entry was removed
+ * since, else NULL: in line, since a handle is mostly used again by the
+ * call after. */
+static inline void *qg_conn_map_kept_last(const qg_conn_map *m, const qg_conn_map_kept *kept,
+                                          const void *key)
+{
+    unsigned i = kept->last;
+    return __atomic_load_n(&m->removals, __ATOMIC_ACQUIRE) == kept->removals &&
+                   kept->key[i] == key
+               ? kept->entry[i]
+               : NULL;
+}
+
+static inline void *qg_conn_map_find_kept(qg_conn_map *m, qg_conn_map_kept *kept,
+                                          const void *key)
+{
+    void *e = qg_conn_map_kept_last(m, kept, key);
+    return e ? e : qg_conn_map_find_kept_slow(m, kept, key);
+}
+
+static inline void *qg_conn_map_get_or_add_kept(qg_conn_map *m, qg_conn_map_kept *kept,
+                                                const void *key)
+{
+    void *e = qg_conn_map_kept_last(m, kept, key);
+    return e ? e : qg_conn_map_get_or_add_kept_slow(m, kept, key);
+}
 
 /* Whether the map holds any entry (no lock: a hint for fast paths). */
 static inline bool qg_conn_map_empty(const qg_conn_map *m)

@@ -412,6 +412,11 @@ static void test_conn_map_kept(void)
     qg_conn_map_remove(&map, &keys[1], NULL);
     tap_ok(qg_conn_map_find_kept(&map, &kept, &keys[0]) == first,
            "another key's removal leaves a key's entry as it was");
+    test_entry *third = qg_conn_map_find(&map, &keys[2]);
+    tap_ok(third && third != first && qg_conn_map_find_kept(&map, &kept, &keys[2]) == third &&
+               qg_conn_map_find_kept(&map, &kept, &keys[0]) == first &&
+               qg_conn_map_find_kept(&map, &kept, &keys[2]) == third,
+           "two keys looked up in turn: each the last look-up once, each its own entry");
     qg_conn_map_find_kept(&map, &kept, &keys[0]);
     qg_conn_map_remove(&map, &keys[0], NULL);
     tap_ok(!qg_conn_map_find_kept(&map, &kept, &keys[0]),
