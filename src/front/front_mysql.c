@@ -91,6 +91,22 @@ static const qg_my_server server = {&qg_my_conns,         qg_my_lib_ask,
                                     qg_my_lib_status,     qg_my_lib_result_set,
                                     qg_my_lib_report_item};
 
+/* This front checks the connection's queries: the wire front must not;
+ * and the log never writes into its socket.  A handle's socket is made
+ * only with a session, by the library's mysql_real_connect (its automatic
+ * reconnect's too, through this front's entry): it is handed over then,
+ * and when a query finds a session new to the shim (a handle whose connect
+ * it did not see, a new server thread). */
+static void hand_over_from_wire(MYSQL *mysql)
+{
+    mysql_get_socket_fn socket_of = real_mysql_get_socket();
+    if (socket_of) {
+        int fd = socket_of(mysql);
+        qg_wire_library_guarded(fd);
+        qg_log_note_db_socket(fd);
+    }
+}
+
 /* The entry to use for the text read as `plan` on mysql, up to date; NULL
  * without memory. */
 QG_HOT static qg_my_conn *entry_for_query(MYSQL *mysql, qg_my_plan *plan)
@@ -99,7 +115,8 @@ QG_HOT static qg_my_conn *entry_for_query(MYSQL *mysql, qg_my_plan *plan)
     if (!e)
         return NULL;
     qg_my_block_clear(&e->block);
-    qg_my_session_prepare(&e->session, &server, mysql, plan);
+    if (qg_my_session_prepare(&e->session, &server, mysql, plan))
+        hand_over_from_wire(mysql);
     return e;
 }
 
@@ -112,45 +129,86 @@ QG_HOT static qg_my_conn *entry_for_query(MYSQL *mysql, qg_my_plan *plan)
 static __thread MYSQL *orphan_mysql TLS_STATIC;
 static __thread qg_my_block orphan TLS_STATIC;
 
-/* The state a session made anew by the client library's automatic
- * reconnect starts with (the library's charset, the server's sql_mode as
- * at connect); false when the library does not reconnect or it is the
- * state now. */
-static bool reconnect_state(const qg_my_session *s, MYSQL *mysql, qg_my_state *fresh)
+/* Whether `name`, the client library's name of its charset, is the
+ * session's charset.  The library's names are its own constant data, never
+ * written in place: while the libraries loaded stay (qg_real_generation)
+ * a name found equal once is equal at the same address, until the state
+ * changes (which forgets it). */
+QG_HOT static bool lib_charset_is_state(qg_my_session *s, const char *name)
 {
+    unsigned generation = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    if (name == s->lib_charset_alike && generation == s->lib_charset_generation)
+        return true;
+    if (strcmp(name, s->state.charset) != 0)
+        return false;
+    s->lib_charset_alike = name;
+    s->lib_charset_generation = generation;
+    return true;
+}
+
+/* Whether a session made anew by the client library's automatic reconnect
+ * would start in a state other than the one now (the library's charset,
+ * the server's sql_mode as at connect). */
+QG_HOT static bool reconnect_state_differs(qg_my_session *s, MYSQL *mysql)
+{
+    if (s->fresh_flags != s->state.flags)
+        return true;
+    mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
+    const char *name = lib_charset ? lib_charset(mysql) : NULL;
+    return name && !lib_charset_is_state(s, name);
+}
+
+/* qg_my_session_check of a text on a handle whose reconnect would start
+ * in another state: when the library reconnects on its own
+ * (MYSQL_OPT_RECONNECT, read on every such query: a program may set it in
+ * the handle itself, or an option file at connect), with that state too.
+ * Out of line: the common query meets no such handle. */
+QG_HOT static __attribute__((noinline)) bool
+reconnecting_check(qg_my_conn *e, MYSQL *mysql, const char *api, qg_my_plan *plan,
+                   const void *caller, qg_decision *d)
+{
+    const qg_my_session *s = &e->session;
     mysql_get_optionv_fn get_option = real_mysql_get_optionv();
     mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
     my_bool reconnect = 0;
-    if (!get_option || get_option(mysql, MYSQL_OPT_RECONNECT, &reconnect) != 0 || !reconnect)
-        return false;
+    bool reconnects =
+        get_option && get_option(mysql, MYSQL_OPT_RECONNECT, &reconnect) == 0 && reconnect;
     const char *name = lib_charset ? lib_charset(mysql) : NULL;
-    *fresh = s->state;
+    qg_my_state fresh = s->state;
     if (name)
-        qg_my_state_set_charset(fresh, name, strlen(name));
-    fresh->flags = s->fresh_flags;
-    return !qg_my_state_equal(fresh, &s->state);
+        qg_my_state_set_charset(&fresh, name, strlen(name));
+    fresh.flags = s->fresh_flags;
+    bool differs = reconnects && !qg_my_state_equal(&fresh, &s->state);
+    return qg_my_session_check(s, differs ? &fresh : NULL, mysql, api, plan, caller,
+                               &e->session.told_unknown, d);
 }
 
-/* Checks a text about to be sent on mysql (guard entered); true = send.
- * *out is the connection's entry, NULL when out of memory. */
-QG_HOT static bool connection_query_allowed(MYSQL *mysql, const char *api, qg_my_plan *plan,
-                                            const void *caller, qg_decision *d,
-                                            qg_my_conn **out)
+/* No memory for the entry: the server is asked for this query alone. */
+QG_COLD static bool entryless_check(MYSQL *mysql, const char *api, qg_my_plan *plan,
+                                    const void *caller, qg_decision *d)
 {
-    orphan_mysql = NULL;
-    qg_my_conn *e = *out = entry_for_query(mysql, plan);
-    if (e) {
-        qg_my_state fresh;
-        bool resend = reconnect_state(&e->session, mysql, &fresh);
-        return qg_my_session_check(&e->session, resend ? &fresh : NULL, mysql, api, plan, caller,
-                                   &e->session.told_unknown, d);
-    }
-    /* no memory for the entry: the server is asked for this query alone */
     qg_log_write_event(qg_settings_get(), "error", "out_of_memory", api);
+    hand_over_from_wire(mysql);
     qg_my_session alone = {.state = {.charset = ""}};
     bool covered;
     alone.stale = qg_my_plan_reads_alike(plan) || !qg_my_lib_ask(mysql, &alone.state, &covered);
     return qg_my_session_check(&alone, NULL, mysql, api, plan, caller, NULL, d);
+}
+
+/* Checks a text about to be sent on mysql (guard entered); true = send.
+ * *out is the connection's entry, NULL when out of memory. */
+QG_HOT static inline __attribute__((always_inline)) bool
+connection_query_allowed(MYSQL *mysql, const char *api, qg_my_plan *plan, const void *caller,
+                         qg_decision *d, qg_my_conn **out)
+{
+    orphan_mysql = NULL;
+    qg_my_conn *e = *out = entry_for_query(mysql, plan);
+    if (!e)
+        return entryless_check(mysql, api, plan, caller, d);
+    if (reconnect_state_differs(&e->session, mysql))
+        return reconnecting_check(e, mysql, api, plan, caller, d);
+    return qg_my_session_check(&e->session, NULL, mysql, api, plan, caller,
+                               &e->session.told_unknown, d);
 }
 
 /* Whether a prepared text may change the state unreported, read with the
@@ -163,18 +221,6 @@ static bool prepared_may_hide(const qg_my_conn *e, qg_my_plan *plan)
 }
 
 /* ------------------------------------------------------------- queries */
-
-/* This front checks the connection's queries: the wire front must not;
- * and the log never writes into its socket. */
-static void hand_over_from_wire(MYSQL *mysql)
-{
-    mysql_get_socket_fn socket_of = real_mysql_get_socket();
-    if (socket_of) {
-        int fd = socket_of(mysql);
-        qg_wire_library_guarded(fd);
-        qg_log_note_db_socket(fd);
-    }
-}
 
 typedef enum query_api { API_QUERY, API_REAL_QUERY, API_SEND_QUERY } query_api;
 
@@ -226,8 +272,9 @@ static bool server_answered(MYSQL *mysql)
     return errno_of && errno_of(mysql) < 2000;
 }
 
-QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len,
-                                query_api api, const void *caller)
+/* In line in each entry: its api is a constant there. */
+QG_HOT static inline __attribute__((always_inline)) int
+guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api, const void *caller)
 {
     real_sender real = real_sender_for(api);
     if (!real.plain && !real.sized) {
@@ -237,7 +284,6 @@ QG_HOT static int guarded_query(MYSQL *mysql, const char *sql, unsigned long len
     if (!tracking_enabled() || !sql || inside_reconnect(mysql) ||
         !qg_guard_enter(mysql, sql, len))
         return send_real(real, mysql, sql, len);
-    hand_over_from_wire(mysql);
     qg_decision d;
     qg_my_conn *e;
     qg_my_plan plan;
@@ -474,6 +520,8 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
     if (!tracking_enabled() || inside_reconnect(mysql)) {
         MYSQL *connected = fn(mysql, host, user, passwd, db, port, unix_socket, clientflag);
         qg_wire_library_connect_end();
+        if (connected && tracking_enabled()) /* a reconnect: its socket becomes the handle's */
+            hand_over_from_wire(connected);
         return connected;
     }
     /* The library runs the program's init commands (MYSQL_INIT_COMMAND)
@@ -487,7 +535,7 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
     qg_my_conn *e = connected ? qg_my_conn_use(connected) : NULL;
     if (e) {
         qg_my_block_clear(&e->block);
-        qg_my_session_prepare(&e->session, &server, connected, NULL);
+        (void)qg_my_session_prepare(&e->session, &server, connected, NULL);
     }
     return connected;
 }
@@ -641,6 +689,48 @@ QG_EXPORT const char *mysql_stmt_sqlstate(MYSQL_STMT *stmt)
 
 /* ------------------------------------------------------------ escaping */
 
+/* The upgrade of mysql_real_escape_string, logged once a connection. */
+QG_COLD static void log_real_escape_upgrade(const qg_encoding *enc, bool quotes_only,
+                                            const char *lib, bool lib_quotes_only)
+{
+    char detail[160];
+    snprintf(detail, sizeof detail, "escaping for charset %s%s: the client library escapes as %s%s",
+             qg_encoding_name(enc), quotes_only ? " with NO_BACKSLASH_ESCAPES" : "",
+             lib ? lib : "(unknown)", lib_quotes_only ? " with NO_BACKSLASH_ESCAPES" : "");
+    qg_log_write_event(qg_settings_get(), "info", "mysql_real_escape_string_upgraded", detail);
+}
+
+/* The stale state of a connection asked for, where the server can be asked. */
+QG_COLD static void refresh_for_escape(qg_my_conn *e, MYSQL *mysql)
+{
+    if (!e->session.unread && qg_guard_enter(mysql, NULL, 0)) {
+        qg_my_session_refresh(&e->session, &server, mysql);
+        qg_guard_leave_call(mysql, NULL, 0);
+    }
+}
+
+/* The encoding the shim escapes for on e's connection in place of the
+ * library (with *quotes_only), or NULL: the library's escaping is the
+ * server's, or the server's state is not known. */
+QG_HOT static const qg_encoding *server_escape(qg_my_conn *e, MYSQL *mysql, bool *quotes_only)
+{
+    if (e->session.stale)
+        refresh_for_escape(e, mysql);
+    if (e->session.stale)
+        return NULL;
+    mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
+    const char *lib = lib_charset ? lib_charset(mysql) : NULL;
+    bool lib_quotes_only = qg_my_lib_status(mysql) & QG_MY_STATUS_NO_BACKSLASH_ESCAPES;
+    bool server_quotes_only = e->session.state.flags & QG_NO_BACKSLASH_ESCAPES;
+    if (lib && lib_quotes_only == server_quotes_only && lib_charset_is_state(&e->session, lib))
+        return NULL; /* the library escapes as the server reads */
+    const qg_encoding *enc =
+        qg_my_escape_for_server(&e->session.state, lib, lib_quotes_only, quotes_only);
+    if (enc && !__atomic_exchange_n(&e->real_escape_upgrade_logged, true, __ATOMIC_RELAXED))
+        log_real_escape_upgrade(enc, *quotes_only, lib, lib_quotes_only);
+    return enc;
+}
+
 /* mysql_real_escape_string escapes with the library's idea of the charset
  * and of NO_BACKSLASH_ESCAPES, stale after a plain SET NAMES without
  * tracking, a CALL or a reset: the shim escapes for what the server has
@@ -648,29 +738,12 @@ QG_EXPORT const char *mysql_stmt_sqlstate(MYSQL_STMT *stmt)
 QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const char *from,
                                                  unsigned long length)
 {
-    mysql_real_escape_string_fn fn = real_mysql_real_escape_string();
-    mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
     qg_my_conn *e = !tracking_enabled() || !to || !from ? NULL : qg_my_conn_find(mysql);
-    if (e && e->session.stale && !e->session.unread && qg_guard_enter(mysql, NULL, 0)) {
-        qg_my_session_refresh(&e->session, &server, mysql);
-        qg_guard_leave_call(mysql, NULL, 0);
-    }
-    const char *lib = lib_charset ? lib_charset(mysql) : NULL;
-    bool lib_quotes_only = qg_my_lib_status(mysql) & QG_MY_STATUS_NO_BACKSLASH_ESCAPES;
     bool quotes_only;
-    const qg_encoding *enc =
-        e && !e->session.stale
-            ? qg_my_escape_for_server(&e->session.state, lib, lib_quotes_only, &quotes_only)
-            : NULL;
-    if (enc && !__atomic_exchange_n(&e->real_escape_upgrade_logged, true, __ATOMIC_RELAXED)) {
-        char detail[160];
-        snprintf(detail, sizeof detail, "escaping for charset %s%s: the client library escapes as %s%s",
-                 qg_encoding_name(enc), quotes_only ? " with NO_BACKSLASH_ESCAPES" : "",
-                 lib ? lib : "(unknown)", lib_quotes_only ? " with NO_BACKSLASH_ESCAPES" : "");
-        qg_log_write_event(qg_settings_get(), "info", "mysql_real_escape_string_upgraded", detail);
-    }
+    const qg_encoding *enc = e ? server_escape(e, mysql, &quotes_only) : NULL;
     if (enc)
         return qg_my_escape(enc, quotes_only, to, from, length);
+    mysql_real_escape_string_fn fn = real_mysql_real_escape_string();
     if (fn)
         return fn(mysql, to, from, length);
     qg_guard_report_missing("mysql_real_escape_string");

@@ -46,12 +46,14 @@ static void publish(qg_my_session *s, const qg_my_server *srv, const qg_my_state
     qg_conn_map_write_lock(srv->map);
     s->state = *st;
     qg_conn_map_unlock(srv->map);
+    s->lib_charset_alike = NULL;
     s->enc = qg_encoding_find(QG_DIALECT_MYSQL, st->charset);
 }
 
 void qg_my_session_renew(qg_my_session *s)
 {
     s->stale = s->setup = true;
+    s->lib_charset_alike = NULL;
 }
 
 QG_COLD void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn)
@@ -88,18 +90,21 @@ static void unread_gone(qg_my_session *s)
     memset(&s->pending, 0, sizeof s->pending);
 }
 
-QG_HOT void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
+QG_HOT bool qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
                                   qg_my_plan *plan)
 {
     qg_my_session_result_read(s, srv, conn);
-    if (s->unread && srv->thread_id(conn) == s->thread_id)
-        return; /* the server's answer to a question would come after the program's */
+    unsigned long id = srv->thread_id(conn);
+    if (s->unread && id == s->thread_id)
+        return false; /* the server's answer to a question would come after the program's */
     if (s->unread)
         unread_gone(s); /* a new session: the answers went with the old one */
-    if (!s->asked || srv->thread_id(conn) != s->thread_id)
+    bool seen_new = !s->asked || id != s->thread_id;
+    if (seen_new)
         qg_my_session_renew(s); /* a new session (or the first query seen) */
     if (s->stale && !(plan && qg_my_plan_reads_alike(plan)))
         qg_my_session_refresh(s, srv, conn);
+    return seen_new;
 }
 
 /* What a text that got an OK packet may have changed unreported. */
@@ -357,19 +362,17 @@ static size_t unalike_from(unalike_scan *u, const char *sql, size_t len, size_t 
     return u->at;
 }
 
-/* A text, read as `plan`, checked statement by statement: each with the
- * state the ones before it leave, in pieces that end where the state
- * changes.  After one whose effect only the server knows, the rest is
- * checked only where it reads alike in every state.  `enc`: the table of
- * the state the plan starts with, or NULL. */
-QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan *plan,
-                                  const qg_encoding *enc, const void *caller, bool *told,
-                                  qg_decision *d)
+/* A text of several pieces, read as `plan`, checked statement by
+ * statement: each with the state the ones before it leave, in pieces that
+ * end where the state changes.  After one whose effect only the server
+ * knows, the rest is checked only where it reads alike in every state.
+ * `enc`: the table of the state the plan starts with, or NULL. */
+QG_HOT static __attribute__((noinline)) bool
+pieces_allowed(const void *conn, const char *api, qg_my_plan *plan, const qg_encoding *enc,
+               const void *caller, bool *told, qg_decision *d)
 {
     const char *sql = plan->sql;
     size_t len = plan->len;
-    if (plan->noted == 0) /* one piece (a text of one statement, read or not) */
-        return check_piece(conn, api, &plan->start, enc, sql, len, caller, d);
     qg_my_state piece_state = plan->start;
     size_t piece_start = 0;
     unalike_scan scan = {.scanned = false};
@@ -403,11 +406,13 @@ QG_HOT static bool pieces_allowed(const void *conn, const char *api, qg_my_plan 
                        len - piece_start, caller, d);
 }
 
-QG_HOT static bool text_allowed(const void *conn, const char *api, const qg_my_state *st,
-                                const qg_encoding *enc, qg_my_plan *plan, const void *caller,
-                                bool *told, qg_decision *d)
+QG_HOT static inline __attribute__((always_inline)) bool
+text_allowed(const void *conn, const char *api, const qg_my_state *st, const qg_encoding *enc,
+             qg_my_plan *plan, const void *caller, bool *told, qg_decision *d)
 {
     qg_my_plan_read(plan, st, NULL);
+    if (plan->noted == 0) /* one piece (a text of one statement, read or not) */
+        return check_piece(conn, api, &plan->start, enc, plan->sql, plan->len, caller, d);
     return pieces_allowed(conn, api, plan, enc, caller, told, d);
 }
 
@@ -446,27 +451,33 @@ QG_HOT bool qg_my_state_check(const qg_my_state *st, const qg_encoding *enc, con
     return text_allowed(conn, api, st, enc, plan, caller, told, d);
 }
 
+/* qg_my_session_check of a session whose state is stale. */
+QG_COLD static bool stale_check(const qg_my_session *s, const void *conn, const char *api,
+                                qg_my_plan *plan, const void *caller, bool *told, qg_decision *d)
+{
+    if (!qg_my_plan_reads_alike(plan))
+        return qg_my_state_unknown(conn, api, s->state.charset, plan->sql, plan->len, caller,
+                                   told, d);
+    /* every state reads it so: the last one known, or latin1 */
+    qg_my_state alike = s->state;
+    if (!alike.charset[0])
+        qg_my_state_set_charset(&alike, "latin1", 6);
+    log_state(s, "check", plan->sql, plan->len);
+    return text_allowed(conn, api, &alike, NULL, plan, caller, told, d);
+}
+
 QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
                                 const char *api, qg_my_plan *plan, const void *caller, bool *told,
                                 qg_decision *d)
 {
-    qg_my_state alike;
-    const qg_my_state *st = &s->state;
-    const qg_encoding *enc = s->enc;
     if (s->stale) {
-        if (!qg_my_plan_reads_alike(plan))
-            return qg_my_state_unknown(conn, api, s->state.charset, plan->sql, plan->len,
-                                       caller, told, d);
-        /* every state reads it so: the last one known, or latin1 */
-        alike = s->state;
-        if (!alike.charset[0])
-            qg_my_state_set_charset(&alike, "latin1", 6);
-        st = &alike;
-        enc = NULL;
+        if (!stale_check(s, conn, api, plan, caller, told, d))
+            return false;
+    } else {
+        log_state(s, "check", plan->sql, plan->len);
+        if (!text_allowed(conn, api, &s->state, s->enc, plan, caller, told, d))
+            return false;
     }
-    log_state(s, "check", plan->sql, plan->len);
-    if (!text_allowed(conn, api, st, enc, plan, caller, told, d))
-        return false;
     if (!fresh && !s->unread)
         return true;
     return other_states_allowed(s, fresh, conn, api, plan, caller, told, d);

@@ -75,6 +75,11 @@ typedef struct qg_my_session {
     bool asked;              /* the state was read at least once */
     bool may_hide;           /* the text sent may change the state unreported */
     bool told_unknown;       /* audit: a text checked with the state unknown was logged */
+    /* A charset name the client library gave, found to be state.charset,
+     * and the generation of loaded libraries then (the front's); NULL
+     * once the state changes. */
+    const char *lib_charset_alike;
+    unsigned lib_charset_generation;
     unsigned unread;         /* texts sent whose last answer is not read yet */
     qg_my_pending pending;   /* what those texts may leave */
 } qg_my_session;
@@ -84,8 +89,10 @@ void qg_my_session_renew(qg_my_session *s);
 /* Brings the session up to date before a check of the text read as `plan`
  * (NULL: none, as at connect): a new server thread (a reconnect, or the
  * first query seen) or a stale state is asked for, unless the text reads
- * alike in every state.  Asking costs a round trip and sets ROW_COUNT(). */
-void qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
+ * alike in every state.  Asking costs a round trip and sets ROW_COUNT().
+ * True when the session is new to the shim (its first query, or a new
+ * server thread). */
+bool qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
                            qg_my_plan *plan);
 /* Asks the server now; a failure leaves the state stale. */
 void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn);

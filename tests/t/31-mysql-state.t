@@ -116,6 +116,14 @@ has "$out" "SENT: 53454C454354207365637265742046524F4D20757365727320574845524520
     "no session tracking: the ill-formed gbk lead byte is escaped itself, so the quote stays escaped"
 has "$(cat "$QG_MY_DIR/cve.log")" '"event":"mysql_real_escape_string_upgraded","detail":"escaping for charset gbk: the client library escapes as latin1"' \
     "no session tracking: the upgraded escaping is logged"
+# The library's charset name, found to be the server's by an escape before
+# the SET NAMES, is not taken for the server's after it.
+out=$(with_shim enforce "$QG_MY_DIR/cve-after.log" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=latin1 \
+    "${CVE[0]}" escape=real input=616c696365 "${CVE[@]:1}")
+has "$out" "ROW: secret_alice" "no session tracking: an escape before SET NAMES gbk runs as latin1"
+has "$out" "ROWS: 0" "no session tracking: an escape after it is for gbk though latin1 was the server's before: nothing injected"
+has "$out" "SENT: 53454C454354207365637265742046524F4D207573657273205748455245206E616D65203D20275CBF5C27" \
+    "no session tracking: the escape after SET NAMES gbk escapes the ill-formed lead byte"
 out=$(with_shim enforce "$QG_MY_DIR/cve.log" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=latin1 "${CVE[@]:0:2}" \
     escape=bytewise "$PROBE")
 matches "$out" "$BLOCKED_GBK" "no session tracking: the byte-wise escaped attack is blocked as gbk"

@@ -191,6 +191,18 @@ ans=$(answered "$out")
 ok "reconnect: the recorded state equals the fresh session's ($ans)" states_agree "$rec" "$ans" 1 ||
     tap_diag "recorded: $rec" "output: $out"
 has "$ans" "latin1|1|0" "reconnect: the fresh session has NO_BACKSLASH_ESCAPES"
+# The reconnect's socket is handed over to the library front as the first
+# one was: in audit both attacks (the one resent into the fresh session and
+# one after it) are checked there, once each, and not again at the wire.
+log=$QG_MY_DIR/reconnect-audit.log
+out=$(with_shim audit "$log" "$LEGACY" "$QG_MY_SOCKET" db=qg charset=latin1 "${RECONNECT[@]}" \
+    input=27204f5220313d31202d2d20 input=27204f5220313d31202d2d20)
+has "$out" "ROW: secret_bob" "reconnect, audit: the attacks are sent"
+ok "reconnect, audit: each attack is logged once, by the library front" \
+    [ "$(grep -ac '"action":"logged","api":"mysql_real_query"' "$log")" -eq 2 ] ||
+    tap_diag "$(cat "$log")"
+lacks "$(cat "$log")" '"api":"wire:' "reconnect, audit: the new socket is not checked again at the wire"
+lacks "$(cat "$log")" "wire_unguarded" "reconnect, audit: nothing said to be unread at the wire"
 my_sql -e "SET GLOBAL sql_mode = DEFAULT"
 
 tap_done
