@@ -333,7 +333,7 @@ static inline bool read_here(const wire_fd *w)
 /* Bytes the client received on fd (r of them in its buffer p).  Inlined
  * into the interposers, which then make one call for a read
  * (docs/PERFORMANCE.md, "Choices in the code"). */
-static inline void observe(int fd, wire_fd *w, void *p, size_t r)
+__attribute__((always_inline)) static inline void observe(int fd, wire_fd *w, void *p, size_t r)
 {
     if (w == QG_WIRE_CANDIDATE)
         w = recognise_read(fd, p, r);

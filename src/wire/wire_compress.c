@@ -391,12 +391,11 @@ ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, s
     return qg_wire_packets_write(c, io, p, n);
 }
 
-void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+void qg_wire_read_rest(qg_wire_conn *c, const uint8_t *p, size_t n, size_t i)
 {
-    c->in_pos += n;
     /* packets, then (MySQL) compressed frames from the login OK on; a
      * PostgreSQL stream is never compressed */
-    size_t used = c->z_on ? 0 : qg_wire_packets_read(c, p, n);
+    size_t used = c->z_on ? 0 : qg_wire_packets_read_from(c, p, n, i);
     if (__builtin_expect(used < n && c->z_on, 0))
         z_read(c, p + used, n - used);
 }

@@ -629,7 +629,8 @@ static bool push(qg_wire_my *m, const qg_wire_my_pending *e)
     return true;
 }
 
-void qg_wire_my_record(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n, bool replaced)
+void qg_wire_my_record_command(qg_wire_my *m, uint64_t pos, const uint8_t *p, size_t n,
+                               bool replaced)
 {
     qg_wire_my_effect *effect = m->next_effect;
     bool several = m->next_several, mid_reports = m->next_mid_reports && !replaced;

@@ -55,7 +55,7 @@ static void pg_parameter_status(qg_wire_conn *c, const uint8_t *p, size_t n)
 /* Whole messages from a message boundary, read where they lie, up to a
  * ParameterStatus or a message cut short: of them only a ReadyForQuery
  * changes what the front keeps.  The bytes they take of p[0, n). */
-static size_t pg_whole_messages(qg_wire_conn *c, const uint8_t *p, size_t n)
+size_t qg_wire_pg_whole_messages(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
     size_t i = 0;
     while (n - i >= 5) {
@@ -106,24 +106,6 @@ static void my_packet(qg_wire_conn *c, const uint8_t *p, size_t n)
         return;
     }
     my_answer_packet(c, p, n);
-}
-
-/* Whole packets after the login, from a packet boundary: read where they
- * lie (qg_wire_my_whole_packets).  The bytes they take of p[0, n). */
-static size_t my_whole_packets(qg_wire_conn *c, const uint8_t *p, size_t n)
-{
-    uint32_t len;
-    uint8_t seq;
-    size_t i = qg_wire_my_whole_packets(&c->my, &c->session, p, n, &len, &seq);
-    if (i > 0) {
-        c->in_seq = seq;
-        c->in_len = len;
-    }
-    if (c->my.infile) { /* the client's next packets are the file */
-        c->my.infile = false;
-        c->out.infile = true;
-    }
-    return i;
 }
 
 /* ------------------------------------------------------------- framing */
@@ -182,9 +164,7 @@ static void end_message(qg_wire_conn *c)
     end_message_of(c, c->in_body.data, c->in_body.len);
 }
 
-/* qg_wire_packets_read from p[i]: every case. */
-__attribute__((noinline)) static size_t packets_read_from(qg_wire_conn *c, const uint8_t *p,
-                                                          size_t n, size_t i)
+size_t qg_wire_packets_read_from(qg_wire_conn *c, const uint8_t *p, size_t n, size_t i)
 {
     bool framed = c->z_on;
     if (n > 0 && c->pg_tls_asked) {
@@ -204,13 +184,13 @@ __attribute__((noinline)) static size_t packets_read_from(qg_wire_conn *c, const
         if (c->z_on != framed)
             return i; /* compressed frames from here on */
         if (c->proto == QG_WIRE_PG && c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0) {
-            size_t whole = pg_whole_messages(c, p + i, n - i);
+            size_t whole = qg_wire_pg_whole_messages(c, p + i, n - i);
             i += whole;
             if (whole > 0)
                 continue;
         } else if (c->my_command_phase && c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0 &&
                    !c->in.continues) {
-            size_t whole = my_whole_packets(c, p + i, n - i);
+            size_t whole = qg_wire_my_read_packets(c, p + i, n - i);
             i += whole;
             if (whole > 0)
                 continue;
@@ -257,19 +237,8 @@ __attribute__((noinline)) static size_t packets_read_from(qg_wire_conn *c, const
 
 size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
-    /* a read at a message or packet boundary of a connection in the clear
-     * (after the MySQL login), whose messages are all whole and no
-     * PostgreSQL ParameterStatus: one walk */
-    size_t i = 0;
-    if (c->in.left == 0 && !c->in_keep && c->in_hdr_len == 0 && !c->passthrough) {
-        if (c->proto == QG_WIRE_PG && !c->pg_tls_asked)
-            i = pg_whole_messages(c, p, n);
-        else if (c->proto == QG_WIRE_MYSQL && c->my_command_phase && !c->in.continues)
-            i = my_whole_packets(c, p, n);
-        if (i == n)
-            return n;
-    }
-    return packets_read_from(c, p, n, i);
+    size_t i = qg_wire_whole_read(c, p, n);
+    return i == n ? n : qg_wire_packets_read_from(c, p, n, i);
 }
 
 /* The greeting (the stream's first packet): header (4), protocol (1), the

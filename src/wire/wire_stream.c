@@ -7,15 +7,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* qg_wire_message_text, with a MySQL query in one packet that carries no
+ * attributes read in line: its text is the packet's payload after the
+ * command byte. */
+static inline bool message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p,
+                                size_t n, qg_wire_buf *joined, qg_wire_msg *m)
+{
+    if (c->proto == QG_WIRE_MYSQL &&
+        (kind == QG_WIRE_MY_PREPARE ||
+         (kind == QG_WIRE_MY_QUERY && !(c->my.caps & QG_MY_CLIENT_QUERY_ATTRIBUTES)))) {
+        uint32_t first = qg_wire_le24(p);
+        if (first - 1 < QG_MY_PACKET_MAX - 1) {
+            *m = (qg_wire_msg){.kind = kind, .sql = (const char *)p + 5, .len = first - 1};
+            return true;
+        }
+    }
+    return qg_wire_message_text(c, kind, p, n, joined, m);
+}
+
 /* Asks io->check about the whole message p[0, n); fills *out with what to
  * send instead when it is blocked.  True: send it as it is.  *m is the
  * message as the check saw it; for PostgreSQL its text lies in p, so
  * qg_wire_pg_account reads it from there again without a search.  Inlined
  * into its callers: the front door's one check a query makes no call of
  * its own (docs/PERFORMANCE.md, "Choices in the code"). */
-static inline bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind kind,
-                          const uint8_t *p, size_t n, bool too_large, bool at_start,
-                          qg_wire_buf *out, qg_wire_msg *m)
+__attribute__((always_inline)) static inline bool decide(qg_wire_conn *c, const qg_wire_io *io,
+                                                         qg_wire_kind kind, const uint8_t *p,
+                                                         size_t n, bool too_large, bool at_start,
+                                                         qg_wire_buf *out, qg_wire_msg *m)
 {
     if (kind == QG_WIRE_MY_LOGIN) {
         /* compression, which is not read: the login goes where unread bytes
@@ -35,7 +54,7 @@ static inline bool decide(qg_wire_conn *c, const qg_wire_io *io, qg_wire_kind ki
         *m = (qg_wire_msg){.kind = kind, .too_large = true};
         pass = io->check(io->ctx, c, m, out);
     } else {
-        if (!qg_wire_message_text(c, kind, p, n, &joined, m))
+        if (!message_text(c, kind, p, n, &joined, m))
             *m = (qg_wire_msg){.kind = kind, .unreadable = true};
         else
             m->at_start = at_start;
@@ -67,8 +86,8 @@ static inline void account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size
 
 /* A MySQL command classified at stream position pos: its answer is
  * followed (recorded once, whatever retries classify it again). */
-static void record(qg_wire_conn *c, const qg_wire_classified *cl, uint64_t pos, const uint8_t *p,
-                   size_t n, bool replaced)
+static inline void record(qg_wire_conn *c, const qg_wire_classified *cl, uint64_t pos,
+                          const uint8_t *p, size_t n, bool replaced)
 {
     if (c->proto == QG_WIRE_MYSQL && cl->command)
         qg_wire_my_record(&c->my, pos, p, n, replaced);

@@ -85,15 +85,65 @@ typedef struct qg_wire_io {
  * bytes) when none do. */
 ssize_t qg_wire_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n);
 
-/* Observes n bytes the server sent (as the client received them). */
-void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n);
-
 /* qg_wire_write and qg_wire_read of the packet stream itself: the bytes
  * on the socket, or inside MySQL's compressed frames (wire_compress.c).
  * The read returns how many bytes it took: fewer than n where the login
  * OK switched the connection to compressed frames. */
 ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n);
 size_t qg_wire_packets_read(qg_wire_conn *c, const uint8_t *p, size_t n);
+/* qg_wire_packets_read past p[0, i), which qg_wire_whole_read took. */
+size_t qg_wire_packets_read_from(qg_wire_conn *c, const uint8_t *p, size_t n, size_t i);
+
+/* PostgreSQL's whole messages from a message boundary, read where they
+ * lie, up to a ParameterStatus or a message cut short: of them only a
+ * ReadyForQuery changes what the front keeps.  The bytes they take of
+ * p[0, n). */
+size_t qg_wire_pg_whole_messages(qg_wire_conn *c, const uint8_t *p, size_t n);
+
+/* MySQL's whole packets after the login, from a packet boundary: read
+ * where they lie (qg_wire_my_whole_packets).  The bytes they take of
+ * p[0, n). */
+static inline size_t qg_wire_my_read_packets(qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    uint32_t len;
+    uint8_t seq;
+    size_t i = qg_wire_my_whole_packets(&c->my, &c->session, p, n, &len, &seq);
+    if (i > 0) {
+        c->in_seq = seq;
+        c->in_len = len;
+    }
+    if (c->my.infile) { /* the client's next packets are the file */
+        c->my.infile = false;
+        c->out.infile = true;
+    }
+    return i;
+}
+
+/* A read at a message or packet boundary of a connection in the clear
+ * (after the MySQL login), whose first messages are whole and no
+ * PostgreSQL ParameterStatus: the bytes of p[0, n) one walk takes. */
+static inline size_t qg_wire_whole_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    if (c->in.left != 0 || c->in_keep || c->in_hdr_len != 0 || c->passthrough)
+        return 0;
+    if (c->proto == QG_WIRE_MYSQL)
+        return c->my_command_phase && !c->in.continues ? qg_wire_my_read_packets(c, p, n) : 0;
+    return c->proto == QG_WIRE_PG && !c->pg_tls_asked ? qg_wire_pg_whole_messages(c, p, n) : 0;
+}
+
+/* qg_wire_read past p[0, i), which qg_wire_whole_read took: every case. */
+void qg_wire_read_rest(qg_wire_conn *c, const uint8_t *p, size_t n, size_t i);
+
+/* Observes n bytes the server sent (as the client received them).  Inlined
+ * into the interposers: a read of whole answers walks them from there
+ * (docs/PERFORMANCE.md, "Choices in the code"). */
+static inline void qg_wire_read(qg_wire_conn *c, const uint8_t *p, size_t n)
+{
+    c->in_pos += n;
+    size_t i = c->z_on ? 0 : qg_wire_whole_read(c, p, n);
+    if (i != n)
+        qg_wire_read_rest(c, p, n, i);
+}
 
 /* Frees what the connection holds (its compression state too). */
 void qg_wire_conn_release(qg_wire_conn *c);
