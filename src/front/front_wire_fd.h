@@ -299,13 +299,13 @@ bool qg_wire_unseen_refused(int fd, const uint8_t *p, size_t n, size_t total);
 void qg_wire_drop_candidate(int fd);
 /* Under the lock, after each use of a connection: says once that it is no
  * longer followed, and lets a settled one pass without the lock; counts it
- * among the connections inside TLS.  A connection read in the clear needs
- * none of it. */
+ * among the connections inside TLS once.  A connection read in the clear,
+ * or inside TLS once counted, needs none of it. */
 void qg_wire_after_use_unread_or_tls(wire_fd *w);
 
 static inline void qg_wire_after_use(wire_fd *w)
 {
-    if (w->conn.passthrough || w->conn.tls)
+    if (w->conn.passthrough || (w->conn.tls && !w->tls_counted))
         qg_wire_after_use_unread_or_tls(w);
 }
 /* Under the lock, for a connection whose raw bytes are about to pass (fd
