@@ -6,14 +6,18 @@
  * checked, each once, and the same held at the end, with the same
  * PostgreSQL answers due and states pending.  With nothing blocked,
  * what was sent followed by what is held is the input itself.  The same
- * bytes read as the server's side never crash the observer, and are read as
- * a direct TLS ClientHello alike with more bytes after them.
+ * bytes read as the server's side never crash the observer, are read as
+ * a direct TLS ClientHello alike with more bytes after them, and as MySQL
+ * answers to commands written before them leave the same state read whole
+ * (the walk of whole packets) and a byte at a time (each packet framed and
+ * read alone).
  * Input: protocol byte (low bit: PG or MySQL; bit 1: MySQL already
  * authenticated; bit 2: block queries whose text starts with 'X'; bit 3:
  * MySQL compressed, the stream cut into frames, some stored, some deflated;
- * bit 7: MySQL query attributes agreed), a seed
- * byte for the cut sizes (and the frames), a byte for the kernel's limit,
- * then the stream.  Compressed, the frames are also compared with the plain
+ * bit 4: MySQL CLIENT_DEPRECATE_EOF agreed for the server's side; bit 7:
+ * MySQL query attributes agreed), a seed byte for the cut sizes (and the
+ * frames), a byte for the kernel's limit (its high half: the MySQL
+ * commands whose answers the server's side is read as), then the stream.  Compressed, the frames are also compared with the plain
  * stream: the same messages checked, and what reaches the server, inflated,
  * is what the plain stream sends; with nothing blocked the frames go as
  * they are.
@@ -226,6 +230,19 @@ static void compressed(const uint8_t *plain, size_t n, bool block_x, uint32_t ca
     qg_wire_buf_free(&direct.checked);
 }
 
+/* `count` commands written before the server's bytes are read, their
+ * kinds from `seed`: COM_QUERY (a result set, an OK or an error, LOAD DATA
+ * LOCAL's request), COM_STMT_PREPARE, COM_FIELD_LIST. */
+static void written_commands(qg_wire_conn *c, unsigned count, unsigned seed)
+{
+    static const uint8_t commands[] = {QG_MY_COM_QUERY, QG_MY_COM_STMT_PREPARE,
+                                       QG_MY_COM_FIELD_LIST, QG_MY_COM_QUERY};
+    for (unsigned i = 0; i < count; i++) {
+        uint8_t packet[6] = {2, 0, 0, 0, commands[(seed >> (2 * (i % 4))) & 3], 'x'};
+        qg_wire_my_record(&c->my, 6 * i, packet, sizeof packet, false);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 3)
@@ -286,6 +303,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qg_wire_conn_init(&r2, proto);
     r1.my_command_phase = r2.my_command_phase = authenticated;
     r1.my.response_seen = r2.my.response_seen = authenticated;
+    if (proto == QG_WIRE_MYSQL && authenticated) {
+        if (data[0] & 0x10)
+            r1.my.caps = r2.my.caps = QG_MY_CLIENT_DEPRECATE_EOF;
+        written_commands(&r1, data[2] >> 4, seed);
+        written_commands(&r2, data[2] >> 4, seed);
+    }
     qg_wire_read(&r1, stream, n);
     for (size_t i = 0; i < n; i++)
         qg_wire_read(&r2, stream + i, 1);
@@ -293,6 +316,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    r1.session.no_backslash_escapes == r2.session.no_backslash_escapes &&
                    r1.session.std_strings == r2.session.std_strings,
                "the server's words read whole and byte-wise disagree");
+    FUZZ_CHECK(r1.my.len - r1.my.head == r2.my.len - r2.my.head && r1.my.answer == r2.my.answer &&
+                   r1.my.skip == r2.my.skip && r1.my.answer_status_seen == r2.my.answer_status_seen &&
+                   r1.my.answer_status == r2.my.answer_status && r1.out.infile == r2.out.infile,
+               "MySQL answers read whole and byte-wise stand apart: %zu and %zu commands unanswered",
+               r1.my.len - r1.my.head, r2.my.len - r2.my.head);
 
     qg_wire_conn_release(&a);
     qg_wire_conn_release(&b);

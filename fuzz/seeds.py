@@ -126,6 +126,39 @@ def mysql_stream(statements):
     return out + b"\1\0\0\0\x0e"
 
 
+def mysql_answers(k, deprecate_eof):
+    """A MySQL server's answers to COM_QUERYs: result sets of 1-3 columns and
+    0-3 rows (ended by an EOF, or with CLIENT_DEPRECATE_EOF an OK), OKs,
+    errors, one in the middle of the rows."""
+    def packet(seq, payload):
+        return struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload
+    eof = b"\xfe\0\0\x02\0"
+    end = b"\xfe\0\0\x02\0\0\0" if deprecate_eof else eof
+    out = b""
+    for j in range(6):
+        columns, rows = 1 + (k + j) % 3, (k + 2 * j) % 4
+        if (k + j) % 5 == 4:
+            out += packet(1, b"\0\0\0\x02\0\0\0")  # OK
+            continue
+        seq = 1
+        out += packet(seq, bytes([columns]))
+        for c in range(columns):
+            seq += 1
+            out += packet(seq, b"\3def\0\0\0\1c\0\x0c\x21\0\x0b\0\0\0\x03\0\0\0\0\0")
+        if not deprecate_eof:
+            seq += 1
+            out += packet(seq, eof)
+        for r in range(rows):
+            seq += 1
+            if (k + j + r) % 7 == 6:
+                out += packet(seq, b"\xff\x28\x04#HY000oops")  # an error in the rows
+                break
+            out += packet(seq, b"\x01" + bytes([0x30 + r]) * columns)
+        else:
+            out += packet(seq + 1, end)
+    return out
+
+
 def write(dirpath, data):
     os.makedirs(dirpath, exist_ok=True)
     name = hashlib.sha1(data).hexdigest()
@@ -174,6 +207,10 @@ def main():
         chunk = my_sql[k:k + 4] + [b"X" + my_sql[k]]
         for mode in (3, 7):
             write(os.path.join(out, "fuzz_wire"), bytes([mode, k, k % 16]) + mysql_stream(chunk))
+        # the server's answers to commands written before them (byte 2's high half)
+        for mode in (3, 0x13):
+            answers = mysql_answers(k, mode & 0x10)
+            write(os.path.join(out, "fuzz_wire"), bytes([mode, k, 0x60 | k % 16]) + answers)
     for text in CONFIG:
         for errlen in (0, 1, 8, 39):
             write(os.path.join(out, "fuzz_config"), bytes([errlen]) + text)

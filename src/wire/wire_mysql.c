@@ -929,27 +929,81 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
         answer_packet(m, s, p, n, len);
 }
 
-/* From q, the whole packets before end that an answer moves over without
- * reading them, in one tight loop (a long answer's rows cost a few
- * instructions each: docs/PERFORMANCE.md, "Choices in the code"): `rows`, rows (a first byte below 0xfe);
- * else at most *defs - 1 column definitions (a first byte other than 0xff),
- * *defs counted down.  Stops before an empty packet, one cut short and one
- * of 16 MiB or more, which the walk reads.  Returns where it stopped;
- * *last: the header of the last packet passed. */
-static inline const uint8_t *pass_run(const uint8_t *q, const uint8_t *end, bool rows,
-                                      uint64_t *defs, const uint8_t **last)
+/* From q, a packet boundary before end, the whole packets of the first
+ * pending command's answer in state QG_MY_ANS_SKIP or QG_MY_ANS_ROWS that
+ * this walk takes as answer_packet would, without going back to the general
+ * walk between them (docs/PERFORMANCE.md, "Choices in the code"):
+ * definitions, the EOF after a result's definitions, rows, the EOF that
+ * ends a result, empty packets.  It stops before a packet cut short, one of
+ * 16 MiB or more, and one answer_packet reads (an error, an OK in place of
+ * an EOF, the EOF of a cursor, the last definition of a prepared
+ * statement's), and after a result's end.  Returns where it stopped; *last:
+ * the header of the last packet taken. */
+static inline const uint8_t *result_walk(qg_wire_my *m, qg_wire_session *s, const uint8_t *q,
+                                         const uint8_t *end, const uint8_t **last)
 {
-    while (end - q >= 5 && (rows || *defs > 1)) {
+    bool eof = !(m->caps & QG_MY_CLIENT_DEPRECATE_EOF);
+    if (m->answer == QG_MY_ANS_SKIP) {
+        uint64_t skip = m->skip;
+        for (;;) {
+            if (end - q < 4)
+                break;
+            uint32_t len = qg_wire_my_header_len(q);
+            if (len == 0xffffffu || len > (size_t)(end - q) - 4)
+                break;
+            uint8_t first = len ? q[4] : 0;
+            if (len > 0 && skip != 1) {
+                if (first == 0xff || skip == 0)
+                    break;
+                skip--; /* a definition before the last */
+            } else if (len > 0) {
+                /* the last definition, or the EOF after them: then rows */
+                if (first == 0xff || !m->rows_after_skip)
+                    break;
+                if (eof && first == 0xfe && len < 9 && len >= 5) {
+                    unsigned status = le16(q + 7);
+                    if (status & QG_MY_STATUS_CURSOR_EXISTS)
+                        break; /* the rows come by COM_STMT_FETCH */
+                    take_status(m, status);
+                }
+                skip = 0;
+                m->answer = QG_MY_ANS_ROWS;
+                *last = q;
+                q += 4 + (size_t)len;
+                break;
+            }
+            *last = q;
+            q += 4 + (size_t)len;
+        }
+        m->skip = skip;
+        if (m->answer != QG_MY_ANS_ROWS)
+            return q;
+    }
+    for (;;) {
+        if (end - q < 4)
+            return q;
         uint32_t len = qg_wire_my_header_len(q);
-        if (len == 0 || len >= 0xffffffu || len > (size_t)(end - q) - 4 ||
-            q[4] >= (rows ? 0xfe : 0xff))
-            break;
+        if (len == 0xffffffu || len > (size_t)(end - q) - 4)
+            return q;
+        /* a row: not an error, not the EOF (or OK) that ends the result */
+        if (len == 0 || q[4] < 0xfe || (q[4] == 0xfe && eof && len >= 9)) {
+            *last = q;
+            q += 4 + (size_t)len;
+            continue;
+        }
+        if (q[4] == 0xff || !eof)
+            return q;
+        /* the EOF that ends the result */
+        unsigned status = 0;
+        if (len >= 5) {
+            status = le16(q + 7);
+            take_status(m, status);
+        }
         *last = q;
         q += 4 + (size_t)len;
-        if (!rows)
-            --*defs;
+        result_end(m, s, status);
+        return q;
     }
-    return q;
 }
 
 size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
@@ -957,6 +1011,11 @@ size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t
 {
     const uint8_t *q = p, *end = p + n, *last = NULL;
     while (end - q >= 4) {
+        if ((m->answer == QG_MY_ANS_SKIP || m->answer == QG_MY_ANS_ROWS) && m->head < m->len) {
+            q = result_walk(m, s, q, end, &last);
+            if (end - q < 4)
+                break;
+        }
         uint32_t len = qg_wire_my_header_len(q);
         if (len == 0xffffffu || len > (size_t)(end - q) - 4)
             break;
@@ -965,11 +1024,6 @@ size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t
         q = body + len;
         if (len == 0 || m->head >= m->len)
             continue;
-        if (qg_wire_my_packet_passed(m, body[0])) {
-            /* the rows or definitions after it too, as far as they go */
-            q = pass_run(q, end, m->answer == QG_MY_ANS_ROWS, &m->skip, &last);
-            continue;
-        }
         answer_packet(m, s, body, len < QG_WIRE_KEEP_MAX ? len : QG_WIRE_KEEP_MAX, len);
         if (m->infile)
             break; /* the client's file comes next */
