@@ -46,6 +46,25 @@ QG_WIRE_NEXT(readv)
 QG_WIRE_NEXT(pwritev2)
 QG_WIRE_NEXT(preadv2)
 
+/* send_bytes of a call made with sendmsg: its message with p[0, n) as its
+ * data, its control data sent once (out of line: its frame is not the
+ * other calls'). */
+__attribute__((noinline)) static ssize_t sendmsg_bytes(send_ctx *sc, const uint8_t *p, size_t n)
+{
+    struct iovec iov = {(void *)p, n};
+    struct msghdr m = *sc->msg;
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    if (sc->control_sent) {
+        m.msg_control = NULL;
+        m.msg_controllen = 0;
+    }
+    ssize_t r = next_sendmsg()(sc->fd, &m, sc->flags);
+    if (r > 0)
+        sc->control_sent = true;
+    return r;
+}
+
 static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
 {
     send_ctx *sc = ctx;
@@ -64,18 +83,7 @@ static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
     case HOW_SENDMSG:
         break;
     }
-    struct iovec iov = {(void *)p, n};
-    struct msghdr m = *sc->msg;
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    if (sc->control_sent) {
-        m.msg_control = NULL;
-        m.msg_controllen = 0;
-    }
-    ssize_t r = next_sendmsg()(sc->fd, &m, sc->flags);
-    if (r > 0)
-        sc->control_sent = true;
-    return r;
+    return sendmsg_bytes(sc, p, n);
 }
 
 

@@ -477,20 +477,22 @@ static bool out_clear(const qg_wire_conn *c)
 static bool lead_query(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n,
                        qg_wire_kind kind, size_t total, ssize_t *r)
 {
-    qg_wire_classified cl = {
-        .status = QG_CL_SQL,
-        .kind = kind,
-        .total = total,
-        .complete = true,
-        .command = c->proto == QG_WIRE_MYSQL,
-        .next = c->out,
-    };
-    cl.next.left = total;
     qg_wire_buf replacement = {0};
     qg_wire_msg m;
-    bool pass = decide(c, io, cl.kind, p, total, false, true, &replacement, &m);
-    account(c, c->out_pos, p, n, &cl, !pass, &m);
-    record(c, &cl, c->out_pos, p, n, !pass);
+    bool pass = decide(c, io, kind, p, total, false, true, &replacement, &m);
+    if (c->proto == QG_WIRE_PG) {
+        qg_wire_classified cl = {
+            .status = QG_CL_SQL,
+            .kind = kind,
+            .total = total,
+            .complete = true,
+            .next = c->out,
+        };
+        cl.next.left = total;
+        qg_wire_pg_account(c, c->out_pos, p, n, &cl, !pass, &m);
+    } else {
+        qg_wire_my_record(&c->my, c->out_pos, p, n, !pass); /* a command */
+    }
     if (pass) {
         if (replacement.data)
             qg_wire_buf_free(&replacement);
