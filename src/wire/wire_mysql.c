@@ -487,7 +487,7 @@ static const qg_my_change unknown_change = {.charset_unknown = true, .flags_unkn
 static const qg_my_change reinit_change = {
     .charset_unknown = true, .flags_unknown = true, .flags_in_status = true};
 
-void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan, const qg_my_state *start)
+void qg_wire_my_query_effect_read(qg_wire_my *m, qg_my_plan *plan, const qg_my_state *start)
 {
     if (m->next_effect) {
         free(m->next_effect);

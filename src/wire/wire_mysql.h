@@ -292,7 +292,23 @@ static inline bool qg_wire_my_state_alone(const qg_wire_my *m)
  * state *start from its plan (read here unless the check read it so; start
  * NULL: the check read it, from the state the text meets last): fills
  * m->next_effect (NULL when nothing). */
-void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan, const qg_my_state *start);
+void qg_wire_my_query_effect_read(qg_wire_my *m, qg_my_plan *plan, const qg_my_state *start);
+
+/* qg_wire_my_query_effect_read, with the most common text in line: one
+ * the check read already, with no statement of note and no effect left
+ * from before (docs/PERFORMANCE.md, "Choices in the code"). */
+static inline void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan,
+                                           const qg_my_state *start)
+{
+    if (start || m->next_effect || !plan->walked || plan->noted != 0 || plan->more_noted ||
+        plan->server_decides) {
+        qg_wire_my_query_effect_read(m, plan, start);
+        return;
+    }
+    m->next_several = plan->statements > 1;
+    m->next_mid_reports =
+        m->next_several && !plan->runs_other && !qg_my_plan_names_system_variable(plan);
+}
 
 /* A query sent without being read (too large, audit): its effect is the
  * server's to say. */
