@@ -170,10 +170,10 @@ note_pairs_in_block(qg_lexer *lx, size_t pos, size_t valid, const block_masks *m
     uint64_t after_high = (m->high << 1 | (pos > 0 && s[pos - 1] >= 0x80)) & m->backslash & live;
     if (!after_high)
         return; /* the common case: escapes after ASCII bytes */
-    uint64_t before_escapable = (m->backslash | m->quote) >> 1;
-    if (valid > BLOCK && (s[pos + BLOCK] == '\\' || s[pos + BLOCK] == '\''))
-        before_escapable |= 1ull << 63;
-    if (after_high & before_escapable)
+    /* The byte after the block only for a backslash at its end. */
+    if ((after_high & (m->backslash | m->quote) >> 1) ||
+        ((after_high >> 63) && valid > BLOCK &&
+         (s[pos + BLOCK] == '\\' || s[pos + BLOCK] == '\'')))
         lx->backslash_pair = true;
 }
 
@@ -231,25 +231,34 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], pg, mb)
                                       : classify_last_block(n, s, len, p, valid, pg, mb);
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
-        uint64_t quotes = m.quote, bad = m.bad, escaped = 0;
-        if ((m.backslash & live) || escape_carry) {
-            /* N takes every backslash as an escape; S too where `escapes`. */
-            escaped = escaped_bytes(m.backslash & live, &escape_carry);
-            if (escapes) {
-                /* Escaped quotes do not count (as N reads them; strings_valid
-                 * finds where S reads a trail byte otherwise, within a
-                 * block: a run of backslashes at its end is the lexer's). */
-                quotes &= ~escaped;
-                bad |= m.backslash & (1ull << 63);
+        uint64_t quotes = m.quote, bad = m.bad, escaped = 0, backslash = m.backslash & live;
+        if (backslash || escape_carry) {
+            if (!escapes && !(quotes & (backslash << 1 | escape_carry)) && !(backslash >> 63)) {
+                /* S reads backslashes literally, and N escapes no quote
+                 * here (none follows one) nor the next block's first byte:
+                 * the common case, Shift_JIS trail bytes. */
+                escape_carry = 0;
             } else {
-                /* S reads them literally: the readings agree while N
-                 * escapes no quote, in this block or the next. */
-                bad |= quotes & escaped;
+                /* N takes every backslash as an escape; S too where
+                 * `escapes`. */
+                escaped = escaped_bytes(backslash, &escape_carry);
+                if (escapes) {
+                    /* Escaped quotes do not count (as N reads them;
+                     * strings_valid finds where S reads a trail byte
+                     * otherwise, within a block: a run of backslashes at its
+                     * end is the lexer's). */
+                    quotes &= ~escaped;
+                    bad |= m.backslash & (1ull << 63);
+                } else {
+                    /* S reads them literally: the readings agree while N
+                     * escapes no quote, in this block or the next. */
+                    bad |= quotes & escaped;
+                }
             }
         }
         uint64_t escaped_quote = lx->watch_escaped_quotes && escapes ? m.quote & escaped & live : 0;
         uint64_t inside = prefix_xor(quotes) ^ in_string;
-        if (m.backslash & live) {
+        if (backslash) {
             if (mb)
                 note_pairs_in_block(lx, pos, valid, &m, live);
             /* Strings of other rules are the lexer's.  The quotes are right
@@ -372,8 +381,14 @@ void SKIP_QUIET(qg_lexer *lx)
     bool pg = lx->ctx->dialect == QG_DIALECT_POSTGRES;
     bool escapes = qg_plain_strings_escape(lx->ctx);
     bool mb = lx->dfa && !lx->dfa->quote_trail;
-    if (pg && mb)
-        skip_quiet_blocks(lx, true, true, escapes);
+    /* PG's multibyte text built for each reading of backslashes: where
+     * they do not escape (standard_conforming_strings, the default), the
+     * tests of `escapes` fold away and fewer values stay live, for more
+     * code (docs/PERFORMANCE.md, "Choices in the code"). */
+    if (pg && mb && !escapes)
+        skip_quiet_blocks(lx, true, true, false);
+    else if (pg && mb)
+        skip_quiet_blocks(lx, true, true, true);
     else if (pg)
         skip_quiet_blocks(lx, true, false, escapes);
     else if (mb)

@@ -106,9 +106,9 @@ static inline lane_t lookup_rows(const unsigned char row[16])
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)row));
 }
 
-static inline lane_t high_nibbles(lane_t v)
+static inline lane_t high_nibbles(const needles *n, lane_t v)
 {
-    return and_lanes(nibbles_down(v), _mm256_set1_epi8(0x0f));
+    return and_lanes(nibbles_down(v), needle(n, LOW_NIBBLE));
 }
 
 /* Bit i set when byte i of the 64 at p is in `set`. */
@@ -117,10 +117,11 @@ static inline uint64_t set_bits(const nibble_set *set, const unsigned char *p)
     lane_t low_rows = lookup_rows(set->low), high_rows = lookup_rows(set->high);
     lane_t nibble = _mm256_set1_epi8(0x0f), none = _mm256_setzero_si256();
     uint64_t bits = 0;
+#pragma GCC unroll 4
     for (size_t i = 0; i < LANES; i++) {
         lane_t v = load_lane(p + LANE * i);
         lane_t hit = and_lanes(lookup(low_rows, and_lanes(v, nibble)),
-                               lookup(high_rows, high_nibbles(v)));
+                               lookup(high_rows, and_lanes(nibbles_down(v), nibble)));
         bits |= (uint64_t)(uint32_t)~_mm256_movemask_epi8(eq(hit, none)) << (LANE * i);
     }
     return bits;
@@ -187,28 +188,39 @@ pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_
         fourth_first = 2;
     else if (state && !carry_in)
         return false;
-    /* The last block's bytes are copied into a block of spaces. */
+    /* The last block: the input's last 64 bytes, their bits shifted down
+     * to the block's (none past the input's end), else its bytes copied
+     * into a block of spaces. */
     unsigned char tail[BLOCK];
     const unsigned char *p = s + pos;
+    unsigned shift = 0;
     if (len - pos < BLOCK) {
-        memset(tail, ' ', sizeof tail);
-        memcpy(tail, p, len - pos);
-        p = tail;
+        if (len >= BLOCK) {
+            shift = (unsigned)(BLOCK - (len - pos));
+            p = s + len - BLOCK;
+        } else {
+            memset(tail, ' ', sizeof tail);
+            memcpy(tail, p, len - pos);
+            p = tail;
+        }
     }
-    uint64_t leads = set_bits(&dfa->lead, p) & content;
+    uint64_t leads = (set_bits(&dfa->lead, p) >> shift) & content;
     uint64_t trail = pair_trails(leads, carry_in);
     uint64_t lead = leads & ~trail, digits = 0, seconds = 0;
-    uint64_t trails = set_bits(&dfa->trail, p);
+    uint64_t trails = set_bits(&dfa->trail, p) >> shift;
     if (dfa->quads) {
-        digits = trail & set_bits(&dfa->digit, p) & content;
+        digits = trail & (set_bits(&dfa->digit, p) >> shift) & content;
         seconds = second_digits(digits & ~fourth_first);
         uint64_t owed = (seconds << 2) | fourth_first; /* fourth bytes */
         if ((owed & ~digits) || (seconds >> 62 == 1 && !(lead >> 63)))
             return false;
         trails |= digits;
     }
-    if ((trail & ~(trails & content)) ||
-        (high & content & ~leads & ~trail & ~set_bits(&dfa->single, p)))
+    if (trail & ~(trails & content))
+        return false;
+    /* High bytes that neither lead nor end a pair, most often none. */
+    uint64_t alone = high & content & ~leads & ~trail;
+    if (alone && (alone & ~(set_bits(&dfa->single, p) >> shift)))
         return false;
     if (escapes && ((((trail & backslash) << 1) & (quote | backslash)) ||
                     (escaped_by(backslash & content & ~trail, 0) & high)))
@@ -234,16 +246,20 @@ static inline __attribute__((always_inline)) uint64_t utf8_wrong(const encoding_
 {
     lane_t before_high = lookup_rows(dfa->utf8_before_high);
     lane_t before_low = lookup_rows(dfa->utf8_before_low), high_rows = lookup_rows(dfa->utf8_high);
-    lane_t nibble = _mm256_set1_epi8(0x0f), none = _mm256_setzero_si256();
-    lane_t conts = _mm256_set1_epi8((char)UTF8_CONTS);
-    lane_t three = _mm256_set1_epi8((char)0xe0), four = _mm256_set1_epi8((char)0xf0);
+    /* The constants from memory: one load each, where building them in
+     * registers takes three instructions each. */
+    const needles *n = needle_table();
+    lane_t nibble = needle(n, LOW_NIBBLE), none = _mm256_setzero_si256();
+    lane_t conts = needle(n, CONTS);
+    lane_t three = needle(n, THREE_BYTE_LEAD), four = needle(n, FOUR_BYTE_LEAD);
     uint64_t wrong = 0;
+#pragma GCC unroll 4
     for (size_t i = 0; i < LANES; i++) {
         lane_t v = load_lane(p + LANE * i), before = load_lane(p + LANE * i - 1);
         lane_t before2 = load_lane(p + LANE * i - 2), before3 = load_lane(p + LANE * i - 3);
-        lane_t by_before = and_lanes(lookup(before_high, high_nibbles(before)),
+        lane_t by_before = and_lanes(lookup(before_high, high_nibbles(n, before)),
                                      lookup(before_low, and_lanes(before, nibble)));
-        lane_t pair = and_lanes(by_before, lookup(high_rows, high_nibbles(v)));
+        lane_t pair = and_lanes(by_before, lookup(high_rows, high_nibbles(n, v)));
         lane_t asks = or_lanes(eq(_mm256_max_epu8(before2, three), before2),
                                eq(_mm256_max_epu8(before3, four), before3));
         lane_t bad = _mm256_xor_si256(pair, and_lanes(asks, conts));
@@ -292,8 +308,12 @@ utf8_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_t
         if (utf8_wrong(dfa, copy + 3))
             return false;
     }
+    /* Read on only where the block ends inside a character: utf8_wrong
+     * found each byte right after those before it. */
     uint64_t state = 0;
-    if ((content >> 63) && p[BLOCK - 1] >= 0x80) {
+    const unsigned char *end = p + BLOCK;
+    if ((content >> 63) && end[-1] >= 0x80 &&
+        (end[-1] >= 0xc0 || end[-2] >= 0xe0 || end[-3] >= 0xf0)) {
         size_t lead = BLOCK - 1; /* a character from 60 on ends with the block */
         while (lead > BLOCK - 3 && p[lead] < 0xc0)
             lead--;

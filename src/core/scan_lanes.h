@@ -44,17 +44,19 @@
  * needle again in registers, three instructions, at every compare. */
 #define NEEDLE(c) {[0 ... LANE - 1] = (c)}
 typedef struct needles {
-    unsigned char lane[16][LANE];
+    unsigned char lane[20][LANE];
 } needles;
 static const needles needle_bytes __attribute__((aligned(LANE))) = {{
     NEEDLE('\''), NEEDLE('\\'), NEEDLE(0),   NEEDLE('-'),  NEEDLE('/'),  NEEDLE('*'),
     NEEDLE('"'),  NEEDLE('$'),  NEEDLE('`'), NEEDLE('#'),  NEEDLE(' '),  NEEDLE('x'),
-    NEEDLE('b'),  NEEDLE('&'),  NEEDLE('\n'), NEEDLE('\r'),
+    NEEDLE('b'),  NEEDLE('&'),  NEEDLE('\n'), NEEDLE('\r'), NEEDLE(0x0f), NEEDLE(UTF8_CONTS),
+    NEEDLE(0xe0), NEEDLE(0xf0),
 }};
 enum {
     QUOTE, BACKSLASH, NUL, DASH, SLASH, STAR, DQUOTE, DOLLAR, BACKTICK, HASH,
     SPACE, LOWER_X, LOWER_B, AMPERSAND, /* for prefix_bits */
-    NEWLINE, RETURN /* for comment_end_in_span */
+    NEWLINE, RETURN, /* for comment_end_in_span */
+    LOW_NIBBLE, CONTS, THREE_BYTE_LEAD, FOUR_BYTE_LEAD /* for the multibyte validators */
 };
 
 static inline const needles *needle_table(void)

@@ -211,6 +211,44 @@ static void backslash_runs_across_blocks(int implementation)
            qg_vectors_name(implementation));
 }
 
+/* Multibyte characters, whole and broken, at every place around a
+ * block's end and the text's: UTF-8 of two to four bytes, pairs whose
+ * trail is 0x5c, a Shift_JIS single-byte katakana, GB18030's four bytes, a
+ * character cut by the quote or by the text's end; every implementation
+ * as the reference. */
+static void characters_across_blocks(int implementation)
+{
+    static const setting multibyte[] = {
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "SJIS", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "GBK", 0},               {QG_DIALECT_POSTGRES, "BIG5", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "GB18030", QG_STD_STRINGS}, {QG_DIALECT_MYSQL, "utf8mb4", 0},
+        {QG_DIALECT_MYSQL, "sjis", 0},                 {QG_DIALECT_MYSQL, "gb18030", 0},
+    };
+    static const char *const tails[] = {
+        "\xe6\x97\xa5\xe6\x97\xa5\xe6\x97\xa5' x", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80' y",
+        "\xc3\xa9\xc3\xa9\xc3\xa9'", "\xe6\x97' z", "\xe6\x97\xa5\xe6\x97", "\x97\xa5' OR 1=1",
+        "\xc0\xaf'", "\x95\x5c\x8e\xa6\xb1\xb2\x95\x5c'", "\x95' OR 1=1 --", "\xb1\x95\x5c\xb2",
+        "\x81\x30\x81\x30\xc4\xe3\x81\x30'", "\x81\x30\x81' x", "\xa4\x5c\xa4\x5c' z", "\x80\xff'",
+    };
+    static char text[MAX_TEXT];
+    int wrong = 0;
+    for (size_t s = 0; s < sizeof multibyte / sizeof multibyte[0]; s++) {
+        const setting *set = &multibyte[s];
+        qg_context ctx;
+        qg_context_init(&ctx, set->dialect, qg_encoding_find(set->dialect, set->encoding), set->flags);
+        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
+            for (size_t pad = 0; pad < 140; pad++) {
+                /* The characters inside the string, or it opening after them. */
+                int n = snprintf(text, sizeof text, pad % 2 ? "SELECT '%*s%s%s" : "SELECT %*s'%s%s",
+                                 (int)pad, "", tails[t], tails[t]);
+                wrong += !checks_as_reference(implementation, &ctx, text, (size_t)n, wrong);
+            }
+    }
+    qg_allow_vectors(QG_VECTORS_WIDEST);
+    tap_ok(!wrong, "%s: multibyte characters around a block's end read as in the reference",
+           qg_vectors_name(implementation));
+}
+
 /* The character count: where it stops, a character ends, and it counted
  * the characters before. */
 static void counts_whole_characters(int implementation)
@@ -251,6 +289,7 @@ int main(void)
         against_reference(i);
         doubled_quote_chains(i);
         backslash_runs_across_blocks(i);
+        characters_across_blocks(i);
         counts_whole_characters(i);
     }
     return tap_done();
