@@ -11,9 +11,10 @@
  * alone) and they can still begin one of those, they pass (they carry no
  * SQL) and are kept in the descriptor's head until the next call decides.
  * A connection whose queries pass through libpq or libmariadb is handed to
- * their fronts: they call qg_wire_library_guarded(PQsocket /
- * mysql_get_socket) before each query, and from then on its bytes pass
- * unchecked here (one check per query).  A duplicate of such a descriptor
+ * their fronts: they call qg_wire_library_guarded (libpq's front with
+ * PQsocket before each query; libmariadb's with mysql_get_socket once a
+ * session, at its connect or reconnect or the first query that finds it),
+ * and from then on its bytes pass unchecked here (one check per query).  A duplicate of such a descriptor
  * (dup, dup2, dup3, F_DUPFD, or a copy the process received from itself
  * with SCM_RIGHTS) carries bytes the library front never sees: writes
  * through it are refused in enforce, logged once in audit; a duplicate or
