@@ -504,8 +504,9 @@ static qg_verdict check_lexed(const qg_context *ctx, const char *sql, size_t len
 
     /* An ill-formed byte S does not check tells no literal whether N read
      * past it; the reference, which compares the readings wherever the text
-     * holds an ambiguous byte, decides such a (rare) text: only its byte by
-     * byte reading sees every ambiguous byte. */
+     * holds an ambiguous byte, decides such a text (escaped binary data in
+     * _binary'', mostly): only its byte by byte reading sees every
+     * ambiguous byte. */
     if (lx.unchecked_illformed && lx.vectors != QG_VECTORS_REFERENCE) {
         res->verdict = QG_VERDICT_CLEAN;
         res->count = 0;
