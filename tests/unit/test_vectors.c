@@ -147,6 +147,36 @@ static void against_reference(int implementation)
     tap_ok(!cuts, "%s: the lexer cuts the reference's tokens", name);
 }
 
+/* Writes the text of one block-edge row: `tail` after `pad` bytes. */
+typedef int (*edge_text)(char *text, size_t size, size_t pad, const char *tail);
+
+/* How many texts, one for each setting, tail and padding up to past two
+ * blocks, the implementation reads otherwise than the reference. */
+static int unlike_reference_at_block_ends(int implementation, const setting *sets, size_t nsets,
+                                          const char *const *tails, size_t ntails, edge_text write)
+{
+    static char text[MAX_TEXT];
+    int wrong = 0;
+    for (size_t s = 0; s < nsets; s++) {
+        qg_context ctx;
+        qg_context_init(&ctx, sets[s].dialect, qg_encoding_find(sets[s].dialect, sets[s].encoding),
+                        sets[s].flags);
+        for (size_t t = 0; t < ntails; t++)
+            for (size_t pad = 0; pad < 140; pad++) {
+                int n = write(text, sizeof text, pad, tails[t]);
+                wrong += !checks_as_reference(implementation, &ctx, text, (size_t)n, wrong);
+            }
+    }
+    qg_allow_vectors(QG_VECTORS_WIDEST);
+    return wrong;
+}
+
+/* Every third text without a string before the tail. */
+static int after_a_string(char *text, size_t size, size_t pad, const char *tail)
+{
+    return snprintf(text, size, "SELECT %*s%s%s", (int)pad, "", pad % 3 ? "'a''b'" : "", tail);
+}
+
 /* Strings continued by doubled quotes, with backslashes, their quotes
  * at every place around a block's end: a continuation is read by the rules
  * of its chain's first quote (E'', U&'' …), in every implementation as in
@@ -158,22 +188,17 @@ static void doubled_quote_chains(int implementation)
         "e''''\\'' x", "U&'a''\\' y'", "'a''b' 'c\\'' d'", "x'a''\\''b'",
         "'it''s \x95\x5c\x8e\xa6 it''s \x83\x5c' AND c = E'\\'''",
     };
-    static char text[MAX_TEXT];
-    int wrong = 0;
-    for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
-        qg_context ctx;
-        qg_context_init(&ctx, settings[s].dialect,
-                        qg_encoding_find(settings[s].dialect, settings[s].encoding), settings[s].flags);
-        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
-            for (size_t pad = 0; pad < 140; pad++) {
-                int n = snprintf(text, sizeof text, "SELECT %*s%s%s", (int)pad, "",
-                                 pad % 3 ? "'a''b'" : "", tails[t]);
-                wrong += !checks_as_reference(implementation, &ctx, text, (size_t)n, wrong);
-            }
-    }
-    qg_allow_vectors(QG_VECTORS_WIDEST);
+    int wrong = unlike_reference_at_block_ends(implementation, settings,
+                                               sizeof settings / sizeof settings[0], tails,
+                                               sizeof tails / sizeof tails[0], after_a_string);
     tap_ok(!wrong, "%s: strings continued by doubled quotes read as in the reference",
            qg_vectors_name(implementation));
+}
+
+/* The tail inside a string the padding opens. */
+static int in_a_string(char *text, size_t size, size_t pad, const char *tail)
+{
+    return snprintf(text, size, "SELECT '%*s%s", (int)pad, "", tail);
 }
 
 /* Backslashes where plain strings do not read them (N does): a Shift_JIS
@@ -193,22 +218,20 @@ static void backslash_runs_across_blocks(int implementation)
         "a\\\\' b", "\xbf\x5c\\' OR '", "\x95\x5c\x95\x5c\x95\x5c''' z", "\x95\x5c\x95\x5c",
         "a\\' OR 1=1 --'",
     };
-    static char text[MAX_TEXT];
-    int wrong = 0;
-    for (size_t s = 0; s < sizeof literal_backslashes / sizeof literal_backslashes[0]; s++) {
-        const setting *set = &literal_backslashes[s];
-        qg_context ctx;
-        qg_context_init(&ctx, set->dialect, qg_encoding_find(set->dialect, set->encoding), set->flags);
-        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
-            for (size_t pad = 0; pad < 140; pad++) {
-                int n = snprintf(text, sizeof text, "SELECT '%*s%s", (int)pad, "", tails[t]);
-                wrong += !checks_as_reference(implementation, &ctx, text, (size_t)n, wrong);
-            }
-    }
-    qg_allow_vectors(QG_VECTORS_WIDEST);
+    int wrong = unlike_reference_at_block_ends(
+        implementation, literal_backslashes, sizeof literal_backslashes / sizeof literal_backslashes[0],
+        tails, sizeof tails / sizeof tails[0], in_a_string);
     tap_ok(!wrong, "%s: backslashes plain strings do not read, around a block's end, read as "
                    "in the reference",
            qg_vectors_name(implementation));
+}
+
+/* The tail twice, inside the string, or with the string opening after the
+ * padding and before them. */
+static int twice_in_or_after(char *text, size_t size, size_t pad, const char *tail)
+{
+    return snprintf(text, size, pad % 2 ? "SELECT '%*s%s%s" : "SELECT %*s'%s%s", (int)pad, "", tail,
+                    tail);
 }
 
 /* Multibyte characters, whole and broken, at every place around a
@@ -230,21 +253,9 @@ static void characters_across_blocks(int implementation)
         "\xc0\xaf'", "\x95\x5c\x8e\xa6\xb1\xb2\x95\x5c'", "\x95' OR 1=1 --", "\xb1\x95\x5c\xb2",
         "\x81\x30\x81\x30\xc4\xe3\x81\x30'", "\x81\x30\x81' x", "\xa4\x5c\xa4\x5c' z", "\x80\xff'",
     };
-    static char text[MAX_TEXT];
-    int wrong = 0;
-    for (size_t s = 0; s < sizeof multibyte / sizeof multibyte[0]; s++) {
-        const setting *set = &multibyte[s];
-        qg_context ctx;
-        qg_context_init(&ctx, set->dialect, qg_encoding_find(set->dialect, set->encoding), set->flags);
-        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
-            for (size_t pad = 0; pad < 140; pad++) {
-                /* The characters inside the string, or it opening after them. */
-                int n = snprintf(text, sizeof text, pad % 2 ? "SELECT '%*s%s%s" : "SELECT %*s'%s%s",
-                                 (int)pad, "", tails[t], tails[t]);
-                wrong += !checks_as_reference(implementation, &ctx, text, (size_t)n, wrong);
-            }
-    }
-    qg_allow_vectors(QG_VECTORS_WIDEST);
+    int wrong = unlike_reference_at_block_ends(implementation, multibyte,
+                                               sizeof multibyte / sizeof multibyte[0], tails,
+                                               sizeof tails / sizeof tails[0], twice_in_or_after);
     tap_ok(!wrong, "%s: multibyte characters around a block's end read as in the reference",
            qg_vectors_name(implementation));
 }
