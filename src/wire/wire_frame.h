@@ -214,12 +214,11 @@ bool qg_wire_cstr_is(const uint8_t *p, size_t len, const char *want);
  * swap, since every message header of both directions is read with it. */
 static inline uint32_t qg_wire_be32(const uint8_t *p)
 {
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap32(v);
+    return __builtin_bswap32(qg_wire_load32(p));
+#else
+    return qg_wire_load32(p);
 #endif
-    return v;
 }
 
 /* Nothing of the client's packet stream is held back, owed or being

@@ -34,21 +34,29 @@ static inline uint32_t qg_wire_le24(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
 }
 
+/* Four bytes as the CPU lays them out: one load, which each protocol's
+ * reader puts in its byte order. */
+static inline uint32_t qg_wire_load32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 /* A MySQL 4-byte integer (little-endian). */
 static inline uint32_t qg_wire_le32(const uint8_t *p)
 {
-    return qg_wire_le24(p) | (uint32_t)p[3] << 24;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap32(qg_wire_load32(p));
+#else
+    return qg_wire_load32(p);
+#endif
 }
 
 /* qg_wire_le24 of a header whose 4 bytes are all at hand: one load. */
 static inline uint32_t qg_wire_my_header_len(const uint8_t *p)
 {
-    uint32_t h;
-    memcpy(&h, p, sizeof h);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    h = __builtin_bswap32(h);
-#endif
-    return h & 0xffffffu;
+    return qg_wire_le32(p) & 0xffffffu;
 }
 
 /* At most this many changes are kept for one command; more make its
