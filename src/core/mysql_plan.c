@@ -6,15 +6,6 @@
 
 #include "mysql_statements.h"
 
-void qg_my_plan_init(qg_my_plan *p, const char *sql, size_t len)
-{
-    p->sql = sql;
-    p->len = len;
-    p->read = false;
-    p->server = NULL;
-    p->names_system_variable = p->names_tracking = p->reads_alike = -1;
-}
-
 /* Whether a statement's reading matters to a consumer of the plan. */
 static bool of_note(const qg_my_effect *fx)
 {

@@ -53,8 +53,15 @@ typedef struct qg_my_plan {
     qg_my_planned steps[QG_MY_PLAN_NOTED];
 } qg_my_plan;
 
-/* A plan of sql[0, len), not read yet. */
-void qg_my_plan_init(qg_my_plan *p, const char *sql, size_t len);
+/* A plan of sql[0, len), not read yet.  In line: each query makes one. */
+static inline void qg_my_plan_init(qg_my_plan *p, const char *sql, size_t len)
+{
+    p->sql = sql;
+    p->len = len;
+    p->read = false;
+    p->server = NULL;
+    p->names_system_variable = p->names_tracking = p->reads_alike = -1;
+}
 
 /* The plan read from state *start for `server` (NULL: a server not
  * known): read now unless it was read so already. */

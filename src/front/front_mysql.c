@@ -108,8 +108,8 @@ static void hand_over_from_wire(MYSQL *mysql)
 }
 
 /* The entry to use for the text read as `plan` on mysql, up to date; NULL
- * without memory. */
-QG_HOT static qg_my_conn *entry_for_query(MYSQL *mysql, qg_my_plan *plan)
+ * without memory.  In line: each query takes it. */
+QG_HOT static inline __attribute__((always_inline)) qg_my_conn *entry_for_query(MYSQL *mysql, qg_my_plan *plan)
 {
     qg_my_conn *e = qg_my_conn_use(mysql);
     if (!e)
@@ -134,7 +134,8 @@ static __thread qg_my_block orphan TLS_STATIC;
  * written in place: while the libraries loaded stay (qg_real_generation)
  * a name found equal once is equal at the same address, until the state
  * changes (which forgets it). */
-QG_HOT static bool lib_charset_is_state(qg_my_session *s, const char *name)
+QG_HOT static inline __attribute__((always_inline)) bool
+lib_charset_is_state(qg_my_session *s, const char *name)
 {
     unsigned generation = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
     if (name == s->lib_charset_alike && generation == s->lib_charset_generation)
@@ -148,8 +149,9 @@ QG_HOT static bool lib_charset_is_state(qg_my_session *s, const char *name)
 
 /* Whether a session made anew by the client library's automatic reconnect
  * would start in a state other than the one now (the library's charset,
- * the server's sql_mode as at connect). */
-QG_HOT static bool reconnect_state_differs(qg_my_session *s, MYSQL *mysql)
+ * the server's sql_mode as at connect).  In line: each query asks. */
+QG_HOT static inline __attribute__((always_inline)) bool
+reconnect_state_differs(qg_my_session *s, MYSQL *mysql)
 {
     if (s->fresh_flags != s->state.flags)
         return true;

@@ -43,10 +43,8 @@ __attribute__((constructor)) static void keep_maps_across_fork(void)
     pthread_atfork(lock_maps, unlock_maps, renew_map_locks);
 }
 
-QG_HOT void qg_my_block_clear(qg_my_block *b)
+void qg_my_block_forget(qg_my_block *b)
 {
-    if (!b->set)
-        return;
     b->set = b->await_read = false;
     __atomic_sub_fetch(&pending_blocks, 1, __ATOMIC_RELEASE);
 }

@@ -47,7 +47,13 @@ extern qg_conn_map qg_my_conns;
 /* Records a block (a pending error) in b; an unowned b (a thread's
  * fallback) is counted too. */
 void qg_my_block_set(qg_my_block *b, const qg_decision *d, bool await_read);
-void qg_my_block_clear(qg_my_block *b);
+void qg_my_block_forget(qg_my_block *b);
+/* In line: a call meets no block set. */
+static inline void qg_my_block_clear(qg_my_block *b)
+{
+    if (b->set)
+        qg_my_block_forget(b);
+}
 
 /* The entry of a handle, or NULL (no lock taken while none exists). */
 qg_my_conn *qg_my_conn_find(const void *mysql);

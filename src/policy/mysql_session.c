@@ -90,23 +90,6 @@ static void unread_gone(qg_my_session *s)
     memset(&s->pending, 0, sizeof s->pending);
 }
 
-QG_HOT bool qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
-                                  qg_my_plan *plan)
-{
-    qg_my_session_result_read(s, srv, conn);
-    unsigned long id = srv->thread_id(conn);
-    if (s->unread && id == s->thread_id)
-        return false; /* the server's answer to a question would come after the program's */
-    if (s->unread)
-        unread_gone(s); /* a new session: the answers went with the old one */
-    bool seen_new = !s->asked || id != s->thread_id;
-    if (seen_new)
-        qg_my_session_renew(s); /* a new session (or the first query seen) */
-    if (s->stale && !(plan && qg_my_plan_reads_alike(plan)))
-        qg_my_session_refresh(s, srv, conn);
-    return seen_new;
-}
-
 /* What a text that got an OK packet may have changed unreported. */
 static void note_text(qg_my_session *s, qg_my_plan *plan)
 {
@@ -224,7 +207,9 @@ void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *con
         s->stale = true;
 }
 
-void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn)
+/* In line in qg_my_session_prepare: most queries follow a result set. */
+static inline __attribute__((always_inline)) void
+result_end_read(qg_my_session *s, const qg_my_server *srv, void *conn)
 {
     if (!s->result_open)
         return;
@@ -233,6 +218,28 @@ void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *
     if (status & QG_MY_STATUS_SESSION_STATE_CHANGED)
         s->stale = true; /* a result set's end reports a change without its value */
     note_quoting_bits(s, status);
+}
+
+void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn)
+{
+    result_end_read(s, srv, conn);
+}
+
+QG_HOT bool qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
+                                  qg_my_plan *plan)
+{
+    result_end_read(s, srv, conn);
+    unsigned long id = srv->thread_id(conn);
+    if (s->unread && id == s->thread_id)
+        return false; /* the server's answer to a question would come after the program's */
+    if (s->unread)
+        unread_gone(s); /* a new session: the answers went with the old one */
+    bool seen_new = !s->asked || id != s->thread_id;
+    if (seen_new)
+        qg_my_session_renew(s); /* a new session (or the first query seen) */
+    if (s->stale && !(plan && qg_my_plan_reads_alike(plan)))
+        qg_my_session_refresh(s, srv, conn);
+    return seen_new;
 }
 
 void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *conn,
