@@ -385,12 +385,12 @@ static inline uint64_t letter_bytes(uint64_t folded)
     (KEYWORD_BYTE(a, 0) | KEYWORD_BYTE(b, 1) | KEYWORD_BYTE(c, 2) | KEYWORD_BYTE(d, 3) |     \
      KEYWORD_BYTE(e, 4) | KEYWORD_BYTE(f, 5) | KEYWORD_BYTE(g, 6) | KEYWORD_BYTE(h, 7))
 
-/* The kind of word[0, len), whose readable bytes are word[0, avail). */
-static qg_my_word_kind word_kind(const char *word, size_t len, size_t avail)
+/* The kind of word[0, len), 2 to 9 bytes, whose first eight folded8
+ * folded into `folded`. */
+static inline __attribute__((always_inline)) qg_my_word_kind
+folded_word_kind(uint64_t folded, const char *word, size_t len)
 {
-    if (len < 2 || len > 9)
-        return QG_MY_WORD_OTHER;
-    switch (folded8(word, len, avail)) {
+    switch (folded) {
     case KEYWORD('c', 'a', 'l', 'l', 0, 0, 0, 0):
     case KEYWORD('e', 'x', 'e', 'c', 'u', 't', 'e', 0):
         return QG_MY_WORD_RUNS;
@@ -435,6 +435,14 @@ static qg_my_word_kind word_kind(const char *word, size_t len, size_t avail)
     default:
         return QG_MY_WORD_OTHER;
     }
+}
+
+/* The kind of word[0, len), whose readable bytes are word[0, avail). */
+static qg_my_word_kind word_kind(const char *word, size_t len, size_t avail)
+{
+    if (len < 2 || len > 9)
+        return QG_MY_WORD_OTHER;
+    return folded_word_kind(folded8(word, len, avail), word, len);
 }
 
 qg_my_word_kind qg_my_first_word_kind(const char *word, size_t len)
@@ -577,12 +585,15 @@ bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_l
          * a word of them, read in one step */
         uint64_t v;
         memcpy(&v, sql + i, 8);
-        uint64_t others = ~letter_bytes(v | FOLD8) & HIGH8;
+        v |= FOLD8;
+        uint64_t others = ~letter_bytes(v) & HIGH8;
         size_t n = others ? (size_t)__builtin_ctzll(others) / 8 : 8;
         unsigned char after = (unsigned char)sql[i + n];
         if (n < 8 && after < 0x80 && !qg_ascii_word_byte(after, NAME_BYTES)) {
+            /* the word's bytes folded as folded8 folds them, read once */
             *word_len = n;
-            *kind = word_kind(sql + i, n, len - i);
+            *kind = n < 2 ? QG_MY_WORD_OTHER
+                          : folded_word_kind(v & ((UINT64_C(1) << (8 * n)) - 1), sql + i, n);
             return true;
         }
     }
