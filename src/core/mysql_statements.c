@@ -385,56 +385,70 @@ static inline uint64_t letter_bytes(uint64_t folded)
     (KEYWORD_BYTE(a, 0) | KEYWORD_BYTE(b, 1) | KEYWORD_BYTE(c, 2) | KEYWORD_BYTE(d, 3) |     \
      KEYWORD_BYTE(e, 4) | KEYWORD_BYTE(f, 5) | KEYWORD_BYTE(g, 6) | KEYWORD_BYTE(h, 7))
 
+/* The first words whose kind is known, each in its own place of a table
+ * of 64: the place is the top six bits of the folded word times
+ * KEYWORD_HASH (a constant under which no two of them share a place; two
+ * that did would be two initialisers of one element, which -Woverride-init
+ * refuses).  A place holds its word's folded bytes, so that any other word
+ * found there is no keyword.  SAVEPOINT, nine letters, is read apart. */
+#define KEYWORD_HASH UINT64_C(0xb32996b903695803)
+#define KEYWORD_PLACE(folded) ((unsigned)(((folded) * KEYWORD_HASH) >> 58))
+#define KEYWORD_ENTRY(folded, kind) [KEYWORD_PLACE(folded)] = {(folded), (kind)}
+
+static const struct keyword {
+    uint64_t folded; /* zero: an empty place (a folded word has no zero byte) */
+    qg_my_word_kind kind;
+} keywords[64] = {
+    KEYWORD_ENTRY(KEYWORD('c', 'a', 'l', 'l', 0, 0, 0, 0), QG_MY_WORD_RUNS),
+    KEYWORD_ENTRY(KEYWORD('e', 'x', 'e', 'c', 'u', 't', 'e', 0), QG_MY_WORD_RUNS),
+    KEYWORD_ENTRY(KEYWORD('x', 'a', 0, 0, 0, 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('u', 's', 'e', 0, 0, 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('d', 'e', 's', 'c', 0, 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('k', 'i', 'l', 'l', 0, 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('l', 'o', 'a', 'd', 0, 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('l', 'o', 'c', 'k', 0, 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('s', 'h', 'o', 'w', 0, 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('w', 'i', 't', 'h', 0, 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('a', 'l', 't', 'e', 'r', 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('c', 'h', 'e', 'c', 'k', 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('f', 'l', 'u', 's', 'h', 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('g', 'r', 'a', 'n', 't', 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('s', 't', 'a', 'r', 't', 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('t', 'a', 'b', 'l', 'e', 0, 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('c', 'o', 'm', 'm', 'i', 't', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('c', 'r', 'e', 'a', 't', 'e', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('d', 'e', 'l', 'e', 't', 'e', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('i', 'n', 's', 'e', 'r', 't', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('r', 'e', 'n', 'a', 'm', 'e', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('r', 'e', 'p', 'a', 'i', 'r', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('r', 'e', 'v', 'o', 'k', 'e', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('s', 'e', 'l', 'e', 'c', 't', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('u', 'n', 'l', 'o', 'c', 'k', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('u', 'p', 'd', 'a', 't', 'e', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('v', 'a', 'l', 'u', 'e', 's', 0, 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('a', 'n', 'a', 'l', 'y', 'z', 'e', 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('e', 'x', 'p', 'l', 'a', 'i', 'n', 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('h', 'a', 'n', 'd', 'l', 'e', 'r', 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('r', 'e', 'l', 'e', 'a', 's', 'e', 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('r', 'e', 'p', 'l', 'a', 'c', 'e', 0), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('d', 'e', 's', 'c', 'r', 'i', 'b', 'e'), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('o', 'p', 't', 'i', 'm', 'i', 'z', 'e'), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('r', 'o', 'l', 'l', 'b', 'a', 'c', 'k'), QG_MY_WORD_INERT),
+    KEYWORD_ENTRY(KEYWORD('t', 'r', 'u', 'n', 'c', 'a', 't', 'e'), QG_MY_WORD_INERT),
+};
+
 /* The kind of word[0, len), 2 to 9 bytes, whose first eight folded8
  * folded into `folded`. */
 static inline __attribute__((always_inline)) qg_my_word_kind
 folded_word_kind(uint64_t folded, const char *word, size_t len)
 {
-    switch (folded) {
-    case KEYWORD('c', 'a', 'l', 'l', 0, 0, 0, 0):
-    case KEYWORD('e', 'x', 'e', 'c', 'u', 't', 'e', 0):
-        return QG_MY_WORD_RUNS;
-    case KEYWORD('s', 'a', 'v', 'e', 'p', 'o', 'i', 'n'):
-        return len == 9 && ((unsigned char)word[8] | 0x20) == 't' ? QG_MY_WORD_INERT
-                                                                 : QG_MY_WORD_OTHER;
-    case KEYWORD('x', 'a', 0, 0, 0, 0, 0, 0):
-    case KEYWORD('u', 's', 'e', 0, 0, 0, 0, 0):
-    case KEYWORD('d', 'e', 's', 'c', 0, 0, 0, 0):
-    case KEYWORD('k', 'i', 'l', 'l', 0, 0, 0, 0):
-    case KEYWORD('l', 'o', 'a', 'd', 0, 0, 0, 0):
-    case KEYWORD('l', 'o', 'c', 'k', 0, 0, 0, 0):
-    case KEYWORD('s', 'h', 'o', 'w', 0, 0, 0, 0):
-    case KEYWORD('w', 'i', 't', 'h', 0, 0, 0, 0):
-    case KEYWORD('a', 'l', 't', 'e', 'r', 0, 0, 0):
-    case KEYWORD('c', 'h', 'e', 'c', 'k', 0, 0, 0):
-    case KEYWORD('f', 'l', 'u', 's', 'h', 0, 0, 0):
-    case KEYWORD('g', 'r', 'a', 'n', 't', 0, 0, 0):
-    case KEYWORD('s', 't', 'a', 'r', 't', 0, 0, 0):
-    case KEYWORD('t', 'a', 'b', 'l', 'e', 0, 0, 0):
-    case KEYWORD('c', 'o', 'm', 'm', 'i', 't', 0, 0):
-    case KEYWORD('c', 'r', 'e', 'a', 't', 'e', 0, 0):
-    case KEYWORD('d', 'e', 'l', 'e', 't', 'e', 0, 0):
-    case KEYWORD('i', 'n', 's', 'e', 'r', 't', 0, 0):
-    case KEYWORD('r', 'e', 'n', 'a', 'm', 'e', 0, 0):
-    case KEYWORD('r', 'e', 'p', 'a', 'i', 'r', 0, 0):
-    case KEYWORD('r', 'e', 'v', 'o', 'k', 'e', 0, 0):
-    case KEYWORD('s', 'e', 'l', 'e', 'c', 't', 0, 0):
-    case KEYWORD('u', 'n', 'l', 'o', 'c', 'k', 0, 0):
-    case KEYWORD('u', 'p', 'd', 'a', 't', 'e', 0, 0):
-    case KEYWORD('v', 'a', 'l', 'u', 'e', 's', 0, 0):
-    case KEYWORD('a', 'n', 'a', 'l', 'y', 'z', 'e', 0):
-    case KEYWORD('e', 'x', 'p', 'l', 'a', 'i', 'n', 0):
-    case KEYWORD('h', 'a', 'n', 'd', 'l', 'e', 'r', 0):
-    case KEYWORD('r', 'e', 'l', 'e', 'a', 's', 'e', 0):
-    case KEYWORD('r', 'e', 'p', 'l', 'a', 'c', 'e', 0):
-    case KEYWORD('d', 'e', 's', 'c', 'r', 'i', 'b', 'e'):
-    case KEYWORD('o', 'p', 't', 'i', 'm', 'i', 'z', 'e'):
-    case KEYWORD('r', 'o', 'l', 'l', 'b', 'a', 'c', 'k'):
-    case KEYWORD('t', 'r', 'u', 'n', 'c', 'a', 't', 'e'):
-        return len <= 8 ? QG_MY_WORD_INERT : QG_MY_WORD_OTHER;
-    default:
-        return QG_MY_WORD_OTHER;
-    }
+    if (len == 9) /* of nine letters only SAVEPOINT has a kind */
+        return folded == KEYWORD('s', 'a', 'v', 'e', 'p', 'o', 'i', 'n') &&
+                       ((unsigned char)word[8] | 0x20) == 't'
+                   ? QG_MY_WORD_INERT
+                   : QG_MY_WORD_OTHER;
+    const struct keyword *k = &keywords[KEYWORD_PLACE(folded)];
+    return k->folded == folded ? k->kind : QG_MY_WORD_OTHER;
 }
 
 /* The kind of word[0, len), whose readable bytes are word[0, avail). */
