@@ -214,7 +214,7 @@ QG_HOT static unsigned quoting_flags(const void *conn)
 typedef enum opened {
     PASS,   /* straight to libpq: nothing to check, the shim is off, or libpq's
              * inner call for the call being checked */
-    CHECK,  /* checked, and recorded until close_query() */
+    CHECK,  /* checked */
     RECHECK /* libpq's inner call for the call being checked, whose state
              * changed in between or was left to it: checked, not recorded */
 } opened;
@@ -296,19 +296,19 @@ QG_HOT static IN_LINE opened open_query(PGconn *conn, const char *sql)
         return PASS;
     /* libpq's texts are C strings: the pointer alone names the call.  The
      * inner call leaves at once: the outer one did all that follows.  The
-     * innermost checked call's own inner call is known by its record (the
-     * guard holds the outer call from before the record is made until
-     * after it is taken out). */
+     * innermost checked call's own inner call is known by its record; a
+     * text the shim hands libpq itself, by the guard's.  The outer call is
+     * not recorded in the guard: libpq calls no query entry with its text
+     * before the record is made, and a query of a signal handler in
+     * between is another query. */
     const checked_call *c = checked;
-    if ((c && c->conn == conn && c->sql == sql) || !qg_guard_enter(conn, sql, 0))
+    if ((c && c->conn == conn && c->sql == sql) || qg_guard_inside(conn, sql, 0))
         return state_as_checked(conn, sql) ? PASS : RECHECK;
     /* A pending message lives until the next query on its connection. */
     qg_pg_registry_drop(&pending_conn_messages, conn);
     const qg_settings *s = qg_settings_get();
-    if (s->mode == QG_MODE_OFF || !s->active) {
-        qg_guard_leave();
+    if (s->mode == QG_MODE_OFF || !s->active)
         return PASS;
-    }
     /* this front checks the connection's queries: the wire front must not;
      * and the log never writes into its socket */
     PQsocket_fn socket_of = real_PQsocket();
@@ -318,12 +318,6 @@ QG_HOT static IN_LINE opened open_query(PGconn *conn, const char *sql)
         qg_log_note_db_socket(fd);
     }
     return CHECK;
-}
-
-QG_HOT static IN_LINE void close_query(opened how)
-{
-    if (how == CHECK)
-        qg_guard_leave();
 }
 
 /* The name and calling site a query is checked and logged under: an
@@ -658,7 +652,6 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
     } else {
         res = blocked_result(conn, &d);
     }
-    close_query(how);
     return res;
 }
 
@@ -680,7 +673,6 @@ QG_HOT __attribute__((noinline)) static int send_query(PGconn *conn, const char 
                      true, results_unread(conn))
                    ? send_allowed(conn, &q, real)
                    : send_blocked(conn, how, &d);
-    close_query(how);
     return sent;
 }
 
@@ -724,7 +716,6 @@ QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
     } else {
         res = blocked_result(conn, &d);
     }
-    close_query(how);
     return res;
 }
 
@@ -749,7 +740,6 @@ QG_EXPORT int PQsendQueryParams(PGconn *conn, const char *command, int nParams,
                    ? real(conn, command, nParams, paramTypes, paramValues, paramLengths,
                           paramFormats, resultFormat)
                    : send_blocked(conn, how, &d);
-    close_query(how);
     return sent;
 }
 
@@ -778,7 +768,6 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
     } else {
         res = blocked_result(conn, &d);
     }
-    close_query(how);
     return res;
 }
 
@@ -801,7 +790,6 @@ QG_EXPORT int PQsendPrepare(PGconn *conn, const char *stmtName, const char *quer
         qg_pg_pipeline_prepared(conn, query, strlen(query));
     int sent =
         allowed ? real(conn, stmtName, query, nParams, paramTypes) : send_blocked(conn, how, &d);
-    close_query(how);
     return sent;
 }
 

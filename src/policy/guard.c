@@ -66,13 +66,20 @@ static inline unsigned first_slot(uint64_t flags)
 /* A signal handler on this thread may run between any two steps below and
  * enter and leave itself: it skips a slot once taken, and reads a slot only
  * once it is ready. */
-QG_HOT bool qg_guard_enter(const void *conn, const char *sql, size_t len)
+QG_HOT bool qg_guard_inside(const void *conn, const char *sql, size_t len)
 {
     for (uint64_t ready = flags_now(&calls_ready); ready; ready &= ready - 1) {
         const call_in_flight *c = &calls[first_slot(ready)];
         if (c->conn == conn && (!c->sql || (c->sql == sql && c->len == len)))
-            return false;
+            return true;
     }
+    return false;
+}
+
+QG_HOT bool qg_guard_enter(const void *conn, const char *sql, size_t len)
+{
+    if (qg_guard_inside(conn, sql, len))
+        return false;
     uint64_t free_slots = ~flags_now(&calls_taken) & SLOT_BYTES;
     if (!free_slots) {
         calls_unrecorded++;

@@ -45,9 +45,9 @@ bool qg_guard_query(const qg_query *q, qg_decision *out);
 bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out);
 
 /* Per-thread record of the intercepted calls in flight.  A client library
- * calls its own exported entries for the call being checked (libpq's PQexec
- * calls PQsendQuery with the same text, mysql_query calls mysql_real_query),
- * and those inner calls must not be checked twice; but a query issued while
+ * calls its own exported entries for the call being checked (mysql_query
+ * calls mysql_real_query), and those inner calls must not be checked twice
+ * (the libpq front knows libpq's by a record of its own, front_pg.c); but a query issued while
  * another is in flight on the same thread — from a signal handler, a libpq
  * notice processor, a MariaDB LOAD DATA LOCAL callback — is another query and
  * must be checked.
@@ -60,7 +60,8 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
  * the caller then calls the real function directly and must NOT leave.
  * After a true, leave exactly once: qg_guard_leave_call with the same
  * arguments, or qg_guard_leave (the innermost call in flight) where calls
- * always end in the order opposite to the one they began in (libpq).  A
+ * always end in the order opposite to the one they began in (the libpq
+ * front's own texts).  A
  * libmariadb non-blocking call (mysql_real_query_start) runs the library's
  * call in a coroutine that a later call may outlast, so the MySQL front
  * leaves by its arguments.
@@ -69,6 +70,10 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
  * pass.  Async-signal-safe: a handler that interrupts enter or leave sees
  * either the record before or after. */
 bool qg_guard_enter(const void *conn, const char *sql, size_t len);
+/* What qg_guard_enter(conn, sql, len) would refuse, without recording a
+ * call: for a front that knows its library's inner calls by a record of
+ * its own and needs only to pass the texts the shim hands the library. */
+bool qg_guard_inside(const void *conn, const char *sql, size_t len);
 void qg_guard_leave(void);
 void qg_guard_leave_call(const void *conn, const char *sql, size_t len);
 

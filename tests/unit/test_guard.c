@@ -452,6 +452,10 @@ static void test_reentrancy(void)
            "the library's inner call (same connection, same text) is refused");
     tap_ok(qg_guard_enter(&conn_b, same, len), "the same text on another connection is checked");
     qg_guard_leave();
+    tap_ok(qg_guard_inside(&conn_a, same, len) && !qg_guard_inside(&conn_a, copy, len) &&
+               !qg_guard_inside(&conn_b, same, len),
+           "inside: only the recorded call on its connection, by pointer");
+    tap_ok(!qg_guard_inside(&conn_b, same, len), "inside records nothing");
     tap_ok(qg_guard_enter(&conn_a, copy, len),
            "another text on the same connection (a signal handler's query) is checked");
     qg_guard_leave();
