@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "encoding_tables.h"
-#include "hot.h"
 
 /* "SQL_ASCII": the first two letters tell most other names from it. */
 static bool is_sql_ascii(const char *name)
@@ -39,21 +38,12 @@ static struct {
 } kept[KEPT_IDS];
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The numbers this thread looked up last, one place each by the number's
- * low bits (a program mostly uses one encoding, or one per connection):
- * answered without the table.  generation 0 while a place is being
- * written, for a signal handler that interrupts the write.  initial-exec:
- * reading them never allocates. */
-enum { HITS = 4 };
-static __thread struct {
-    unsigned generation;
-    int id;
-    qg_pg_client_encoding encoding;
-} last_hits[HITS] __attribute__((tls_model("initial-exec")));
+__thread qg_pg_encoding_hit qg_pg_encoding_hits[QG_PG_ENCODING_HITS]
+    __attribute__((tls_model("initial-exec")));
 
 static void remember(int id, unsigned generation, const qg_pg_client_encoding *c)
 {
-    __typeof__(last_hits[0]) *hit = &last_hits[(unsigned)id % HITS];
+    qg_pg_encoding_hit *hit = &qg_pg_encoding_hits[(unsigned)id % QG_PG_ENCODING_HITS];
     hit->generation = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     hit->id = id;
@@ -62,15 +52,9 @@ static void remember(int id, unsigned generation, const qg_pg_client_encoding *c
     hit->generation = generation;
 }
 
-QG_HOT bool qg_pg_client_encoding_by_id(int id, unsigned generation,
-                                        qg_pg_encoding_name_fn name_of,
-                                        qg_pg_client_encoding *out)
+bool qg_pg_client_encoding_kept(int id, unsigned generation, qg_pg_encoding_name_fn name_of,
+                                qg_pg_client_encoding *out)
 {
-    const __typeof__(last_hits[0]) *hit = &last_hits[(unsigned)id % HITS];
-    if (hit->generation == generation && hit->id == id && generation != 0) {
-        *out = hit->encoding;
-        return true;
-    }
     if (id <= 0 || id >= KEPT_IDS || generation == 0)
         return false;
     if (__atomic_load_n(&kept[id].generation, __ATOMIC_ACQUIRE) == generation) {

@@ -31,14 +31,44 @@ qg_pg_client_encoding qg_pg_client_encoding_named(const char *name);
 /* libpq's name of its encoding number id (pg_encoding_to_char). */
 typedef char *(*qg_pg_encoding_name_fn)(int id);
 
+/* qg_pg_client_encoding_by_id past this thread's last numbers. */
+bool qg_pg_client_encoding_kept(int id, unsigned generation, qg_pg_encoding_name_fn name_of,
+                                qg_pg_client_encoding *out);
+
+/* The numbers this thread looked up last, one place each by the number's
+ * low bits (a program mostly uses one encoding, or one per connection):
+ * answered in line, without the table.  generation 0 while a place is
+ * being written; a signal handler's query may rewrite a place while it is
+ * copied, so the number is compared again after the copy.  initial-exec:
+ * reading them never allocates. */
+enum { QG_PG_ENCODING_HITS = 4 };
+typedef struct qg_pg_encoding_hit {
+    unsigned generation;
+    int id;
+    qg_pg_client_encoding encoding;
+} qg_pg_encoding_hit;
+extern __thread qg_pg_encoding_hit qg_pg_encoding_hits[QG_PG_ENCODING_HITS]
+    __attribute__((tls_model("initial-exec")));
+
 /* The client encoding libpq numbers id, into *out, kept per number:
  * name_of is called once per number and `generation` (a new one when a
  * library may have been replaced).  False for a number out of the kept
  * range (SQL_ASCII is 0: libpq takes every name it does not know for it, so
  * its number says nothing) or a name the shim does not know: the caller
  * reads the name. */
-bool qg_pg_client_encoding_by_id(int id, unsigned generation, qg_pg_encoding_name_fn name_of,
-                                 qg_pg_client_encoding *out);
+static inline bool qg_pg_client_encoding_by_id(int id, unsigned generation,
+                                               qg_pg_encoding_name_fn name_of,
+                                               qg_pg_client_encoding *out)
+{
+    const qg_pg_encoding_hit *hit = &qg_pg_encoding_hits[(unsigned)id % QG_PG_ENCODING_HITS];
+    if (hit->generation == generation && hit->id == id && generation != 0) {
+        *out = hit->encoding;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if (hit->generation == generation && hit->id == id)
+            return true;
+    }
+    return qg_pg_client_encoding_kept(id, generation, name_of, out);
+}
 
 /* The name of the encoding the server checks a client's text against, for
  * a client encoding that server_decides, given the server encoding's name

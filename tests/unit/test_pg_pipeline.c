@@ -46,9 +46,9 @@ static unsigned names_asked;
 
 static char *name_of(int id)
 {
-    static char sjis[] = "SJIS", utf8[] = "UTF8", odd[] = "NOT_AN_ENCODING";
+    static char sjis[] = "SJIS", utf8[] = "UTF8", euc_jp[] = "EUC_JP", odd[] = "NOT_AN_ENCODING";
     names_asked++;
-    return id == 6 ? utf8 : id == 35 ? sjis : odd;
+    return id == 6 ? utf8 : id == 35 ? sjis : id == 39 ? euc_jp : odd;
 }
 
 static void checked(const char *client, const char *server, const char *want)
@@ -87,6 +87,12 @@ static void encoding(void)
     found = qg_pg_client_encoding_by_id(35, 2, name_of, &c);
     tap_ok(found && strcmp(c.name, "SJIS") == 0 && c.server_decides && names_asked == asked,
            "an earlier number is still kept after another one");
+    found = qg_pg_client_encoding_by_id(39, 2, name_of, &c);
+    tap_ok(found && strcmp(c.name, "EUC_JP") == 0 && !c.server_decides,
+           "a number in the place of an earlier one's is its own");
+    found = qg_pg_client_encoding_by_id(35, 2, name_of, &c);
+    tap_ok(found && strcmp(c.name, "SJIS") == 0 && c.server_decides && names_asked == asked + 1,
+           "and the earlier one is read from the table again, not from that place");
     tap_ok(!qg_pg_client_encoding_by_id(0, 2, name_of, &c) &&
                !qg_pg_client_encoding_by_id(64, 2, name_of, &c) &&
                !qg_pg_client_encoding_by_id(7, 2, name_of, &c),
