@@ -272,6 +272,14 @@ __attribute__((noinline)) static bool state_kept_over_unread(const checked_call 
     return id != 0 && id == c->encoding_id && quoting_flags(conn) == c->flags;
 }
 
+/* libpq reached c's inner call where the shim sees it (inner_seen). */
+static IN_LINE void note_inner_reached(const checked_call *c)
+{
+    unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&inner_seen[c->outer], __ATOMIC_RELAXED) != now)
+        __atomic_store_n(&inner_seen[c->outer], now, __ATOMIC_RELAXED); /* once */
+}
+
 /* Whether an inner call may pass unchecked: it is libpq's for one of the
  * shim's own texts, or its state is the one its outer call was checked
  * under. */
@@ -280,9 +288,7 @@ static IN_LINE bool state_as_checked(const PGconn *conn, const char *sql)
     const checked_call *c = checked;
     if (!c || c->conn != conn || c->sql != sql)
         return true;
-    unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&inner_seen[c->outer], __ATOMIC_RELAXED) != now)
-        __atomic_store_n(&inner_seen[c->outer], now, __ATOMIC_RELAXED); /* once */
+    note_inner_reached(c);
     if (c->deferred)
         return false;
     /* nothing for libpq to read in between: nothing changed */
@@ -655,11 +661,11 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
     return res;
 }
 
-/* PQsendQuery past libpq's inner call for the innermost checked one;
- * `real`: libpq's (NULL: missing), `caller`: PQsendQuery's. */
+/* PQsendQuery past the common inner call; `caller`: PQsendQuery's. */
 QG_HOT __attribute__((noinline)) static int send_query(PGconn *conn, const char *query,
-                                                     PQsendQuery_fn real, const void *caller)
+                                                     const void *caller)
 {
+    PQsendQuery_fn real = real_PQsendQuery();
     if (!real) {
         qg_guard_report_missing("PQsendQuery");
         return 0;
@@ -669,21 +675,24 @@ QG_HOT __attribute__((noinline)) static int send_query(PGconn *conn, const char 
         return real(conn, query);
     qg_decision d;
     qg_query q;
-    int sent = check(conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d,
-                     true, results_unread(conn))
-                   ? send_allowed(conn, &q, real)
-                   : send_blocked(conn, how, &d);
-    return sent;
+    return check(conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d, true,
+                 results_unread(conn))
+               ? send_allowed(conn, &q, real)
+               : send_blocked(conn, how, &d);
 }
 
 QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
 {
-    PQsendQuery_fn real = real_PQsendQuery();
-    /* PQexec's own call, on every PQexec: compared with the record first */
+    /* PQexec's own call, on every PQexec: compared with the record first.
+     * With no results unread when it was checked, it passes with no call
+     * of the shim's own (nothing to save and restore). */
+    PQsendQuery_fn real = cached_PQsendQuery();
     const checked_call *c = checked;
-    if (real && c && c->conn == conn && c->sql == query && state_as_checked(conn, query))
+    if (real && c && c->conn == conn && c->sql == query && !c->unread && !c->deferred) {
+        note_inner_reached(c);
         return real(conn, query);
-    return send_query(conn, query, real, __builtin_return_address(0));
+    }
+    return send_query(conn, query, __builtin_return_address(0));
 }
 
 QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,

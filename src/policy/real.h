@@ -64,15 +64,21 @@ ssize_t qg_libc_send(int fd, const void *buf, size_t n, int flags);
 int qg_libc_socket(int domain, int type, int protocol);
 int qg_libc_close(int fd);
 
-/* Declares a typed accessor `real_NAME()` that resolves on first call; a
- * resolved slot is read in line, without a call. */
+/* Declares a typed accessor `real_NAME()` that resolves on first call, and
+ * `cached_NAME()`: the function if resolved in this generation, else NULL,
+ * for a path that must make no call of its own.  A resolved slot is read
+ * in line, without a call. */
 #define QG_REAL_FN(ret, name, args, sonames)                                      \
     typedef ret(*name##_fn) args;                                                 \
+    static qg_real_slot name##_slot;                                              \
+    static inline name##_fn cached_##name(void)                                   \
+    {                                                                             \
+        return (name##_fn)qg_real_cached(&name##_slot);                           \
+    }                                                                             \
     static inline name##_fn real_##name(void)                                     \
     {                                                                             \
-        static qg_real_slot slot;                                                 \
-        void *fn = qg_real_cached(&slot);                                         \
-        return (name##_fn)(fn ? fn : qg_real_resolve(&slot, #name, sonames));     \
+        name##_fn fn = cached_##name();                                           \
+        return fn ? fn : (name##_fn)qg_real_resolve(&name##_slot, #name, sonames); \
     }
 
 #endif
