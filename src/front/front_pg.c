@@ -906,7 +906,8 @@ QG_EXPORT char *PQresultErrorField(const PGresult *res, int fieldcode)
 
 /* ------------------------------------------------------------ lifetimes */
 
-QG_HOT QG_EXPORT void PQclear(PGresult *res)
+/* PQclear with a result blocked, or libpq's function still to look up. */
+__attribute__((noinline)) static void clear_result(PGresult *res)
 {
     /* Dropped before the real free, so that a new result at the same
      * address can never find the old entry. */
@@ -917,6 +918,18 @@ QG_HOT QG_EXPORT void PQclear(PGresult *res)
         return;
     }
     real(res);
+}
+
+QG_HOT QG_EXPORT void PQclear(PGresult *res)
+{
+    /* With no result blocked, libpq's own at once: nothing to save and
+     * restore around a call of ours. */
+    PQclear_fn real = cached_PQclear();
+    if (real && qg_conn_map_empty(&blocked_results)) {
+        real(res);
+        return;
+    }
+    clear_result(res);
 }
 
 /* A reset connection is a new backend, maybe of another database. */
