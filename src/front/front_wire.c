@@ -476,7 +476,7 @@ void qg_wire_after_use_unread_or_tls(wire_fd *w)
     settle(w);
 }
 
-void qg_wire_library_guarded(int fd)
+void qg_wire_library_takes(int fd)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
     if (w == QG_WIRE_CANDIDATE) {

@@ -1,7 +1,8 @@
 /* What the wire front's files share (front_wire.c: the descriptor table,
  * recognition and checking; front_wire_io.c: the C library's entry points;
  * front_wire_tls.c: OpenSSL's, for connections inside TLS).  Internal to
- * the wire front. */
+ * the wire front, but for the library fronts' test of QG_WIRE_LIBRARY
+ * (front_wire.h). */
 #ifndef QG_FRONT_WIRE_FD_H
 #define QG_FRONT_WIRE_FD_H
 
