@@ -91,6 +91,39 @@ QG_REAL_FN(int, PQbackendPID, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(void, PQreset, (PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQresetStart, (PGconn *), qg_libpq_sonames)
 
+/* libpq's readers of a connection's state that every checked query calls,
+ * looked up together: a query tests the generation of the real symbols
+ * (real.h) once for them all, not once a reader.  NULL: libpq has none. */
+typedef struct state_readers {
+    PQsocket_fn socket;
+    PQtransactionStatus_fn transaction_status;
+    PQpipelineStatus_fn pipeline_status;
+    PQclientEncoding_fn client_encoding;
+    unsigned generation; /* qg_real_generation when looked up; 0: never */
+} state_readers;
+static state_readers kept_readers;
+
+__attribute__((noinline)) static void look_up_readers(void)
+{
+    unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&kept_readers.socket, real_PQsocket(), __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_readers.transaction_status, real_PQtransactionStatus(),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_readers.pipeline_status, real_PQpipelineStatus(), __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_readers.client_encoding, real_PQclientEncoding(), __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_readers.generation, now, __ATOMIC_RELEASE);
+}
+
+/* The readers, of this generation; each is read from them with one
+ * atomic load (another thread may be writing the same functions in). */
+static inline const state_readers *libpq_readers(void)
+{
+    if (__atomic_load_n(&kept_readers.generation, __ATOMIC_ACQUIRE) !=
+        __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE))
+        look_up_readers();
+    return &kept_readers; /* one address: the callers read it in place */
+}
+
 /* Blocked queries' messages, for the error readers. */
 static qg_pg_registry blocked_results = QG_PG_REGISTRY_INIT;
 static qg_pg_registry pending_conn_messages = QG_PG_REGISTRY_INIT;
@@ -191,9 +224,10 @@ static char *libpq_encoding_name(int id)
     return to_name ? to_name(id) : NULL; /* NULL: not kept, the name is read */
 }
 
-QG_HOT static IN_LINE qg_pg_client_encoding client_encoding(const PGconn *conn)
+QG_HOT static IN_LINE qg_pg_client_encoding client_encoding(const state_readers *r,
+                                                           const PGconn *conn)
 {
-    PQclientEncoding_fn id_of = real_PQclientEncoding();
+    PQclientEncoding_fn id_of = __atomic_load_n(&r->client_encoding, __ATOMIC_RELAXED);
     qg_pg_client_encoding kept;
     if (id_of && qg_pg_client_encoding_by_id(id_of(conn),
                                              __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE),
@@ -256,9 +290,9 @@ static __thread checked_call *checked __attribute__((tls_model("initial-exec")))
  * which meets the state those results leave, exactly. */
 static unsigned inner_seen[OUTER_APIS];
 
-static int encoding_id(const PGconn *conn)
+static int encoding_id(const state_readers *r, const PGconn *conn)
 {
-    PQclientEncoding_fn id_of = real_PQclientEncoding();
+    PQclientEncoding_fn id_of = __atomic_load_n(&r->client_encoding, __ATOMIC_RELAXED);
     return id_of ? id_of(conn) : 0;
 }
 
@@ -268,7 +302,7 @@ static int encoding_id(const PGconn *conn)
 __attribute__((noinline)) static bool state_kept_over_unread(const checked_call *c,
                                                              const PGconn *conn)
 {
-    int id = encoding_id(conn);
+    int id = encoding_id(libpq_readers(), conn);
     return id != 0 && id == c->encoding_id && quoting_flags(conn) == c->flags;
 }
 
@@ -296,7 +330,7 @@ static IN_LINE bool state_as_checked(const PGconn *conn, const char *sql)
 }
 
 /* Opens an intercepted query call. */
-QG_HOT static IN_LINE opened open_query(PGconn *conn, const char *sql)
+QG_HOT static IN_LINE opened open_query(const state_readers *r, PGconn *conn, const char *sql)
 {
     if (!conn || !sql)
         return PASS;
@@ -317,7 +351,7 @@ QG_HOT static IN_LINE opened open_query(PGconn *conn, const char *sql)
         return PASS;
     /* this front checks the connection's queries: the wire front must not;
      * and the log never writes into its socket */
-    PQsocket_fn socket_of = real_PQsocket();
+    PQsocket_fn socket_of = __atomic_load_n(&r->socket, __ATOMIC_RELAXED);
     if (socket_of) {
         int fd = socket_of(conn);
         qg_wire_library_guarded(fd);
@@ -342,7 +376,8 @@ static IN_LINE const void *caller_of(opened how, const void *own)
  * `deferred`, that its inner call checks it), into *c, for libpq's inner
  * call; `unread`: results were unread when it was checked.  c stays the
  * innermost record until end_checked(c). */
-QG_HOT static IN_LINE void begin_checked(checked_call *c, const PGconn *conn, const char *sql,
+QG_HOT static IN_LINE void begin_checked(checked_call *c, const state_readers *r,
+                                         const PGconn *conn, const char *sql,
                                          const char *api, const void *caller, outer_api outer,
                                          bool unread, bool deferred, qg_decision *d)
 {
@@ -352,7 +387,7 @@ QG_HOT static IN_LINE void begin_checked(checked_call *c, const PGconn *conn, co
     c->caller = caller;
     c->outer = outer;
     c->unread = unread;
-    c->encoding_id = unread ? encoding_id(conn) : 0;
+    c->encoding_id = unread ? encoding_id(r, conn) : 0;
     c->flags = unread ? quoting_flags(conn) : 0;
     c->deferred = deferred;
     c->inner = d;
@@ -382,9 +417,9 @@ QG_COLD static void note_rechecked_block(const qg_decision *d)
 
 /* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
  * there the query goes as it is, so that libpq answers as it would. */
-QG_HOT static IN_LINE bool pipeline_off(const PGconn *conn)
+QG_HOT static IN_LINE bool pipeline_off(const state_readers *r, const PGconn *conn)
 {
-    PQpipelineStatus_fn pipeline = real_PQpipelineStatus();
+    PQpipelineStatus_fn pipeline = __atomic_load_n(&r->pipeline_status, __ATOMIC_RELAXED);
     return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
 }
 
@@ -393,28 +428,30 @@ QG_HOT static IN_LINE bool pipeline_off(const PGconn *conn)
  * query, and the state they report is the one that query meets: until then
  * a query is checked under every state the unread statements may leave, as
  * in a pipeline. */
-QG_HOT static IN_LINE bool results_unread(const PGconn *conn)
+QG_HOT static IN_LINE bool results_unread(const state_readers *r, const PGconn *conn)
 {
-    PQtransactionStatus_fn status = real_PQtransactionStatus();
+    PQtransactionStatus_fn status = __atomic_load_n(&r->transaction_status, __ATOMIC_RELAXED);
     return status && status(conn) == PQTRANS_ACTIVE;
 }
 
 /* Whether an outer call with results unread leaves its check to its inner
  * call: their state is known once libpq has read them, before the inner
  * call, and libpq is known to reach the inner call where the shim sees it. */
-static IN_LINE bool defer_to_inner(const PGconn *conn, bool unread, outer_api outer)
+static IN_LINE bool defer_to_inner(const state_readers *r, const PGconn *conn, bool unread,
+                                   outer_api outer)
 {
     return unread &&
            __atomic_load_n(&inner_seen[outer], __ATOMIC_RELAXED) ==
                __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE) &&
-           pipeline_off(conn);
+           pipeline_off(r, conn);
 }
 
 /* A prepared statement executed before its results are read (in a
  * pipeline, or by PQsendQueryPrepared) may set any state. */
 static void note_prepared_executed(const PGconn *conn)
 {
-    if (pipeline_off(conn) && !results_unread(conn))
+    const state_readers *r = libpq_readers();
+    if (pipeline_off(r, conn) && !results_unread(r, conn))
         qg_pg_pipeline_ended(conn);
     qg_pg_pipeline_executes_prepared(conn);
 }
@@ -425,7 +462,8 @@ static void note_prepared_executed(const PGconn *conn)
  * sent before it may leave.  `read_later`: the call returns before the
  * query's results are read (PQsend*), so what it sets counts for the
  * queries sent before they are.  True = send it. */
-QG_HOT static IN_LINE bool check(PGconn *conn, const char *api, const char *sql,
+QG_HOT static IN_LINE bool check(const state_readers *r, PGconn *conn, const char *api,
+                                 const char *sql,
                                  const void *caller, qg_query *q, qg_decision *d, bool read_later,
                                  bool unread)
 {
@@ -440,9 +478,9 @@ QG_HOT static IN_LINE bool check(PGconn *conn, const char *api, const char *sql,
         .len = len,
         .caller = caller,
     };
-    qg_pg_client_encoding client = client_encoding(conn);
+    qg_pg_client_encoding client = client_encoding(r, conn);
     bool converts = qg_pg_set_checked_encoding(q, &client, server_encoding);
-    bool queued = unread || !pipeline_off(conn);
+    bool queued = unread || !pipeline_off(r, conn);
     /* standard_conforming_strings says only how a backslash is read: a
      * text the server reads without one is read alike under either value
      * (QG_PG_BACKSLASH_FREE_FLAGS), so its value is not looked up
@@ -463,12 +501,13 @@ QG_HOT static IN_LINE bool check(PGconn *conn, const char *api, const char *sql,
 }
 
 /* check() for the calls off the hot path: one copy of it for them all. */
-__attribute__((noinline)) static bool query_allowed(PGconn *conn, const char *api,
+__attribute__((noinline)) static bool query_allowed(const state_readers *r, PGconn *conn,
+                                                    const char *api,
                                                     const char *sql, const void *caller,
                                                     qg_decision *d, bool read_later, bool unread)
 {
     qg_query q;
-    return check(conn, api, sql, caller, &q, d, read_later, unread);
+    return check(r, conn, api, sql, caller, &q, d, read_later, unread);
 }
 
 /* A statement that fails on the server aborts the transaction it is in; a
@@ -477,10 +516,11 @@ __attribute__((noinline)) static bool query_allowed(PGconn *conn, const char *ap
  * to fail, with a message that names us in its log. */
 static void abort_open_transaction(PGconn *conn)
 {
-    PQtransactionStatus_fn status = real_PQtransactionStatus();
+    const state_readers *r = libpq_readers();
+    PQtransactionStatus_fn status = __atomic_load_n(&r->transaction_status, __ATOMIC_RELAXED);
     PQexec_fn exec = real_PQexec();
     PQclear_fn clear = real_PQclear();
-    if (!status || !exec || !clear || status(conn) != PQTRANS_INTRANS || !pipeline_off(conn))
+    if (!status || !exec || !clear || status(conn) != PQTRANS_INTRANS || !pipeline_off(r, conn))
         return;
     bool entered = qg_guard_enter(conn, qg_pg_abort_transaction, 0);
     clear(exec(conn, qg_pg_abort_transaction));
@@ -497,7 +537,8 @@ static void discard_unread(PGconn *conn)
     PQgetResult_fn get = real_PQgetResult();
     PQresultStatus_fn status_of = real_PQresultStatus();
     PQclear_fn clear = real_PQclear();
-    if (!get || !status_of || !clear || !pipeline_off(conn) || !results_unread(conn))
+    const state_readers *r = libpq_readers();
+    if (!get || !status_of || !clear || !pipeline_off(r, conn) || !results_unread(r, conn))
         return;
     PGresult *res;
     while ((res = get(conn)) != NULL) {
@@ -555,7 +596,7 @@ QG_COLD static int fail_in_pipeline(PGconn *conn, const qg_decision *d)
  * in pipeline mode, what the failing statement sent in its place does. */
 QG_COLD static int blocked_send(PGconn *conn, const qg_decision *d)
 {
-    if (!pipeline_off(conn))
+    if (!pipeline_off(libpq_readers(), conn))
         return fail_in_pipeline(conn, d);
     abort_open_transaction(conn);
     qg_pg_registry_put(&pending_conn_messages, conn, d);
@@ -569,7 +610,7 @@ QG_COLD static int blocked_send(PGconn *conn, const qg_decision *d)
 QG_HOT static bool rewrite_query(PGconn *conn, const qg_query *q, qg_pg_rewritten *rw)
 {
     const qg_settings *s = qg_settings_get();
-    if (__builtin_expect(s->mode != QG_MODE_REWRITE, 1) || !pipeline_off(conn))
+    if (__builtin_expect(s->mode != QG_MODE_REWRITE, 1) || !pipeline_off(libpq_readers(), conn))
         return false;
     return qg_pg_rewrite(s, q, server_encoding, rw);
 }
@@ -640,19 +681,20 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
         qg_guard_report_missing("PQexec");
         return NULL;
     }
-    opened how = open_query(conn, query);
+    const state_readers *r = libpq_readers();
+    opened how = open_query(r, conn, query);
     if (how == PASS)
         return real(conn, query);
     const char *api = api_name(how, "PQexec");
     const void *caller = caller_of(how, __builtin_return_address(0));
-    bool unread = results_unread(conn);
-    bool deferred = defer_to_inner(conn, unread, OUTER_EXEC);
+    bool unread = results_unread(r, conn);
+    bool deferred = defer_to_inner(r, conn, unread, OUTER_EXEC);
     qg_decision d;
     qg_query q;
     PGresult *res;
-    if (deferred || check(conn, api, query, caller, &q, &d, false, unread)) {
+    if (deferred || check(r, conn, api, query, caller, &q, &d, false, unread)) {
         checked_call c;
-        begin_checked(&c, conn, query, api, caller, OUTER_EXEC, unread, deferred, &d);
+        begin_checked(&c, r, conn, query, api, caller, OUTER_EXEC, unread, deferred, &d);
         res = exec_result(conn, &c, deferred ? real(conn, query) : exec_allowed(conn, &q, real),
                           &d);
     } else {
@@ -670,13 +712,14 @@ QG_HOT __attribute__((noinline)) static int send_query(PGconn *conn, const char 
         qg_guard_report_missing("PQsendQuery");
         return 0;
     }
-    opened how = open_query(conn, query);
+    const state_readers *r = libpq_readers();
+    opened how = open_query(r, conn, query);
     if (how == PASS)
         return real(conn, query);
     qg_decision d;
     qg_query q;
-    return check(conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d, true,
-                 results_unread(conn))
+    return check(r, conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d,
+                 true, results_unread(r, conn))
                ? send_allowed(conn, &q, real)
                : send_blocked(conn, how, &d);
 }
@@ -705,19 +748,20 @@ QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
         qg_guard_report_missing("PQexecParams");
         return NULL;
     }
-    opened how = open_query(conn, command);
+    const state_readers *r = libpq_readers();
+    opened how = open_query(r, conn, command);
     if (how == PASS)
         return real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
                     resultFormat);
     const char *api = api_name(how, "PQexecParams");
     const void *caller = caller_of(how, __builtin_return_address(0));
-    bool unread = results_unread(conn);
-    bool deferred = defer_to_inner(conn, unread, OUTER_EXEC_PARAMS);
+    bool unread = results_unread(r, conn);
+    bool deferred = defer_to_inner(r, conn, unread, OUTER_EXEC_PARAMS);
     qg_decision d;
     PGresult *res;
-    if (deferred || query_allowed(conn, api, command, caller, &d, false, unread)) {
+    if (deferred || query_allowed(r, conn, api, command, caller, &d, false, unread)) {
         checked_call c;
-        begin_checked(&c, conn, command, api, caller, OUTER_EXEC_PARAMS, unread, deferred, &d);
+        begin_checked(&c, r, conn, command, api, caller, OUTER_EXEC_PARAMS, unread, deferred, &d);
         res = exec_result(conn, &c,
                           real(conn, command, nParams, paramTypes, paramValues, paramLengths,
                                paramFormats, resultFormat),
@@ -738,14 +782,15 @@ QG_EXPORT int PQsendQueryParams(PGconn *conn, const char *command, int nParams,
         qg_guard_report_missing("PQsendQueryParams");
         return 0;
     }
-    opened how = open_query(conn, command);
+    const state_readers *r = libpq_readers();
+    opened how = open_query(r, conn, command);
     if (how == PASS)
         return real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
                     resultFormat);
     qg_decision d;
-    int sent = query_allowed(conn, api_name(how, "PQsendQueryParams"), command,
+    int sent = query_allowed(r, conn, api_name(how, "PQsendQueryParams"), command,
                              caller_of(how, __builtin_return_address(0)), &d, true,
-                             results_unread(conn))
+                             results_unread(r, conn))
                    ? real(conn, command, nParams, paramTypes, paramValues, paramLengths,
                           paramFormats, resultFormat)
                    : send_blocked(conn, how, &d);
@@ -760,19 +805,20 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
         qg_guard_report_missing("PQprepare");
         return NULL;
     }
-    opened how = open_query(conn, query);
+    const state_readers *r = libpq_readers();
+    opened how = open_query(r, conn, query);
     if (how == PASS)
         return real(conn, stmtName, query, nParams, paramTypes);
     const char *api = api_name(how, "PQprepare");
     const void *caller = caller_of(how, __builtin_return_address(0));
-    bool unread = results_unread(conn);
-    bool deferred = defer_to_inner(conn, unread, OUTER_PREPARE);
+    bool unread = results_unread(r, conn);
+    bool deferred = defer_to_inner(r, conn, unread, OUTER_PREPARE);
     qg_decision d;
     PGresult *res;
-    if (deferred || query_allowed(conn, api, query, caller, &d, false, unread)) {
+    if (deferred || query_allowed(r, conn, api, query, caller, &d, false, unread)) {
         qg_pg_pipeline_prepared(conn, query, strlen(query));
         checked_call c;
-        begin_checked(&c, conn, query, api, caller, OUTER_PREPARE, unread, deferred, &d);
+        begin_checked(&c, r, conn, query, api, caller, OUTER_PREPARE, unread, deferred, &d);
         res = exec_result(conn, &c, real(conn, stmtName, query, nParams, paramTypes), &d);
     } else {
         res = blocked_result(conn, &d);
@@ -788,13 +834,14 @@ QG_EXPORT int PQsendPrepare(PGconn *conn, const char *stmtName, const char *quer
         qg_guard_report_missing("PQsendPrepare");
         return 0;
     }
-    opened how = open_query(conn, query);
+    const state_readers *r = libpq_readers();
+    opened how = open_query(r, conn, query);
     if (how == PASS)
         return real(conn, stmtName, query, nParams, paramTypes);
     qg_decision d;
-    bool allowed = query_allowed(conn, api_name(how, "PQsendPrepare"), query,
+    bool allowed = query_allowed(r, conn, api_name(how, "PQsendPrepare"), query,
                                  caller_of(how, __builtin_return_address(0)), &d, false,
-                                 results_unread(conn));
+                                 results_unread(r, conn));
     if (allowed)
         qg_pg_pipeline_prepared(conn, query, strlen(query));
     int sent =
