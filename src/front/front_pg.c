@@ -93,7 +93,8 @@ QG_REAL_FN(int, PQresetStart, (PGconn *), qg_libpq_sonames)
 
 /* libpq's readers of a connection's state that every checked query calls,
  * looked up together: a query tests the generation of the real symbols
- * (real.h) once for them all, not once a reader.  NULL: libpq has none. */
+ * (real.h) once for them all, not once a reader (docs/PERFORMANCE.md,
+ * "Choices in the code").  NULL: libpq has none. */
 typedef struct state_readers {
     PQsocket_fn socket;
     PQtransactionStatus_fn transaction_status;
@@ -728,7 +729,8 @@ QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
 {
     /* PQexec's own call, on every PQexec: compared with the record first.
      * With no results unread when it was checked, it passes with no call
-     * of the shim's own (nothing to save and restore). */
+     * of the shim's own: nothing to save and restore (docs/PERFORMANCE.md,
+     * "Choices in the code"). */
     PQsendQuery_fn real = cached_PQsendQuery();
     const checked_call *c = checked;
     if (real && c && c->conn == conn && c->sql == query && !c->unread && !c->deferred) {
@@ -970,7 +972,7 @@ __attribute__((noinline)) static void clear_result(PGresult *res)
 QG_HOT QG_EXPORT void PQclear(PGresult *res)
 {
     /* With no result blocked, libpq's own at once: nothing to save and
-     * restore around a call of ours. */
+     * restore around a call of ours (as in PQsendQuery). */
     PQclear_fn real = cached_PQclear();
     if (real && qg_conn_map_empty(&blocked_results)) {
         real(res);

@@ -13,7 +13,8 @@ void qg_wire_library_takes(int fd);
 /* The libpq / libmariadb fronts call this with their connection's socket
  * before they check a query on it, so that the wire front leaves that
  * connection to them (one check per query).  A socket left to them
- * already is told in line, by its marker. */
+ * already is told in line, by its marker (docs/PERFORMANCE.md, "Choices
+ * in the code"). */
 static inline void qg_wire_library_guarded(int fd)
 {
     if (qg_wire_fd_entry(fd) != QG_WIRE_LIBRARY)
