@@ -38,10 +38,10 @@ bool qg_pg_client_encoding_kept(int id, unsigned generation, qg_pg_encoding_name
 /* The numbers this thread looked up last, one place each by the number's
  * low bits (a program mostly uses one encoding, or one per connection):
  * answered in line, without the table (docs/PERFORMANCE.md, "Choices in
- * the code").  generation 0 while a place is
- * being written; a signal handler's query may rewrite a place while it is
- * copied, so the number is compared again after the copy.  initial-exec:
- * reading them never allocates. */
+ * the code").  generation 0 while a place is being written; a signal
+ * handler's query may rewrite a place while it is copied, so the number is
+ * compared again after the copy.  initial-exec: reading them never
+ * allocates. */
 enum { QG_PG_ENCODING_HITS = 4 };
 typedef struct qg_pg_encoding_hit {
     unsigned generation;

@@ -226,7 +226,7 @@ static char *libpq_encoding_name(int id)
 }
 
 QG_HOT static IN_LINE qg_pg_client_encoding client_encoding(const state_readers *r,
-                                                           const PGconn *conn)
+                                                            const PGconn *conn)
 {
     PQclientEncoding_fn id_of = __atomic_load_n(&r->client_encoding, __ATOMIC_RELAXED);
     qg_pg_client_encoding kept;
@@ -378,9 +378,9 @@ static IN_LINE const void *caller_of(opened how, const void *own)
  * call; `unread`: results were unread when it was checked.  c stays the
  * innermost record until end_checked(c). */
 QG_HOT static IN_LINE void begin_checked(checked_call *c, const state_readers *r,
-                                         const PGconn *conn, const char *sql,
-                                         const char *api, const void *caller, outer_api outer,
-                                         bool unread, bool deferred, qg_decision *d)
+                                         const PGconn *conn, const char *sql, const char *api,
+                                         const void *caller, outer_api outer, bool unread,
+                                         bool deferred, qg_decision *d)
 {
     c->conn = conn;
     c->sql = sql;
@@ -464,9 +464,8 @@ static void note_prepared_executed(const PGconn *conn)
  * query's results are read (PQsend*), so what it sets counts for the
  * queries sent before they are.  True = send it. */
 QG_HOT static IN_LINE bool check(const state_readers *r, PGconn *conn, const char *api,
-                                 const char *sql,
-                                 const void *caller, qg_query *q, qg_decision *d, bool read_later,
-                                 bool unread)
+                                 const char *sql, const void *caller, qg_query *q, qg_decision *d,
+                                 bool read_later, bool unread)
 {
     /* The text's length, and whether it holds a backslash, in one pass. */
     const char *backslash = strchrnul(sql, '\\');
@@ -503,9 +502,9 @@ QG_HOT static IN_LINE bool check(const state_readers *r, PGconn *conn, const cha
 
 /* check() for the calls off the hot path: one copy of it for them all. */
 __attribute__((noinline)) static bool query_allowed(const state_readers *r, PGconn *conn,
-                                                    const char *api,
-                                                    const char *sql, const void *caller,
-                                                    qg_decision *d, bool read_later, bool unread)
+                                                    const char *api, const char *sql,
+                                                    const void *caller, qg_decision *d,
+                                                    bool read_later, bool unread)
 {
     qg_query q;
     return check(r, conn, api, sql, caller, &q, d, read_later, unread);
@@ -706,7 +705,7 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
 
 /* PQsendQuery past the common inner call; `caller`: PQsendQuery's. */
 QG_HOT __attribute__((noinline)) static int send_query(PGconn *conn, const char *query,
-                                                     const void *caller)
+                                                       const void *caller)
 {
     PQsendQuery_fn real = real_PQsendQuery();
     if (!real) {
@@ -719,8 +718,8 @@ QG_HOT __attribute__((noinline)) static int send_query(PGconn *conn, const char 
         return real(conn, query);
     qg_decision d;
     qg_query q;
-    return check(r, conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d,
-                 true, results_unread(r, conn))
+    return check(r, conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d, true,
+                 results_unread(r, conn))
                ? send_allowed(conn, &q, real)
                : send_blocked(conn, how, &d);
 }
