@@ -277,7 +277,10 @@ QG_COLD static ssize_t finish_blocking_write(wire_fd *w, send_ctx *sc, const qg_
     return done > 0 ? (ssize_t)done : r;
 }
 
-static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n)
+/* In line in the interposers' common path (entry_write); called from the
+ * others. */
+__attribute__((always_inline)) static inline ssize_t guarded_write_in_line(wire_fd *w, send_ctx *sc,
+                                                                          const void *buf, size_t n)
 {
     if (passes_unlocked(w)) {
         if (__atomic_load_n(&w->tls_followed, __ATOMIC_RELAXED) && qg_wire_tls_unfollowed(w))
@@ -298,6 +301,12 @@ static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf, size_t n
     qg_wire_after_use(w);
     qg_wire_unlock(w);
     return r < 0 ? qg_wire_give_up_refused(w, sc->fd, r) : r;
+}
+
+__attribute__((noinline)) static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf,
+                                                       size_t n)
+{
+    return guarded_write_in_line(w, sc, buf, n);
 }
 
 /* A candidate that received p[0, r): the connection when it begins with
@@ -547,10 +556,11 @@ __attribute__((noinline)) static ssize_t entry_write_other(send_ctx *sc, wire_fd
 /* A write of p[0, n) on fd, whose entry w is not NULL: a followed
  * connection's goes to guarded_write from the interposer itself, without
  * a call between (docs/PERFORMANCE.md, "Choices in the code"). */
-static inline ssize_t entry_write(send_ctx *sc, wire_fd *w, const void *p, size_t n)
+__attribute__((always_inline)) static inline ssize_t entry_write(send_ctx *sc, wire_fd *w,
+                                                                const void *p, size_t n)
 {
     if (__builtin_expect(qg_wire_is_conn(w) && !qg_wire_fd_refused(w), 1))
-        return guarded_write(w, sc, p, n);
+        return guarded_write_in_line(w, sc, p, n);
     return entry_write_other(sc, w, p, n);
 }
 
