@@ -655,23 +655,10 @@ static bool attributes_skip(const qg_wire_conn *c, qg_wire_kind kind, const uint
 bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p, size_t n,
                          qg_wire_buf *joined, qg_wire_msg *m)
 {
+    if (c->proto == QG_WIRE_PG)
+        return qg_wire_pg_message_text(kind, p, n, m);
     memset(m, 0, sizeof *m);
     m->kind = kind;
-    if (c->proto == QG_WIRE_PG) {
-        const uint8_t *body = p + 5, *end = p + n;
-        if (kind == QG_WIRE_PG_PARSE) {
-            const uint8_t *nul = memchr(body, 0, (size_t)(end - body));
-            if (!nul)
-                return false;
-            m->name = (const char *)body;
-            m->name_len = (size_t)(nul - body);
-            body = nul + 1;
-        }
-        const uint8_t *nul = memchr(body, 0, (size_t)(end - body));
-        m->sql = (const char *)body;
-        m->len = nul ? (size_t)(nul - body) : (size_t)(end - body);
-        return true;
-    }
     if (kind == QG_WIRE_MY_LOGIN) { /* the whole packet */
         m->sql = (const char *)p;
         m->len = n;

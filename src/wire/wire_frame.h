@@ -275,6 +275,28 @@ static inline void qg_wire_pg_ready(qg_wire_conn *c)
     }
 }
 
+/* The text of a whole PostgreSQL Query or Parse p[0, n) (kind), up to its
+ * first NUL, in *m (a Parse's statement name too); false when a Parse has
+ * no NUL after its name.  Inlined into the front door's check. */
+static inline bool qg_wire_pg_message_text(qg_wire_kind kind, const uint8_t *p, size_t n,
+                                           qg_wire_msg *m)
+{
+    const uint8_t *body = p + 5, *end = p + n;
+    *m = (qg_wire_msg){.kind = kind};
+    if (kind == QG_WIRE_PG_PARSE) {
+        const uint8_t *nul = memchr(body, 0, (size_t)(end - body));
+        if (!nul)
+            return false;
+        m->name = (const char *)body;
+        m->name_len = (size_t)(nul - body);
+        body = nul + 1;
+    }
+    const uint8_t *nul = memchr(body, 0, (size_t)(end - body));
+    m->sql = (const char *)body;
+    m->len = nul ? (size_t)(nul - body) : (size_t)(end - body);
+    return true;
+}
+
 /* The text of the whole SQL message p[0, n) (continuation packets' headers
  * removed into `joined` when there are several); false when malformed. */
 bool qg_wire_message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p, size_t n,

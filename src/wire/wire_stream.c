@@ -7,20 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* qg_wire_message_text, with a MySQL query in one packet that carries no
- * attributes read in line: its text is the packet's payload after the
- * command byte. */
+/* qg_wire_message_text, with a PostgreSQL text and a MySQL query in one
+ * packet that carries no attributes read in line: its text is the packet's
+ * payload after the command byte. */
 static inline bool message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p,
                                 size_t n, qg_wire_buf *joined, qg_wire_msg *m)
 {
-    if (c->proto == QG_WIRE_MYSQL &&
-        (kind == QG_WIRE_MY_PREPARE ||
-         (kind == QG_WIRE_MY_QUERY && !(c->my.caps & QG_MY_CLIENT_QUERY_ATTRIBUTES)))) {
-        uint32_t first = qg_wire_le24(p);
-        if (first - 1 < QG_MY_PACKET_MAX - 1) {
-            *m = (qg_wire_msg){.kind = kind, .sql = (const char *)p + 5, .len = first - 1};
-            return true;
+    if (c->proto == QG_WIRE_MYSQL) {
+        if (kind == QG_WIRE_MY_PREPARE ||
+            (kind == QG_WIRE_MY_QUERY && !(c->my.caps & QG_MY_CLIENT_QUERY_ATTRIBUTES))) {
+            uint32_t first = qg_wire_le24(p);
+            if (first - 1 < QG_MY_PACKET_MAX - 1) {
+                *m = (qg_wire_msg){.kind = kind, .sql = (const char *)p + 5, .len = first - 1};
+                return true;
+            }
         }
+    } else if (c->proto == QG_WIRE_PG) {
+        return qg_wire_pg_message_text(kind, p, n, m);
     }
     return qg_wire_message_text(c, kind, p, n, joined, m);
 }
