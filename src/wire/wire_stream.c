@@ -16,7 +16,7 @@ static inline bool message_text(const qg_wire_conn *c, qg_wire_kind kind, const 
     if (c->proto == QG_WIRE_MYSQL) {
         if (kind == QG_WIRE_MY_PREPARE ||
             (kind == QG_WIRE_MY_QUERY && !(c->my.caps & QG_MY_CLIENT_QUERY_ATTRIBUTES))) {
-            uint32_t first = qg_wire_le24(p);
+            uint32_t first = qg_wire_my_header_len(p); /* its command byte follows */
             if (first - 1 < QG_MY_PACKET_MAX - 1) {
                 *m = (qg_wire_msg){.kind = kind, .sql = (const char *)p + 5, .len = first - 1};
                 return true;
@@ -464,8 +464,9 @@ __attribute__((noinline)) static ssize_t packets_write_all(qg_wire_conn *c, cons
  * LOAD DATA LOCAL's file, compressed frames followed from the login OK). */
 static bool out_clear(const qg_wire_conn *c)
 {
-    if (c->out.left != 0 || c->hold.len != 0 || c->owed.len != 0 || c->covers != 0 ||
-        c->dropping || c->decided.data || c->passthrough)
+    /* the counts or'ed: one test for all of them, not a branch each */
+    if ((c->out.left | c->hold.len | c->owed.len | c->covers) != 0 || c->dropping ||
+        c->decided.data || c->passthrough)
         return false;
     if (c->proto == QG_WIRE_PG)
         return !c->out.untyped;
@@ -530,7 +531,7 @@ static size_t lead_query_len(const qg_wire_conn *c, const uint8_t *p, size_t n, 
     } else {
         if (p[3] != 0 || (p[4] != QG_MY_COM_QUERY && p[4] != QG_MY_COM_STMT_PREPARE))
             return 0;
-        uint32_t len = qg_wire_le24(p);
+        uint32_t len = qg_wire_my_header_len(p); /* n >= 5 */
         if (len == 0 || len >= QG_MY_PACKET_MAX) /* no command, or continued: planned */
             return 0;
         *kind = p[4] == QG_MY_COM_QUERY ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE;
