@@ -1,6 +1,8 @@
 /* The out-of-line scalar helpers of the block skip (block_scalar.h). */
 #include "block_scalar.h"
 
+#include <string.h>
+
 #include "skip_plain.h"
 #include "sql_words.h"
 
@@ -67,6 +69,23 @@ uint64_t qg_introduced_quotes(const unsigned char *s, size_t pos, uint64_t quote
             found |= quotes & -quotes;
     }
     return found;
+}
+
+bool qg_introduced_string_in(const unsigned char *s, size_t len)
+{
+    const unsigned char *end = s + len;
+    for (const unsigned char *u = memchr(s, '_', len); u; u = memchr(u + 1, '_', (size_t)(end - u - 1))) {
+        if (u > s && qg_ascii_word_byte(u[-1], 0))
+            continue; /* inside a word */
+        const unsigned char *p = u + 1;
+        while (p < end && qg_ascii_word_byte(*p, 0))
+            p++;
+        while (p < end && qg_is_space(*p))
+            p++;
+        if (p < end && *p == '\'')
+            return true;
+    }
+    return false;
 }
 
 size_t qg_skip_comment_text(const unsigned char *s, size_t pos, size_t len, bool block, bool pg)

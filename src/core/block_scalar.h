@@ -78,4 +78,9 @@ static inline uint64_t qg_quotes_after_prefix(const unsigned char *s, size_t pos
  * maybe blocks before. */
 uint64_t qg_introduced_quotes(const unsigned char *s, size_t pos, uint64_t quotes);
 
+/* MySQL: whether a quote in s[0, len) follows an introducer, the same
+ * words read forward from each underscore that starts one (a text has
+ * fewer underscores than quotes). */
+bool qg_introduced_string_in(const unsigned char *s, size_t len);
+
 #endif

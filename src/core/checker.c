@@ -627,6 +627,10 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
                       doubler_code_after_escaped_quote((const unsigned char *)sql, len);
     if (!ctx->view && !every_byte) {
         qg_quick_reading quick = qg_only_plain_strings(ctx, sql, len);
+        /* UTF-8 text in a literal, in a name or in a comment: settled
+         * alike where it reads as letters. */
+        if (quick == QG_QUICK_UNSETTLED && qg_utf8_letters(ctx->encoding, sql, len))
+            quick = qg_only_plain_strings_letters(ctx, sql, len);
         if (quick == QG_QUICK_CLEAN)
             return QG_VERDICT_CLEAN;
         if (quick == QG_QUICK_DOUBLER)

@@ -137,6 +137,24 @@ typedef enum qg_quick_reading {
  * reference implementation: its lexer reads every text. */
 qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
 
+/* For the checker, where `enc` is a UTF-8: whether the text holds a byte
+ * from 0x80 on, every such byte is part of a character of the encoding's
+ * and no backslash stands next to one.  Then each such character reads
+ * as a letter to the server and to every escaper: none ends a string or
+ * escapes a byte, and an escaper that takes a pair encoding's lead and
+ * trail where the server reads UTF-8 can take no byte it escapes for a
+ * trail (a backslash, the only one that can be a trail, follows no high
+ * byte).  Always false in the reference implementation and the SSE2
+ * build. */
+bool qg_utf8_letters(const qg_encoding *enc, const char *sql, size_t len);
+
+/* qg_only_plain_strings with the bytes from 0x80 on read as letters, for
+ * a text qg_utf8_letters passed; in MySQL, QG_QUICK_UNSETTLED where a
+ * string follows an introducer (the server reads it in the character set
+ * named).  QG_QUICK_UNSETTLED where the build has no such scan (the
+ * reference implementation, SSE2). */
+qg_quick_reading qg_only_plain_strings_letters(const qg_context *ctx, const char *sql, size_t len);
+
 /* Whitespace to both servers' lexers: space, \t, \n, \v, \f, \r. */
 static inline bool qg_is_space(unsigned char c)
 {
@@ -244,6 +262,8 @@ size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t 
  * implementation with the reference. */
 typedef struct qg_scans {
     qg_quick_reading (*quick_scan)(const qg_context *ctx, const char *sql, size_t len);
+    bool (*utf8_letters)(const encoding_dfa_t *dfa, const unsigned char *s, size_t len);
+    qg_quick_reading (*quick_scan_letters)(const qg_context *ctx, const char *sql, size_t len);
     void (*skip_quiet)(qg_lexer *lx);
     size_t (*count_chars)(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
                           size_t limit, size_t *chars);
@@ -258,6 +278,9 @@ void qg_skip_quiet_avx2(qg_lexer *lx);
 qg_quick_reading qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
 qg_quick_reading qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
 qg_quick_reading qg_quick_scan_avx512(const qg_context *ctx, const char *sql, size_t len);
+bool qg_utf8_letters_avx2(const encoding_dfa_t *dfa, const unsigned char *s, size_t len);
+qg_quick_reading qg_quick_scan_letters_avx2(const qg_context *ctx, const char *sql, size_t len);
+qg_quick_reading qg_quick_scan_letters_avx512(const qg_context *ctx, const char *sql, size_t len);
 size_t qg_count_chars_avx2(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
                            size_t limit, size_t *chars);
 

@@ -7,6 +7,8 @@
  * -mavx512bw too, with 64-byte lanes as qg_quick_scan_avx512.  Each
  * build's lanes and names are in its header (simd_sse2.h, simd_avx2.h,
  * simd_avx512.h); src/core/vectors.c picks the widest build the CPU runs.
+ * The AVX2 and AVX-512 builds scan a second time with other class rows,
+ * in which bytes from 0x80 on are letters (qg_only_plain_strings_letters).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -76,50 +78,53 @@ typedef struct quick_tables {
     unsigned char backslash[LANE];              /* the class bit */
     unsigned char stops_openers_escaping[LANE]; /* escaping_block: one test for both */
 } quick_tables;
-static const quick_tables quick_rows __attribute__((aligned(LANE))) = {
-    /* every low nibble is a high byte's */
-    .by_low = EVERY_16(
-        Q_STOP_HIGH | Q_STOP_NUL, Q_STOP_HIGH, Q_STOP_HIGH | Q_DQUOTE | Q_PREFIX_LETTER,
-        Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH, Q_STOP_HIGH,
-        Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH | Q_PREFIX_LETTER, Q_STOP_HIGH, Q_STOP_HIGH,
-        Q_STOP_HIGH, Q_STOP_HIGH | Q_STOP_BACKSLASH, Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH,
-        Q_STOP_HIGH | Q_OPENER),
-    .by_high = EVERY_16(
-        Q_STOP_NUL, 0, Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0, Q_PREFIX_LETTER,
-        Q_STOP_BACKSLASH | Q_PREFIX_LETTER, Q_STOP_NUL | Q_PREFIX_LETTER, Q_PREFIX_LETTER,
-        Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH,
-        Q_STOP_HIGH, Q_STOP_HIGH),
-    .nibble = {[0 ... LANE - 1] = 0x0f},
-    .stops = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE},
-    .but_backslash = {[0 ... LANE - 1] = (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH},
-    .but_dquote = {[0 ... LANE - 1] = Q_STOPS},
-    .but_both = {[0 ... LANE - 1] = Q_STOPS & ~Q_STOP_BACKSLASH},
-    .ampersand = {[0 ... LANE - 1] = '&'},
-    .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},
-    .dash = {[0 ... LANE - 1] = Q_DASH},
-    .minus = {[0 ... LANE - 1] = '-'},
 #if LANE == 64
-    .dquote = {[0 ... LANE - 1] = Q_DQUOTE},
-    .opener = {[0 ... LANE - 1] = Q_OPENER},
+#define CLASS_BIT_ROWS                                                                             \
+    .dquote = {[0 ... LANE - 1] = Q_DQUOTE}, .opener = {[0 ... LANE - 1] = Q_OPENER},             \
     .prefix_letter = {[0 ... LANE - 1] = Q_PREFIX_LETTER},
+#else
+#define CLASS_BIT_ROWS
 #endif
-    .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},
-    .stops_openers_escaping = {[0 ... LANE - 1] =
-                                   (Q_STOPS | Q_DQUOTE | Q_OPENER) & ~Q_STOP_BACKSLASH},
-};
+/* The rows, with `high` the class of a byte from 0x80 on: Q_STOP_HIGH, or
+ * none where such bytes are read as letters (qg_quick_scan_letters). */
+#define QUICK_ROWS(high)                                                                           \
+    {                                                                                              \
+        /* every low nibble is a high byte's */                                                    \
+        .by_low = EVERY_16(Q_STOP_HIGH | Q_STOP_NUL, Q_STOP_HIGH,                                  \
+                           Q_STOP_HIGH | Q_DQUOTE | Q_PREFIX_LETTER, Q_STOP_HIGH | Q_OPENER,       \
+                           Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH, Q_STOP_HIGH,                       \
+                           Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH | Q_PREFIX_LETTER, Q_STOP_HIGH,      \
+                           Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH | Q_STOP_BACKSLASH,               \
+                           Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH, Q_STOP_HIGH | Q_OPENER),             \
+        .by_high = EVERY_16(Q_STOP_NUL, 0, Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0,              \
+                            Q_PREFIX_LETTER, Q_STOP_BACKSLASH | Q_PREFIX_LETTER,                   \
+                            Q_STOP_NUL | Q_PREFIX_LETTER, Q_PREFIX_LETTER, high, high, high, high, \
+                            high, high, high, high),                                               \
+        .nibble = {[0 ... LANE - 1] = 0x0f}, .stops = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE},     \
+        .but_backslash = {[0 ... LANE - 1] = (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH},            \
+        .but_dquote = {[0 ... LANE - 1] = Q_STOPS},                                                \
+        .but_both = {[0 ... LANE - 1] = Q_STOPS & ~Q_STOP_BACKSLASH},                              \
+        .ampersand = {[0 ... LANE - 1] = '&'},                                                     \
+        .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},                       \
+        .dash = {[0 ... LANE - 1] = Q_DASH}, .minus = {[0 ... LANE - 1] = '-'}, CLASS_BIT_ROWS     \
+        .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},                                        \
+        .stops_openers_escaping = {[0 ... LANE - 1] =                                              \
+                                       (Q_STOPS | Q_DQUOTE | Q_OPENER) & ~Q_STOP_BACKSLASH},       \
+    }
+static const quick_tables quick_rows __attribute__((aligned(LANE))) = QUICK_ROWS(Q_STOP_HIGH);
+static const quick_tables letter_rows __attribute__((aligned(LANE))) = QUICK_ROWS(0);
 typedef quick_tables quick_table;
 #if LANE == 64
 /* Hidden from the optimiser, which would build the rows' bytes again in
  * registers in every span. */
-static inline const quick_table *quick_table_hidden(void)
+static inline const quick_table *quick_table_hidden(const quick_table *table)
 {
-    const quick_table *table = &quick_rows;
     __asm__("" : "+r"(table));
     return table;
 }
-#define QUICK_TABLE quick_table_hidden()
+#define QUICK_TABLE(rows) quick_table_hidden(rows)
 #else
-#define QUICK_TABLE (&quick_rows)
+#define QUICK_TABLE(rows) (rows)
 #endif
 
 static inline __attribute__((always_inline)) lane_t class_of(lane_t v, lane_t nibble,
@@ -208,7 +213,7 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
 #endif
 #else
 typedef needles quick_table;
-#define QUICK_TABLE needle_table()
+#define QUICK_TABLE(rows) needle_table()
 
 static inline __attribute__((always_inline)) int
 quick_classify(const quick_table *n, const unsigned char *p, int lanes, quick_bytes *b,
@@ -868,10 +873,10 @@ static __attribute__((noinline)) qg_quick_reading quick_scan_names(const quick_t
                                                                   : QG_QUICK_UNSETTLED;
 }
 
-QG_HOT qg_quick_reading QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
+static inline __attribute__((always_inline)) qg_quick_reading
+quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql, size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql;
-    const quick_table *table = QUICK_TABLE;
     if (len == 0)
         return QG_QUICK_CLEAN; /* nothing to read; sql may be NULL */
     unsigned char padded[LANE];
@@ -902,4 +907,20 @@ QG_HOT qg_quick_reading QUICK_SCAN(const qg_context *ctx, const char *sql, size_
     return lane == LANE_READ && !__builtin_parityll(quote_parity) ? QG_QUICK_CLEAN
                                                                   : QG_QUICK_UNSETTLED;
 }
+
+QG_HOT qg_quick_reading QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
+{
+    return quick_scan_with(QUICK_TABLE(&quick_rows), ctx, sql, len);
+}
+
+#ifdef QUICK_SCAN_LETTERS
+/* Not QG_HOT, as the block skip: only texts with characters of more than
+ * one byte come here. */
+qg_quick_reading QUICK_SCAN_LETTERS(const qg_context *ctx, const char *sql, size_t len)
+{
+    if (ctx->dialect == QG_DIALECT_MYSQL && qg_introduced_string_in((const unsigned char *)sql, len))
+        return QG_QUICK_UNSETTLED;
+    return quick_scan_with(QUICK_TABLE(&letter_rows), ctx, sql, len);
+}
+#endif
 #endif

@@ -12,6 +12,8 @@ typedef __m256i lane_t;
 #define SKIP_QUIET qg_skip_quiet_avx2
 #define QUICK_SCAN qg_quick_scan_avx2
 #define COUNT_CHARS qg_count_chars_avx2
+#define QUICK_SCAN_LETTERS qg_quick_scan_letters_avx2
+#define UTF8_LETTERS qg_utf8_letters_avx2
 static inline lane_t load_lane(const unsigned char *p)
 {
     return _mm256_loadu_si256((const __m256i *)p);

@@ -1,6 +1,6 @@
 /* The AVX-512 build: 64-byte lanes, the quick scan only
  * (src/core/quick_scan.c).  The vector helpers it is written with, and the
- * name of the scan this build provides; included by scan_lanes.h alone, in
+ * names of the scans this build provides; included by scan_lanes.h alone, in
  * the build compiled with -mavx2 -mbmi2 -mpclmul -mavx512f -mavx512bw. */
 #ifndef QG_SIMD_AVX512_H
 #define QG_SIMD_AVX512_H
@@ -13,6 +13,7 @@
 #define LANE 64
 typedef __m512i lane_t;
 #define QUICK_SCAN qg_quick_scan_avx512
+#define QUICK_SCAN_LETTERS qg_quick_scan_letters_avx512
 static inline lane_t load_lane(const unsigned char *p)
 {
     return _mm512_loadu_si512((const void *)p);

@@ -94,6 +94,12 @@ static qg_quick_reading settles_nothing(const qg_context *ctx, const char *sql, 
     return QG_QUICK_UNSETTLED;
 }
 
+static bool no_letters(const encoding_dfa_t *dfa, const unsigned char *s, size_t len)
+{
+    (void)dfa, (void)s, (void)len;
+    return false;
+}
+
 static void skips_nothing(qg_lexer *lx)
 {
     (void)lx;
@@ -154,15 +160,20 @@ static qg_quick_reading quick_scan_bytes(const qg_context *ctx, const char *sql,
 #endif
 
 static const qg_scans implementations[QG_IMPLEMENTATIONS] = {
-    [QG_VECTORS_REFERENCE] = {settles_nothing, skips_nothing, counts_nothing},
+    [QG_VECTORS_REFERENCE] = {settles_nothing, no_letters, settles_nothing, skips_nothing,
+                              counts_nothing},
 #ifdef __SSE2__
-    [QG_VECTORS_SSE2] = {qg_quick_scan_sse2, qg_skip_quiet_sse2, counts_nothing},
+    [QG_VECTORS_SSE2] = {qg_quick_scan_sse2, no_letters, settles_nothing, qg_skip_quiet_sse2,
+                         counts_nothing},
 #else
-    [QG_VECTORS_SSE2] = {quick_scan_bytes, skips_nothing, counts_nothing},
+    [QG_VECTORS_SSE2] = {quick_scan_bytes, no_letters, settles_nothing, skips_nothing,
+                         counts_nothing},
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
-    [QG_VECTORS_AVX2] = {qg_quick_scan_avx2, qg_skip_quiet_avx2, qg_count_chars_avx2},
-    [QG_VECTORS_AVX512] = {qg_quick_scan_avx512, qg_skip_quiet_avx2, qg_count_chars_avx2},
+    [QG_VECTORS_AVX2] = {qg_quick_scan_avx2, qg_utf8_letters_avx2, qg_quick_scan_letters_avx2,
+                         qg_skip_quiet_avx2, qg_count_chars_avx2},
+    [QG_VECTORS_AVX512] = {qg_quick_scan_avx512, qg_utf8_letters_avx2,
+                           qg_quick_scan_letters_avx512, qg_skip_quiet_avx2, qg_count_chars_avx2},
 #endif
 };
 
@@ -177,6 +188,20 @@ const qg_scans *qg_scans_of(int implementation)
 QG_HOT qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
 {
     return implementations[qg_vectors_in_use()].quick_scan(ctx, sql, len);
+}
+
+bool qg_utf8_letters(const qg_encoding *enc, const char *sql, size_t len)
+{
+    if (!enc->utf8)
+        return false; /* the double-byte encodings' texts come here too: at once */
+    const encoding_dfa_t *dfa = encoding_dfa(enc);
+    return dfa && dfa->utf8 &&
+           implementations[qg_vectors_in_use()].utf8_letters(dfa, (const unsigned char *)sql, len);
+}
+
+qg_quick_reading qg_only_plain_strings_letters(const qg_context *ctx, const char *sql, size_t len)
+{
+    return implementations[qg_vectors_in_use()].quick_scan_letters(ctx, sql, len);
 }
 
 size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,

@@ -2,8 +2,9 @@
  * src/core/vectors.c), against the scalar reference on random text: each
  * table is complete; the quick scan settles only text the reference finds
  * clean; the checker, running each implementation, gives the reference's
- * verdict and findings and its lexer cuts the reference's tokens; the
- * character count takes runs of whole characters. */
+ * verdict and findings and its lexer cuts the reference's tokens; UTF-8
+ * reads as letters where it should; the character count takes runs of
+ * whole characters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,8 @@ static void complete_tables(void)
     bool complete = true;
     for (int i = 0; i < QG_IMPLEMENTATIONS; i++) {
         const qg_scans *t = qg_scans_of(i);
-        complete = complete && t->quick_scan && t->skip_quiet && t->count_chars;
+        complete = complete && t->quick_scan && t->utf8_letters && t->quick_scan_letters &&
+                   t->skip_quiet && t->count_chars;
     }
     tap_ok(complete, "every implementation's table has each scan");
     tap_ok(qg_scans_of(QG_VECTORS_WIDEST) == qg_scans_of(qg_cpu_vectors()),
@@ -260,6 +262,109 @@ static void characters_across_blocks(int implementation)
            qg_vectors_name(implementation));
 }
 
+/* Text of UTF-8 characters of one to four bytes (a surrogate's, one past
+ * U+10FFFF and an overlong form among them), cut and stray bytes, and what
+ * the scans look for: quotes, escapes, comments, prefixes, introducers,
+ * names. */
+static size_t utf8_text(char *out, size_t cap, bool whole_only)
+{
+    static const char *const chars[] = {"\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xed\x95\x9c",
+                                        "\xe2\x80\xa8", "\xc2\x80", "\xef\xbf\xbf", "\xf4\x8f\xbf\xbf"};
+    static const char *const broken[] = {"\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc0\xaf", "\xe6\x97",
+                                         "\x80", "\xff", "\xf0\x9f\x98", "\xc3"};
+    static const char *const code[] = {
+        "'", "''", "\"", "`", "\\", "\\'", "\\\\", "--", "#", "/*", "*/", "\n", " ", "x'", "b'",
+        "E'", "U&'", "N'", "_latin1'", "_utf8mb4 '", "$$", "$1", "SELECT ", "a", "1", ";", "abcdefgh"};
+    size_t n = 0, want = (size_t)rand() % cap;
+    while (n < want) {
+        int kind = rand() % 8;
+        const char *p = kind < 4 ? chars[(size_t)rand() % (sizeof chars / sizeof chars[0])]
+                        : kind == 4 && !whole_only
+                            ? broken[(size_t)rand() % (sizeof broken / sizeof broken[0])]
+                            : code[(size_t)rand() % (sizeof code / sizeof code[0])];
+        size_t len = strlen(p);
+        if (n + len >= cap)
+            break;
+        memcpy(out + n, p, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+/* qg_utf8_letters by its definition: a byte from 0x80 on, each in a
+ * whole character of the encoding's, none next to a backslash. */
+static bool letters_by_definition(const qg_encoding *enc, const unsigned char *s, size_t len)
+{
+    bool high = false;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == '\\' && ((i > 0 && s[i - 1] >= 0x80) || (i + 1 < len && s[i + 1] >= 0x80)))
+            return false;
+    for (size_t i = 0; i < len;) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n = qg_encoding_char_len(enc, s + i, len - i);
+        if (n == 0)
+            return false;
+        high = true;
+        i += n;
+    }
+    return high;
+}
+
+/* UTF-8 text read as letters: where the build has the scans, exactly the
+ * texts of the definition pass; and the checker, which settles such text
+ * with the quick scan, gives the reference's verdict and findings, the
+ * quick scan settling only text the reference finds clean. */
+static void utf8_read_as_letters(int implementation)
+{
+    static const setting utf8[] = {
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "UTF8", 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0},              {QG_DIALECT_MYSQL, "utf8mb4", QG_NO_BACKSLASH_ESCAPES},
+        {QG_DIALECT_MYSQL, "utf8mb4", QG_ANSI_QUOTES}, {QG_DIALECT_MYSQL, "utf8mb3", 0},
+    };
+    static char text[MAX_TEXT];
+    const qg_scans *scans = qg_scans_of(implementation);
+    const char *name = qg_vectors_name(implementation);
+    bool has_scans = implementation >= QG_VECTORS_AVX2;
+    int unlike = 0, verdicts = 0, unsound = 0, passed = 0, settled = 0;
+    for (size_t s = 0; s < sizeof utf8 / sizeof utf8[0]; s++) {
+        const qg_encoding *enc = qg_encoding_find(utf8[s].dialect, utf8[s].encoding);
+        qg_context ctx;
+        qg_context_init(&ctx, utf8[s].dialect, enc, utf8[s].flags);
+        for (int round = 0; round < 4 * ROUNDS; round++) {
+            size_t len = utf8_text(text, sizeof text, round % 2);
+            bool want = has_scans && letters_by_definition(enc, (unsigned char *)text, len);
+            bool got = scans->utf8_letters(encoding_dfa(enc), (unsigned char *)text, len);
+            passed += got;
+            if (got != want && !unlike++)
+                tap_diag("%s %s: qg_utf8_letters %d, by definition %d: %s", name, utf8[s].encoding,
+                         got, want, text);
+            else if (got != want)
+                unlike++;
+            verdicts += !checks_as_reference(implementation, &ctx, text, len, verdicts);
+            if (!got)
+                continue;
+            qg_result ref;
+            qg_allow_vectors(QG_VECTORS_REFERENCE);
+            qg_check(&ctx, text, len, &ref);
+            bool quick = scans->quick_scan_letters(&ctx, text, len) != QG_QUICK_UNSETTLED;
+            settled += quick;
+            if (quick && ref.verdict != QG_VERDICT_CLEAN && !unsound++)
+                tap_diag("%s settles %s text read as letters that the reference finds %u things in: %s",
+                         name, utf8[s].encoding, ref.count, text);
+        }
+    }
+    qg_allow_vectors(QG_VECTORS_WIDEST);
+    tap_ok(!unlike, "%s: UTF-8 reads as letters exactly where it should (%d texts did)", name,
+           passed);
+    tap_ok(!verdicts, "%s: the checker reads UTF-8 text as the reference does", name);
+    tap_ok(!unsound, "%s: the quick scan with letters settles only text the reference finds "
+                     "clean (%d settled)", name, settled);
+}
+
 /* The character count: where it stops, a character ends, and it counted
  * the characters before. */
 static void counts_whole_characters(int implementation)
@@ -301,6 +406,7 @@ int main(void)
         doubled_quote_chains(i);
         backslash_runs_across_blocks(i);
         characters_across_blocks(i);
+        utf8_read_as_letters(i);
         counts_whole_characters(i);
     }
     return tap_done();
