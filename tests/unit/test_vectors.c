@@ -33,15 +33,22 @@ static const setting settings[] = {
 /* Text made of what the scans look for: quotes, escapes, comment openers,
  * prefixes, dollar signs, high bytes (lead and trail bytes of every
  * encoding above) and plain code. */
-static size_t random_text(char *out, size_t cap)
+static const char *scan_piece(bool unused)
 {
     static const char *const pieces[] = {
         "'", "''", "\"", "`", "\\", "\\'", "--", "#", "/*", "*/", "\n", " ", "x'", "b'",
         "E'", "U&'", "$$", "$a$", "$1", "SELECT ", "a", "1", "\x95\x5c", "\xbf\x27", "\x81",
         "\xe6\x97\xa5", "\xc8", "\xa4\x5c", "\x81\x30\x81\x30", ";", "abcdefghijklmnop"};
+    (void)unused;
+    return pieces[(size_t)rand() % (sizeof pieces / sizeof pieces[0])];
+}
+
+/* A text of random length below cap, of pieces from next(arg). */
+static size_t text_of_pieces(char *out, size_t cap, const char *(*next)(bool), bool arg)
+{
     size_t n = 0, want = (size_t)rand() % cap;
     while (n < want) {
-        const char *p = pieces[(size_t)rand() % (sizeof pieces / sizeof pieces[0])];
+        const char *p = next(arg);
         size_t len = strlen(p);
         if (n + len >= cap)
             break;
@@ -50,6 +57,11 @@ static size_t random_text(char *out, size_t cap)
     }
     out[n] = '\0';
     return n;
+}
+
+static size_t random_text(char *out, size_t cap)
+{
+    return text_of_pieces(out, cap, scan_piece, false);
 }
 
 static size_t lex_all(const qg_context *ctx, const char *sql, size_t len, qg_token *out)
@@ -262,11 +274,11 @@ static void characters_across_blocks(int implementation)
            qg_vectors_name(implementation));
 }
 
-/* Text of UTF-8 characters of one to four bytes (a surrogate's, one past
- * U+10FFFF and an overlong form among them), cut and stray bytes, and what
- * the scans look for: quotes, escapes, comments, prefixes, introducers,
- * names. */
-static size_t utf8_text(char *out, size_t cap, bool whole_only)
+/* A piece of UTF-8 text: characters of one to four bytes, cut and stray
+ * bytes (a surrogate's, one past U+10FFFF and an overlong form among them)
+ * unless `whole_only`, and what the scans look for: quotes, escapes,
+ * comments, prefixes, introducers, names. */
+static const char *utf8_piece(bool whole_only)
 {
     static const char *const chars[] = {"\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xed\x95\x9c",
                                         "\xe2\x80\xa8", "\xc2\x80", "\xef\xbf\xbf", "\xf4\x8f\xbf\xbf"};
@@ -275,21 +287,12 @@ static size_t utf8_text(char *out, size_t cap, bool whole_only)
     static const char *const code[] = {
         "'", "''", "\"", "`", "\\", "\\'", "\\\\", "--", "#", "/*", "*/", "\n", " ", "x'", "b'",
         "E'", "U&'", "N'", "_latin1'", "_utf8mb4 '", "$$", "$1", "SELECT ", "a", "1", ";", "abcdefgh"};
-    size_t n = 0, want = (size_t)rand() % cap;
-    while (n < want) {
-        int kind = rand() % 8;
-        const char *p = kind < 4 ? chars[(size_t)rand() % (sizeof chars / sizeof chars[0])]
-                        : kind == 4 && !whole_only
-                            ? broken[(size_t)rand() % (sizeof broken / sizeof broken[0])]
-                            : code[(size_t)rand() % (sizeof code / sizeof code[0])];
-        size_t len = strlen(p);
-        if (n + len >= cap)
-            break;
-        memcpy(out + n, p, len);
-        n += len;
-    }
-    out[n] = '\0';
-    return n;
+    int kind = rand() % 8;
+    if (kind < 4)
+        return chars[(size_t)rand() % (sizeof chars / sizeof chars[0])];
+    if (kind == 4 && !whole_only)
+        return broken[(size_t)rand() % (sizeof broken / sizeof broken[0])];
+    return code[(size_t)rand() % (sizeof code / sizeof code[0])];
 }
 
 /* qg_utf8_letters by its definition: a byte from 0x80 on, each in a
@@ -335,7 +338,7 @@ static void utf8_read_as_letters(int implementation)
         qg_context ctx;
         qg_context_init(&ctx, utf8[s].dialect, enc, utf8[s].flags);
         for (int round = 0; round < 4 * ROUNDS; round++) {
-            size_t len = utf8_text(text, sizeof text, round % 2);
+            size_t len = text_of_pieces(text, sizeof text, utf8_piece, round % 2);
             bool want = has_scans && letters_by_definition(enc, (unsigned char *)text, len);
             bool got = scans->utf8_letters(encoding_dfa(enc), (unsigned char *)text, len);
             passed += got;
