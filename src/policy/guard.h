@@ -47,10 +47,10 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
 /* Per-thread record of the intercepted calls in flight.  A client library
  * calls its own exported entries for the call being checked (mysql_query
  * calls mysql_real_query), and those inner calls must not be checked twice
- * (the libpq front knows libpq's by a record of its own, front_pg.c); but a query issued while
- * another is in flight on the same thread — from a signal handler, a libpq
- * notice processor, a MariaDB LOAD DATA LOCAL callback — is another query and
- * must be checked.
+ * (the libpq front knows libpq's by a record of its own, front_pg.c); but
+ * a query issued while another is in flight on the same thread — from a
+ * signal handler, a libpq notice processor, a MariaDB LOAD DATA LOCAL
+ * callback — is another query and must be checked.
  *
  * qg_guard_enter(conn, sql, len) returns false when this thread is already
  * inside an intercepted call on the same connection that sends the same text
@@ -61,10 +61,9 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
  * After a true, leave exactly once: qg_guard_leave_call with the same
  * arguments, or qg_guard_leave (the innermost call in flight) where calls
  * always end in the order opposite to the one they began in (the libpq
- * front's own texts).  A
- * libmariadb non-blocking call (mysql_real_query_start) runs the library's
- * call in a coroutine that a later call may outlast, so the MySQL front
- * leaves by its arguments.
+ * front's own texts).  A libmariadb non-blocking call
+ * (mysql_real_query_start) runs the library's call in a coroutine that a
+ * later call may outlast, so the MySQL front leaves by its arguments.
  * The shim enters too before it hands the library a text of its own (a
  * rewritten query, a state query), so that the library's inner calls for it
  * pass.  Async-signal-safe: a handler that interrupts enter or leave sees
