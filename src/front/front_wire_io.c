@@ -65,8 +65,8 @@ __attribute__((noinline)) static ssize_t sendmsg_bytes(send_ctx *sc, const uint8
     return r;
 }
 
-/* send_bytes but for a send(2) whose function is known: out of line, with
- * the frame its calls need. */
+/* send_bytes for every path but a send(2) whose function is known: out
+ * of line, with the frame its calls need. */
 __attribute__((noinline)) static ssize_t send_bytes_other(send_ctx *sc, const uint8_t *p, size_t n)
 {
     switch (sc->how) {
@@ -97,7 +97,6 @@ static ssize_t send_bytes(void *ctx, const uint8_t *p, size_t n)
         return real(sc->fd, p, n, sc->flags);
     return send_bytes_other(sc, p, n);
 }
-
 
 /* ------------------------------------------------------------ the paths */
 
