@@ -58,7 +58,7 @@ static inline void qg_my_plan_init(qg_my_plan *p, const char *sql, size_t len)
 {
     p->sql = sql;
     p->len = len;
-    p->read = false;
+    p->read = p->walked = false;
     p->server = NULL;
     p->names_system_variable = p->names_tracking = p->reads_alike = -1;
 }
