@@ -74,7 +74,8 @@ uint64_t qg_introduced_quotes(const unsigned char *s, size_t pos, uint64_t quote
 bool qg_introduced_string_in(const unsigned char *s, size_t len)
 {
     const unsigned char *end = s + len;
-    for (const unsigned char *u = memchr(s, '_', len); u; u = memchr(u + 1, '_', (size_t)(end - u - 1))) {
+    for (const unsigned char *u = memchr(s, '_', len); u;
+         u = memchr(u + 1, '_', (size_t)(end - u - 1))) {
         if (u > s && qg_ascii_word_byte(u[-1], 0))
             continue; /* inside a word */
         const unsigned char *p = u + 1;

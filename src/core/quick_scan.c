@@ -7,8 +7,8 @@
  * -mavx512bw too, with 64-byte lanes as qg_quick_scan_avx512.  Each
  * build's lanes and names are in its header (simd_sse2.h, simd_avx2.h,
  * simd_avx512.h); src/core/vectors.c picks the widest build the CPU runs.
- * The AVX2 and AVX-512 builds scan a second time with other class rows,
- * in which bytes from 0x80 on are letters (qg_only_plain_strings_letters).
+ * The AVX2 and AVX-512 builds have a second entry, whose class rows read
+ * the bytes from 0x80 on as letters (qg_only_plain_strings_letters).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -86,7 +86,7 @@ typedef struct quick_tables {
 #define CLASS_BIT_ROWS
 #endif
 /* The rows, with `high` the class of a byte from 0x80 on: Q_STOP_HIGH, or
- * none where such bytes are read as letters (qg_quick_scan_letters). */
+ * none where such bytes are read as letters (QUICK_SCAN_LETTERS). */
 #define QUICK_ROWS(high)                                                                           \
     {                                                                                              \
         /* every low nibble is a high byte's */                                                    \
