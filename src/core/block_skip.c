@@ -128,45 +128,20 @@ __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const uns
 #endif
 
 #ifdef __AVX2__
-/* The high bytes and the backslashes of the `valid` (1..64) bytes at p, in
- * the text at s of len bytes, bit 0 for p[0] and none past the end: read
- * from the text's last 64 bytes where the block is its last, or from a
- * copy among spaces where the text is shorter. */
-static inline void high_and_backslash(const unsigned char *s, size_t len, const unsigned char *p,
-                                      size_t valid, uint64_t *high, uint64_t *backslash)
-{
-    unsigned char tail[BLOCK];
-    const unsigned char *from = p;
-    unsigned shift = 0;
-    if (valid < BLOCK && len >= BLOCK) {
-        from = s + len - BLOCK;
-        shift = (unsigned)(BLOCK - valid);
-    } else if (valid < BLOCK) {
-        memset(tail, ' ', sizeof tail);
-        memcpy(tail, p, valid);
-        from = tail;
-    }
-    const needles *n = needle_table();
-    uint64_t h = 0, b = 0;
-    for (size_t i = 0; i < LANES; i++) {
-        lane_t v = load_lane(from + LANE * i);
-        h |= bits_of(v) << (LANE * i);
-        b |= bits_of(eq(v, needle(n, BACKSLASH))) << (LANE * i);
-    }
-    *high = h >> shift;
-    *backslash = b >> shift;
-}
-
 /* qg_utf8_letters (lexer_internal.h): 64 bytes at a time, a block without
  * a high byte by its masks alone, one with by utf8_valid, which also reads
  * the text's end: its last character must be whole. */
 bool UTF8_LETTERS(const encoding_dfa_t *dfa, const unsigned char *s, size_t len)
 {
+    const needles *n = needle_table();
     uint64_t chars = 0, high_carry = 0, backslash_carry = 0, any_high = 0;
     for (size_t pos = 0; pos < len; pos += BLOCK) {
+        const unsigned char *p = s + pos;
         size_t valid = len - pos;
-        uint64_t high, backslash;
-        high_and_backslash(s, len, s + pos, valid, &high, &backslash);
+        /* the block skip's masks, of which only these two are read */
+        block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], true, true)
+                                      : classify_last_block(n, s, len, p, valid, true, true);
+        uint64_t high = m.high, backslash = m.backslash;
         if (((high << 1 | high_carry) & backslash) | ((backslash << 1 | backslash_carry) & high))
             return false;
         uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
