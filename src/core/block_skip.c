@@ -128,9 +128,9 @@ __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const uns
 #endif
 
 #ifdef __AVX2__
-/* qg_utf8_letters (lexer_internal.h): 64 bytes at a time, a block without
- * a high byte by its masks alone, one with by utf8_valid, which also reads
- * the text's end: its last character must be whole. */
+/* qg_text_as_letters in a UTF-8 (lexer_internal.h): 64 bytes at a time,
+ * a block without a high byte by its masks alone, one with by utf8_valid,
+ * which also reads the text's end: its last character must be whole. */
 bool UTF8_LETTERS(const encoding_dfa_t *dfa, const unsigned char *s, size_t len)
 {
     const needles *n = needle_table();
@@ -152,6 +152,51 @@ bool UTF8_LETTERS(const encoding_dfa_t *dfa, const unsigned char *s, size_t len)
         high_carry = high >> 63;
         backslash_carry = backslash >> 63;
     }
+    return any_high && !chars;
+}
+
+/* qg_text_as_letters in a pair encoding (lexer_internal.h): 64 bytes at a
+ * time, the pairs found by pairs_valid, which also reads the text's end:
+ * its last character must be whole.  The text is copied in one call, and
+ * each block's trail bytes below 0x80 made 0xff in the copy, whose room
+ * past the text's end lets the last block be written whole. */
+bool PAIR_LETTERS(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
+                  unsigned char *copy)
+{
+    const needles *n = needle_table();
+    uint64_t chars = 0, any_high = 0;
+    uint64_t high_carry = 0, plain_carry = 0, trail_backslash_carry = 0;
+    memcpy(copy, s, len);
+    for (size_t pos = 0; pos < len; pos += BLOCK) {
+        const unsigned char *p = s + pos;
+        size_t valid = len - pos;
+        block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], true, true)
+                                      : classify_last_block(n, s, len, p, valid, true, true);
+        uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
+        uint64_t high = m.high, backslash = m.backslash & live, trail = 0;
+        if ((high || chars) &&
+            !pairs_valid(dfa, s, len, pos, live, high, m.quote, backslash, false, &chars, &trail))
+            return false;
+        trail &= live;
+        uint64_t plain = backslash & ~trail, trail_backslash = backslash & trail;
+        /* a backslash of its own next to a high byte; a trail 0x5c before
+         * a quote or a backslash (the next block's first byte is bit 0 of
+         * its masks, through the carries) */
+        if (((high << 1 | high_carry) & plain) | ((plain << 1 | plain_carry) & high) |
+            ((trail_backslash << 1 | trail_backslash_carry) & (m.quote | backslash)))
+            return false;
+        uint64_t ascii_trail = trail & ~high;
+        for (size_t i = 0; ascii_trail && i < LANES; i++) {
+            unsigned char *q = copy + pos + LANE * i;
+            lane_t ones = bytes_of_bits((uint32_t)(ascii_trail >> (LANE * i)));
+            _mm256_storeu_si256((__m256i *)q, or_lanes(load_lane(q), ones));
+        }
+        any_high |= high;
+        high_carry = high >> 63;
+        plain_carry = plain >> 63;
+        trail_backslash_carry = trail_backslash >> 63;
+    }
+    /* chars: the text ends inside a character */
     return any_high && !chars;
 }
 #endif

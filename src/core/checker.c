@@ -607,6 +607,20 @@ static __attribute__((noinline)) qg_verdict check_doubler(const qg_context *ctx,
     return result->verdict;
 }
 
+/* Multibyte text in a literal, in a name or in a comment: settled alike
+ * where each character reads as a letter (qg_text_as_letters).  Out of
+ * line, so that the copy a pair encoding's text is read from takes no
+ * stack in the other queries' calls; a longer text is the lexer's. */
+enum { LETTERS_COPY = 1024 };
+static __attribute__((noinline)) qg_quick_reading quick_as_letters(const qg_context *ctx,
+                                                                   const char *sql, size_t len)
+{
+    char copy[LETTERS_COPY + QG_LETTERS_SLACK];
+    const char *text =
+        qg_text_as_letters(ctx->encoding, sql, len, len <= LETTERS_COPY ? copy : NULL);
+    return text ? qg_only_plain_strings_letters(ctx, text, len) : QG_QUICK_UNSETTLED;
+}
+
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)
 {
     QG_COUNT_PASS(QG_PASS_CHECK);
@@ -627,10 +641,8 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
                       doubler_code_after_escaped_quote((const unsigned char *)sql, len);
     if (!ctx->view && !every_byte) {
         qg_quick_reading quick = qg_only_plain_strings(ctx, sql, len);
-        /* UTF-8 text in a literal, in a name or in a comment: settled
-         * alike where it reads as letters. */
-        if (quick == QG_QUICK_UNSETTLED && qg_utf8_letters(ctx->encoding, sql, len))
-            quick = qg_only_plain_strings_letters(ctx, sql, len);
+        if (quick == QG_QUICK_UNSETTLED)
+            quick = quick_as_letters(ctx, sql, len);
         if (quick == QG_QUICK_CLEAN)
             return QG_VERDICT_CLEAN;
         if (quick == QG_QUICK_DOUBLER)

@@ -14,6 +14,7 @@ typedef __m256i lane_t;
 #define COUNT_CHARS qg_count_chars_avx2
 #define QUICK_SCAN_LETTERS qg_quick_scan_letters_avx2
 #define UTF8_LETTERS qg_utf8_letters_avx2
+#define PAIR_LETTERS qg_pair_letters_avx2
 static inline lane_t load_lane(const unsigned char *p)
 {
     return _mm256_loadu_si256((const __m256i *)p);
@@ -50,6 +51,17 @@ static inline lane_t nibbles_down(lane_t v)
 static inline lane_t next_bytes(lane_t v, lane_t follow)
 {
     return _mm256_alignr_epi8(_mm256_permute2x128_si256(v, follow, 0x21), v, 1);
+}
+/* The bytes whose bit is set in `bits` (bit i: byte i) all ones, the
+ * others zero: each byte of `bits` spread over eight, each of those
+ * keeping its own bit. */
+static inline lane_t bytes_of_bits(uint32_t bits)
+{
+    const lane_t spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, /* */
+                                           2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const lane_t bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    lane_t v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
 }
 static inline lane_t one_byte(unsigned char c)
 {

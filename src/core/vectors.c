@@ -100,6 +100,13 @@ static bool no_letters(const encoding_dfa_t *dfa, const unsigned char *s, size_t
     return false;
 }
 
+static bool no_pair_letters(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
+                            unsigned char *copy)
+{
+    (void)dfa, (void)s, (void)len, (void)copy;
+    return false;
+}
+
 static void skips_nothing(qg_lexer *lx)
 {
     (void)lx;
@@ -160,19 +167,19 @@ static qg_quick_reading quick_scan_bytes(const qg_context *ctx, const char *sql,
 #endif
 
 static const qg_scans implementations[QG_IMPLEMENTATIONS] = {
-    [QG_VECTORS_REFERENCE] = {settles_nothing, no_letters, settles_nothing, skips_nothing,
-                              counts_nothing},
+    [QG_VECTORS_REFERENCE] = {settles_nothing, no_letters, no_pair_letters, settles_nothing,
+                              skips_nothing, counts_nothing},
 #ifdef __SSE2__
-    [QG_VECTORS_SSE2] = {qg_quick_scan_sse2, no_letters, settles_nothing, qg_skip_quiet_sse2,
-                         counts_nothing},
+    [QG_VECTORS_SSE2] = {qg_quick_scan_sse2, no_letters, no_pair_letters, settles_nothing,
+                         qg_skip_quiet_sse2, counts_nothing},
 #else
-    [QG_VECTORS_SSE2] = {quick_scan_bytes, no_letters, settles_nothing, skips_nothing,
-                         counts_nothing},
+    [QG_VECTORS_SSE2] = {quick_scan_bytes, no_letters, no_pair_letters, settles_nothing,
+                         skips_nothing, counts_nothing},
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
-    [QG_VECTORS_AVX2] = {qg_quick_scan_avx2, qg_utf8_letters_avx2, qg_quick_scan_letters_avx2,
-                         qg_skip_quiet_avx2, qg_count_chars_avx2},
-    [QG_VECTORS_AVX512] = {qg_quick_scan_avx512, qg_utf8_letters_avx2,
+    [QG_VECTORS_AVX2] = {qg_quick_scan_avx2, qg_utf8_letters_avx2, qg_pair_letters_avx2,
+                         qg_quick_scan_letters_avx2, qg_skip_quiet_avx2, qg_count_chars_avx2},
+    [QG_VECTORS_AVX512] = {qg_quick_scan_avx512, qg_utf8_letters_avx2, qg_pair_letters_avx2,
                            qg_quick_scan_letters_avx512, qg_skip_quiet_avx2, qg_count_chars_avx2},
 #endif
 };
@@ -190,13 +197,18 @@ QG_HOT qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char 
     return implementations[qg_vectors_in_use()].quick_scan(ctx, sql, len);
 }
 
-bool qg_utf8_letters(const qg_encoding *enc, const char *sql, size_t len)
+const char *qg_text_as_letters(const qg_encoding *enc, const char *sql, size_t len, char *copy)
 {
-    if (!enc->utf8)
-        return false; /* the double-byte encodings' texts come here too: at once */
-    const encoding_dfa_t *dfa = encoding_dfa(enc);
-    return dfa && dfa->utf8 &&
-           implementations[qg_vectors_in_use()].utf8_letters(dfa, (const unsigned char *)sql, len);
+    const encoding_dfa_t *dfa = encoding_dfa(enc); /* none for the one-byte encodings */
+    if (!dfa || dfa->quote_trail)
+        return NULL;
+    const qg_scans *scans = &implementations[qg_vectors_in_use()];
+    const unsigned char *text = (const unsigned char *)sql;
+    if (dfa->utf8)
+        return scans->utf8_letters(dfa, text, len) ? sql : NULL;
+    if (dfa->pairs && copy)
+        return scans->pair_letters(dfa, text, len, (unsigned char *)copy) ? copy : NULL;
+    return NULL;
 }
 
 qg_quick_reading qg_only_plain_strings_letters(const qg_context *ctx, const char *sql, size_t len)

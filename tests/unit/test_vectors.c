@@ -2,9 +2,9 @@
  * src/core/vectors.c), against the scalar reference on random text: each
  * table is complete; the quick scan settles only text the reference finds
  * clean; the checker, running each implementation, gives the reference's
- * verdict and findings and its lexer cuts the reference's tokens; UTF-8
- * reads as letters where it should; the character count takes runs of
- * whole characters. */
+ * verdict and findings and its lexer cuts the reference's tokens;
+ * multibyte text reads as letters where it should; the character count
+ * takes runs of whole characters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,8 +112,8 @@ static void complete_tables(void)
     bool complete = true;
     for (int i = 0; i < QG_IMPLEMENTATIONS; i++) {
         const qg_scans *t = qg_scans_of(i);
-        complete = complete && t->quick_scan && t->utf8_letters && t->quick_scan_letters &&
-                   t->skip_quiet && t->count_chars;
+        complete = complete && t->quick_scan && t->utf8_letters && t->pair_letters &&
+                   t->quick_scan_letters && t->skip_quiet && t->count_chars;
     }
     tap_ok(complete, "every implementation's table has each scan");
     tap_ok(qg_scans_of(QG_VECTORS_WIDEST) == qg_scans_of(qg_cpu_vectors()),
@@ -295,77 +295,137 @@ static const char *utf8_piece(bool whole_only)
     return code[(size_t)rand() % (sizeof code / sizeof code[0])];
 }
 
-/* qg_utf8_letters by its definition: a byte from 0x80 on, each in a
- * whole character of the encoding's, none next to a backslash. */
-static bool letters_by_definition(const qg_encoding *enc, const unsigned char *s, size_t len)
+/* A piece of text in a pair encoding: pairs (trails 0x5c, 0x60, x, _
+ * and high ones), GB18030's four bytes, Shift_JIS's one-byte katakana, a
+ * lead cut or before a byte no trail is, stray bytes unless `whole_only`,
+ * and what the scans look for. */
+static const char *pair_piece(bool whole_only)
 {
+    static const char *const chars[] = {"\x95\x5c", "\x83\x5c", "\x81\x60", "\x83\x78", "\x82\x5f",
+                                        "\x88\xa0", "\xb1",     "\xa4\x5c", "\x81\x30\x81\x30",
+                                        "\xc4\xe3", "\xbf\x5c", "\xe0\x40"};
+    static const char *const broken[] = {"\x95", "\x81\x27", "\x80", "\xff", "\x81\x30\x81",
+                                         "\x95\x20"};
+    static const char *const code[] = {"'", "''", "\"", "`", "\\", "\\'", "\\\\", "--", "#", "/*",
+                                       "*/", "\n", " ", "x'", "E'", "_latin1'", "_sjis'", "$$",
+                                       "SELECT ", "a", "1", "abcdefgh"};
+    int kind = rand() % 8;
+    if (kind < 4)
+        return chars[(size_t)rand() % (sizeof chars / sizeof chars[0])];
+    if (kind == 4 && !whole_only)
+        return broken[(size_t)rand() % (sizeof broken / sizeof broken[0])];
+    return code[(size_t)rand() % (sizeof code / sizeof code[0])];
+}
+
+/* qg_text_as_letters by its definition, the text read character by
+ * character (qg_encoding_char_len): a byte from 0x80 on, each in a whole
+ * character; no backslash that is no character's later byte next to a
+ * high byte, and none that is before a quote or backslash.  *letters: the
+ * text with its characters' later bytes below 0x80 made 0xff. */
+static bool letters_by_definition(const qg_encoding *enc, const unsigned char *s, size_t len,
+                                  unsigned char *letters)
+{
+    static bool later[MAX_TEXT];
     bool high = false;
-    for (size_t i = 0; i < len; i++)
-        if (s[i] == '\\' && ((i > 0 && s[i - 1] >= 0x80) || (i + 1 < len && s[i + 1] >= 0x80)))
-            return false;
     for (size_t i = 0; i < len;) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t n = qg_encoding_char_len(enc, s + i, len - i);
+        size_t n = s[i] < 0x80 ? 1 : qg_encoding_char_len(enc, s + i, len - i);
         if (n == 0)
             return false;
-        high = true;
+        high = high || s[i] >= 0x80;
+        later[i] = false;
+        for (size_t k = 1; k < n; k++)
+            later[i + k] = true;
         i += n;
+    }
+    for (size_t i = 0; i < len; i++) {
+        letters[i] = later[i] && s[i] < 0x80 ? 0xff : s[i];
+        if (s[i] != '\\')
+            continue;
+        bool next_high = i + 1 < len && s[i + 1] >= 0x80;
+        bool next_escape = i + 1 < len && (s[i + 1] == '\'' || s[i + 1] == '\\');
+        if (later[i] ? next_escape : (i > 0 && s[i - 1] >= 0x80) || next_high)
+            return false;
     }
     return high;
 }
 
-/* UTF-8 text read as letters: where the build has the scans, exactly the
- * texts of the definition pass; and the checker, which settles such text
- * with the quick scan, gives the reference's verdict and findings, the
- * quick scan settling only text the reference finds clean. */
-static void utf8_read_as_letters(int implementation)
+/* Multibyte text read as letters: where the build has the scans, exactly
+ * the texts of the definition pass, read as it says; and the checker,
+ * which settles such text with the quick scan, gives the reference's
+ * verdict and findings, the quick scan settling only text the reference
+ * finds clean. */
+static void read_as_letters(int implementation, const char *what, const setting *settings,
+                            size_t count, const char *(*piece)(bool))
 {
-    static const setting utf8[] = {
-        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "UTF8", 0},
-        {QG_DIALECT_MYSQL, "utf8mb4", 0},              {QG_DIALECT_MYSQL, "utf8mb4", QG_NO_BACKSLASH_ESCAPES},
-        {QG_DIALECT_MYSQL, "utf8mb4", QG_ANSI_QUOTES}, {QG_DIALECT_MYSQL, "utf8mb3", 0},
-    };
-    static char text[MAX_TEXT];
+    static char text[MAX_TEXT], copy[MAX_TEXT + QG_LETTERS_SLACK];
+    static unsigned char want_text[MAX_TEXT];
     const qg_scans *scans = qg_scans_of(implementation);
     const char *name = qg_vectors_name(implementation);
     bool has_scans = implementation >= QG_VECTORS_AVX2;
     int unlike = 0, verdicts = 0, unsound = 0, passed = 0, settled = 0;
-    for (size_t s = 0; s < sizeof utf8 / sizeof utf8[0]; s++) {
-        const qg_encoding *enc = qg_encoding_find(utf8[s].dialect, utf8[s].encoding);
+    for (size_t s = 0; s < count; s++) {
+        const qg_encoding *enc = qg_encoding_find(settings[s].dialect, settings[s].encoding);
         qg_context ctx;
-        qg_context_init(&ctx, utf8[s].dialect, enc, utf8[s].flags);
+        qg_context_init(&ctx, settings[s].dialect, enc, settings[s].flags);
         for (int round = 0; round < 4 * ROUNDS; round++) {
-            size_t len = text_of_pieces(text, sizeof text, utf8_piece, round % 2);
-            bool want = has_scans && letters_by_definition(enc, (unsigned char *)text, len);
-            bool got = scans->utf8_letters(encoding_dfa(enc), (unsigned char *)text, len);
-            passed += got;
-            if (got != want && !unlike++)
-                tap_diag("%s %s: qg_utf8_letters %d, by definition %d: %s", name, utf8[s].encoding,
-                         got, want, text);
-            else if (got != want)
-                unlike++;
+            size_t len = text_of_pieces(text, sizeof text, piece, round % 2);
+            bool want =
+                has_scans && letters_by_definition(enc, (unsigned char *)text, len, want_text);
+            qg_allow_vectors(implementation);
+            const char *got = qg_text_as_letters(enc, text, len, copy);
+            passed += got != NULL;
+            if ((got != NULL) != want || (got && memcmp(got, want_text, len) != 0)) {
+                if (!unlike++)
+                    tap_diag("%s %s: read as letters %d, by definition %d: %s", name,
+                             settings[s].encoding, got != NULL, want, text);
+            }
             verdicts += !checks_as_reference(implementation, &ctx, text, len, verdicts);
             if (!got)
                 continue;
             qg_result ref;
             qg_allow_vectors(QG_VECTORS_REFERENCE);
             qg_check(&ctx, text, len, &ref);
-            bool quick = scans->quick_scan_letters(&ctx, text, len) != QG_QUICK_UNSETTLED;
+            bool quick = scans->quick_scan_letters(&ctx, got, len) != QG_QUICK_UNSETTLED;
             settled += quick;
             if (quick && ref.verdict != QG_VERDICT_CLEAN && !unsound++)
                 tap_diag("%s settles %s text read as letters that the reference finds %u things in: %s",
-                         name, utf8[s].encoding, ref.count, text);
+                         name, settings[s].encoding, ref.count, text);
         }
     }
     qg_allow_vectors(QG_VECTORS_WIDEST);
-    tap_ok(!unlike, "%s: UTF-8 reads as letters exactly where it should (%d texts did)", name,
-           passed);
-    tap_ok(!verdicts, "%s: the checker reads UTF-8 text as the reference does", name);
-    tap_ok(!unsound, "%s: the quick scan with letters settles only text the reference finds "
-                     "clean (%d settled)", name, settled);
+    tap_ok(!unlike, "%s: %s text reads as letters exactly where it should (%d texts did)", name,
+           what, passed);
+    tap_ok(!verdicts, "%s: the checker reads %s text as the reference does", name, what);
+    tap_ok(!unsound, "%s: the quick scan with letters settles only %s text the reference finds "
+                     "clean (%d settled)", name, what, settled);
+}
+
+static void multibyte_read_as_letters(int implementation)
+{
+    static const setting utf8[] = {
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "UTF8", 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", QG_NO_BACKSLASH_ESCAPES},
+        {QG_DIALECT_MYSQL, "utf8mb4", QG_ANSI_QUOTES},
+        {QG_DIALECT_MYSQL, "utf8mb3", 0},
+    };
+    static const setting pairs[] = {
+        {QG_DIALECT_POSTGRES, "SJIS", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "SJIS", 0},
+        {QG_DIALECT_POSTGRES, "BIG5", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "GBK", 0},
+        {QG_DIALECT_POSTGRES, "GB18030", QG_STD_STRINGS},
+        {QG_DIALECT_POSTGRES, "UHC", QG_STD_STRINGS},
+        {QG_DIALECT_MYSQL, "sjis", 0},
+        {QG_DIALECT_MYSQL, "cp932", QG_NO_BACKSLASH_ESCAPES},
+        {QG_DIALECT_MYSQL, "gbk", QG_ANSI_QUOTES},
+        {QG_DIALECT_MYSQL, "big5", 0},
+        {QG_DIALECT_MYSQL, "gb18030", 0},
+    };
+    read_as_letters(implementation, "UTF-8", utf8, sizeof utf8 / sizeof utf8[0], utf8_piece);
+    read_as_letters(implementation, "double-byte", pairs, sizeof pairs / sizeof pairs[0],
+                    pair_piece);
 }
 
 /* The character count: where it stops, a character ends, and it counted
@@ -409,7 +469,7 @@ int main(void)
         doubled_quote_chains(i);
         backslash_runs_across_blocks(i);
         characters_across_blocks(i);
-        utf8_read_as_letters(i);
+        multibyte_read_as_letters(i);
         counts_whole_characters(i);
     }
     return tap_done();
