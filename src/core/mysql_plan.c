@@ -59,7 +59,9 @@ static inline __attribute__((always_inline)) void read_plan(qg_my_plan *p)
     if (qg_my_first_word(p->sql, p->len, &at, &n, &kind)) {
         const char *word = p->sql + at;
         p->leading_call = kind == QG_MY_WORD_RUNS;
-        p->lone_first_word = !memchr(word + n, ';', p->len - at - n);
+        /* only spaces come before the word: a ';' found is after it */
+        p->lone_first_word = p->semicolon >= 0 ? !p->semicolon
+                                               : !memchr(word + n, ';', p->len - at - n);
     }
     p->inert = p->lone_first_word && kind == QG_MY_WORD_INERT;
     if (!p->lone_first_word) {

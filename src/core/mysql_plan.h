@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "mysql_state.h"
 #include "mysql_statements.h"
@@ -48,6 +49,7 @@ typedef struct qg_my_plan {
     /* searched once each, when first asked (qg_my_plan_names_…) */
     signed char names_system_variable, names_tracking; /* -1: not searched yet */
     signed char reads_alike;         /* -1: not scanned yet */
+    signed char semicolon;           /* holds a ';': -1 not searched yet */
     unsigned noted;                  /* statements of note in `steps` */
     bool more_noted;                 /* and more after them */
     qg_my_planned steps[QG_MY_PLAN_NOTED];
@@ -60,7 +62,17 @@ static inline void qg_my_plan_init(qg_my_plan *p, const char *sql, size_t len)
     p->len = len;
     p->read = p->walked = false;
     p->server = NULL;
-    p->names_system_variable = p->names_tracking = p->reads_alike = -1;
+    p->names_system_variable = p->names_tracking = p->reads_alike = p->semicolon = -1;
+}
+
+/* Whether the text is one statement, read alike from every state: it holds
+ * no ';', the only byte that ends a statement.  Searched at most once, read
+ * or not; a reading takes the answer.  In line: each query asks. */
+static inline bool qg_my_plan_single(qg_my_plan *p)
+{
+    if (p->semicolon < 0)
+        p->semicolon = memchr(p->sql, ';', p->len) != NULL;
+    return !p->semicolon;
 }
 
 /* The plan read from state *start for `server` (NULL: a server not

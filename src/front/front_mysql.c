@@ -310,9 +310,9 @@ guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api, c
     /* With earlier answers unread, the library reads the first of them
      * for this call, not this text's: the text counts as queued. */
     bool queued = e && (api == API_SEND_QUERY || e->session.unread);
-    /* answers read later need what the text may change now; a text the
-     * check read as a word and no ';' after it has none */
-    bool later = queued || (!(plan.read && plan.lone_first_word) && memchr(sql, ';', len));
+    /* answers read later need what the text may change now; a text of
+     * one statement has none (the check searched it for a ';') */
+    bool later = queued || !qg_my_plan_single(&plan);
     if (e && later)
         qg_my_session_sending(&e->session, &plan);
     qg_my_sending = mysql;

@@ -482,7 +482,13 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
             return false;
     } else {
         log_state(s, "check", plan->sql, plan->len);
-        if (!text_allowed(conn, api, &s->state, s->enc, plan, caller, told, d))
+        /* a text of one statement is one piece: its plan is read only
+         * when what follows asks (most answers are result sets: never) */
+        bool allowed = qg_my_plan_single(plan)
+                           ? check_piece(conn, api, &s->state, s->enc, plan->sql, plan->len,
+                                         caller, d)
+                           : text_allowed(conn, api, &s->state, s->enc, plan, caller, told, d);
+        if (!allowed)
             return false;
     }
     if (!fresh && !s->unread)

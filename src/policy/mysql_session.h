@@ -122,7 +122,8 @@ void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *con
                             bool may_hide);
 
 /* Checks the text of `plan` about to be sent with the session's state
- * (the plan is read with it, and kept for what follows) and, when `fresh`
+ * (a text of several statements is read with it, and the plan kept for
+ * what follows; one of a single statement is not read) and, when `fresh`
  * is not NULL, with that state too (a session the library's automatic
  * reconnect would make).  True = send it; *d as qg_guard_query; `told` as
  * qg_my_state_unknown's. */

@@ -172,6 +172,36 @@ static void reported_charset_read(void)
     memset(server_state.report, 0, sizeof server_state.report);
 }
 
+/* The plan the check is given goes on to the answer: a text of one
+ * statement, which the check takes as one piece without reading it, is
+ * read there; a text of several is read by the check, piece by piece. */
+static void plan_from_check_to_answer(void)
+{
+    qg_my_session s = {0};
+    server_state = (fake){.state = {.charset = "latin1"}, .thread = 11, .covered = true};
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
+    static const char set_unscoped[] = "SET @@character_set_client = sjis";
+    qg_my_plan plan;
+    qg_decision d;
+    bool passed = qg_my_session_check(&s, NULL, NULL, "test",
+                                      plan_of(&plan, set_unscoped, sizeof set_unscoped - 1),
+                                      NULL, NULL, &d);
+    server_state.result_set = false;
+    server_state.status = 0;
+    qg_my_session_answered(&s, &srv, NULL, &plan);
+    tap_ok(passed && s.stale && !qg_my_plan_inert(&plan),
+           "one statement checked, then answered with the same plan: its SET @@name without a "
+           "scope is read, stale");
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
+    /* bf 27 escaped byte-wise: gbk reads [bf 5c] and a quote that ends the literal */
+    static const char two[] = "SET NAMES gbk; SELECT 1 FROM t WHERE a = '\xbf\x5c' OR 1=1 -- '";
+    size_t n = sizeof two - 1;
+    tap_ok(!check(&s, two, n, &d) && d.block && strstr(d.message, "(gbk)"),
+           "a text of several statements: the one after SET NAMES gbk is read as gbk");
+    static const char lone[] = "SELECT 1 FROM t WHERE a = '\xbf\x5c' OR 1=1 -- '";
+    tap_ok(check(&s, lone, sizeof lone - 1, &d), "the same statement alone is read as latin1");
+}
+
 int main(void)
 {
     /* the settings the shim reads, whatever the machine has */
@@ -268,5 +298,6 @@ int main(void)
            "default)");
     queued_texts();
     reported_charset_read();
+    plan_from_check_to_answer();
     return tap_done();
 }
