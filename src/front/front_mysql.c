@@ -80,7 +80,9 @@ QG_HOT static bool tracking_enabled(void)
 
 /* ------------------------------------------------------------- entries */
 
-/* Whether a call on mysql is the library's own, inside a reconnect. */
+/* Whether a call on mysql is the library's own: inside the library's call
+ * for a text on mysql (mysql_query's inner mysql_real_query, a
+ * non-blocking call's), or inside a reconnect. */
 static bool inside_reconnect(MYSQL *mysql)
 {
     return qg_my_sending && (qg_my_sending == mysql || !qg_my_conn_find(mysql));
@@ -197,7 +199,7 @@ QG_COLD static bool entryless_check(MYSQL *mysql, const char *api, qg_my_plan *p
     return qg_my_session_check(&alone, NULL, mysql, api, plan, caller, NULL, d);
 }
 
-/* Checks a text about to be sent on mysql (guard entered); true = send.
+/* Checks a text about to be sent on mysql (the guard passed it); true = send.
  * *out is the connection's entry, NULL when out of memory. */
 QG_HOT static inline __attribute__((always_inline)) bool
 connection_query_allowed(MYSQL *mysql, const char *api, qg_my_plan *plan, const void *caller,
@@ -283,8 +285,12 @@ guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api, c
         qg_guard_report_missing(api_names[api]);
         return 1;
     }
-    if (!tracking_enabled() || !sql || inside_reconnect(mysql) ||
-        !qg_guard_enter(mysql, sql, len))
+    /* The library's own calls for the text are known by qg_my_sending
+     * while it is sent, which is when the library makes them: the call is
+     * not recorded in the guard, which passes only the texts the shim
+     * hands the library (and the library's own queries, such as
+     * mysql_set_character_set's). */
+    if (!tracking_enabled() || !sql || inside_reconnect(mysql) || qg_guard_inside(mysql, sql, len))
         return send_real(real, mysql, sql, len);
     qg_decision d;
     qg_my_conn *e;
@@ -304,7 +310,6 @@ guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api, c
             qg_my_block_set(&e->block, &d, api == API_SEND_QUERY && !answered);
         else
             orphan_mysql = mysql, qg_my_block_set(&orphan, &d, api == API_SEND_QUERY && !answered);
-        qg_guard_leave_call(mysql, sql, len);
         return answered ? 0 : 1;
     }
     /* With earlier answers unread, the library reads the first of them
@@ -324,7 +329,6 @@ guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api, c
         qg_my_session_answered(&e->session, &server, mysql, later ? NULL : &plan);
     if (queued && api != API_SEND_QUERY && (rc == 0 || server_answered(mysql)))
         note_read(e, mysql, rc);
-    qg_guard_leave_call(mysql, sql, len);
     return rc;
 }
 
