@@ -295,26 +295,6 @@ QG_COLD bool qg_my_state_unknown(const void *conn, const char *api, const char *
                            told, d);
 }
 
-/* A piece checked with state *st, whose charset's table is `enc` (NULL:
- * found by name). */
-QG_HOT static bool check_piece(const void *conn, const char *api, const qg_my_state *st,
-                               const qg_encoding *enc, const char *sql, size_t len,
-                               const void *caller, qg_decision *d)
-{
-    qg_query q = {
-        .dialect = QG_DIALECT_MYSQL,
-        .encoding_name = st->charset,
-        .encoding = enc,
-        .flags = st->flags,
-        .conn = conn,
-        .api = api,
-        .sql = sql,
-        .len = len,
-        .caller = caller,
-    };
-    return qg_guard_query(&q, d);
-}
-
 /* Whether an escaper fooled in sql[0, piece) is seen only with the text
  * after it: the escaper wrote its literals into the whole text and knows no
  * statement boundary, so its reading can lose step in this piece and find
@@ -349,7 +329,7 @@ QG_COLD static bool piece_allowed(const void *conn, const char *api, const qg_my
                                   const void *caller, qg_decision *d)
 {
     bool fooled = !alike && fooled_across(st, sql, piece, len);
-    return check_piece(conn, api, st, NULL, sql, fooled ? len : piece, caller, d);
+    return qg_my_piece_check(conn, api, st, NULL, sql, fooled ? len : piece, caller, d);
 }
 
 /* The first byte at or after `from` that does not read alike in every
@@ -409,8 +389,8 @@ pieces_allowed(const void *conn, const char *api, qg_my_plan *plan, const qg_enc
     }
     if (unalike < len)
         return qg_my_state_unknown(conn, api, piece_state.charset, sql, len, caller, told, d);
-    return check_piece(conn, api, &piece_state, piece_start == 0 ? enc : NULL, sql + piece_start,
-                       len - piece_start, caller, d);
+    return qg_my_piece_check(conn, api, &piece_state, piece_start == 0 ? enc : NULL,
+                             sql + piece_start, len - piece_start, caller, d);
 }
 
 QG_HOT static inline __attribute__((always_inline)) bool
@@ -419,7 +399,7 @@ text_allowed(const void *conn, const char *api, const qg_my_state *st, const qg_
 {
     qg_my_plan_read(plan, st, NULL);
     if (plan->noted == 0) /* one piece (a text of one statement, read or not) */
-        return check_piece(conn, api, &plan->start, enc, plan->sql, plan->len, caller, d);
+        return qg_my_piece_check(conn, api, &plan->start, enc, plan->sql, plan->len, caller, d);
     return pieces_allowed(conn, api, plan, enc, caller, told, d);
 }
 
@@ -473,9 +453,9 @@ QG_COLD static bool stale_check(const qg_my_session *s, const void *conn, const 
     return text_allowed(conn, api, &alike, NULL, plan, caller, told, d);
 }
 
-QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
-                                const char *api, qg_my_plan *plan, const void *caller, bool *told,
-                                qg_decision *d)
+QG_HOT bool qg_my_session_check_read(const qg_my_session *s, const qg_my_state *fresh,
+                                     const void *conn, const char *api, qg_my_plan *plan,
+                                     const void *caller, bool *told, qg_decision *d)
 {
     if (s->stale) {
         if (!stale_check(s, conn, api, plan, caller, told, d))
@@ -485,8 +465,8 @@ QG_HOT bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh
         /* a text of one statement is one piece: its plan is read only
          * when what follows asks (most answers are result sets: never) */
         bool allowed = qg_my_plan_single(plan)
-                           ? check_piece(conn, api, &s->state, s->enc, plan->sql, plan->len,
-                                         caller, d)
+                           ? qg_my_piece_check(conn, api, &s->state, s->enc, plan->sql,
+                                               plan->len, caller, d)
                            : text_allowed(conn, api, &s->state, s->enc, plan, caller, told, d);
         if (!allowed)
             return false;

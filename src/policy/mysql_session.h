@@ -28,6 +28,7 @@
 #include "guard.h"
 #include "mysql_plan.h"
 #include "mysql_state.h"
+#include "settings.h"
 
 /* What a session needs from the client library, for one connection. */
 typedef struct qg_my_server {
@@ -127,9 +128,41 @@ void qg_my_session_executed(qg_my_session *s, const qg_my_server *srv, void *con
  * is not NULL, with that state too (a session the library's automatic
  * reconnect would make).  True = send it; *d as qg_guard_query; `told` as
  * qg_my_state_unknown's. */
-bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh, const void *conn,
-                         const char *api, qg_my_plan *plan, const void *caller, bool *told,
-                         qg_decision *d);
+bool qg_my_session_check_read(const qg_my_session *s, const qg_my_state *fresh,
+                              const void *conn, const char *api, qg_my_plan *plan,
+                              const void *caller, bool *told, qg_decision *d);
+/* A piece of text checked with state *st, whose charset's table is `enc`
+ * (NULL: found by name).  In line: each query's text is one. */
+static inline bool qg_my_piece_check(const void *conn, const char *api, const qg_my_state *st,
+                                     const struct qg_encoding *enc, const char *sql, size_t len,
+                                     const void *caller, qg_decision *d)
+{
+    qg_query q = {
+        .dialect = QG_DIALECT_MYSQL,
+        .encoding_name = st->charset,
+        .encoding = enc,
+        .flags = st->flags,
+        .conn = conn,
+        .api = api,
+        .sql = sql,
+        .len = len,
+        .caller = caller,
+    };
+    return qg_guard_query(&q, d);
+}
+
+/* qg_my_session_check_read, with the most common text in line: one
+ * statement, under the one state known, not logged, goes straight to the
+ * guard. */
+static inline bool qg_my_session_check(const qg_my_session *s, const qg_my_state *fresh,
+                                       const void *conn, const char *api, qg_my_plan *plan,
+                                       const void *caller, bool *told, qg_decision *d)
+{
+    if (s->stale || fresh || s->unread || qg_settings_get()->verbosity >= 2 ||
+        !qg_my_plan_single(plan))
+        return qg_my_session_check_read(s, fresh, conn, api, plan, caller, told, d);
+    return qg_my_piece_check(conn, api, &s->state, s->enc, plan->sql, plan->len, caller, d);
+}
 /* qg_my_session_check of a text that meets the one state *st and no
  * other (no reconnect, no answers unread): the wire front's, which follows
  * each state a text may meet itself.  `enc`: the checker's table of
