@@ -11,8 +11,6 @@
 #include "quoteguard.h"
 #include "settings.h"
 
-enum { QUOTING_BITS = QG_MY_STATUS_NO_BACKSLASH_ESCAPES | QG_MY_STATUS_ANSI_QUOTES };
-
 QG_COLD static void write_state(const qg_settings *settings, const qg_my_state *st, bool stale,
                                 const char *source, const char *sql, size_t len)
 {
@@ -73,7 +71,7 @@ QG_COLD void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, vo
     s->tracked = ok && covered;
     s->stale = !ok;
     s->result_open = false;
-    s->quoting_bits = srv->status(conn) & QUOTING_BITS;
+    s->quoting_bits = srv->status(conn) & QG_MY_QUOTING_BITS;
     s->asked = s->asked || ok;
     if (ok)
         publish(s, srv, &st);
@@ -175,61 +173,21 @@ static void read_report(qg_my_session *s, const qg_my_server *srv, void *conn)
     }
 }
 
-/* The quoting status bits follow most changes of sql_mode, reported or not
- * (but stay as they were after a procedure restores its caller's
- * sql_mode): bits that changed to other than the state holds make it stale. */
-static void note_quoting_bits(qg_my_session *s, unsigned status)
+void qg_my_session_ok(qg_my_session *s, const qg_my_server *srv, void *conn, qg_my_plan *plan)
 {
-    unsigned bits = status & QUOTING_BITS;
-    unsigned as_flags = (bits & QG_MY_STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
-                        (bits & QG_MY_STATUS_ANSI_QUOTES ? QG_ANSI_QUOTES : 0);
-    if (bits != s->quoting_bits && as_flags != s->state.flags)
-        s->stale = true;
-    s->quoting_bits = bits;
-}
-
-void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn,
-                            qg_my_plan *plan)
-{
-    if (!s->tracked)
-        s->stale = true; /* nothing is reported: ask before the next check */
-    if (srv->result_set(conn)) {
-        s->result_open = true;
-        return;
-    }
     if (plan)
         note_text(s, plan);
     unsigned status = srv->status(conn);
     if (status & QG_MY_STATUS_SESSION_STATE_CHANGED)
         read_report(s, srv, conn);
-    note_quoting_bits(s, status);
+    qg_my_session_note_quoting_bits(s, status);
     if (s->may_hide)
         s->stale = true;
 }
 
-/* In line in qg_my_session_prepare: most queries follow a result set. */
-static inline __attribute__((always_inline)) void
-result_end_read(qg_my_session *s, const qg_my_server *srv, void *conn)
+bool qg_my_session_update(qg_my_session *s, const qg_my_server *srv, void *conn,
+                          qg_my_plan *plan, unsigned long id)
 {
-    if (!s->result_open)
-        return;
-    s->result_open = false;
-    unsigned status = srv->status(conn);
-    if (status & QG_MY_STATUS_SESSION_STATE_CHANGED)
-        s->stale = true; /* a result set's end reports a change without its value */
-    note_quoting_bits(s, status);
-}
-
-void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn)
-{
-    result_end_read(s, srv, conn);
-}
-
-QG_HOT bool qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
-                                  qg_my_plan *plan)
-{
-    result_end_read(s, srv, conn);
-    unsigned long id = srv->thread_id(conn);
     if (s->unread && id == s->thread_id)
         return false; /* the server's answer to a question would come after the program's */
     if (s->unread)

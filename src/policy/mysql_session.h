@@ -87,14 +87,55 @@ typedef struct qg_my_session {
 
 /* The session is made anew (reset, change of user): asked before the next check. */
 void qg_my_session_renew(qg_my_session *s);
+/* The server's status flags that say how it quotes. */
+enum { QG_MY_QUOTING_BITS = QG_MY_STATUS_NO_BACKSLASH_ESCAPES | QG_MY_STATUS_ANSI_QUOTES };
+
+/* The quoting status bits follow most changes of sql_mode, reported or not
+ * (but stay as they were after a procedure restores its caller's
+ * sql_mode): bits that changed to other than the state holds make it stale. */
+static inline void qg_my_session_note_quoting_bits(qg_my_session *s, unsigned status)
+{
+    unsigned bits = status & QG_MY_QUOTING_BITS;
+    unsigned as_flags = (bits & QG_MY_STATUS_NO_BACKSLASH_ESCAPES ? QG_NO_BACKSLASH_ESCAPES : 0) |
+                        (bits & QG_MY_STATUS_ANSI_QUOTES ? QG_ANSI_QUOTES : 0);
+    if (bits != s->quoting_bits && as_flags != s->state.flags)
+        s->stale = true;
+    s->quoting_bits = bits;
+}
+
+/* Once a result set was read: its end's status.  In line: most queries
+ * follow a result set, whose end is looked at before the next. */
+static inline void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn)
+{
+    if (!s->result_open)
+        return;
+    s->result_open = false;
+    unsigned status = srv->status(conn);
+    if (status & QG_MY_STATUS_SESSION_STATE_CHANGED)
+        s->stale = true; /* a result set's end reports a change without its value */
+    qg_my_session_note_quoting_bits(s, status);
+}
+
+/* qg_my_session_prepare of a session on server thread `id` that is new,
+ * stale or has answers unread. */
+bool qg_my_session_update(qg_my_session *s, const qg_my_server *srv, void *conn,
+                          qg_my_plan *plan, unsigned long id);
 /* Brings the session up to date before a check of the text read as `plan`
  * (NULL: none, as at connect): a new server thread (a reconnect, or the
  * first query seen) or a stale state is asked for, unless the text reads
  * alike in every state.  Asking costs a round trip and sets ROW_COUNT().
  * True when the session is new to the shim (its first query, or a new
- * server thread). */
-bool qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
-                           qg_my_plan *plan);
+ * server thread).  In line: each query asks, and most find the session as
+ * it was. */
+static inline bool qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
+                                         qg_my_plan *plan)
+{
+    qg_my_session_result_read(s, srv, conn);
+    unsigned long id = srv->thread_id(conn);
+    if (!s->unread && s->asked && id == s->thread_id && !s->stale)
+        return false;
+    return qg_my_session_update(s, srv, conn, plan, id);
+}
 /* Asks the server now; a failure leaves the state stale. */
 void qg_my_session_refresh(qg_my_session *s, const qg_my_server *srv, void *conn);
 /* Before a text is sent whose answer is read later (mysql_send_query, a
@@ -109,13 +150,22 @@ void qg_my_session_queued(qg_my_session *s, qg_my_plan *plan);
 /* An answer was read; `text_done`: the last of its text (an error, or no
  * more results to come). */
 void qg_my_session_read_done(qg_my_session *s, bool text_done);
+/* qg_my_session_answered of an OK packet. */
+void qg_my_session_ok(qg_my_session *s, const qg_my_server *srv, void *conn, qg_my_plan *plan);
 /* After the server answered (an OK packet or a result set's head) the text
  * of `plan` (NULL: the one given to qg_my_session_sending).  A result set's
- * text changes nothing unreported: only an OK packet's is read. */
-void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn,
-                            qg_my_plan *plan);
-/* Once a result set was read: its end's status. */
-void qg_my_session_result_read(qg_my_session *s, const qg_my_server *srv, void *conn);
+ * text changes nothing unreported: only an OK packet's is read.  In line:
+ * a result set's head needs no more than that it is one. */
+static inline void qg_my_session_answered(qg_my_session *s, const qg_my_server *srv, void *conn,
+                                          qg_my_plan *plan)
+{
+    if (!s->tracked)
+        s->stale = true; /* nothing is reported: ask before the next check */
+    if (srv->result_set(conn))
+        s->result_open = true;
+    else
+        qg_my_session_ok(s, srv, conn, plan);
+}
 
 /* After a prepared statement ran (its text may change the state
  * unreported: may_hide): what it changed is asked for before the next check. */
