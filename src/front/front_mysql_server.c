@@ -16,11 +16,8 @@ QG_REAL_FN(int, mysql_real_query, (MYSQL *, const char *, unsigned long), qg_mys
 QG_REAL_FN(MYSQL_RES *, mysql_store_result, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(MYSQL_ROW, mysql_fetch_row, (MYSQL_RES *), qg_mysql_sonames)
 QG_REAL_FN(void, mysql_free_result, (MYSQL_RES *), qg_mysql_sonames)
-QG_REAL_FN(unsigned long, mysql_thread_id, (MYSQL *), qg_mysql_sonames)
-QG_REAL_FN(unsigned int, mysql_field_count, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(const char *, mysql_get_server_info, (MYSQL *), qg_mysql_sonames)
 QG_REAL_FN(unsigned long, mysql_get_server_version, (MYSQL *), qg_mysql_sonames)
-QG_REAL_FN(my_bool, mariadb_get_infov, (MYSQL *, int, void *, ...), qg_mysql_sonames)
 QG_REAL_FN(int, mysql_session_track_get_first, (MYSQL *, int, const char **, size_t *),
            qg_mysql_sonames)
 QG_REAL_FN(int, mysql_session_track_get_next, (MYSQL *, int, const char **, size_t *),
@@ -85,27 +82,6 @@ bool qg_my_lib_request_tracking(void *conn)
                               "')";
     mysql_real_query_fn run = real_mysql_real_query();
     return run && own_statement(conn, run, sql, sizeof sql - 1);
-}
-
-unsigned long qg_my_lib_thread_id(void *conn)
-{
-    mysql_thread_id_fn fn = real_mysql_thread_id();
-    return fn ? fn(conn) : 0;
-}
-
-unsigned qg_my_lib_status(void *conn)
-{
-    mariadb_get_infov_fn get_info = real_mariadb_get_infov();
-    unsigned status = 0;
-    if (!get_info || get_info(conn, MARIADB_CONNECTION_SERVER_STATUS, &status) != 0)
-        return 0;
-    return status;
-}
-
-bool qg_my_lib_result_set(void *conn)
-{
-    mysql_field_count_fn field_count = real_mysql_field_count();
-    return field_count && field_count(conn) != 0;
 }
 
 /* Without the library's report functions every item is missing: the state

@@ -127,8 +127,8 @@ bool qg_my_session_update(qg_my_session *s, const qg_my_server *srv, void *conn,
  * True when the session is new to the shim (its first query, or a new
  * server thread).  In line: each query asks, and most find the session as
  * it was. */
-static inline bool qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn,
-                                         qg_my_plan *plan)
+static inline __attribute__((always_inline)) bool
+qg_my_session_prepare(qg_my_session *s, const qg_my_server *srv, void *conn, qg_my_plan *plan)
 {
     qg_my_session_result_read(s, srv, conn);
     unsigned long id = srv->thread_id(conn);
