@@ -28,14 +28,10 @@ typedef struct call_in_flight {
 } call_in_flight;
 
 /* A slot's byte in calls_taken is set first and cleared last (claimed by an
- * enter); in calls_ready it is set once the slot is filled in, and the slot
- * is read only while it is.  Each flag is a byte of its own, written by one
- * store; a query reads all of them in one load, so that a thread with no
- * call in flight (nearly every query) looks at no slot. */
-typedef union call_flags {
-    unsigned char slot[CALLS_RECORDED];
-    uint64_t all;
-} call_flags;
+ * enter); in qg_guard_calls_ready (guard.h) it is set once the slot is
+ * filled in, and the slot is read only while it is. */
+typedef qg_guard_call_flags call_flags;
+_Static_assert(sizeof(call_flags) == CALLS_RECORDED, "one flag byte a slot");
 
 /* initial-exec: the variables live in the static TLS block, so reading them
  * never calls __tls_get_addr (which may allocate) on the query path.  The
@@ -44,7 +40,7 @@ typedef union call_flags {
  * that started later. */
 static __thread call_in_flight calls[CALLS_RECORDED] __attribute__((tls_model("initial-exec")));
 static __thread call_flags calls_taken __attribute__((tls_model("initial-exec")));
-static __thread call_flags calls_ready __attribute__((tls_model("initial-exec")));
+__thread call_flags qg_guard_calls_ready __attribute__((tls_model("initial-exec")));
 static __thread unsigned calls_entered __attribute__((tls_model("initial-exec")));
 static __thread unsigned calls_unrecorded __attribute__((tls_model("initial-exec")));
 
@@ -66,9 +62,9 @@ static inline unsigned first_slot(uint64_t flags)
 /* A signal handler on this thread may run between any two steps below and
  * enter and leave itself: it skips a slot once taken, and reads a slot only
  * once it is ready. */
-QG_HOT bool qg_guard_inside(const void *conn, const char *sql, size_t len)
+QG_HOT bool qg_guard_inside_recorded(const void *conn, const char *sql, size_t len)
 {
-    for (uint64_t ready = flags_now(&calls_ready); ready; ready &= ready - 1) {
+    for (uint64_t ready = flags_now(&qg_guard_calls_ready); ready; ready &= ready - 1) {
         const call_in_flight *c = &calls[first_slot(ready)];
         if (c->conn == conn && (!c->sql || (c->sql == sql && c->len == len)))
             return true;
@@ -78,7 +74,7 @@ QG_HOT bool qg_guard_inside(const void *conn, const char *sql, size_t len)
 
 QG_HOT bool qg_guard_enter(const void *conn, const char *sql, size_t len)
 {
-    if (qg_guard_inside(conn, sql, len))
+    if (qg_guard_inside_recorded(conn, sql, len))
         return false;
     uint64_t free_slots = ~flags_now(&calls_taken) & SLOT_BYTES;
     if (!free_slots) {
@@ -94,13 +90,13 @@ QG_HOT bool qg_guard_enter(const void *conn, const char *sql, size_t len)
     c->len = len;
     c->order = ++calls_entered;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    calls_ready.slot[i] = 1;
+    qg_guard_calls_ready.slot[i] = 1;
     return true;
 }
 
 static void release(unsigned i)
 {
-    calls_ready.slot[i] = 0;
+    qg_guard_calls_ready.slot[i] = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     calls_taken.slot[i] = 0;
 }
@@ -113,7 +109,7 @@ QG_HOT void qg_guard_leave(void)
         calls_unrecorded--;
         return;
     }
-    uint64_t ready = flags_now(&calls_ready);
+    uint64_t ready = flags_now(&qg_guard_calls_ready);
     if (!ready)
         return;
     unsigned latest = first_slot(ready);
@@ -127,7 +123,7 @@ QG_HOT void qg_guard_leave(void)
 
 QG_HOT void qg_guard_leave_call(const void *conn, const char *sql, size_t len)
 {
-    for (uint64_t ready = flags_now(&calls_ready); ready; ready &= ready - 1) {
+    for (uint64_t ready = flags_now(&qg_guard_calls_ready); ready; ready &= ready - 1) {
         unsigned i = first_slot(ready);
         const call_in_flight *c = &calls[i];
         if (c->conn == conn && c->sql == sql && c->len == len) {

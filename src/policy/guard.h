@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "quoteguard.h"
@@ -69,10 +70,29 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
  * pass.  Async-signal-safe: a handler that interrupts enter or leave sees
  * either the record before or after. */
 bool qg_guard_enter(const void *conn, const char *sql, size_t len);
+
+/* The calls in flight on this thread: a byte a recorded call, set once its
+ * record is filled in.  Each byte is written by one store and all are read
+ * by one load, so that a thread with no call in flight (nearly every
+ * query) looks at no record.  initial-exec: reading it never allocates. */
+typedef union qg_guard_call_flags {
+    unsigned char slot[8];
+    uint64_t all;
+} qg_guard_call_flags;
+extern __thread qg_guard_call_flags qg_guard_calls_ready __attribute__((tls_model("initial-exec")));
+
+/* qg_guard_inside past the test for no call in flight. */
+bool qg_guard_inside_recorded(const void *conn, const char *sql, size_t len);
+
 /* What qg_guard_enter(conn, sql, len) would refuse, without recording a
  * call: for a front that knows its library's inner calls by a record of
- * its own and needs only to pass the texts the shim hands the library. */
-bool qg_guard_inside(const void *conn, const char *sql, size_t len);
+ * its own and needs only to pass the texts the shim hands the library.
+ * With no call in flight, answered in line. */
+static inline bool qg_guard_inside(const void *conn, const char *sql, size_t len)
+{
+    return __atomic_load_n(&qg_guard_calls_ready.all, __ATOMIC_RELAXED) != 0 &&
+           qg_guard_inside_recorded(conn, sql, len);
+}
 void qg_guard_leave(void);
 void qg_guard_leave_call(const void *conn, const char *sql, size_t len);
 
