@@ -91,7 +91,7 @@ QG_REAL_FN(int, PQbackendPID, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(void, PQreset, (PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQresetStart, (PGconn *), qg_libpq_sonames)
 
-/* libpq's readers of a connection's state that every checked query calls,
+/* libpq's readers of a connection's state that a checked query calls,
  * looked up together: a query tests the generation of the real symbols
  * (real.h) once for them all, not once a reader (docs/PERFORMANCE.md,
  * "Choices in the code").  NULL: libpq has none. */
@@ -100,6 +100,7 @@ typedef struct state_readers {
     PQtransactionStatus_fn transaction_status;
     PQpipelineStatus_fn pipeline_status;
     PQclientEncoding_fn client_encoding;
+    PQbackendPID_fn backend_pid;
     unsigned generation; /* qg_real_generation when looked up; 0: never */
 } state_readers;
 static state_readers kept_readers;
@@ -112,6 +113,7 @@ __attribute__((noinline)) static void look_up_readers(void)
                      __ATOMIC_RELAXED);
     __atomic_store_n(&kept_readers.pipeline_status, real_PQpipelineStatus(), __ATOMIC_RELAXED);
     __atomic_store_n(&kept_readers.client_encoding, real_PQclientEncoding(), __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_readers.backend_pid, real_PQbackendPID(), __ATOMIC_RELAXED);
     __atomic_store_n(&kept_readers.generation, now, __ATOMIC_RELEASE);
 }
 
@@ -169,8 +171,12 @@ static void note_conn_renewed(void)
 /* A backend serves one database for its life, and server_encoding is that
  * database's: it is kept per connection and backend (its process ID), so
  * that libpq's list of reported parameters is not walked for it on every
- * query.  `busy` while an entry is written: a signal handler's query then
- * neither reads nor writes it.  initial-exec: reading it never allocates. */
+ * query.  The encoding a text in a client encoding that server_decides is
+ * checked in follows from the two encodings alone: it is kept beside, for
+ * the last such client encoding.  `busy` while an entry is written: a
+ * signal handler's query then neither reads nor writes it.  A reader takes
+ * what it needs before it compares the key, so that a handler's write in
+ * between is seen.  initial-exec: reading it never allocates. */
 enum { KEPT_SERVERS = 4 };
 typedef struct kept_server {
     const PGconn *conn;
@@ -179,38 +185,120 @@ typedef struct kept_server {
     unsigned renewed;    /* conns_renewed when kept */
     int backend_pid;
     bool busy;
+    bool converts;              /* qg_pg_set_checked_encoding's answer for `client` */
+    const qg_encoding *client;  /* NULL: no client encoding kept */
+    const qg_encoding *checked; /* the one a text in it is checked in */
+    const char *checked_name;   /* that one's own name */
 } kept_server;
 static __thread kept_server kept_servers[KEPT_SERVERS] __attribute__((tls_model("initial-exec")));
+
+/* A connection's backend as libpq reports it now: the key of its entry. */
+typedef struct backend {
+    kept_server *entry;
+    unsigned generation;
+    unsigned renewed;
+    int pid;
+} backend;
+
+static IN_LINE backend backend_of(const state_readers *r, const void *conn)
+{
+    PQbackendPID_fn pid_of = __atomic_load_n(&r->backend_pid, __ATOMIC_RELAXED);
+    return (backend){
+        .entry = &kept_servers[((uintptr_t)conn / 16) % KEPT_SERVERS],
+        .generation = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE),
+        .renewed = __atomic_load_n(&conns_renewed, __ATOMIC_ACQUIRE),
+        .pid = pid_of ? pid_of(conn) : 0,
+    };
+}
+
+/* Whether b's entry may be kept: a backend is known and no write is under way. */
+static IN_LINE bool keepable(const backend *b)
+{
+    return b->pid != 0 && b->generation != 0 && !b->entry->busy;
+}
+
+/* Whether b's entry is kept for conn's backend, and may be read. */
+static IN_LINE bool backend_kept(const backend *b, const void *conn)
+{
+    const kept_server *k = b->entry;
+    return keepable(b) && k->generation == b->generation && k->renewed == b->renewed &&
+           k->conn == conn && k->backend_pid == b->pid;
+}
 
 /* The encoding the server reports for itself ("" when it reports none). */
 static const char *server_encoding(const void *conn)
 {
-    PQbackendPID_fn pid_of = real_PQbackendPID();
-    unsigned generation = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
-    unsigned renewed = __atomic_load_n(&conns_renewed, __ATOMIC_ACQUIRE);
-    int pid = pid_of ? pid_of(conn) : 0;
-    kept_server *k = &kept_servers[((uintptr_t)conn / 16) % KEPT_SERVERS];
-    bool keepable = pid != 0 && generation != 0 && !k->busy;
-    if (keepable && k->generation == generation && k->renewed == renewed && k->conn == conn &&
-        k->backend_pid == pid)
-        return k->name;
+    backend b = backend_of(libpq_readers(), conn);
+    kept_server *k = b.entry;
+    const char *kept_name = k->name;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (backend_kept(&b, conn))
+        return kept_name;
     PQparameterStatus_fn status = real_PQparameterStatus();
     const char *name = status ? status(conn, "server_encoding") : NULL;
     if (!name)
         return "";
     const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, name);
-    if (keepable && enc && strcmp(qg_encoding_name(enc), name) == 0) {
+    if (keepable(&b) && enc && strcmp(qg_encoding_name(enc), name) == 0) {
         k->busy = true;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        k->generation = generation;
-        k->renewed = renewed;
+        k->generation = b.generation;
+        k->renewed = b.renewed;
         k->conn = conn;
-        k->backend_pid = pid;
+        k->backend_pid = b.pid;
         k->name = qg_encoding_name(enc);
+        k->client = NULL;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         k->busy = false;
     }
     return name;
+}
+
+/* set_checked_encoding when the entry does not hold it: found, and kept in
+ * the entry when the entry holds this backend's server encoding and the
+ * encoding found is named by the shim's own name (libpq's may be freed). */
+__attribute__((noinline)) static bool keep_checked_encoding(qg_query *q,
+                                                            const qg_pg_client_encoding *c)
+{
+    bool converts = qg_pg_set_server_decided_encoding(q, c, server_encoding);
+    backend b = backend_of(libpq_readers(), q->conn);
+    kept_server *k = b.entry;
+    if (!q->encoding || strcmp(q->encoding_name, qg_encoding_name(q->encoding)) != 0 ||
+        !keepable(&b))
+        return converts;
+    k->busy = true;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (k->generation == b.generation && k->renewed == b.renewed && k->conn == q->conn &&
+        k->backend_pid == b.pid) {
+        k->client = c->enc;
+        k->checked = q->encoding;
+        k->checked_name = qg_encoding_name(q->encoding);
+        k->converts = converts;
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    k->busy = false;
+    return converts;
+}
+
+/* qg_pg_set_checked_encoding, with the encoding a client encoding that
+ * server_decides makes kept per backend. */
+QG_HOT static IN_LINE bool set_checked_encoding(const state_readers *r, qg_query *q,
+                                                const qg_pg_client_encoding *c)
+{
+    if (!c->server_decides)
+        return qg_pg_set_checked_encoding(q, c, server_encoding);
+    backend b = backend_of(r, q->conn);
+    const kept_server *k = b.entry;
+    const qg_encoding *client = k->client;
+    const qg_encoding *checked = k->checked;
+    const char *checked_name = k->checked_name;
+    bool converts = k->converts;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (client != c->enc || !backend_kept(&b, q->conn))
+        return keep_checked_encoding(q, c);
+    q->encoding = checked;
+    q->encoding_name = checked_name;
+    return converts;
 }
 
 /* The client encoding.  libpq keeps it as a number (PQclientEncoding),
@@ -479,7 +567,7 @@ QG_HOT static IN_LINE bool check(const state_readers *r, PGconn *conn, const cha
         .caller = caller,
     };
     qg_pg_client_encoding client = client_encoding(r, conn);
-    bool converts = qg_pg_set_checked_encoding(q, &client, server_encoding);
+    bool converts = set_checked_encoding(r, q, &client);
     bool queued = unread || !pipeline_off(r, conn);
     /* standard_conforming_strings says only how a backslash is read: a
      * text the server reads without one is read alike under either value
