@@ -91,11 +91,12 @@ QG_REAL_FN(int, PQbackendPID, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(void, PQreset, (PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQresetStart, (PGconn *), qg_libpq_sonames)
 
-/* libpq's readers of a connection's state that a checked query calls,
- * looked up together: a query tests the generation of the real symbols
- * (real.h) once for them all, not once a reader (docs/PERFORMANCE.md,
- * "Choices in the code").  NULL: libpq has none. */
+/* libpq's readers of a connection's state that a checked query calls, and
+ * PQexec, looked up together: a query tests the generation of the real
+ * symbols (real.h) once for them all, not once a function
+ * (docs/PERFORMANCE.md, "Choices in the code").  NULL: libpq has none. */
 typedef struct state_readers {
+    PQexec_fn exec;
     PQsocket_fn socket;
     PQtransactionStatus_fn transaction_status;
     PQpipelineStatus_fn pipeline_status;
@@ -108,6 +109,7 @@ static state_readers kept_readers;
 __attribute__((noinline)) static void look_up_readers(void)
 {
     unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&kept_readers.exec, real_PQexec(), __ATOMIC_RELAXED);
     __atomic_store_n(&kept_readers.socket, real_PQsocket(), __ATOMIC_RELAXED);
     __atomic_store_n(&kept_readers.transaction_status, real_PQtransactionStatus(),
                      __ATOMIC_RELAXED);
@@ -764,12 +766,12 @@ QG_HOT static PGresult *exec_result(PGconn *conn, const checked_call *c, PGresul
 
 QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
 {
-    PQexec_fn real = real_PQexec();
+    const state_readers *r = libpq_readers();
+    PQexec_fn real = __atomic_load_n(&r->exec, __ATOMIC_RELAXED);
     if (!real) {
         qg_guard_report_missing("PQexec");
         return NULL;
     }
-    const state_readers *r = libpq_readers();
     opened how = open_query(r, conn, query);
     if (how == PASS)
         return real(conn, query);
