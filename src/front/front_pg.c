@@ -85,6 +85,7 @@ QG_REAL_FN(const char *, PQparameterStatus, (const PGconn *, const char *), qg_l
 QG_REAL_FN(int, PQclientEncoding, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(char *, pg_encoding_to_char, (int), qg_libpq_sonames)
 QG_REAL_FN(int, PQpipelineStatus, (const PGconn *), qg_libpq_sonames)
+QG_REAL_FN(int, PQenterPipelineMode, (PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQsocket, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQtransactionStatus, (const PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQbackendPID, (const PGconn *), qg_libpq_sonames)
@@ -506,10 +507,19 @@ QG_COLD static void note_rechecked_block(const qg_decision *d)
     c->inner_blocked = true;
 }
 
+/* Whether a connection may have entered pipeline mode: libpq enters it
+ * only in PQenterPipelineMode, which the shim interposes (and answers
+ * dlsym with, front_dlsym.c), so until a program calls that no connection
+ * is in it, and its status is not asked for on each query.  Set before
+ * libpq is called and never cleared. */
+static bool pipelines_entered;
+
 /* PQsendQueryParams works in pipeline mode where PQsendQuery does not:
  * there the query goes as it is, so that libpq answers as it would. */
 QG_HOT static IN_LINE bool pipeline_off(const state_readers *r, const PGconn *conn)
 {
+    if (!__atomic_load_n(&pipelines_entered, __ATOMIC_RELAXED))
+        return true;
     PQpipelineStatus_fn pipeline = __atomic_load_n(&r->pipeline_status, __ATOMIC_RELAXED);
     return !pipeline || pipeline(conn) == 0; /* PQ_PIPELINE_OFF; no symbol: no pipelines */
 }
@@ -967,6 +977,19 @@ QG_EXPORT int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParam
     qg_pg_registry_drop(&pending_conn_messages, conn);
     note_prepared_executed(conn);
     return real(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
+}
+
+/* ------------------------------------------------------------- pipelines */
+
+QG_EXPORT int PQenterPipelineMode(PGconn *conn)
+{
+    __atomic_store_n(&pipelines_entered, true, __ATOMIC_RELAXED);
+    PQenterPipelineMode_fn real = real_PQenterPipelineMode();
+    if (!real) {
+        qg_guard_report_missing("PQenterPipelineMode");
+        return 0;
+    }
+    return real(conn);
 }
 
 /* -------------------------------------------------------- error readers */

@@ -58,6 +58,18 @@ has "$out" "blocked structure_mismatch" "psycopg, both fronts on: the attack is 
 ok "psycopg, both fronts on: one finding, the libpq front's" \
     [ "$(grep -c '"action":"blocked"' "$log") $(grep -c '"api":"wire:' "$log")" = "1 0" ]
 
+# The libpq front knows that no connection is in pipeline mode until
+# PQenterPipelineMode is called: looked up on libpq's handle, it must be the
+# shim's too.
+same=$(with_shim enforce "$QG_PG_DIR/pipeline.log" "$PY" -c '
+import ctypes, sys
+libpq = ctypes.CDLL("libpq.so.5")
+shim = ctypes.CDLL(sys.argv[1])
+def address(lib):
+    return ctypes.cast(lib.PQenterPipelineMode, ctypes.c_void_p).value
+print("shim" if address(libpq) == address(shim) else "libpq")' "$QG_SHIM" 2>&1)
+ok "dlsym on libpq's handle: PQenterPipelineMode is the shim's" [ "$same" = shim ]
+
 plain=$(page env -- SJIS - - 2>&1)
 log=$QG_PG_DIR/legit.log
 shimmed=$(QUOTEGUARD_WIRE=off page with_shim enforce "$log" -- SJIS - - 2>&1 | grep -v '"event":"attached"')
