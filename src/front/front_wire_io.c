@@ -595,7 +595,11 @@ QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
     return qg_wire_write_from(fd, buf, n, __builtin_return_address(0));
 }
 
-QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+/* send(2) on a socket no library front guards, or before the C library's
+ * send is known: out of line, so that send itself saves no registers for
+ * these paths. */
+__attribute__((noinline)) static ssize_t send_unguarded(int fd, const void *buf, size_t n,
+                                                        int flags, const void *caller)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
     if (__builtin_expect(!w, 1) || n == 0 || w == QG_WIRE_LIBRARY) {
@@ -606,9 +610,19 @@ QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
         }
         return next_send()(fd, buf, n, flags);
     }
-    send_ctx sc = {.fd = fd, .how = HOW_SEND, .flags = flags,
-                   .caller = __builtin_return_address(0)};
+    send_ctx sc = {.fd = fd, .how = HOW_SEND, .flags = flags, .caller = caller};
     return entry_write(&sc, w, buf, n);
+}
+
+/* A socket a library front guards (QG_WIRE_LIBRARY: its queries are
+ * checked at the library's calls) goes to the C library's send with a
+ * jump. */
+QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+    __typeof__(&send) known = known_send();
+    if (qg_wire_fd_entry(fd) == QG_WIRE_LIBRARY && known)
+        return known(fd, buf, n, flags);
+    return send_unguarded(fd, buf, n, flags, __builtin_return_address(0));
 }
 
 QG_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
@@ -787,13 +801,25 @@ QG_HOT QG_EXPORT ssize_t read(int fd, void *buf, size_t n)
     return r;
 }
 
-QG_HOT QG_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+/* recv(2) on a socket no library front guards, as send_unguarded. */
+__attribute__((noinline)) static ssize_t recv_unguarded(int fd, void *buf, size_t n, int flags)
 {
     ssize_t r = next_recv()(fd, buf, n, flags);
     wire_fd *w;
     if (r > 0 && !(flags & MSG_PEEK) && read_here(w = qg_wire_fd_entry(fd)))
         observe(fd, w, buf, (size_t)r);
     return r;
+}
+
+/* A socket a library front guards: its answers are read by the library,
+ * whose front follows them; the C library's recv with a jump.  The mark
+ * is read before the call, on the socket the call reads. */
+QG_HOT QG_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+    __typeof__(&recv) known = known_recv();
+    if (qg_wire_fd_entry(fd) == QG_WIRE_LIBRARY && known)
+        return known(fd, buf, n, flags);
+    return recv_unguarded(fd, buf, n, flags);
 }
 
 QG_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
