@@ -830,17 +830,22 @@ static void prepare_ok(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
         m->answer = QG_MY_ANS_SKIP;
 }
 
+/* A result set's column count, `columns`, followed by rest[0, n) of its
+ * packet (MariaDB's flag for metadata sent). */
+static inline void result_columns(qg_wire_my *m, uint64_t columns, const uint8_t *rest, size_t n)
+{
+    bool metadata = !(m->ext_caps & QG_MARIADB_CLIENT_CACHE_METADATA) || n == 0 || *rest != 0;
+    m->skip = metadata ? columns + !(m->caps & QG_MY_CLIENT_DEPRECATE_EOF) : 0;
+    m->rows_after_skip = true;
+    m->answer = m->skip ? QG_MY_ANS_SKIP : QG_MY_ANS_ROWS;
+}
+
 /* A result set's column count packet. */
 static inline void result_head(qg_wire_my *m, const uint8_t *p, size_t n)
 {
     reader r = {p, p + n, true};
     uint64_t columns = read_lenenc(&r);
-    bool metadata = true;
-    if ((m->ext_caps & QG_MARIADB_CLIENT_CACHE_METADATA) && r.ok && r.p < r.end)
-        metadata = *r.p != 0;
-    m->skip = metadata ? columns + !(m->caps & QG_MY_CLIENT_DEPRECATE_EOF) : 0;
-    m->rows_after_skip = true;
-    m->answer = m->skip ? QG_MY_ANS_SKIP : QG_MY_ANS_ROWS;
+    result_columns(m, columns, r.p, r.ok ? (size_t)(r.end - r.p) : 0);
 }
 
 /* A result's end (OK or EOF): another result may follow. */
@@ -929,95 +934,112 @@ void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size
         answer_packet(m, s, p, n, len);
 }
 
-/* From q, a packet boundary before end, the whole packets of the first
- * pending command's answer in state QG_MY_ANS_SKIP or QG_MY_ANS_ROWS that
- * this walk takes as answer_packet would, without going back to the general
- * walk between them (docs/PERFORMANCE.md, "Choices in the code"):
- * definitions, the EOF after a result's definitions, rows, the EOF that
- * ends a result, empty packets.  It stops before a packet cut short, one of
- * 16 MiB or more, and one answer_packet reads (an error, an OK in place of
- * an EOF, the EOF of a cursor, the last definition of a prepared
- * statement's), and after a result's end.  Returns where it stopped; *last:
- * the header of the last packet taken. */
+/* The most bytes a walk of whole packets reads from where it starts: a
+ * packet of 16 MiB or more (length 0xffffff, continuation packets follow)
+ * never fits in them, so that the one test of a packet's length against
+ * the bytes left stops before it too. */
+#define WALK_MAX (4 + (size_t)0xfffffe)
+
+/* The packet whose header is at q (before end) is whole: *len, its
+ * payload's length. */
+static inline bool packet_whole(const uint8_t *q, const uint8_t *end, uint32_t *len)
+{
+    uintptr_t at = (uintptr_t)q + 4, stop = (uintptr_t)end;
+    if (at > stop)
+        return false;
+    *len = qg_wire_my_header_len(q);
+    return at + *len <= stop;
+}
+
+/* From q, a packet boundary before end (at most WALK_MAX bytes after the
+ * walk's start), the whole packets of the first pending command's answer
+ * that this walk takes as answer_packet would, without going back to the
+ * general walk between them (docs/PERFORMANCE.md, "Choices in the code"):
+ * a COM_QUERY's column count, definitions, the EOF after a result's
+ * definitions, rows, the EOF that ends a result, empty packets.  It stops
+ * before a packet cut short and one answer_packet reads (an error, an OK
+ * in place of an EOF, the EOF of a cursor, the last definition of a
+ * prepared statement's, any other first packet), and after a result's
+ * end.  Returns where it stopped; *last: the header of the last packet
+ * taken. */
 static inline const uint8_t *result_walk(qg_wire_my *m, qg_wire_session *s, const uint8_t *q,
                                          const uint8_t *end, const uint8_t **last)
 {
     bool eof = !(m->caps & QG_MY_CLIENT_DEPRECATE_EOF);
+    uint32_t len;
+    if (m->answer == QG_MY_ANS_FIRST) {
+        /* the most common first packet, as answer_packet tests it first */
+        if (!packet_whole(q, end, &len) || len == 0 || q[4] == 0 || q[4] >= 0xfb ||
+            m->pending[m->head].command != QG_MY_COM_QUERY)
+            return q;
+        result_columns(m, q[4], q + 5, len - 1); /* a count below 0xfb is its byte */
+        *last = q;
+        q += 4 + (size_t)len;
+    }
     if (m->answer == QG_MY_ANS_SKIP) {
         uint64_t skip = m->skip;
-        for (;;) {
-            if (end - q < 4)
-                break;
-            uint32_t len = qg_wire_my_header_len(q);
-            if (len == 0xffffffu || len > (size_t)(end - q) - 4)
-                break;
-            uint8_t first = len ? q[4] : 0;
-            if (len > 0 && skip != 1) {
+        while (packet_whole(q, end, &len)) {
+            if (len > 0) {
+                uint8_t first = q[4];
                 if (first == 0xff || skip == 0)
                     break;
-                skip--; /* a definition before the last */
-            } else if (len > 0) {
-                /* the last definition, or the EOF after them: then rows */
-                if (first == 0xff || !m->rows_after_skip)
+                if (skip == 1) {
+                    /* the last definition, or the EOF after them: then rows */
+                    if (!m->rows_after_skip)
+                        break;
+                    if (eof && first == 0xfe && len < 9 && len >= 5) {
+                        unsigned status = le16(q + 7);
+                        if (status & QG_MY_STATUS_CURSOR_EXISTS)
+                            break; /* the rows come by COM_STMT_FETCH */
+                        take_status(m, status);
+                    }
+                    skip = 0;
+                    m->answer = QG_MY_ANS_ROWS;
+                    *last = q;
+                    q += 4 + (size_t)len;
                     break;
-                if (eof && first == 0xfe && len < 9 && len >= 5) {
-                    unsigned status = le16(q + 7);
-                    if (status & QG_MY_STATUS_CURSOR_EXISTS)
-                        break; /* the rows come by COM_STMT_FETCH */
-                    take_status(m, status);
                 }
-                skip = 0;
-                m->answer = QG_MY_ANS_ROWS;
-                *last = q;
-                q += 4 + (size_t)len;
-                break;
+                skip--; /* a definition before the last */
             }
             *last = q;
             q += 4 + (size_t)len;
         }
         m->skip = skip;
-        if (m->answer != QG_MY_ANS_ROWS)
-            return q;
     }
-    for (;;) {
-        if (end - q < 4)
-            return q;
-        uint32_t len = qg_wire_my_header_len(q);
-        if (len == 0xffffffu || len > (size_t)(end - q) - 4)
-            return q;
+    if (m->answer != QG_MY_ANS_ROWS)
+        return q;
+    while (packet_whole(q, end, &len)) {
+        const uint8_t *h = q;
+        q += 4 + (size_t)len;
         /* a row: not an error, not the EOF (or OK) that ends the result */
-        if (len == 0 || q[4] < 0xfe || (q[4] == 0xfe && eof && len >= 9)) {
-            *last = q;
-            q += 4 + (size_t)len;
+        if (len == 0 || h[4] < 0xfe || (h[4] == 0xfe && eof && len >= 9)) {
+            *last = h;
             continue;
         }
-        if (q[4] == 0xff || !eof)
-            return q;
+        if (h[4] == 0xff || !eof)
+            return h;
         /* the EOF that ends the result */
         unsigned status = 0;
         if (len >= 5) {
-            status = le16(q + 7);
+            status = le16(h + 7);
             take_status(m, status);
         }
-        *last = q;
-        q += 4 + (size_t)len;
+        *last = h;
         result_end(m, s, status);
         return q;
     }
+    return q;
 }
 
-size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
-                                uint32_t *last_len, uint8_t *last_seq)
+qg_wire_my_walked qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t *p,
+                                           size_t n)
 {
-    const uint8_t *q = p, *end = p + n, *last = NULL;
-    while (end - q >= 4) {
-        if ((m->answer == QG_MY_ANS_SKIP || m->answer == QG_MY_ANS_ROWS) && m->head < m->len) {
+    const uint8_t *q = p, *end = p + (n < WALK_MAX ? n : WALK_MAX), *last = NULL;
+    uint32_t len;
+    for (;;) {
+        if (m->head < m->len && m->answer != QG_MY_ANS_UNTIL_EOF)
             q = result_walk(m, s, q, end, &last);
-            if (end - q < 4)
-                break;
-        }
-        uint32_t len = qg_wire_my_header_len(q);
-        if (len == 0xffffffu || len > (size_t)(end - q) - 4)
+        if (!packet_whole(q, end, &len))
             break;
         const uint8_t *body = q + 4;
         last = q;
@@ -1028,11 +1050,7 @@ size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t
         if (m->infile)
             break; /* the client's file comes next */
     }
-    if (last) {
-        *last_len = qg_wire_my_header_len(last);
-        *last_seq = last[3];
-    }
-    return (size_t)(q - p);
+    return (qg_wire_my_walked){(size_t)(q - p), last};
 }
 
 /* ----------------------------------------------------------- the states */

@@ -254,15 +254,20 @@ size_t qg_wire_my_needs(uint8_t command, uint32_t len);
 void qg_wire_my_packet(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
                        uint64_t len);
 
+/* What qg_wire_my_whole_packets took: `taken` bytes, the last packet's
+ * header at `last` (NULL where none was taken).  Returned in registers. */
+typedef struct qg_wire_my_walked {
+    size_t taken;
+    const uint8_t *last;
+} qg_wire_my_walked;
+
 /* Whole server packets in the command phase from a packet boundary of
  * p[0, n), each read where it lies (its first QG_WIRE_KEEP_MAX bytes) as
- * qg_wire_my_packet reads it: the bytes they take.  Stops before a packet
- * cut short and before one of 16 MiB or more (its continuation packets),
- * and after one that asks for the client's file (m->infile).  *last_len,
- * *last_seq: the last packet's length and sequence number (unset where
- * none was taken). */
-size_t qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t *p, size_t n,
-                                uint32_t *last_len, uint8_t *last_seq);
+ * qg_wire_my_packet reads it.  Stops before a packet cut short and before
+ * one of 16 MiB or more (its continuation packets), after one that asks
+ * for the client's file (m->infile), and past the first 16 MiB. */
+qg_wire_my_walked qg_wire_my_whole_packets(qg_wire_my *m, qg_wire_session *s, const uint8_t *p,
+                                           size_t n);
 
 /* The most packets of an answer, told by their first byte and moved over
  * in one step: a column definition before the last, a row.  False for

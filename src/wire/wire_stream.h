@@ -105,18 +105,16 @@ size_t qg_wire_pg_whole_messages(qg_wire_conn *c, const uint8_t *p, size_t n);
  * p[0, n). */
 static inline size_t qg_wire_my_read_packets(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
-    uint32_t len;
-    uint8_t seq;
-    size_t i = qg_wire_my_whole_packets(&c->my, &c->session, p, n, &len, &seq);
-    if (i > 0) {
-        c->in_seq = seq;
-        c->in_len = len;
+    qg_wire_my_walked w = qg_wire_my_whole_packets(&c->my, &c->session, p, n);
+    if (w.last) {
+        c->in_seq = w.last[3];
+        c->in_len = qg_wire_my_header_len(w.last);
     }
     if (c->my.infile) { /* the client's next packets are the file */
         c->my.infile = false;
         c->out.infile = true;
     }
-    return i;
+    return w.taken;
 }
 
 /* A read at a message or packet boundary of a connection in the clear
