@@ -519,34 +519,24 @@ static const char *api_of(qg_wire_kind kind)
     return "wire";
 }
 
-/* A MySQL text, checked under every state it may meet (the earlier
- * commands whose answers are not read yet may leave several), as the
- * libmariadb front checks: a multi-statement text statement by statement.
- * Where one of those states only the server knows, the text passes only if
- * it reads alike in all. */
-static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx *sc,
-                          qg_decision *d)
+/* mysql_allowed where answers to earlier commands are pending or the state
+ * is not known: each state those answers may leave, or the server's word
+ * asked for, or a stale state under which only a text that reads alike in
+ * every state passes. */
+__attribute__((noinline)) static bool mysql_allowed_pending(qg_wire_conn *c, const qg_wire_msg *m,
+                                                            const send_ctx *sc, qg_my_plan *plan,
+                                                            const char *api, qg_decision *d)
 {
-    /* with no answer pending, the session's state alone, not copied
-     * (docs/PERFORMANCE.md, "Choices in the code") */
-    qg_my_state several[QG_WIRE_MY_STATES];
-    const qg_my_state *states = &c->session.my_state;
-    size_t count = 1;
-    const char *api = api_of(m->kind);
-    qg_my_plan plan;
-    qg_my_plan_init(&plan, m->sql, m->len);
+    qg_my_state states[QG_WIRE_MY_STATES];
+    size_t count = 0;
     const void *caller = sc->caller;
-    bool known = qg_wire_my_state_alone(&c->my);
-    if (!known) {
-        states = several;
-        known = qg_wire_my_states(&c->my, &c->session, several, QG_WIRE_MY_STATES, &count);
-    }
-    if (!known && !qg_my_plan_reads_alike(&plan) && refusing(qg_settings_get()) &&
+    bool known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
+    if (!known && !qg_my_plan_reads_alike(plan) && refusing(qg_settings_get()) &&
         (!c->tls || sc->tls_link) && qg_wire_probe_may(c, m)) {
         /* the server says what the state is before the query goes */
         qg_wire_probe_outcome asked = qg_wire_probe_server(c, sc);
         if (asked == QG_WIRE_PROBE_KNOWN)
-            known = qg_wire_my_states(&c->my, &c->session, several, QG_WIRE_MY_STATES, &count);
+            known = qg_wire_my_states(&c->my, &c->session, states, QG_WIRE_MY_STATES, &count);
         else if (asked == QG_WIRE_PROBE_BROKE)
             return qg_my_state_unknown(c, api, c->session.encoding, m->sql, m->len, caller,
                                        &c->my.told_unknown, d);
@@ -556,19 +546,46 @@ static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx 
          * alike in every state passes), what it sets read with the last
          * state known */
         qg_my_session session = {.state = c->session.my_state, .stale = true};
-        if (!qg_my_session_check(&session, NULL, c, api, &plan, caller, &c->my.told_unknown, d))
+        if (!qg_my_session_check(&session, NULL, c, api, plan, caller, &c->my.told_unknown, d))
             return false;
-        qg_wire_my_query_effect(&c->my, &plan, &session.state);
+        qg_wire_my_query_effect(&c->my, plan, &session.state);
         return true;
     }
     /* the first is the state now: its table is kept until it changes */
     if (!c->session.encoding_table)
         c->session.encoding_table = qg_encoding_find(QG_DIALECT_MYSQL, states[0].charset);
     for (size_t i = 0; i < count; i++)
-        if (!qg_my_state_check(&states[i], i == 0 ? c->session.encoding_table : NULL, c, api, &plan,
+        if (!qg_my_state_check(&states[i], i == 0 ? c->session.encoding_table : NULL, c, api, plan,
                                caller, &c->my.told_unknown, d))
             return false;
     /* each check read the plan from its state, the last from the last one */
+    qg_wire_my_query_effect(&c->my, plan, NULL);
+    return true;
+}
+
+/* A MySQL text, checked under every state it may meet (the earlier
+ * commands whose answers are not read yet may leave several), as the
+ * libmariadb front checks: a multi-statement text statement by statement.
+ * Where one of those states only the server knows, the text passes only if
+ * it reads alike in all. */
+static bool mysql_allowed(qg_wire_conn *c, const qg_wire_msg *m, const send_ctx *sc,
+                          qg_decision *d)
+{
+    const char *api = api_of(m->kind);
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, m->sql, m->len);
+    if (!qg_wire_my_state_alone(&c->my))
+        return mysql_allowed_pending(c, m, sc, &plan, api, d);
+    /* with no answer pending, the session's state alone, checked in place
+     * (docs/PERFORMANCE.md, "Choices in the code"); its table is kept until
+     * it changes */
+    if (!c->session.encoding_table)
+        c->session.encoding_table =
+            qg_encoding_find(QG_DIALECT_MYSQL, c->session.my_state.charset);
+    if (!qg_my_state_check(&c->session.my_state, c->session.encoding_table, c, api, &plan,
+                           sc->caller, &c->my.told_unknown, d))
+        return false;
+    /* the check read the plan from the state */
     qg_wire_my_query_effect(&c->my, &plan, NULL);
     return true;
 }
@@ -603,6 +620,36 @@ static bool check_pg_unanswered(const qg_wire_conn *c, const qg_wire_msg *m, con
     return qg_pg_check_states(&q, wire_server_encoding, &states, d);
 }
 
+/* A message whose text cannot be checked (too large to hold, or not found
+ * in it): passed in audit, else replaced; logged either way. */
+__attribute__((noinline)) static bool unchecked_message(const qg_settings *s, qg_wire_conn *c,
+                                                        const qg_wire_msg *m,
+                                                        qg_wire_buf *replacement)
+{
+    qg_decision d;
+    bool pass = s->mode == QG_MODE_AUDIT;
+    if (m->too_large) {
+        d.sqlstate = "54000"; /* program_limit_exceeded */
+        snprintf(d.message, sizeof d.message,
+                 "quoteguard: blocked: a query of more than %u MiB cannot be checked",
+                 QG_WIRE_HOLD_MAX >> 20);
+        qg_log_write_event(s, pass ? "warning" : "error", "wire_query_too_large", d.message);
+    } else {
+        d.sqlstate = "08P01"; /* protocol_violation */
+        snprintf(d.message, sizeof d.message,
+                 "quoteguard: blocked: a query whose text cannot be found in its message");
+        qg_log_write_event(s, pass ? "warning" : "error", "wire_query_unreadable", d.message);
+    }
+    if (pass) {
+        if (c->proto == QG_WIRE_MYSQL)
+            qg_wire_my_unreadable(&c->my); /* sent unread (audit): what it does is unknown */
+        return true;
+    }
+    if (!qg_wire_replacement(c, m, d.message, d.sqlstate, replacement))
+        qg_wire_buf_free(replacement);
+    return false;
+}
+
 bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
                          qg_wire_buf *replacement)
 {
@@ -610,22 +657,11 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
     const qg_settings *s = qg_settings_get();
     if (s->mode == QG_MODE_OFF || !s->active || !s->wire)
         return true;
+    if (m->too_large || m->unreadable)
+        return unchecked_message(s, c, m, replacement);
     qg_decision d;
     bool pass;
-    if (m->too_large) {
-        pass = s->mode == QG_MODE_AUDIT;
-        d.sqlstate = "54000"; /* program_limit_exceeded */
-        snprintf(d.message, sizeof d.message,
-                 "quoteguard: blocked: a query of more than %u MiB cannot be checked",
-                 QG_WIRE_HOLD_MAX >> 20);
-        qg_log_write_event(s, pass ? "warning" : "error", "wire_query_too_large", d.message);
-    } else if (m->unreadable) {
-        pass = s->mode == QG_MODE_AUDIT;
-        d.sqlstate = "08P01"; /* protocol_violation */
-        snprintf(d.message, sizeof d.message,
-                 "quoteguard: blocked: a query whose text cannot be found in its message");
-        qg_log_write_event(s, pass ? "warning" : "error", "wire_query_unreadable", d.message);
-    } else if (c->proto == QG_WIRE_MYSQL) {
+    if (c->proto == QG_WIRE_MYSQL) {
         pass = mysql_allowed(c, m, sc, &d);
     } else if (c->pg_unanswered > 0) {
         pass = check_pg_unanswered(c, m, sc->caller, &d);
@@ -645,11 +681,8 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
         };
         pass = qg_guard_query(&q, &d);
     }
-    if (pass) {
-        if (c->proto == QG_WIRE_MYSQL && (m->too_large || m->unreadable))
-            qg_wire_my_unreadable(&c->my); /* sent unread (audit): what it does is unknown */
+    if (pass)
         return true;
-    }
     if (!qg_wire_replacement(c, m, d.message, d.sqlstate, replacement))
         qg_wire_buf_free(replacement);
     return false;
