@@ -18,7 +18,14 @@ static inline bool message_text(const qg_wire_conn *c, qg_wire_kind kind, const 
             (kind == QG_WIRE_MY_QUERY && !(c->my.caps & QG_MY_CLIENT_QUERY_ATTRIBUTES))) {
             uint32_t first = qg_wire_my_header_len(p); /* its command byte follows */
             if (first - 1 < QG_MY_PACKET_MAX - 1) {
-                *m = (qg_wire_msg){.kind = kind, .sql = (const char *)p + 5, .len = first - 1};
+                /* field by field: GCC may zero a compound literal with a
+                 * string store, a step a word */
+                m->kind = kind;
+                m->sql = (const char *)p + 5;
+                m->len = first - 1;
+                m->name = NULL;
+                m->name_len = 0;
+                m->too_large = m->unreadable = m->at_start = false;
                 return true;
             }
         }
@@ -477,9 +484,11 @@ static bool out_clear(const qg_wire_conn *c)
  * the clear (out_clear) and was not approved yet: checked, accounted
  * (PostgreSQL) and recorded (MySQL) as plan_run does.  True when it
  * passes; else what the write returns is in *r, the replacement owed as
- * for RUN_REPLACE. */
-static bool lead_query(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n,
-                       qg_wire_kind kind, size_t total, ssize_t *r)
+ * for RUN_REPLACE.  In line in both front doors. */
+__attribute__((always_inline)) static inline bool lead_query(qg_wire_conn *c, const qg_wire_io *io,
+                                                             const uint8_t *p, size_t n,
+                                                             qg_wire_kind kind, size_t total,
+                                                             ssize_t *r)
 {
     qg_wire_buf replacement = {0};
     qg_wire_msg m;
@@ -514,30 +523,46 @@ static bool lead_query(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, 
     return false;
 }
 
-/* The bytes of p[0, n) that begin a write with one whole query on a stream
- * in the clear, not approved yet, and its kind: a PostgreSQL Query or Parse,
- * a MySQL COM_QUERY or COM_STMT_PREPARE in one packet; 0 for none. */
-static size_t lead_query_len(const qg_wire_conn *c, const uint8_t *p, size_t n, qg_wire_kind *kind)
+/* The bytes of p[0, n) that begin a PostgreSQL write with one whole Query
+ * or Parse on a stream in the clear, not approved yet, and its kind; 0 for
+ * none. */
+static size_t pg_lead_query_len(const qg_wire_conn *c, const uint8_t *p, size_t n,
+                                qg_wire_kind *kind)
 {
-    uint64_t total;
-    if (c->proto == QG_WIRE_PG) {
-        if (p[0] != 'P' && p[0] != 'Q')
-            return 0;
-        uint32_t len = qg_wire_be32(p + 1);
-        if (len < 4 || len > QG_WIRE_HOLD_MAX)
-            return 0;
-        *kind = p[0] == 'Q' ? QG_WIRE_PG_QUERY : QG_WIRE_PG_PARSE;
-        total = 1 + (uint64_t)len;
-    } else {
-        if (p[3] != 0 || (p[4] != QG_MY_COM_QUERY && p[4] != QG_MY_COM_STMT_PREPARE))
-            return 0;
-        uint32_t len = qg_wire_my_header_len(p); /* n >= 5 */
-        if (len == 0 || len >= QG_MY_PACKET_MAX) /* no command, or continued: planned */
-            return 0;
-        *kind = p[4] == QG_MY_COM_QUERY ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE;
-        total = 4 + (uint64_t)len;
-    }
+    if (p[0] != 'P' && p[0] != 'Q')
+        return 0;
+    uint32_t len = qg_wire_be32(p + 1);
+    if (len < 4 || len > QG_WIRE_HOLD_MAX)
+        return 0;
+    *kind = p[0] == 'Q' ? QG_WIRE_PG_QUERY : QG_WIRE_PG_PARSE;
+    uint64_t total = 1 + (uint64_t)len;
     return total <= n && c->out_pos + total > c->approved_end ? (size_t)total : 0;
+}
+
+/* qg_wire_packets_write of a MySQL stream in the clear: a write that is
+ * one whole COM_QUERY or COM_STMT_PREPARE in one packet, not approved yet,
+ * is checked, recorded and sent at once; anything else is planned. */
+static inline ssize_t my_front_door(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p,
+                                    size_t n)
+{
+    uint32_t len = qg_wire_my_header_len(p); /* n >= 5 */
+    /* a command at sequence 0, one packet (not continued), the whole write */
+    if (p[3] != 0 || (p[4] != QG_MY_COM_QUERY && p[4] != QG_MY_COM_STMT_PREPARE) ||
+        len >= QG_MY_PACKET_MAX || 4 + (size_t)len != n || c->out_pos + n <= c->approved_end)
+        return packets_write_all(c, io, p, n);
+    qg_wire_kind kind = p[4] == QG_MY_COM_QUERY ? QG_WIRE_MY_QUERY : QG_WIRE_MY_PREPARE;
+    ssize_t r;
+    if (!lead_query(c, io, p, n, kind, n, &r))
+        return r;
+    r = io->send(io->ctx, p, n);
+    if (r < 0)
+        return -1;
+    if ((size_t)r == n) /* the packet counted as qg_wire_classify counts it */
+        c->out.packets += c->out.packets < 255;
+    else
+        qg_wire_advance(c, p, (size_t)r, n);
+    c->out_pos += (size_t)r;
+    return r;
 }
 
 ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8_t *p, size_t n)
@@ -549,21 +574,18 @@ ssize_t qg_wire_packets_write(qg_wire_conn *c, const qg_wire_io *io, const uint8
      * "Choices in the code").  Anything else is planned. */
     if (n < 5 || !out_clear(c))
         return packets_write_all(c, io, p, n);
+    if (c->proto == QG_WIRE_MYSQL)
+        return my_front_door(c, io, p, n);
     qg_wire_kind kind = QG_WIRE_OTHER;
-    size_t q = lead_query_len(c, p, n, &kind);
-    if (q == 0 && (c->proto == QG_WIRE_MYSQL || p[0] == 'P' || p[0] == 'Q'))
+    size_t q = pg_lead_query_len(c, p, n, &kind);
+    if (q == 0 && (p[0] == 'P' || p[0] == 'Q'))
         return packets_write_all(c, io, p, n);
     ssize_t r;
     if (q > 0 && !lead_query(c, io, p, n, kind, q, &r))
         return r;
     qg_wire_framer f = c->out;
-    if (c->proto == QG_WIRE_MYSQL) {
-        if (q != n) /* the rest is planned; the query is approved and recorded */
-            return packets_write_all(c, io, p, n);
-        f.packets = f.packets < 255 ? f.packets + 1 : 255;
-    } else if (q + qg_wire_pg_pass_plain(c, &f, c->out_pos + q, p + q, n - q) != n) {
+    if (q + qg_wire_pg_pass_plain(c, &f, c->out_pos + q, p + q, n - q) != n)
         return packets_write_all(c, io, p, n);
-    }
     r = io->send(io->ctx, p, n);
     if (r < 0)
         return -1;
