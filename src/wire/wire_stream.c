@@ -7,11 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* qg_wire_message_text, with a PostgreSQL text and a MySQL query in one
- * packet that carries no attributes read in line: its text is the packet's
- * payload after the command byte. */
-static inline bool message_text(const qg_wire_conn *c, qg_wire_kind kind, const uint8_t *p,
-                                size_t n, qg_wire_buf *joined, qg_wire_msg *m)
+/* Where message_text found a message's text. */
+typedef enum text_found { TEXT_UNREADABLE, TEXT_IN_PLACE, TEXT_ELSEWHERE } text_found;
+
+/* A PostgreSQL text, and a MySQL query in one packet that carries no
+ * attributes, read in line: *m with the text where it lies (a MySQL
+ * query's is the packet's payload after the command byte), or
+ * TEXT_UNREADABLE; TEXT_ELSEWHERE for a MySQL text that
+ * qg_wire_message_text must find (attributes, continuation packets). */
+static inline text_found message_text(const qg_wire_conn *c, qg_wire_kind kind,
+                                      const uint8_t *p, size_t n, qg_wire_msg *m)
 {
     if (c->proto == QG_WIRE_MYSQL) {
         if (kind == QG_WIRE_MY_PREPARE ||
@@ -26,13 +31,35 @@ static inline bool message_text(const qg_wire_conn *c, qg_wire_kind kind, const 
                 m->name = NULL;
                 m->name_len = 0;
                 m->too_large = m->unreadable = m->at_start = false;
-                return true;
+                return TEXT_IN_PLACE;
             }
         }
-    } else if (c->proto == QG_WIRE_PG) {
-        return qg_wire_pg_message_text(kind, p, n, m);
+        return TEXT_ELSEWHERE;
     }
-    return qg_wire_message_text(c, kind, p, n, joined, m);
+    if (c->proto == QG_WIRE_PG)
+        return qg_wire_pg_message_text(kind, p, n, m) ? TEXT_IN_PLACE : TEXT_UNREADABLE;
+    return TEXT_ELSEWHERE;
+}
+
+/* decide for a text qg_wire_message_text finds, maybe joined from MySQL's
+ * continuation packets into a copy freed after the check (*m then no
+ * longer points into it). */
+__attribute__((noinline)) static bool decide_elsewhere(qg_wire_conn *c, const qg_wire_io *io,
+                                                       qg_wire_kind kind, const uint8_t *p,
+                                                       size_t n, bool at_start, qg_wire_buf *out,
+                                                       qg_wire_msg *m)
+{
+    qg_wire_buf joined = {0};
+    if (!qg_wire_message_text(c, kind, p, n, &joined, m))
+        *m = (qg_wire_msg){.kind = kind, .unreadable = true};
+    else
+        m->at_start = at_start;
+    bool pass = io->check(io->ctx, c, m, out);
+    if (joined.data) {
+        qg_wire_buf_free(&joined);
+        m->sql = NULL;
+    }
+    return pass;
 }
 
 /* Asks io->check about the whole message p[0, n); fills *out with what to
@@ -58,23 +85,18 @@ __attribute__((always_inline)) static inline bool decide(qg_wire_conn *c, const 
             qg_wire_buf_free(out);
         return false;
     }
-    qg_wire_buf joined = {0};
-    bool pass;
     if (too_large) {
         *m = (qg_wire_msg){.kind = kind, .too_large = true};
-        pass = io->check(io->ctx, c, m, out);
-    } else {
-        if (!message_text(c, kind, p, n, &joined, m))
-            *m = (qg_wire_msg){.kind = kind, .unreadable = true};
-        else
-            m->at_start = at_start;
-        pass = io->check(io->ctx, c, m, out);
+        return io->check(io->ctx, c, m, out);
     }
-    if (joined.data) { /* MySQL's continuation packets: m no longer points into it */
-        qg_wire_buf_free(&joined);
-        m->sql = NULL;
-    }
-    return pass;
+    text_found found = message_text(c, kind, p, n, m);
+    if (found == TEXT_ELSEWHERE)
+        return decide_elsewhere(c, io, kind, p, n, at_start, out, m);
+    if (found == TEXT_UNREADABLE)
+        *m = (qg_wire_msg){.kind = kind, .unreadable = true};
+    else
+        m->at_start = at_start;
+    return io->check(io->ctx, c, m, out);
 }
 
 /* The check gave the connection up (the front's own question to the server
