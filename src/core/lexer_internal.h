@@ -149,11 +149,13 @@ qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, s
  *   that can be a trail, follows no high byte).
  * - In a pair encoding (Shift_JIS, BIG5, GBK, UHC, GB18030) it is `copy`
  *   (room for len bytes and QG_LETTERS_SLACK more; NULL: none offered),
- *   the text with the trail bytes below 0x80 made 0xff, where a backslash that is no trail
- *   stands next to no high byte and no trail 0x5c comes before a quote or
- *   a backslash.  Quotes are never trails there; an escaper that takes a
- *   trail 0x5c for a backslash escapes the byte after it, which is then
- *   neither a quote nor a backslash: every reading finds the same quotes.
+ *   the text with the trail bytes below 0x80 made 0xff, where a
+ *   backslash that is no trail stands next to no high byte and no trail
+ *   0x5c comes before a quote or a backslash.  Quotes are never trails
+ *   there; an escaper that takes a trail 0x5c for a backslash escapes the
+ *   byte after it, which is then neither a quote nor a backslash: every
+ *   reading finds the same quotes.  Texts longer than the caller's copy
+ *   are the block skip's.
  */
 enum { QG_LETTERS_SLACK = 63 }; /* the last block written whole */
 const char *qg_text_as_letters(const qg_encoding *enc, const char *sql, size_t len, char *copy);

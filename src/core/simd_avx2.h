@@ -57,7 +57,7 @@ static inline lane_t next_bytes(lane_t v, lane_t follow)
  * keeping its own bit. */
 static inline lane_t bytes_of_bits(uint32_t bits)
 {
-    const lane_t spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, /* */
+    const lane_t spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
     const lane_t bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
     lane_t v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread);

@@ -274,6 +274,20 @@ static void characters_across_blocks(int implementation)
            qg_vectors_name(implementation));
 }
 
+/* One of three lists, at random: characters half the time, a broken
+ * one an eighth of it unless `whole_only`, else code. */
+#define PIECES(list) list, sizeof list / sizeof list[0]
+static const char *piece_of(const char *const *chars, size_t nchars, const char *const *broken,
+                            size_t nbroken, const char *const *code, size_t ncode, bool whole_only)
+{
+    int kind = rand() % 8;
+    if (kind < 4)
+        return chars[(size_t)rand() % nchars];
+    if (kind == 4 && !whole_only)
+        return broken[(size_t)rand() % nbroken];
+    return code[(size_t)rand() % ncode];
+}
+
 /* A piece of UTF-8 text: characters of one to four bytes, cut and stray
  * bytes (a surrogate's, one past U+10FFFF and an overlong form among them)
  * unless `whole_only`, and what the scans look for: quotes, escapes,
@@ -287,12 +301,7 @@ static const char *utf8_piece(bool whole_only)
     static const char *const code[] = {
         "'", "''", "\"", "`", "\\", "\\'", "\\\\", "--", "#", "/*", "*/", "\n", " ", "x'", "b'",
         "E'", "U&'", "N'", "_latin1'", "_utf8mb4 '", "$$", "$1", "SELECT ", "a", "1", ";", "abcdefgh"};
-    int kind = rand() % 8;
-    if (kind < 4)
-        return chars[(size_t)rand() % (sizeof chars / sizeof chars[0])];
-    if (kind == 4 && !whole_only)
-        return broken[(size_t)rand() % (sizeof broken / sizeof broken[0])];
-    return code[(size_t)rand() % (sizeof code / sizeof code[0])];
+    return piece_of(PIECES(chars), PIECES(broken), PIECES(code), whole_only);
 }
 
 /* A piece of text in a pair encoding: pairs (trails 0x5c, 0x60, x, _
@@ -309,18 +318,13 @@ static const char *pair_piece(bool whole_only)
     static const char *const code[] = {"'", "''", "\"", "`", "\\", "\\'", "\\\\", "--", "#", "/*",
                                        "*/", "\n", " ", "x'", "E'", "_latin1'", "_sjis'", "$$",
                                        "SELECT ", "a", "1", "abcdefgh"};
-    int kind = rand() % 8;
-    if (kind < 4)
-        return chars[(size_t)rand() % (sizeof chars / sizeof chars[0])];
-    if (kind == 4 && !whole_only)
-        return broken[(size_t)rand() % (sizeof broken / sizeof broken[0])];
-    return code[(size_t)rand() % (sizeof code / sizeof code[0])];
+    return piece_of(PIECES(chars), PIECES(broken), PIECES(code), whole_only);
 }
 
 /* qg_text_as_letters by its definition, the text read character by
  * character (qg_encoding_char_len): a byte from 0x80 on, each in a whole
- * character; no backslash that is no character's later byte next to a
- * high byte, and none that is before a quote or backslash.  *letters: the
+ * character; a backslash that is a character's later byte before no
+ * quote or backslash, any other next to no high byte.  *letters: the
  * text with its characters' later bytes below 0x80 made 0xff. */
 static bool letters_by_definition(const qg_encoding *enc, const unsigned char *s, size_t len,
                                   unsigned char *letters)
