@@ -128,33 +128,6 @@ __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const uns
 #endif
 
 #ifdef __AVX2__
-/* qg_text_as_letters in a UTF-8 (lexer_internal.h): 64 bytes at a time,
- * a block without a high byte by its masks alone, one with by utf8_valid,
- * which also reads the text's end: its last character must be whole. */
-bool UTF8_LETTERS(const encoding_dfa_t *dfa, const unsigned char *s, size_t len)
-{
-    const needles *n = needle_table();
-    uint64_t chars = 0, high_carry = 0, backslash_carry = 0, any_high = 0;
-    for (size_t pos = 0; pos < len; pos += BLOCK) {
-        const unsigned char *p = s + pos;
-        size_t valid = len - pos;
-        /* the block skip's masks, of which only these two are read */
-        block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], true, true)
-                                      : classify_last_block(n, s, len, p, valid, true, true);
-        uint64_t high = m.high, backslash = m.backslash;
-        if (((high << 1 | high_carry) & backslash) | ((backslash << 1 | backslash_carry) & high))
-            return false;
-        uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
-        /* (chars: a character the block before left open ends here) */
-        if ((high || chars) && !utf8_valid(dfa, s, len, pos, live, high, backslash, false, &chars))
-            return false;
-        any_high |= high;
-        high_carry = high >> 63;
-        backslash_carry = backslash >> 63;
-    }
-    return any_high && !chars;
-}
-
 /* qg_text_as_letters in a pair encoding (lexer_internal.h): 64 bytes at a
  * time, the pairs found by pairs_valid, which also reads the text's end:
  * its last character must be whole.  The text is copied in one call, and

@@ -608,17 +608,15 @@ static __attribute__((noinline)) qg_verdict check_doubler(const qg_context *ctx,
 }
 
 /* Multibyte text in a literal, in a name or in a comment: settled alike
- * where each character reads as a letter (qg_text_as_letters).  Out of
- * line, so that the copy a pair encoding's text is read from takes no
- * stack in the other queries' calls; a longer text is the lexer's. */
+ * where each character reads as a letter (qg_only_plain_strings_as_letters).
+ * Out of line, so that the copy a pair encoding's text is read from takes
+ * no stack in the other queries' calls; a longer text is the lexer's. */
 enum { LETTERS_COPY = 1024 };
 static __attribute__((noinline)) qg_quick_reading quick_as_letters(const qg_context *ctx,
                                                                    const char *sql, size_t len)
 {
     char copy[LETTERS_COPY + QG_LETTERS_SLACK];
-    const char *text =
-        qg_text_as_letters(ctx->encoding, sql, len, len <= LETTERS_COPY ? copy : NULL);
-    return text ? qg_only_plain_strings_letters(ctx, text, len) : QG_QUICK_UNSETTLED;
+    return qg_only_plain_strings_as_letters(ctx, sql, len, len <= LETTERS_COPY ? copy : NULL);
 }
 
 QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, qg_result *result)

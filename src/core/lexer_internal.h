@@ -137,19 +137,22 @@ typedef enum qg_quick_reading {
  * reference implementation: its lexer reads every text. */
 qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
 
-/* For the checker: the text with each character of more than one byte
- * read as letters, where every such character reads as a letter to the
- * server and to every escaper; NULL where the text holds no byte from 0x80
- * on, or one not in a whole character of the encoding's, or the build has
- * no such reading (the reference implementation, SSE2).
- * - In a UTF-8 it is the text itself, where no backslash stands next to a
- *   high byte: no byte of a character is below 0x80, and an escaper that
- *   takes a pair encoding's lead and trail where the server reads UTF-8
- *   can take no byte it escapes for a trail (a backslash, the only one
- *   that can be a trail, follows no high byte).
- * - In a pair encoding (Shift_JIS, BIG5, GBK, UHC, GB18030) it is `copy`
- *   (room for len bytes and QG_LETTERS_SLACK more; NULL: none offered),
- *   the text with the trail bytes below 0x80 made 0xff, where a
+/* For the checker: qg_only_plain_strings with each character of more
+ * than one byte read as a letter, where every such character reads as a
+ * letter to the server and to every escaper; QG_QUICK_UNSETTLED where the
+ * text holds a byte from 0x80 on that is in no whole character of the
+ * encoding's, in a one-byte encoding, where the build has no such reading
+ * (the reference implementation, SSE2), and in MySQL where a string
+ * follows an introducer (the server reads it in the character set named).
+ * - In a UTF-8 the text is read as it is, where no backslash stands next
+ *   to a high byte: no byte of a character is below 0x80, and an escaper
+ *   that takes a pair encoding's lead and trail where the server reads
+ *   UTF-8 can take no byte it escapes for a trail (a backslash, the only
+ *   one that can be a trail, follows no high byte).  The scan validates
+ *   each byte as it reads it.
+ * - In a pair encoding (Shift_JIS, BIG5, GBK, UHC, GB18030) it reads
+ *   `copy` (room for len bytes and QG_LETTERS_SLACK more; NULL: none
+ *   offered), the text with the trail bytes below 0x80 made 0xff, where a
  *   backslash that is no trail stands next to no high byte and no trail
  *   0x5c comes before a quote or a backslash.  Quotes are never trails
  *   there; an escaper that takes a trail 0x5c for a backslash escapes the
@@ -158,14 +161,8 @@ qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, s
  *   are the block skip's.
  */
 enum { QG_LETTERS_SLACK = 63 }; /* the last block written whole */
-const char *qg_text_as_letters(const qg_encoding *enc, const char *sql, size_t len, char *copy);
-
-/* qg_only_plain_strings with the bytes from 0x80 on read as letters, for
- * a text qg_text_as_letters gave; in MySQL, QG_QUICK_UNSETTLED where a
- * string follows an introducer (the server reads it in the character set
- * named).  QG_QUICK_UNSETTLED where the build has no such scan (the
- * reference implementation, SSE2). */
-qg_quick_reading qg_only_plain_strings_letters(const qg_context *ctx, const char *sql, size_t len);
+qg_quick_reading qg_only_plain_strings_as_letters(const qg_context *ctx, const char *sql,
+                                                  size_t len, char *copy);
 
 /* Whitespace to both servers' lexers: space, \t, \n, \v, \f, \r. */
 static inline bool qg_is_space(unsigned char c)
@@ -274,7 +271,8 @@ size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t 
  * implementation with the reference. */
 typedef struct qg_scans {
     qg_quick_reading (*quick_scan)(const qg_context *ctx, const char *sql, size_t len);
-    bool (*utf8_letters)(const encoding_dfa_t *dfa, const unsigned char *s, size_t len);
+    qg_quick_reading (*utf8_scan)(const qg_context *ctx, const encoding_dfa_t *dfa, const char *sql,
+                                  size_t len);
     bool (*pair_letters)(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
                          unsigned char *copy);
     qg_quick_reading (*quick_scan_letters)(const qg_context *ctx, const char *sql, size_t len);
@@ -292,7 +290,8 @@ void qg_skip_quiet_avx2(qg_lexer *lx);
 qg_quick_reading qg_quick_scan_sse2(const qg_context *ctx, const char *sql, size_t len);
 qg_quick_reading qg_quick_scan_avx2(const qg_context *ctx, const char *sql, size_t len);
 qg_quick_reading qg_quick_scan_avx512(const qg_context *ctx, const char *sql, size_t len);
-bool qg_utf8_letters_avx2(const encoding_dfa_t *dfa, const unsigned char *s, size_t len);
+qg_quick_reading qg_quick_scan_utf8_avx2(const qg_context *ctx, const encoding_dfa_t *dfa,
+                                         const char *sql, size_t len);
 bool qg_pair_letters_avx2(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
                           unsigned char *copy);
 qg_quick_reading qg_quick_scan_letters_avx2(const qg_context *ctx, const char *sql, size_t len);

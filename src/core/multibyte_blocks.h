@@ -8,6 +8,7 @@
 #define QG_MULTIBYTE_BLOCKS_H
 
 #include "scan_lanes.h"
+#include "utf8_lanes.h"
 
 #ifdef SKIP_QUIET
 /* Highest set bit of `bits` as a position in the block at `pos`. */
@@ -100,17 +101,6 @@ static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned ch
 }
 
 #ifdef __AVX2__
-/* The 16 bytes of a nibble lookup table, in both halves of a lane. */
-static inline lane_t lookup_rows(const unsigned char row[16])
-{
-    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)row));
-}
-
-static inline lane_t high_nibbles(const needles *n, lane_t v)
-{
-    return and_lanes(nibbles_down(v), needle(n, LOW_NIBBLE));
-}
-
 /* Bit i set when byte i of the 64 at p is in `set`. */
 static inline uint64_t set_bits(const nibble_set *set, const unsigned char *p)
 {
@@ -238,31 +228,18 @@ pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_
 }
 
 /* Bit i set when byte i of the 64 at p is wrong in UTF-8 after the three
- * bytes before it (p[-3..-1] must be readable): the pair it makes with
- * the byte before is wrong (the tables), or it is or is not a
- * continuation where a lead two or three bytes before asks otherwise. */
+ * bytes before it (p[-3..-1] must be readable). */
 static inline __attribute__((always_inline)) uint64_t utf8_wrong(const encoding_dfa_t *dfa,
                                                                  const unsigned char *p)
 {
-    lane_t before_high = lookup_rows(dfa->utf8_before_high);
-    lane_t before_low = lookup_rows(dfa->utf8_before_low), high_rows = lookup_rows(dfa->utf8_high);
-    /* The constants from memory: one load each, where building them in
-     * registers takes three instructions each. */
-    const needles *n = needle_table();
-    lane_t nibble = needle(n, LOW_NIBBLE), none = _mm256_setzero_si256();
-    lane_t conts = needle(n, CONTS);
-    lane_t three = needle(n, THREE_BYTE_LEAD), four = needle(n, FOUR_BYTE_LEAD);
+    utf8_rows rows = utf8_rows_of(dfa);
+    lane_t none = _mm256_setzero_si256();
     uint64_t wrong = 0;
 #pragma GCC unroll 4
     for (size_t i = 0; i < LANES; i++) {
-        lane_t v = load_lane(p + LANE * i), before = load_lane(p + LANE * i - 1);
-        lane_t before2 = load_lane(p + LANE * i - 2), before3 = load_lane(p + LANE * i - 3);
-        lane_t by_before = and_lanes(lookup(before_high, high_nibbles(n, before)),
-                                     lookup(before_low, and_lanes(before, nibble)));
-        lane_t pair = and_lanes(by_before, lookup(high_rows, high_nibbles(n, v)));
-        lane_t asks = or_lanes(eq(_mm256_max_epu8(before2, three), before2),
-                               eq(_mm256_max_epu8(before3, four), before3));
-        lane_t bad = _mm256_xor_si256(pair, and_lanes(asks, conts));
+        const unsigned char *q = p + LANE * i;
+        lane_t bad = utf8_lane_wrong(&rows, load_lane(q), load_lane(q - 1), load_lane(q - 2),
+                                     load_lane(q - 3));
         wrong |= (uint64_t)(uint32_t)~_mm256_movemask_epi8(eq(bad, none)) << (LANE * i);
     }
     return wrong;

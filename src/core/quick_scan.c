@@ -8,17 +8,23 @@
  * build's lanes and names are in its header (simd_sse2.h, simd_avx2.h,
  * simd_avx512.h); src/core/vectors.c picks the widest build the CPU runs.
  * The AVX2 and AVX-512 builds have a second entry, whose class rows read
- * the bytes from 0x80 on as letters (qg_only_plain_strings_letters).
+ * the bytes from 0x80 on as letters, for a pair encoding's text made
+ * letters in a copy; the AVX2 build a third, which reads a UTF-8 text so
+ * and validates it as it reads (qg_only_plain_strings_as_letters).
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "block_scalar.h"
+#include "encoding_tables.h"
 #include "hot.h"
 #include "lexer_internal.h"
 #include "quoteguard.h"
 #include "scan_lanes.h"
+#ifdef QUICK_SCAN_UTF8
+#include "utf8_lanes.h"
+#endif
 
 #if defined(__AVX2__) || defined(__SSE2__)
 /* A lane's bytes for the quick scan: quotes, dashes, hashes, slashes and
@@ -31,6 +37,10 @@
 typedef struct quick_bytes {
     uint64_t quote, dquote, dash, opener, backslash, prefix;
 } quick_bytes;
+
+/* What a UTF-8 text's scan validates (QUICK_SCAN_UTF8; NULL in the other
+ * scans and builds). */
+typedef struct utf8_watch utf8_watch;
 
 static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, lane_t ampersand)
 {
@@ -262,6 +272,79 @@ static inline __attribute__((always_inline)) uint64_t span_bits(const needles *n
     return bits;
 }
 
+#ifdef QUICK_SCAN_UTF8
+/* A UTF-8 text read as letters (QUICK_SCAN_UTF8) is validated as the scan
+ * reads it: each lane it reads checked as UTF-8 after the three bytes
+ * before each (utf8_lane_wrong) and for a backslash next to a high byte
+ * (the conditions of qg_only_plain_strings_as_letters, lexer_internal.h).
+ * A lane read twice is checked twice, which is harmless: all that counts
+ * is that none is missed.  The bytes the scan steps over without reading
+ * them are those of a comment that runs past its span, and such a comment
+ * holds no byte from 0x80 on (qg_comment_end): ASCII after ASCII, nothing
+ * to check.  `wrong`: a byte not 0 where one failed. */
+struct utf8_watch {
+    utf8_rows rows;
+    lane_t wrong;
+};
+
+/* v's bytes one byte on, a NUL first: the bytes before a lane at the
+ * text's start. */
+static inline lane_t one_on(lane_t v)
+{
+    return _mm256_alignr_epi8(v, _mm256_permute2x128_si256(v, v, 0x08), 15);
+}
+
+/* The lane v at s + q into watch->wrong, read after the bytes before it
+ * (NULs before the text).  `backslashes`: the lane may hold one, or
+ * follow one; where the scan does not read escapes it reads no lane that
+ * holds one, and a lane after a comment it stepped over starts with the
+ * comment's newline or follows its closing slash. */
+static inline __attribute__((always_inline)) void watch_lane(utf8_watch *watch,
+                                                            const unsigned char *s, size_t q,
+                                                            lane_t v, bool backslashes)
+{
+    lane_t before1, before2, before3;
+    if (__builtin_expect(q >= 3, 1)) {
+        before3 = load_lane(s + q - 3);
+        /* ASCII, as the three bytes before it: nothing to check */
+        if (!bits_of(or_lanes(v, before3)))
+            return;
+        before1 = load_lane(s + q - 1);
+        before2 = load_lane(s + q - 2);
+    } else {
+        before1 = q >= 1 ? load_lane(s + q - 1) : one_on(v);
+        before2 = q >= 2 ? load_lane(s + q - 2) : one_on(before1);
+        before3 = one_on(before2);
+    }
+    lane_t wrong = utf8_lane_wrong(&watch->rows, v, before1, before2, before3);
+    if (backslashes) {
+        lane_t backslash = needle(needle_table(), BACKSLASH);
+        /* the top bit where a high byte and a backslash are neighbours */
+        lane_t next_to =
+            or_lanes(and_lanes(v, eq(before1, backslash)), and_lanes(before1, eq(v, backslash)));
+        wrong = or_lanes(wrong, _mm256_cmpgt_epi8(_mm256_setzero_si256(), next_to));
+    }
+    watch->wrong = or_lanes(watch->wrong, wrong);
+}
+
+/* The `lanes` lanes at s + at. */
+static inline __attribute__((always_inline)) void
+watch_span(utf8_watch *watch, const unsigned char *s, size_t at, int lanes, bool backslashes)
+{
+    for (int k = 0; k < lanes; k++) {
+        size_t q = at + (size_t)LANE * (size_t)k;
+        watch_lane(watch, s, q, load_lane(s + q), backslashes);
+    }
+}
+
+#else
+static inline void watch_span(utf8_watch *watch, const unsigned char *s, size_t at, int lanes,
+                              bool backslashes)
+{
+    (void)watch, (void)s, (void)at, (void)lanes, (void)backslashes;
+}
+#endif
+
 /* Where the text of a comment at `at` ends (as block_scalar.c reads it),
  * when it ends in the span of `lanes` lanes at span_at (where the quick scan found no NUL or high
  * byte), from the span's bytes: no scan, no call.  0 when it ends later. */
@@ -443,8 +526,9 @@ follow_doubler(doubler_reading *reading, bool *asked, uint64_t escaped, uint64_t
 #if LANE == 64
 static inline __attribute__((always_inline)) size_t
 quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
-            uint64_t *quote_parity)
+            uint64_t *quote_parity, utf8_watch *watch)
 {
+    (void)watch; /* UTF-8 is validated in the AVX2 build */
     uint64_t parity = *quote_parity;
     lane_t minus = load_lane(t->minus);
     for (; i + QUIET_SPAN <= len; i += QUIET_SPAN) {
@@ -469,7 +553,7 @@ quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
 #else
 static inline __attribute__((always_inline)) size_t
 quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
-            uint64_t *quote_parity)
+            uint64_t *quote_parity, utf8_watch *watch)
 {
     lane_t stopping = load_lane(t->stops_openers), dash = load_lane(t->dash);
     lane_t minus = load_lane(t->minus);
@@ -484,6 +568,8 @@ quiet_lanes(const quick_table *t, const unsigned char *s, size_t len, size_t i,
         }
         if (!_mm256_testz_si256(found, found))
             break;
+        if (watch)
+            watch_span(watch, s, i, QUIET_SPAN / LANE, false);
         *quote_parity ^= bits_of(quotes);
     }
     return i;
@@ -602,7 +688,7 @@ escaping_block(const escaping_rows *rows, const unsigned char *p, quick_bytes *b
 static inline __attribute__((always_inline)) size_t
 quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, size_t i,
                      uint64_t *quote_parity, uint64_t *escape_carry, unsigned *escaped_quotes,
-                     doubler_reading *doubler, bool *doubler_asked)
+                     doubler_reading *doubler, bool *doubler_asked, utf8_watch *watch)
 {
     /* Escapes are read off the byte before, which holds while no
      * backslash is escaped: not where byte i - 1 is one. */
@@ -615,6 +701,8 @@ quiet_escaping_spans(const quick_table *t, const unsigned char *s, size_t len, s
         bytes_after after;
         if (escaping_block(&rows, s + i, &b, &after))
             break;
+        if (watch)
+            watch_span(watch, s, i, LANES, true);
         uint64_t quote = b.quote & ~after.backslash;
         uint64_t in_string = prefix_xor(quote) ^ open;
         /* a backslash in code; a string that opens after a prefix */
@@ -651,11 +739,12 @@ static inline bool quotes_follow_prefix(const unsigned char *s, size_t at, uint6
  * after a prefix.  MySQL, where backslashes escape: *doubler_comment is
  * set where a quote doubler's reading is to be compared (follow_doubler),
  * and a comment holding a backslash stops the scan (the checker's
- * escaped_quote_before_comment pairs backslashes in comments too). */
+ * escaped_quote_before_comment pairs backslashes in comments too).
+ * `watch`: where not NULL, every byte the scan passes is validated. */
 static inline __attribute__((always_inline)) int
 quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
             uint64_t *quote_parity, bool *name_open, const qg_context *ctx, int lanes, bool names,
-            bool escaping, bool *doubler_comment)
+            bool escaping, bool *doubler_comment, utf8_watch *watch)
 {
     const size_t span = (size_t)LANE * (size_t)lanes;
     bool in_name = names && *name_open;
@@ -671,8 +760,8 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
          * than QUIET_SPAN (docs/PERFORMANCE.md, "Choices in the code"). */
         if (!names && i > 0 && i + (escaping ? BLOCK : QUIET_SPAN) <= len &&
             (i = escaping ? quiet_escaping_spans(table, s, len, i, quote_parity, &escape_carry,
-                                                 &escaped_quotes, &doubler, doubler_comment)
-                          : quiet_lanes(table, s, len, i, quote_parity)) == len)
+                                                 &escaped_quotes, &doubler, doubler_comment, watch)
+                          : quiet_lanes(table, s, len, i, quote_parity, watch)) == len)
             break;
 #endif
         /* The last span overlaps the one before, and a span after a
@@ -688,6 +777,8 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                 *name_open = in_name;
             return lane;
         }
+        if (watch)
+            watch_span(watch, s, at, lanes, escaping);
         uint64_t quote = b.quote >> seen;
         unsigned char before = at > 0 ? s[at - 1] : ' ';
         uint64_t dashes = b.dash & (b.dash << 1 | (before == '-'));
@@ -791,13 +882,13 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
 static inline __attribute__((always_inline)) int
 quick_spans(const quick_table *table, const unsigned char *s, size_t len, size_t *from,
             uint64_t *quote_parity, bool *name_open, const qg_context *ctx, bool names,
-            bool escaping, bool *doubler_comment)
+            bool escaping, bool *doubler_comment, utf8_watch *watch)
 {
     if (LANE < 64 && len >= 2 * (size_t)LANE)
         return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 2, names, escaping,
-                           doubler_comment);
+                           doubler_comment, watch);
     return quick_lanes(table, s, len, from, quote_parity, name_open, ctx, 1, names, escaping,
-                       doubler_comment);
+                       doubler_comment, watch);
 }
 
 /* Whether a quote in s[0, upto) follows a prefix byte (len: the text's,
@@ -842,7 +933,8 @@ static __attribute__((noinline)) qg_quick_reading quick_scan_escaping(const quic
                                                                       const unsigned char *s,
                                                                       size_t len, size_t from,
                                                                       uint64_t quote_parity,
-                                                                      const qg_context *ctx)
+                                                                      const qg_context *ctx,
+                                                                      utf8_watch *watch)
 {
     if (ctx->dialect == QG_DIALECT_POSTGRES ? quote_after_prefix(needle_table(), s, len, from)
                                             : open_string_after_prefix(s, from, quote_parity))
@@ -850,7 +942,7 @@ static __attribute__((noinline)) qg_quick_reading quick_scan_escaping(const quic
     bool no_name = false; /* names are not read here */
     bool doubler_comment = false;
     if (quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, true,
-                    &doubler_comment) != LANE_READ ||
+                    &doubler_comment, watch) != LANE_READ ||
         __builtin_parityll(quote_parity))
         return QG_QUICK_UNSETTLED;
     return doubler_comment ? QG_QUICK_DOUBLER : QG_QUICK_CLEAN;
@@ -862,19 +954,21 @@ static __attribute__((noinline)) qg_quick_reading quick_scan_names(const quick_t
                                                                    const unsigned char *s,
                                                                    size_t len, size_t from,
                                                                    uint64_t quote_parity,
-                                                                   const qg_context *ctx)
+                                                                   const qg_context *ctx,
+                                                                   utf8_watch *watch)
 {
     bool in_name = false, no_doubler = false; /* PG's */
     int lane = quick_spans(table, s, len, &from, &quote_parity, &in_name, ctx, true, false,
-                           &no_doubler);
+                           &no_doubler, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
-        return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
+        return quick_scan_escaping(table, s, len, from, quote_parity, ctx, watch);
     return lane == LANE_READ && !__builtin_parityll(quote_parity) ? QG_QUICK_CLEAN
                                                                   : QG_QUICK_UNSETTLED;
 }
 
 static inline __attribute__((always_inline)) qg_quick_reading
-quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql, size_t len)
+quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql, size_t len,
+                utf8_watch *watch)
 {
     const unsigned char *s = (const unsigned char *)sql;
     if (len == 0)
@@ -898,11 +992,11 @@ quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql
     bool no_name = false;         /* names are read in quick_scan_names */
     bool no_doubler_comment = false; /* no escape read here */
     int lane = quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, false,
-                           &no_doubler_comment);
+                           &no_doubler_comment, watch);
     if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
-        return quick_scan_names(table, s, len, from, quote_parity, ctx);
+        return quick_scan_names(table, s, len, from, quote_parity, ctx, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
-        return quick_scan_escaping(table, s, len, from, quote_parity, ctx);
+        return quick_scan_escaping(table, s, len, from, quote_parity, ctx, watch);
     /* An odd count leaves the last string open. */
     return lane == LANE_READ && !__builtin_parityll(quote_parity) ? QG_QUICK_CLEAN
                                                                   : QG_QUICK_UNSETTLED;
@@ -910,7 +1004,7 @@ quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql
 
 QG_HOT qg_quick_reading QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
 {
-    return quick_scan_with(QUICK_TABLE(&quick_rows), ctx, sql, len);
+    return quick_scan_with(QUICK_TABLE(&quick_rows), ctx, sql, len, NULL);
 }
 
 #ifdef QUICK_SCAN_LETTERS
@@ -920,7 +1014,28 @@ qg_quick_reading QUICK_SCAN_LETTERS(const qg_context *ctx, const char *sql, size
 {
     if (ctx->dialect == QG_DIALECT_MYSQL && qg_introduced_string_in((const unsigned char *)sql, len))
         return QG_QUICK_UNSETTLED;
-    return quick_scan_with(QUICK_TABLE(&letter_rows), ctx, sql, len);
+    return quick_scan_with(QUICK_TABLE(&letter_rows), ctx, sql, len, NULL);
+}
+#endif
+
+#ifdef QUICK_SCAN_UTF8
+/* QUICK_SCAN_LETTERS on a UTF-8 text as it is, validated as it is read
+ * (utf8_watch): one reading where a validation and a scan were two. */
+qg_quick_reading QUICK_SCAN_UTF8(const qg_context *ctx, const encoding_dfa_t *dfa, const char *sql,
+                                 size_t len)
+{
+    const unsigned char *s = (const unsigned char *)sql;
+    if (ctx->dialect == QG_DIALECT_MYSQL && qg_introduced_string_in(s, len))
+        return QG_QUICK_UNSETTLED;
+    utf8_watch watch = {utf8_rows_of(dfa), _mm256_setzero_si256()};
+    qg_quick_reading reading = quick_scan_with(QUICK_TABLE(&letter_rows), ctx, sql, len, &watch);
+    if (reading == QG_QUICK_UNSETTLED || !_mm256_testz_si256(watch.wrong, watch.wrong))
+        return QG_QUICK_UNSETTLED;
+    /* The last character must be whole: the spaces a short text is
+     * padded with were read after it, a longer text's end is read here. */
+    if (len >= LANE && (s[len - 1] >= 0xc0 || s[len - 2] >= 0xe0 || s[len - 3] >= 0xf0))
+        return QG_QUICK_UNSETTLED;
+    return reading;
 }
 #endif
 #endif

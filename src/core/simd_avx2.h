@@ -13,7 +13,7 @@ typedef __m256i lane_t;
 #define QUICK_SCAN qg_quick_scan_avx2
 #define COUNT_CHARS qg_count_chars_avx2
 #define QUICK_SCAN_LETTERS qg_quick_scan_letters_avx2
-#define UTF8_LETTERS qg_utf8_letters_avx2
+#define QUICK_SCAN_UTF8 qg_quick_scan_utf8_avx2
 #define PAIR_LETTERS qg_pair_letters_avx2
 static inline lane_t load_lane(const unsigned char *p)
 {

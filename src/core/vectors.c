@@ -94,10 +94,11 @@ static qg_quick_reading settles_nothing(const qg_context *ctx, const char *sql, 
     return QG_QUICK_UNSETTLED;
 }
 
-static bool no_letters(const encoding_dfa_t *dfa, const unsigned char *s, size_t len)
+static qg_quick_reading settles_no_utf8(const qg_context *ctx, const encoding_dfa_t *dfa,
+                                        const char *sql, size_t len)
 {
-    (void)dfa, (void)s, (void)len;
-    return false;
+    (void)ctx, (void)dfa, (void)sql, (void)len;
+    return QG_QUICK_UNSETTLED;
 }
 
 static bool no_pair_letters(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
@@ -167,19 +168,19 @@ static qg_quick_reading quick_scan_bytes(const qg_context *ctx, const char *sql,
 #endif
 
 static const qg_scans implementations[QG_IMPLEMENTATIONS] = {
-    [QG_VECTORS_REFERENCE] = {settles_nothing, no_letters, no_pair_letters, settles_nothing,
+    [QG_VECTORS_REFERENCE] = {settles_nothing, settles_no_utf8, no_pair_letters, settles_nothing,
                               skips_nothing, counts_nothing},
 #ifdef __SSE2__
-    [QG_VECTORS_SSE2] = {qg_quick_scan_sse2, no_letters, no_pair_letters, settles_nothing,
+    [QG_VECTORS_SSE2] = {qg_quick_scan_sse2, settles_no_utf8, no_pair_letters, settles_nothing,
                          qg_skip_quiet_sse2, counts_nothing},
 #else
-    [QG_VECTORS_SSE2] = {quick_scan_bytes, no_letters, no_pair_letters, settles_nothing,
+    [QG_VECTORS_SSE2] = {quick_scan_bytes, settles_no_utf8, no_pair_letters, settles_nothing,
                          skips_nothing, counts_nothing},
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
-    [QG_VECTORS_AVX2] = {qg_quick_scan_avx2, qg_utf8_letters_avx2, qg_pair_letters_avx2,
+    [QG_VECTORS_AVX2] = {qg_quick_scan_avx2, qg_quick_scan_utf8_avx2, qg_pair_letters_avx2,
                          qg_quick_scan_letters_avx2, qg_skip_quiet_avx2, qg_count_chars_avx2},
-    [QG_VECTORS_AVX512] = {qg_quick_scan_avx512, qg_utf8_letters_avx2, qg_pair_letters_avx2,
+    [QG_VECTORS_AVX512] = {qg_quick_scan_avx512, qg_quick_scan_utf8_avx2, qg_pair_letters_avx2,
                            qg_quick_scan_letters_avx512, qg_skip_quiet_avx2, qg_count_chars_avx2},
 #endif
 };
@@ -197,23 +198,19 @@ QG_HOT qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char 
     return implementations[qg_vectors_in_use()].quick_scan(ctx, sql, len);
 }
 
-const char *qg_text_as_letters(const qg_encoding *enc, const char *sql, size_t len, char *copy)
+qg_quick_reading qg_only_plain_strings_as_letters(const qg_context *ctx, const char *sql,
+                                                  size_t len, char *copy)
 {
-    const encoding_dfa_t *dfa = encoding_dfa(enc); /* none for the one-byte encodings */
+    const encoding_dfa_t *dfa = encoding_dfa(ctx->encoding); /* none for the one-byte encodings */
     if (!dfa || dfa->quote_trail)
-        return NULL;
+        return QG_QUICK_UNSETTLED;
     const qg_scans *scans = &implementations[qg_vectors_in_use()];
-    const unsigned char *text = (const unsigned char *)sql;
     if (dfa->utf8)
-        return scans->utf8_letters(dfa, text, len) ? sql : NULL;
-    if (dfa->pairs && copy)
-        return scans->pair_letters(dfa, text, len, (unsigned char *)copy) ? copy : NULL;
-    return NULL;
-}
-
-qg_quick_reading qg_only_plain_strings_letters(const qg_context *ctx, const char *sql, size_t len)
-{
-    return implementations[qg_vectors_in_use()].quick_scan_letters(ctx, sql, len);
+        return scans->utf8_scan(ctx, dfa, sql, len);
+    if (dfa->pairs && copy && scans->pair_letters(dfa, (const unsigned char *)sql, len,
+                                                  (unsigned char *)copy))
+        return scans->quick_scan_letters(ctx, copy, len);
+    return QG_QUICK_UNSETTLED;
 }
 
 size_t qg_count_chars(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos, size_t limit,

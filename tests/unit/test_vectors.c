@@ -112,7 +112,7 @@ static void complete_tables(void)
     bool complete = true;
     for (int i = 0; i < QG_IMPLEMENTATIONS; i++) {
         const qg_scans *t = qg_scans_of(i);
-        complete = complete && t->quick_scan && t->utf8_letters && t->pair_letters &&
+        complete = complete && t->quick_scan && t->utf8_scan && t->pair_letters &&
                    t->quick_scan_letters && t->skip_quiet && t->count_chars;
     }
     tap_ok(complete, "every implementation's table has each scan");
@@ -304,6 +304,38 @@ static const char *utf8_piece(bool whole_only)
     return piece_of(PIECES(chars), PIECES(broken), PIECES(code), whole_only);
 }
 
+/* A piece of UTF-8 text as utf8_piece half the time; else a run of ASCII
+ * longer than a lane, in a string, a comment or code, or a comment longer
+ * than the quick scan's span with a piece of utf8_piece in it: so that
+ * the scans' longer spans run, lanes of ASCII follow characters whole and
+ * cut, and the scan steps over characters in comments. */
+static const char *long_utf8_piece(bool whole_only)
+{
+    static const char *const runs[] = {
+        "abcdefghijklmnopqrstuvwxyz abcdefghijklmnopqrstuvwxyz ",
+        "'it\\'s a plain string of ASCII text, longer than a lane of the scan' ",
+        "SELECT a, b, c FROM t WHERE a = 1 AND b = 2 AND c = 3 ORDER BY a, b, c LIMIT 10 ",
+        "/* a comment of plain ASCII words that runs on past a lane */ ",
+        "-- a line comment of plain ASCII words that runs on past a lane\n",
+    };
+    static const char filler[] = "words of a comment words of a comment words of a comment "
+                                 "words of a comment words of a comment words of a comment ";
+    static char comment[200];
+    switch (rand() % 4) {
+    case 0:
+        return runs[(size_t)rand() % (sizeof runs / sizeof runs[0])];
+    case 1: {
+        bool line = rand() % 2;
+        int before = rand() % 100, after = rand() % 40;
+        snprintf(comment, sizeof comment, "%s%.*s%s%.*s%s", line ? "-- " : "/* ", before, filler,
+                 utf8_piece(whole_only), after, filler, line ? "\n" : " */");
+        return comment;
+    }
+    default:
+        return utf8_piece(whole_only);
+    }
+}
+
 /* A piece of text in a pair encoding: pairs (trails 0x5c, 0x60, x, _
  * and high ones), GB18030's four bytes, Shift_JIS's one-byte katakana, a
  * lead cut or before a byte no trail is, stray bytes unless `whole_only`,
@@ -321,21 +353,22 @@ static const char *pair_piece(bool whole_only)
     return piece_of(PIECES(chars), PIECES(broken), PIECES(code), whole_only);
 }
 
-/* qg_text_as_letters by its definition, the text read character by
- * character (qg_encoding_char_len): a byte from 0x80 on, each in a whole
- * character; a backslash that is a character's later byte before no
- * quote or backslash, any other next to no high byte.  *letters: the
- * text with its characters' later bytes below 0x80 made 0xff. */
+/* The reading as letters (qg_only_plain_strings_as_letters) by its
+ * definition, the text read character by character (qg_encoding_char_len):
+ * whether each byte from 0x80 on is in a whole character, and a backslash
+ * that is a character's later byte comes before no quote or backslash, any
+ * other next to no high byte.  *letters: the text with its characters'
+ * later bytes below 0x80 made 0xff; *high: it holds a byte from 0x80 on. */
 static bool letters_by_definition(const qg_encoding *enc, const unsigned char *s, size_t len,
-                                  unsigned char *letters)
+                                  unsigned char *letters, bool *high)
 {
     static bool later[MAX_TEXT];
-    bool high = false;
+    *high = false;
     for (size_t i = 0; i < len;) {
         size_t n = s[i] < 0x80 ? 1 : qg_encoding_char_len(enc, s + i, len - i);
         if (n == 0)
             return false;
-        high = high || s[i] >= 0x80;
+        *high = *high || s[i] >= 0x80;
         later[i] = false;
         for (size_t k = 1; k < n; k++)
             later[i + k] = true;
@@ -350,16 +383,18 @@ static bool letters_by_definition(const qg_encoding *enc, const unsigned char *s
         if (later[i] ? next_escape : (i > 0 && s[i - 1] >= 0x80) || next_high)
             return false;
     }
-    return high;
+    return true;
 }
 
-/* Multibyte text read as letters: where the build has the scans, exactly
- * the texts of the definition pass, read as it says; and the checker,
- * which settles such text with the quick scan, gives the reference's
- * verdict and findings, the quick scan settling only text the reference
- * finds clean. */
+/* Multibyte text read as letters: where the build has the scans, the
+ * reading settles exactly what the quick scan with letters settles of the
+ * text as the definition has it, and nothing of a text the definition
+ * rejects (in a pair encoding, nor one without a high byte); a pair
+ * encoding's copy is the definition's; and the checker, which settles such
+ * text with the quick scan, gives the reference's verdict and findings,
+ * the reading settling only text the reference finds clean. */
 static void read_as_letters(int implementation, const char *what, const setting *settings,
-                            size_t count, const char *(*piece)(bool))
+                            size_t count, const char *(*piece)(bool), bool pairs)
 {
     static char text[MAX_TEXT], copy[MAX_TEXT + QG_LETTERS_SLACK];
     static unsigned char want_text[MAX_TEXT];
@@ -373,35 +408,44 @@ static void read_as_letters(int implementation, const char *what, const setting 
         qg_context_init(&ctx, settings[s].dialect, enc, settings[s].flags);
         for (int round = 0; round < 4 * ROUNDS; round++) {
             size_t len = text_of_pieces(text, sizeof text, piece, round % 2);
-            bool want =
-                has_scans && letters_by_definition(enc, (unsigned char *)text, len, want_text);
+            bool high = false;
+            bool readable = has_scans &&
+                            letters_by_definition(enc, (unsigned char *)text, len, want_text, &high) &&
+                            (high || !pairs);
             qg_allow_vectors(implementation);
-            const char *got = qg_text_as_letters(enc, text, len, copy);
-            passed += got != NULL;
-            if ((got != NULL) != want || (got && memcmp(got, want_text, len) != 0)) {
+            qg_quick_reading want = readable
+                                        ? scans->quick_scan_letters(&ctx, (char *)want_text, len)
+                                        : QG_QUICK_UNSETTLED;
+            bool copied = pairs && scans->pair_letters(encoding_dfa(enc), (unsigned char *)text,
+                                                       len, (unsigned char *)copy);
+            if (pairs && (copied != readable || (copied && memcmp(copy, want_text, len) != 0))) {
                 if (!unlike++)
-                    tap_diag("%s %s: read as letters %d, by definition %d: %s", name,
-                             settings[s].encoding, got != NULL, want, text);
+                    tap_diag("%s %s: copied as letters %d, by definition %d: %s", name,
+                             settings[s].encoding, copied, readable, text);
             }
+            qg_quick_reading got = qg_only_plain_strings_as_letters(&ctx, text, len, copy);
+            if (got != want && !unlike++)
+                tap_diag("%s %s: read as letters %d, by definition %d: %s", name,
+                         settings[s].encoding, (int)got, (int)want, text);
+            passed += readable && high;
             verdicts += !checks_as_reference(implementation, &ctx, text, len, verdicts);
-            if (!got)
+            if (got == QG_QUICK_UNSETTLED)
                 continue;
+            settled += high;
             qg_result ref;
             qg_allow_vectors(QG_VECTORS_REFERENCE);
             qg_check(&ctx, text, len, &ref);
-            bool quick = scans->quick_scan_letters(&ctx, got, len) != QG_QUICK_UNSETTLED;
-            settled += quick;
-            if (quick && ref.verdict != QG_VERDICT_CLEAN && !unsound++)
+            if (ref.verdict != QG_VERDICT_CLEAN && !unsound++)
                 tap_diag("%s settles %s text read as letters that the reference finds %u things in: %s",
                          name, settings[s].encoding, ref.count, text);
         }
     }
     qg_allow_vectors(QG_VECTORS_WIDEST);
-    tap_ok(!unlike, "%s: %s text reads as letters exactly where it should (%d texts did)", name,
-           what, passed);
+    tap_ok(!unlike, "%s: %s text reads as letters exactly where it should (%d texts with "
+                    "multibyte characters did)", name, what, passed);
     tap_ok(!verdicts, "%s: the checker reads %s text as the reference does", name, what);
-    tap_ok(!unsound, "%s: the quick scan with letters settles only %s text the reference finds "
-                     "clean (%d settled)", name, what, settled);
+    tap_ok(!unsound, "%s: the reading as letters settles only %s text the reference finds "
+                     "clean (%d with multibyte characters settled)", name, what, settled);
 }
 
 static void multibyte_read_as_letters(int implementation)
@@ -427,9 +471,11 @@ static void multibyte_read_as_letters(int implementation)
         {QG_DIALECT_MYSQL, "big5", 0},
         {QG_DIALECT_MYSQL, "gb18030", 0},
     };
-    read_as_letters(implementation, "UTF-8", utf8, sizeof utf8 / sizeof utf8[0], utf8_piece);
+    read_as_letters(implementation, "UTF-8", utf8, sizeof utf8 / sizeof utf8[0], utf8_piece, false);
+    read_as_letters(implementation, "long UTF-8", utf8, sizeof utf8 / sizeof utf8[0],
+                    long_utf8_piece, false);
     read_as_letters(implementation, "double-byte", pairs, sizeof pairs / sizeof pairs[0],
-                    pair_piece);
+                    pair_piece, true);
 }
 
 /* The character count: where it stops, a character ends, and it counted
