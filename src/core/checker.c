@@ -639,7 +639,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
                       doubler_code_after_escaped_quote((const unsigned char *)sql, len);
     if (!ctx->view && !every_byte) {
         qg_quick_reading quick = qg_only_plain_strings(ctx, sql, len);
-        if (quick == QG_QUICK_UNSETTLED)
+        if (quick == QG_QUICK_MULTIBYTE)
             quick = quick_as_letters(ctx, sql, len);
         if (quick == QG_QUICK_CLEAN)
             return QG_VERDICT_CLEAN;

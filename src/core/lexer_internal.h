@@ -113,6 +113,9 @@ typedef enum qg_quick_reading {
     QG_QUICK_DOUBLER,   /* clean as the server reads it; a quote doubler's
                            reading is compared (escaped_quote_before_comment in
                            src/core/checker.c holds) */
+    QG_QUICK_MULTIBYTE, /* unsettled where a byte from 0x80 on stopped the scan:
+                           read as letters, it may settle
+                           (qg_only_plain_strings_as_letters) */
 } qg_quick_reading;
 
 /* For the checker: QG_QUICK_CLEAN when the text is code, closed plain strings,
@@ -133,8 +136,12 @@ typedef enum qg_quick_reading {
  * code) that may open something other than a string (a hash, slash,
  * dollar, two dashes) and a comment opener follows, and the doubler's
  * reading does not end at a backslash before that: the server's reading
- * is settled, the doubler's is not.  Always QG_QUICK_UNSETTLED in the
- * reference implementation: its lexer reads every text. */
+ * is settled, the doubler's is not.  QG_QUICK_MULTIBYTE where it stopped
+ * at a span with a high byte, in the AVX2 and AVX-512 builds: the reading
+ * as letters goes on with it, and with no other text (stopped before any
+ * high byte, that reading stops where the scan did).  Always
+ * QG_QUICK_UNSETTLED in the reference implementation: its lexer reads
+ * every text. */
 qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
 
 /* For the checker: qg_only_plain_strings with each character of more

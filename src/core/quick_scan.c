@@ -55,8 +55,10 @@ static inline uint64_t prefix_bits(lane_t v, lane_t fold, lane_t x, lane_t b, la
 /* Whether a span's bytes can be read: not when one stops the scan (NUL, a
  * high byte, a backtick, a double quote unless `names`, a backslash unless
  * followed); LANE_BACKSLASH when only backslashes do, LANE_NAME when only
- * double quotes do. */
-enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP };
+ * double quotes do, LANE_HIGH when a high byte is among those that do (in
+ * the builds that read multibyte characters as letters: the SSE2 build
+ * says LANE_STOP). */
+enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP, LANE_HIGH };
 
 #ifdef __AVX2__
 /* Each byte's class is the AND of a row picked by its low nibble and one
@@ -86,6 +88,7 @@ typedef struct quick_tables {
     unsigned char dquote[LANE], opener[LANE], prefix_letter[LANE]; /* class bits */
 #endif
     unsigned char backslash[LANE];              /* the class bit */
+    unsigned char high_byte[LANE];              /* the class bit */
     unsigned char stops_openers_escaping[LANE]; /* escaping_block: one test for both */
 } quick_tables;
 #if LANE == 64
@@ -118,6 +121,7 @@ typedef struct quick_tables {
         .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},                       \
         .dash = {[0 ... LANE - 1] = Q_DASH}, .minus = {[0 ... LANE - 1] = '-'}, CLASS_BIT_ROWS     \
         .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},                                        \
+        .high_byte = {[0 ... LANE - 1] = Q_STOP_HIGH},                                             \
         .stops_openers_escaping = {[0 ... LANE - 1] =                                              \
                                        (Q_STOPS | Q_DQUOTE | Q_OPENER) & ~Q_STOP_BACKSLASH},       \
     }
@@ -166,6 +170,8 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
     lane_t cls = quick_class(t, v);
     const unsigned char *stopping = names ? t->but_dquote : escaping ? t->but_backslash : t->stops;
     if (class_bits(cls, stopping)) {
+        if (class_bits(cls, t->high_byte))
+            return LANE_HIGH;
         if (escaping)
             return LANE_STOP;
         if (!class_bits(cls, names ? t->but_both : t->but_backslash))
@@ -197,6 +203,8 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
     lane_t any = lanes > 1 ? or_lanes(cls[0], cls[1]) : cls[0];
     const unsigned char *stopping = names ? t->but_dquote : escaping ? t->but_backslash : t->stops;
     if (!_mm256_testz_si256(any, load_lane(stopping))) {
+        if (!_mm256_testz_si256(any, load_lane(t->high_byte)))
+            return LANE_HIGH;
         if (escaping)
             return LANE_STOP;
         if (_mm256_testz_si256(any, load_lane(names ? t->but_both : t->but_backslash)))
@@ -924,6 +932,16 @@ static bool open_string_after_prefix(const unsigned char *s, size_t from, uint64
     return !quote || (quote > s && is_prefix(quote[-1]));
 }
 
+/* What the scan found where its spans ended with `lane`: an odd count of
+ * delimiters leaves the last string open. */
+static inline qg_quick_reading settled(int lane, uint64_t quote_parity)
+{
+    if (lane == LANE_HIGH)
+        return QG_QUICK_MULTIBYTE;
+    return lane == LANE_READ && !__builtin_parityll(quote_parity) ? QG_QUICK_CLEAN
+                                                                  : QG_QUICK_UNSETTLED;
+}
+
 /* On from the lane where the quick scan met a backslash, in a text where
  * the server reads backslash escapes: out of line, so that the scan of
  * every other text keeps its registers.  In PG a string there may have
@@ -941,10 +959,10 @@ static __attribute__((noinline)) qg_quick_reading quick_scan_escaping(const quic
         return QG_QUICK_UNSETTLED;
     bool no_name = false; /* names are not read here */
     bool doubler_comment = false;
-    if (quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, true,
-                    &doubler_comment, watch) != LANE_READ ||
-        __builtin_parityll(quote_parity))
-        return QG_QUICK_UNSETTLED;
+    int lane = quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, true,
+                           &doubler_comment, watch);
+    if (lane != LANE_READ || __builtin_parityll(quote_parity))
+        return lane == LANE_HIGH ? QG_QUICK_MULTIBYTE : QG_QUICK_UNSETTLED;
     return doubler_comment ? QG_QUICK_DOUBLER : QG_QUICK_CLEAN;
 }
 
@@ -962,8 +980,7 @@ static __attribute__((noinline)) qg_quick_reading quick_scan_names(const quick_t
                            &no_doubler, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
         return quick_scan_escaping(table, s, len, from, quote_parity, ctx, watch);
-    return lane == LANE_READ && !__builtin_parityll(quote_parity) ? QG_QUICK_CLEAN
-                                                                  : QG_QUICK_UNSETTLED;
+    return settled(lane, quote_parity);
 }
 
 static inline __attribute__((always_inline)) qg_quick_reading
@@ -997,9 +1014,7 @@ quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql
         return quick_scan_names(table, s, len, from, quote_parity, ctx, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
         return quick_scan_escaping(table, s, len, from, quote_parity, ctx, watch);
-    /* An odd count leaves the last string open. */
-    return lane == LANE_READ && !__builtin_parityll(quote_parity) ? QG_QUICK_CLEAN
-                                                                  : QG_QUICK_UNSETTLED;
+    return settled(lane, quote_parity);
 }
 
 QG_HOT qg_quick_reading QUICK_SCAN(const qg_context *ctx, const char *sql, size_t len)
