@@ -93,11 +93,13 @@ QG_REAL_FN(void, PQreset, (PGconn *), qg_libpq_sonames)
 QG_REAL_FN(int, PQresetStart, (PGconn *), qg_libpq_sonames)
 
 /* libpq's readers of a connection's state that a checked query calls, and
- * PQexec, looked up together: a query tests the generation of the real
- * symbols (real.h) once for them all, not once a function
- * (docs/PERFORMANCE.md, "Choices in the code").  NULL: libpq has none. */
+ * PQexec and its inner PQsendQuery, looked up together: a query tests the
+ * generation of the real symbols (real.h) once for them all, not once a
+ * function (docs/PERFORMANCE.md, "Choices in the code").  NULL: libpq has
+ * none. */
 typedef struct state_readers {
     PQexec_fn exec;
+    PQsendQuery_fn send_query;
     PQsocket_fn socket;
     PQtransactionStatus_fn transaction_status;
     PQpipelineStatus_fn pipeline_status;
@@ -111,6 +113,7 @@ __attribute__((noinline)) static void look_up_readers(void)
 {
     unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
     __atomic_store_n(&kept_readers.exec, real_PQexec(), __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_readers.send_query, real_PQsendQuery(), __ATOMIC_RELAXED);
     __atomic_store_n(&kept_readers.socket, real_PQsocket(), __ATOMIC_RELAXED);
     __atomic_store_n(&kept_readers.transaction_status, real_PQtransactionStatus(),
                      __ATOMIC_RELAXED);
@@ -316,17 +319,17 @@ static char *libpq_encoding_name(int id)
     return to_name ? to_name(id) : NULL; /* NULL: not kept, the name is read */
 }
 
-QG_HOT static IN_LINE qg_pg_client_encoding client_encoding(const state_readers *r,
-                                                            const PGconn *conn)
+/* Into *out: where the thread's last numbers hold it, copied once. */
+QG_HOT static IN_LINE void client_encoding(const state_readers *r, const PGconn *conn,
+                                           qg_pg_client_encoding *out)
 {
     PQclientEncoding_fn id_of = __atomic_load_n(&r->client_encoding, __ATOMIC_RELAXED);
-    qg_pg_client_encoding kept;
     if (id_of && qg_pg_client_encoding_by_id(id_of(conn),
                                              __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE),
-                                             libpq_encoding_name, &kept))
-        return kept;
+                                             libpq_encoding_name, out))
+        return;
     PQparameterStatus_fn status = real_PQparameterStatus();
-    return qg_pg_client_encoding_named(status ? status(conn, "client_encoding") : NULL);
+    *out = qg_pg_client_encoding_named(status ? status(conn, "client_encoding") : NULL);
 }
 
 QG_HOT static unsigned quoting_flags(const void *conn)
@@ -366,6 +369,11 @@ typedef struct checked_call {
     unsigned flags;         /* quoting_flags */
     bool unread;            /* results were unread: libpq reads them first */
     bool deferred;          /* not checked: left to the inner call */
+    /* With no results unread (so not deferred): libpq's PQsendQuery,
+     * looked up with the outer call's readers (libpq's outer call is
+     * running, so its functions stay), to which the inner call passes as
+     * it is; else NULL. */
+    PQsendQuery_fn inner_passes_to;
     qg_decision *inner;     /* where the inner call's blocking decision goes */
     bool inner_blocked;
     struct checked_call *outer_call; /* the one it was made inside, if any */
@@ -421,8 +429,10 @@ static IN_LINE bool state_as_checked(const PGconn *conn, const char *sql)
     return !c->unread || state_kept_over_unread(c, conn);
 }
 
-/* Opens an intercepted query call. */
-QG_HOT static IN_LINE opened open_query(const state_readers *r, PGconn *conn, const char *sql)
+/* Opens an intercepted query call; one to check gets the process
+ * settings in *settings. */
+QG_HOT static IN_LINE opened open_query(const state_readers *r, PGconn *conn, const char *sql,
+                                        const qg_settings **settings)
 {
     if (!conn || !sql)
         return PASS;
@@ -434,20 +444,29 @@ QG_HOT static IN_LINE opened open_query(const state_readers *r, PGconn *conn, co
      * before the record is made, and a query of a signal handler in
      * between is another query. */
     const checked_call *c = checked;
-    if ((c && c->conn == conn && c->sql == sql) || qg_guard_inside(conn, sql, 0))
-        return state_as_checked(conn, sql) ? PASS : RECHECK;
+    if ((c && c->conn == conn && c->sql == sql) || qg_guard_inside(conn, sql, 0)) {
+        if (state_as_checked(conn, sql))
+            return PASS;
+        *settings = qg_settings_get();
+        return RECHECK;
+    }
     /* A pending message lives until the next query on its connection. */
     qg_pg_registry_drop(&pending_conn_messages, conn);
     const qg_settings *s = qg_settings_get();
     if (s->mode == QG_MODE_OFF || !s->active)
         return PASS;
+    *settings = s;
     /* this front checks the connection's queries: the wire front must not;
-     * and the log never writes into its socket */
+     * and the log never writes into its socket.  A socket the wire front
+     * already leaves to a library front was noted then (this front notes
+     * it first), and a note is never taken back. */
     PQsocket_fn socket_of = __atomic_load_n(&r->socket, __ATOMIC_RELAXED);
     if (socket_of) {
         int fd = socket_of(conn);
-        qg_wire_library_guarded(fd);
-        qg_log_note_db_socket(fd);
+        if (qg_wire_fd_entry(fd) != QG_WIRE_LIBRARY) {
+            qg_log_note_db_socket(fd);
+            qg_wire_library_takes(fd);
+        }
     }
     return CHECK;
 }
@@ -482,6 +501,7 @@ QG_HOT static IN_LINE void begin_checked(checked_call *c, const state_readers *r
     c->encoding_id = unread ? encoding_id(r, conn) : 0;
     c->flags = unread ? quoting_flags(conn) : 0;
     c->deferred = deferred;
+    c->inner_passes_to = unread ? NULL : __atomic_load_n(&r->send_query, __ATOMIC_RELAXED);
     c->inner = d;
     c->inner_blocked = false;
     c->outer_call = checked;
@@ -563,9 +583,9 @@ static void note_prepared_executed(const PGconn *conn)
  * sent before it may leave.  `read_later`: the call returns before the
  * query's results are read (PQsend*), so what it sets counts for the
  * queries sent before they are.  True = send it. */
-QG_HOT static IN_LINE bool check(const state_readers *r, PGconn *conn, const char *api,
-                                 const char *sql, const void *caller, qg_query *q, qg_decision *d,
-                                 bool read_later, bool unread)
+QG_HOT static IN_LINE bool check(const state_readers *r, const qg_settings *s, PGconn *conn,
+                                 const char *api, const char *sql, const void *caller, qg_query *q,
+                                 qg_decision *d, bool read_later, bool unread)
 {
     /* The text's length, and whether it holds a backslash, in one pass. */
     const char *backslash = strchrnul(sql, '\\');
@@ -578,7 +598,8 @@ QG_HOT static IN_LINE bool check(const state_readers *r, PGconn *conn, const cha
         .len = len,
         .caller = caller,
     };
-    qg_pg_client_encoding client = client_encoding(r, conn);
+    qg_pg_client_encoding client;
+    client_encoding(r, conn, &client);
     bool converts = set_checked_encoding(r, q, &client);
     bool queued = unread || !pipeline_off(r, conn);
     /* standard_conforming_strings says only how a backslash is read: a
@@ -587,27 +608,26 @@ QG_HOT static IN_LINE bool check(const state_readers *r, PGconn *conn, const cha
      * for it.  It is for a text with one, for one the server converts
      * (a character may become a backslash), for the states a pipeline
      * keeps and for rewrite mode, which writes literals by it. */
-    q->flags = *backslash || converts || queued ||
-                       __builtin_expect(qg_settings_get()->mode == QG_MODE_REWRITE, 0)
+    q->flags = *backslash || converts || queued || __builtin_expect(s->mode == QG_MODE_REWRITE, 0)
                    ? quoting_flags(conn)
                    : QG_PG_BACKSLASH_FREE_FLAGS;
     if (queued)
         return qg_pg_check_in_pipeline(q, converts, server_encoding, d);
     qg_pg_pipeline_ended(conn);
-    bool allowed = qg_pg_check_converted(q, converts, server_encoding, d);
+    bool allowed = qg_pg_check_converted(s, q, converts, server_encoding, d);
     if (allowed && read_later)
         qg_pg_note_unread(q, quoting_flags);
     return allowed;
 }
 
 /* check() for the calls off the hot path: one copy of it for them all. */
-__attribute__((noinline)) static bool query_allowed(const state_readers *r, PGconn *conn,
-                                                    const char *api, const char *sql,
+__attribute__((noinline)) static bool query_allowed(const state_readers *r, const qg_settings *s,
+                                                    PGconn *conn, const char *api, const char *sql,
                                                     const void *caller, qg_decision *d,
                                                     bool read_later, bool unread)
 {
     qg_query q;
-    return check(r, conn, api, sql, caller, &q, d, read_later, unread);
+    return check(r, s, conn, api, sql, caller, &q, d, read_later, unread);
 }
 
 /* A statement that fails on the server aborts the transaction it is in; a
@@ -707,23 +727,24 @@ QG_COLD static int blocked_send(PGconn *conn, const qg_decision *d)
 
 /* Rewrite mode, for a query `q` that passed the check: true when rw->text
  * and rw->params are to be sent instead (pg_rewrite.h). */
-QG_HOT static bool rewrite_query(PGconn *conn, const qg_query *q, qg_pg_rewritten *rw)
+QG_HOT static bool rewrite_query(const qg_settings *s, PGconn *conn, const qg_query *q,
+                                 qg_pg_rewritten *rw)
 {
-    const qg_settings *s = qg_settings_get();
     if (__builtin_expect(s->mode != QG_MODE_REWRITE, 1) || !pipeline_off(libpq_readers(), conn))
         return false;
     return qg_pg_rewrite(s, q, server_encoding, rw);
 }
 
 /* Rewrite mode only: libpq's function that sends the parameters. */
-#define IN_REWRITE(real_fn)                                                                        \
-    (__builtin_expect(qg_settings_get()->mode == QG_MODE_REWRITE, 0) ? real_fn() : NULL)
+#define IN_REWRITE(s, real_fn)                                                                     \
+    (__builtin_expect((s)->mode == QG_MODE_REWRITE, 0) ? real_fn() : NULL)
 
-QG_HOT static PGresult *exec_allowed(PGconn *conn, const qg_query *q, PQexec_fn real)
+QG_HOT static PGresult *exec_allowed(const qg_settings *s, PGconn *conn, const qg_query *q,
+                                     PQexec_fn real)
 {
     qg_pg_rewritten rw;
-    PQexecParams_fn with_params = IN_REWRITE(real_PQexecParams);
-    if (!with_params || !rewrite_query(conn, q, &rw))
+    PQexecParams_fn with_params = IN_REWRITE(s, real_PQexecParams);
+    if (!with_params || !rewrite_query(s, conn, q, &rw))
         return real(conn, q->sql);
     bool entered = qg_guard_enter(conn, rw.text, 0); /* libpq's inner calls for it */
     PGresult *res = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
@@ -733,11 +754,12 @@ QG_HOT static PGresult *exec_allowed(PGconn *conn, const qg_query *q, PQexec_fn 
     return res;
 }
 
-QG_HOT static int send_allowed(PGconn *conn, const qg_query *q, PQsendQuery_fn real)
+QG_HOT static int send_allowed(const qg_settings *s, PGconn *conn, const qg_query *q,
+                               PQsendQuery_fn real)
 {
     qg_pg_rewritten rw;
-    PQsendQueryParams_fn with_params = IN_REWRITE(real_PQsendQueryParams);
-    if (!with_params || !rewrite_query(conn, q, &rw))
+    PQsendQueryParams_fn with_params = IN_REWRITE(s, real_PQsendQueryParams);
+    if (!with_params || !rewrite_query(s, conn, q, &rw))
         return real(conn, q->sql);
     bool entered = qg_guard_enter(conn, rw.text, 0); /* libpq's inner calls for it */
     int sent = with_params(conn, rw.text, rw.nparams, NULL, rw.params, NULL, NULL, 0);
@@ -782,7 +804,8 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
         qg_guard_report_missing("PQexec");
         return NULL;
     }
-    opened how = open_query(r, conn, query);
+    const qg_settings *s = NULL;
+    opened how = open_query(r, conn, query, &s);
     if (how == PASS)
         return real(conn, query);
     const char *api = api_name(how, "PQexec");
@@ -792,10 +815,10 @@ QG_HOT QG_EXPORT PGresult *PQexec(PGconn *conn, const char *query)
     qg_decision d;
     qg_query q;
     PGresult *res;
-    if (deferred || check(r, conn, api, query, caller, &q, &d, false, unread)) {
+    if (deferred || check(r, s, conn, api, query, caller, &q, &d, false, unread)) {
         checked_call c;
         begin_checked(&c, r, conn, query, api, caller, OUTER_EXEC, unread, deferred, &d);
-        res = exec_result(conn, &c, deferred ? real(conn, query) : exec_allowed(conn, &q, real),
+        res = exec_result(conn, &c, deferred ? real(conn, query) : exec_allowed(s, conn, &q, real),
                           &d);
     } else {
         res = blocked_result(conn, &d);
@@ -813,14 +836,15 @@ QG_HOT __attribute__((noinline)) static int send_query(PGconn *conn, const char 
         return 0;
     }
     const state_readers *r = libpq_readers();
-    opened how = open_query(r, conn, query);
+    const qg_settings *s = NULL;
+    opened how = open_query(r, conn, query, &s);
     if (how == PASS)
         return real(conn, query);
     qg_decision d;
     qg_query q;
-    return check(r, conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d, true,
-                 results_unread(r, conn))
-               ? send_allowed(conn, &q, real)
+    return check(r, s, conn, api_name(how, "PQsendQuery"), query, caller_of(how, caller), &q, &d,
+                 true, results_unread(r, conn))
+               ? send_allowed(s, conn, &q, real)
                : send_blocked(conn, how, &d);
 }
 
@@ -830,11 +854,10 @@ QG_HOT QG_EXPORT int PQsendQuery(PGconn *conn, const char *query)
      * With no results unread when it was checked, it passes with no call
      * of the shim's own: nothing to save and restore (docs/PERFORMANCE.md,
      * "Choices in the code"). */
-    PQsendQuery_fn real = cached_PQsendQuery();
     const checked_call *c = checked;
-    if (real && c && c->conn == conn && c->sql == query && !c->unread && !c->deferred) {
+    if (c && c->conn == conn && c->sql == query && c->inner_passes_to) {
         note_inner_reached(c);
-        return real(conn, query);
+        return c->inner_passes_to(conn, query);
     }
     return send_query(conn, query, __builtin_return_address(0));
 }
@@ -850,7 +873,8 @@ QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
         return NULL;
     }
     const state_readers *r = libpq_readers();
-    opened how = open_query(r, conn, command);
+    const qg_settings *s = NULL;
+    opened how = open_query(r, conn, command, &s);
     if (how == PASS)
         return real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
                     resultFormat);
@@ -860,7 +884,7 @@ QG_EXPORT PGresult *PQexecParams(PGconn *conn, const char *command, int nParams,
     bool deferred = defer_to_inner(r, conn, unread, OUTER_EXEC_PARAMS);
     qg_decision d;
     PGresult *res;
-    if (deferred || query_allowed(r, conn, api, command, caller, &d, false, unread)) {
+    if (deferred || query_allowed(r, s, conn, api, command, caller, &d, false, unread)) {
         checked_call c;
         begin_checked(&c, r, conn, command, api, caller, OUTER_EXEC_PARAMS, unread, deferred, &d);
         res = exec_result(conn, &c,
@@ -884,12 +908,13 @@ QG_EXPORT int PQsendQueryParams(PGconn *conn, const char *command, int nParams,
         return 0;
     }
     const state_readers *r = libpq_readers();
-    opened how = open_query(r, conn, command);
+    const qg_settings *s = NULL;
+    opened how = open_query(r, conn, command, &s);
     if (how == PASS)
         return real(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
                     resultFormat);
     qg_decision d;
-    int sent = query_allowed(r, conn, api_name(how, "PQsendQueryParams"), command,
+    int sent = query_allowed(r, s, conn, api_name(how, "PQsendQueryParams"), command,
                              caller_of(how, __builtin_return_address(0)), &d, true,
                              results_unread(r, conn))
                    ? real(conn, command, nParams, paramTypes, paramValues, paramLengths,
@@ -907,7 +932,8 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
         return NULL;
     }
     const state_readers *r = libpq_readers();
-    opened how = open_query(r, conn, query);
+    const qg_settings *s = NULL;
+    opened how = open_query(r, conn, query, &s);
     if (how == PASS)
         return real(conn, stmtName, query, nParams, paramTypes);
     const char *api = api_name(how, "PQprepare");
@@ -916,7 +942,7 @@ QG_EXPORT PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *qu
     bool deferred = defer_to_inner(r, conn, unread, OUTER_PREPARE);
     qg_decision d;
     PGresult *res;
-    if (deferred || query_allowed(r, conn, api, query, caller, &d, false, unread)) {
+    if (deferred || query_allowed(r, s, conn, api, query, caller, &d, false, unread)) {
         qg_pg_pipeline_prepared(conn, query, strlen(query));
         checked_call c;
         begin_checked(&c, r, conn, query, api, caller, OUTER_PREPARE, unread, deferred, &d);
@@ -936,11 +962,12 @@ QG_EXPORT int PQsendPrepare(PGconn *conn, const char *stmtName, const char *quer
         return 0;
     }
     const state_readers *r = libpq_readers();
-    opened how = open_query(r, conn, query);
+    const qg_settings *s = NULL;
+    opened how = open_query(r, conn, query, &s);
     if (how == PASS)
         return real(conn, stmtName, query, nParams, paramTypes);
     qg_decision d;
-    bool allowed = query_allowed(r, conn, api_name(how, "PQsendPrepare"), query,
+    bool allowed = query_allowed(r, s, conn, api_name(how, "PQsendPrepare"), query,
                                  caller_of(how, __builtin_return_address(0)), &d, false,
                                  results_unread(r, conn));
     if (allowed)

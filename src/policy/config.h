@@ -70,6 +70,10 @@ typedef struct qg_settings {
      * not plain text (QG_REWRITE_PLAIN_AS_IS). */
     bool rewrite_all;
     bool counters;       /* counters_dir is set: count queries (counters.h) */
+    /* Set by the process's load (settings.c): checks, active, no shapes and
+     * no counters, so a clean query passes with nothing to record
+     * (qg_guard_query_in_line). */
+    bool clean_in_line;
     /* The wire front (src/front/front_wire.c): drivers that speak the protocol
      * themselves; QUOTEGUARD_WIRE=off turns it off. */
     bool wire;

@@ -473,13 +473,14 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
     return query_with(s, q, out);
 }
 
+bool qg_guard_announce_tried;
+
 QG_HOT bool qg_guard_query(const qg_query *q, qg_decision *out)
 {
     /* A front is called, so its library is mapped: announce now if the
      * start-up probe found none (an interpreter dlopen()ed it later). */
-    static bool announce_tried;
-    if (!__atomic_load_n(&announce_tried, __ATOMIC_RELAXED) &&
-        !__atomic_exchange_n(&announce_tried, true, __ATOMIC_ACQ_REL))
+    if (!__atomic_load_n(&qg_guard_announce_tried, __ATOMIC_RELAXED) &&
+        !__atomic_exchange_n(&qg_guard_announce_tried, true, __ATOMIC_ACQ_REL))
         qg_attach_announce(); /* a plain load first: no shared write per query */
     return query_with(qg_settings_get(), q, out);
 }

@@ -45,6 +45,32 @@ bool qg_guard_query(const qg_query *q, qg_decision *out);
 /* The same with explicit settings (tests; qg_guard_query uses qg_settings_get()). */
 bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *out);
 
+/* Set once a query has reached the guard, which then announced the shim
+ * if the start-up probe had not (attach.h). */
+extern bool qg_guard_announce_tried;
+
+/* qg_guard_query for a front that holds the process settings s: where they
+ * let a clean query pass with nothing to log, count or learn
+ * (clean_in_line) and the query's encoding table is known, its check runs
+ * in line, with no call of the guard's own (docs/PERFORMANCE.md, "Choices
+ * in the code").  Any other query goes to qg_guard_query, and so does one
+ * the checker does not find clean (checked again there, to be judged). */
+static inline bool qg_guard_query_in_line(const qg_settings *s, const qg_query *q, qg_decision *out)
+{
+    if (!s->clean_in_line || !q->encoding || q->dialect == QG_DIALECT_MYSQL ||
+        !__atomic_load_n(&qg_guard_announce_tried, __ATOMIC_RELAXED))
+        return qg_guard_query(q, out);
+    qg_context ctx;
+    qg_context_init(&ctx, q->dialect, q->encoding, q->flags);
+    ctx.view = q->view;
+    if (qg_check(&ctx, q->sql, q->len, NULL) != QG_VERDICT_CLEAN)
+        return qg_guard_query(q, out);
+    out->block = false;
+    out->sqlstate = NULL;
+    out->message[0] = '\0';
+    return true;
+}
+
 /* Per-thread record of the intercepted calls in flight.  A client library
  * calls its own exported entries for the call being checked (mysql_query
  * calls mysql_real_query), and those inner calls must not be checked twice

@@ -64,6 +64,7 @@ static const char unknown_pipeline_encoding[] = "not yet known: set in the pipel
 bool qg_pg_check_states(const qg_query *described, qg_pg_server_encoding_fn server_encoding,
                         const qg_pg_pending *states, qg_decision *d)
 {
+    const qg_settings *s = qg_settings_get();
     qg_query q = *described;
     bool allowed = true;
     for (unsigned scs = 0; allowed && scs < 2; scs++) {
@@ -73,12 +74,12 @@ bool qg_pg_check_states(const qg_query *described, qg_pg_server_encoding_fn serv
         for (unsigned i = 0; allowed && i < states->encoding_count; i++) {
             qg_pg_client_encoding queued = qg_pg_client_encoding_named(states->encodings[i]);
             bool queued_converts = qg_pg_set_checked_encoding(&q, &queued, server_encoding);
-            allowed = qg_pg_check_converted(&q, queued_converts, server_encoding, d);
+            allowed = qg_pg_check_converted(s, &q, queued_converts, server_encoding, d);
         }
         if (allowed && states->encoding_unknown) {
             q.encoding = NULL;
             q.encoding_name = unknown_pipeline_encoding;
-            allowed = qg_pg_check_converted(&q, false, server_encoding, d);
+            allowed = qg_pg_check_converted(s, &q, false, server_encoding, d);
         }
     }
     return allowed;
@@ -92,7 +93,7 @@ bool qg_pg_check_in_pipeline(const qg_query *described, bool converts,
     if (!p) {
         q.encoding = NULL;
         q.encoding_name = "(no memory for the pipeline's states)";
-        return qg_pg_check_converted(&q, converts, server_encoding, d);
+        return qg_pg_check_converted(qg_settings_get(), &q, converts, server_encoding, d);
     }
     qg_pg_pending_add_reported(&p->pending, described->encoding_name,
                                described->flags & QG_STD_STRINGS);

@@ -35,14 +35,14 @@ bool qg_pg_check_conversion(qg_query *q, qg_pg_server_encoding_fn server_encodin
                             qg_decision *d);
 
 /* Checks q (encoding and flags set; `converts` as qg_pg_set_checked_encoding
- * said) through the guard; where the conversion to the server encoding
- * makes ASCII of a character, the text as the server reads it.  True =
- * send it. */
-static inline bool qg_pg_check_converted(qg_query *q, bool converts,
-                                         qg_pg_server_encoding_fn server_encoding,
-                                         qg_decision *d)
+ * said) through the guard, under the process settings s; where the
+ * conversion to the server encoding makes ASCII of a character, the text
+ * as the server reads it.  True = send it. */
+static inline bool qg_pg_check_converted(const qg_settings *s, qg_query *q, bool converts,
+                                         qg_pg_server_encoding_fn server_encoding, qg_decision *d)
 {
-    return converts ? qg_pg_check_conversion(q, server_encoding, d) : qg_guard_query(q, d);
+    return converts ? qg_pg_check_conversion(q, server_encoding, d)
+                    : qg_guard_query_in_line(s, q, d);
 }
 
 /* Checks q under each state in `states` (every client encoding and

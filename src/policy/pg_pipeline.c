@@ -4,23 +4,21 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "hot.h"
-
-static qg_conn_map pipelines = QG_CONN_MAP_INIT(qg_pg_pipeline);
+qg_conn_map qg_pg_pipelines = QG_CONN_MAP_INIT(qg_pg_pipeline);
 
 static void lock_pipelines(void)
 {
-    qg_conn_map_write_lock(&pipelines);
+    qg_conn_map_write_lock(&qg_pg_pipelines);
 }
 
 static void unlock_pipelines(void)
 {
-    qg_conn_map_unlock(&pipelines);
+    qg_conn_map_unlock(&qg_pg_pipelines);
 }
 
 static void renew_pipelines_lock(void)
 {
-    qg_conn_map_child_after_fork(&pipelines);
+    qg_conn_map_child_after_fork(&qg_pg_pipelines);
 }
 
 /* A fork while another thread holds the map's lock must not leave it held
@@ -32,23 +30,21 @@ __attribute__((constructor)) static void keep_pipelines_across_fork(void)
 
 qg_pg_pipeline *qg_pg_pipeline_of(const void *conn)
 {
-    return qg_conn_map_get_or_add(&pipelines, conn);
+    return qg_conn_map_get_or_add(&qg_pg_pipelines, conn);
 }
 
-QG_HOT void qg_pg_pipeline_ended(const void *conn)
+void qg_pg_pipeline_ended_kept(const void *conn)
 {
-    if (qg_conn_map_empty(&pipelines))
-        return;
-    qg_pg_pipeline *p = qg_conn_map_find(&pipelines, conn);
+    qg_pg_pipeline *p = qg_conn_map_find(&qg_pg_pipelines, conn);
     if (p && p->prepared_sets_state)
         memset(&p->pending, 0, sizeof p->pending);
     else if (p)
-        qg_conn_map_remove(&pipelines, conn, NULL);
+        qg_conn_map_remove(&qg_pg_pipelines, conn, NULL);
 }
 
 void qg_pg_pipeline_forget(const void *conn)
 {
-    qg_conn_map_remove(&pipelines, conn, NULL);
+    qg_conn_map_remove(&qg_pg_pipelines, conn, NULL);
 }
 
 void qg_pg_pipeline_prepared(const void *conn, const char *sql, size_t len)
@@ -64,7 +60,8 @@ void qg_pg_pipeline_prepared(const void *conn, const char *sql, size_t len)
 void qg_pg_pipeline_executes_prepared(const void *conn)
 {
     static const qg_pg_effect any = {.encoding = QG_PG_UNKNOWN, .scs = QG_PG_UNKNOWN};
-    qg_pg_pipeline *p = qg_conn_map_empty(&pipelines) ? NULL : qg_conn_map_find(&pipelines, conn);
+    qg_pg_pipeline *p =
+        qg_conn_map_empty(&qg_pg_pipelines) ? NULL : qg_conn_map_find(&qg_pg_pipelines, conn);
     if (p && p->prepared_sets_state)
         qg_pg_pending_add_effect(&p->pending, &any);
 }

@@ -25,9 +25,20 @@ typedef struct qg_pg_pipeline {
 
 /* The connection's entry, made when missing; NULL without memory. */
 qg_pg_pipeline *qg_pg_pipeline_of(const void *conn);
+/* The connections with states kept (pg_pipeline.c). */
+extern qg_conn_map qg_pg_pipelines;
+
+/* qg_pg_pipeline_ended for a connection with states kept. */
+void qg_pg_pipeline_ended_kept(const void *conn);
+
 /* Out of pipeline mode every result has been read: libpq's state is the
- * server's, and the states the pipeline's statements might meet go. */
-void qg_pg_pipeline_ended(const void *conn);
+ * server's, and the states the pipeline's statements might meet go.  With
+ * none kept (nearly every query), answered in line. */
+static inline void qg_pg_pipeline_ended(const void *conn)
+{
+    if (!qg_conn_map_empty(&qg_pg_pipelines))
+        qg_pg_pipeline_ended_kept(conn);
+}
 /* The connection is gone. */
 void qg_pg_pipeline_forget(const void *conn);
 /* A statement the connection prepared (its text is read once, here): one

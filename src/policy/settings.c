@@ -52,6 +52,8 @@ static void load(void)
     char program[QG_NAME_MAX];
     program_name(program, sizeof program);
     qg_settings_set_program(s, program);
+    s->clean_in_line =
+        s->mode != QG_MODE_OFF && s->active && s->shapes == QG_SHAPES_OFF && !s->counters;
 
     if (problems) {
         size_t shown =

@@ -179,6 +179,39 @@ static void test_clean_query_costs_nothing(const char *env_log)
            "and is logged once");
 }
 
+/* The front's path: a clean query of a known encoding under the process
+ * settings is checked in line; one with findings is judged as by
+ * qg_guard_query. */
+static void test_in_line(const char *env_log)
+{
+    const qg_settings *s = qg_settings_get();
+    tap_ok(s->clean_in_line, "audit, active, no shapes, no counters: clean queries in line");
+    qg_decision d;
+    qg_query q = pg_query("UTF8", QG_STD_STRINGS, "SELECT 'a', 1", 13);
+    q.encoding = qg_encoding_find(QG_DIALECT_POSTGRES, "UTF8");
+    int logged = count_lines(read_whole_file(env_log, NULL));
+    unsigned long before = allocation_count();
+    bool pass = true;
+    for (int i = 0; i < 100; i++)
+        pass = pass && qg_guard_query_in_line(s, &q, &d);
+    unsigned long used = allocation_count() - before;
+    tap_ok(pass && !d.block && !d.sqlstate && d.message[0] == '\0',
+           "in line: a clean query passes, with no decision to report");
+    if (COUNTS_ALLOCATIONS)
+        tap_ok(used == 0, "in line: 100 clean queries, %lu allocations", used);
+    else
+        tap_ok(1, "# SKIP allocations are not counted under AddressSanitizer");
+    tap_ok(count_lines(read_whole_file(env_log, NULL)) == logged, "in line: nothing logged");
+
+    q = pg_query("SJIS", 0, sjis_attack, sizeof sjis_attack - 1);
+    q.encoding = qg_encoding_find(QG_DIALECT_POSTGRES, "SJIS");
+    tap_ok(q.encoding && qg_guard_query_in_line(s, &q, &d) && !d.block,
+           "in line, audit: the attack passes");
+    const char *log = read_whole_file(env_log, NULL);
+    tap_ok(count_lines(log) == logged + 1 && count_of(log, "\"action\":\"logged\"") == 2,
+           "and is judged and logged once, as by qg_guard_query");
+}
+
 static void test_modes(void)
 {
     qg_settings s;
@@ -531,6 +564,7 @@ int main(void)
     setenv("QUOTEGUARD_LOG", env_log, 1);
 
     test_clean_query_costs_nothing(env_log);
+    test_in_line(env_log);
     test_modes();
     test_sqlstates();
     test_allow_list();

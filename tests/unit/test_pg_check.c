@@ -30,7 +30,7 @@ static bool allowed(const char *client, const char *server_name, const char *sql
     qg_query q = query(&conn, sql, 0);
     qg_pg_client_encoding c = qg_pg_client_encoding_named(client);
     bool converts = qg_pg_set_checked_encoding(&q, &c, server_encoding);
-    return qg_pg_check_converted(&q, converts, server_encoding, d);
+    return qg_pg_check_converted(qg_settings_get(), &q, converts, server_encoding, d);
 }
 
 int main(void)
