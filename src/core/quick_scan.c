@@ -942,18 +942,29 @@ static inline qg_quick_reading settled(int lane, uint64_t quote_parity)
                                                                   : QG_QUICK_UNSETTLED;
 }
 
+/* Where the scan goes on out of line: the text (padded where short), the
+ * byte it goes on from, the delimiters before it.  Passed by its address,
+ * so that the calls' arguments fit in registers and the scan that calls
+ * them saves no more of its own. */
+typedef struct scan_rest {
+    const unsigned char *s;
+    size_t len, from;
+    uint64_t quote_parity;
+} scan_rest;
+
 /* On from the lane where the quick scan met a backslash, in a text where
  * the server reads backslash escapes: out of line, so that the scan of
  * every other text keeps its registers.  In PG a string there may have
  * begun anywhere before (a doubled quote goes on with U&'', a newline
  * with B''): no quote before may follow a prefix. */
 static __attribute__((noinline)) qg_quick_reading quick_scan_escaping(const quick_table *table,
-                                                                      const unsigned char *s,
-                                                                      size_t len, size_t from,
-                                                                      uint64_t quote_parity,
+                                                                      const scan_rest *rest,
                                                                       const qg_context *ctx,
                                                                       utf8_watch *watch)
 {
+    const unsigned char *s = rest->s;
+    size_t len = rest->len, from = rest->from;
+    uint64_t quote_parity = rest->quote_parity;
     if (ctx->dialect == QG_DIALECT_POSTGRES ? quote_after_prefix(needle_table(), s, len, from)
                                             : open_string_after_prefix(s, from, quote_parity))
         return QG_QUICK_UNSETTLED;
@@ -969,18 +980,17 @@ static __attribute__((noinline)) qg_quick_reading quick_scan_escaping(const quic
 /* On from the lane where the quick scan met a PG quoted name (a double
  * quote): out of line, as above. */
 static __attribute__((noinline)) qg_quick_reading quick_scan_names(const quick_table *table,
-                                                                   const unsigned char *s,
-                                                                   size_t len, size_t from,
-                                                                   uint64_t quote_parity,
+                                                                   const scan_rest *rest,
                                                                    const qg_context *ctx,
                                                                    utf8_watch *watch)
 {
+    scan_rest on = *rest;
     bool in_name = false, no_doubler = false; /* PG's */
-    int lane = quick_spans(table, s, len, &from, &quote_parity, &in_name, ctx, true, false,
-                           &no_doubler, watch);
+    int lane = quick_spans(table, on.s, on.len, &on.from, &on.quote_parity, &in_name, ctx, true,
+                           false, &no_doubler, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
-        return quick_scan_escaping(table, s, len, from, quote_parity, ctx, watch);
-    return settled(lane, quote_parity);
+        return quick_scan_escaping(table, &on, ctx, watch);
+    return settled(lane, on.quote_parity);
 }
 
 static inline __attribute__((always_inline)) qg_quick_reading
@@ -1010,10 +1020,13 @@ quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql
     bool no_doubler_comment = false; /* no escape read here */
     int lane = quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, false,
                            &no_doubler_comment, watch);
+    if (__builtin_expect(lane == LANE_READ, 1))
+        return settled(lane, quote_parity);
+    scan_rest rest = {s, len, from, quote_parity};
     if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
-        return quick_scan_names(table, s, len, from, quote_parity, ctx, watch);
+        return quick_scan_names(table, &rest, ctx, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
-        return quick_scan_escaping(table, s, len, from, quote_parity, ctx, watch);
+        return quick_scan_escaping(table, &rest, ctx, watch);
     return settled(lane, quote_parity);
 }
 
