@@ -71,6 +71,111 @@ QG_REAL_FN(my_bool, mysql_stmt_close, (MYSQL_STMT *), qg_mysql_sonames)
 QG_REAL_FN(unsigned int, mysql_stmt_errno, (MYSQL_STMT *), qg_mysql_sonames)
 QG_REAL_FN(const char *, mysql_stmt_error, (MYSQL_STMT *), qg_mysql_sonames)
 QG_REAL_FN(const char *, mysql_stmt_sqlstate, (MYSQL_STMT *), qg_mysql_sonames)
+QG_REAL_FN(unsigned long, mysql_thread_id, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(unsigned int, mysql_field_count, (MYSQL *), qg_mysql_sonames)
+QG_REAL_FN(my_bool, mariadb_get_infov, (MYSQL *, int, void *, ...), qg_mysql_sonames)
+
+/* The library's functions that the entries for a text and the escaper
+ * call each time, looked up together: an entry tests the generation of the
+ * real symbols (real.h) once for them all, not once a function
+ * (docs/PERFORMANCE.md, the libmariadb front).  Kept for the generation
+ * once mysql_real_query, which every MySQL client library has, is found:
+ * the library is loaded then, and a function it lacks (MySQL's has no
+ * mariadb_get_infov) stays NULL.  Until it is, each entry looks them up. */
+typedef struct lib_calls {
+    mysql_query_fn query;
+    mysql_real_query_fn real_query;
+    mysql_send_query_fn send_query;
+    mysql_real_escape_string_fn real_escape_string;
+    mysql_thread_id_fn thread_id;
+    mysql_field_count_fn field_count;
+    mariadb_get_infov_fn get_infov;
+    mysql_character_set_name_fn charset_name;
+    unsigned generation; /* qg_real_generation when looked up; 0: never */
+} lib_calls;
+static lib_calls kept_calls;
+
+__attribute__((noinline)) static void look_up_calls(void)
+{
+    unsigned now = __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE);
+    lib_calls c = {
+        .query = real_mysql_query(),
+        .real_query = real_mysql_real_query(),
+        .send_query = real_mysql_send_query(),
+        .real_escape_string = real_mysql_real_escape_string(),
+        .thread_id = real_mysql_thread_id(),
+        .field_count = real_mysql_field_count(),
+        .get_infov = real_mariadb_get_infov(),
+        .charset_name = real_mysql_character_set_name(),
+    };
+    /* another thread may be writing the same functions in */
+    __atomic_store_n(&kept_calls.query, c.query, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_calls.real_query, c.real_query, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_calls.send_query, c.send_query, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_calls.real_escape_string, c.real_escape_string, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_calls.thread_id, c.thread_id, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_calls.field_count, c.field_count, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_calls.get_infov, c.get_infov, __ATOMIC_RELAXED);
+    __atomic_store_n(&kept_calls.charset_name, c.charset_name, __ATOMIC_RELAXED);
+    if (c.real_query)
+        __atomic_store_n(&kept_calls.generation, now, __ATOMIC_RELEASE);
+}
+
+/* Brings kept_calls to this generation: each entry that reads them does
+ * first, and reads them then without a test of its own. */
+QG_HOT static inline void calls_up_to_date(void)
+{
+    if (__atomic_load_n(&kept_calls.generation, __ATOMIC_ACQUIRE) !=
+        __atomic_load_n(&qg_real_generation, __ATOMIC_ACQUIRE))
+        look_up_calls();
+}
+
+/* The functions of kept_calls, read in an entry that brought them up to
+ * date (one atomic load each: another thread may be writing them in). */
+static inline unsigned long lib_thread_id(void *conn)
+{
+    mysql_thread_id_fn fn = __atomic_load_n(&kept_calls.thread_id, __ATOMIC_RELAXED);
+    return fn ? fn(conn) : 0;
+}
+
+static inline unsigned lib_status(void *conn)
+{
+    mariadb_get_infov_fn get_info = __atomic_load_n(&kept_calls.get_infov, __ATOMIC_RELAXED);
+    unsigned status = 0;
+    if (!get_info || get_info(conn, MARIADB_CONNECTION_SERVER_STATUS, &status) != 0)
+        return 0;
+    return status;
+}
+
+static inline bool lib_result_set(void *conn)
+{
+    mysql_field_count_fn field_count = __atomic_load_n(&kept_calls.field_count, __ATOMIC_RELAXED);
+    return field_count && field_count(conn) != 0;
+}
+
+static inline const char *lib_charset_name(MYSQL *mysql)
+{
+    mysql_character_set_name_fn fn = __atomic_load_n(&kept_calls.charset_name, __ATOMIC_RELAXED);
+    return fn ? fn(mysql) : NULL;
+}
+
+/* The session's calls on the library, for an entry: kept_calls are
+ * brought up to date first (its callbacks read them).  In line: the
+ * session's code in line in an entry then calls the library directly. */
+QG_HOT static inline __attribute__((always_inline)) const qg_my_server *session_server(void)
+{
+    static const qg_my_server server = {
+        .map = &qg_my_conns,
+        .ask = qg_my_lib_ask,
+        .request_tracking = qg_my_lib_request_tracking,
+        .thread_id = lib_thread_id,
+        .status = lib_status,
+        .result_set = lib_result_set,
+        .report_item = qg_my_lib_report_item,
+    };
+    calls_up_to_date();
+    return &server;
+}
 
 QG_HOT static bool tracking_enabled(void)
 {
@@ -87,11 +192,6 @@ static bool inside_reconnect(MYSQL *mysql)
 {
     return qg_my_sending && (qg_my_sending == mysql || !qg_my_conn_find(mysql));
 }
-
-static const qg_my_server server = {&qg_my_conns,         qg_my_lib_ask,
-                                    qg_my_lib_request_tracking, qg_my_lib_thread_id,
-                                    qg_my_lib_status,     qg_my_lib_result_set,
-                                    qg_my_lib_report_item};
 
 /* This front checks the connection's queries: the wire front must not;
  * and the log never writes into its socket.  A handle's socket is made
@@ -111,13 +211,14 @@ static void hand_over_from_wire(MYSQL *mysql)
 
 /* The entry to use for the text read as `plan` on mysql, up to date; NULL
  * without memory.  In line: each query takes it. */
-QG_HOT static inline __attribute__((always_inline)) qg_my_conn *entry_for_query(MYSQL *mysql, qg_my_plan *plan)
+QG_HOT static inline __attribute__((always_inline)) qg_my_conn *
+entry_for_query(const qg_my_server *srv, MYSQL *mysql, qg_my_plan *plan)
 {
     qg_my_conn *e = qg_my_conn_use(mysql);
     if (!e)
         return NULL;
     qg_my_block_clear(&e->block);
-    if (qg_my_session_prepare(&e->session, &server, mysql, plan))
+    if (qg_my_session_prepare(&e->session, srv, mysql, plan))
         hand_over_from_wire(mysql);
     return e;
 }
@@ -157,8 +258,7 @@ reconnect_state_differs(qg_my_session *s, MYSQL *mysql)
 {
     if (s->fresh_flags != s->state.flags)
         return true;
-    mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
-    const char *name = lib_charset ? lib_charset(mysql) : NULL;
+    const char *name = lib_charset_name(mysql);
     return name && !lib_charset_is_state(s, name);
 }
 
@@ -173,11 +273,10 @@ reconnecting_check(qg_my_conn *e, MYSQL *mysql, const char *api, qg_my_plan *pla
 {
     const qg_my_session *s = &e->session;
     mysql_get_optionv_fn get_option = real_mysql_get_optionv();
-    mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
     my_bool reconnect = 0;
     bool reconnects =
         get_option && get_option(mysql, MYSQL_OPT_RECONNECT, &reconnect) == 0 && reconnect;
-    const char *name = lib_charset ? lib_charset(mysql) : NULL;
+    const char *name = lib_charset_name(mysql);
     qg_my_state fresh = s->state;
     if (name)
         qg_my_state_set_charset(&fresh, name, strlen(name));
@@ -200,13 +299,14 @@ QG_COLD static bool entryless_check(MYSQL *mysql, const char *api, qg_my_plan *p
 }
 
 /* Checks a text about to be sent on mysql (the guard passed it); true = send.
- * *out is the connection's entry, NULL when out of memory. */
+ * *out is the connection's entry, NULL when out of memory.  srv: the
+ * entry's session_server(). */
 QG_HOT static inline __attribute__((always_inline)) bool
-connection_query_allowed(MYSQL *mysql, const char *api, qg_my_plan *plan, const void *caller,
-                         qg_decision *d, qg_my_conn **out)
+connection_query_allowed(const qg_my_server *srv, MYSQL *mysql, const char *api,
+                         qg_my_plan *plan, const void *caller, qg_decision *d, qg_my_conn **out)
 {
     orphan_mysql = NULL;
-    qg_my_conn *e = *out = entry_for_query(mysql, plan);
+    qg_my_conn *e = *out = entry_for_query(srv, mysql, plan);
     if (!e)
         return entryless_check(mysql, api, plan, caller, d);
     if (reconnect_state_differs(&e->session, mysql))
@@ -230,7 +330,8 @@ typedef enum query_api { API_QUERY, API_REAL_QUERY, API_SEND_QUERY } query_api;
 
 static const char *const api_names[] = {"mysql_query", "mysql_real_query", "mysql_send_query"};
 
-/* The real entry for api: mysql_query takes a C string, the others a length. */
+/* The real entry for api: mysql_query takes a C string, the others a
+ * length.  Of kept_calls, brought up to date by the entry. */
 typedef struct real_sender {
     mysql_query_fn plain;
     mysql_real_query_fn sized;
@@ -240,9 +341,11 @@ static real_sender real_sender_for(query_api api)
 {
     real_sender r = {NULL, NULL};
     if (api == API_QUERY)
-        r.plain = real_mysql_query();
+        r.plain = __atomic_load_n(&kept_calls.query, __ATOMIC_RELAXED);
+    else if (api == API_REAL_QUERY)
+        r.sized = __atomic_load_n(&kept_calls.real_query, __ATOMIC_RELAXED);
     else
-        r.sized = api == API_REAL_QUERY ? real_mysql_real_query() : real_mysql_send_query();
+        r.sized = __atomic_load_n(&kept_calls.send_query, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -264,7 +367,7 @@ QG_COLD static bool send_signal(real_sender real, MYSQL *mysql, const qg_decisio
 static void note_read(qg_my_conn *e, MYSQL *mysql, int rc)
 {
     qg_my_session_read_done(&e->session,
-                            rc != 0 || !(qg_my_lib_status(mysql) & QG_MY_STATUS_MORE_RESULTS_EXIST));
+                            rc != 0 || !(lib_status(mysql) & QG_MY_STATUS_MORE_RESULTS_EXIST));
 }
 
 /* Whether a failed mysql_query / mysql_real_query sent its text and read
@@ -280,6 +383,7 @@ static bool server_answered(MYSQL *mysql)
 QG_HOT static inline __attribute__((always_inline)) int
 guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api, const void *caller)
 {
+    const qg_my_server *srv = session_server();
     real_sender real = real_sender_for(api);
     if (!real.plain && !real.sized) {
         qg_guard_report_missing(api_names[api]);
@@ -296,7 +400,7 @@ guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api, c
     qg_my_conn *e;
     qg_my_plan plan;
     qg_my_plan_init(&plan, sql, len);
-    if (!connection_query_allowed(mysql, api_names[api], &plan, caller, &d, &e)) {
+    if (!connection_query_allowed(srv, mysql, api_names[api], &plan, caller, &d, &e)) {
         /* An asynchronous driver (Ruby's mysql2) waits for the socket to
          * turn readable and takes a failed send for a lost connection: it
          * gets a statement the server answers with an error naming us. */
@@ -326,7 +430,7 @@ guarded_query(MYSQL *mysql, const char *sql, unsigned long len, query_api api, c
     if (queued && (rc == 0 || (api != API_SEND_QUERY && server_answered(mysql))))
         qg_my_session_queued(&e->session, &plan);
     if (e && rc == 0 && api != API_SEND_QUERY)
-        qg_my_session_answered(&e->session, &server, mysql, later ? NULL : &plan);
+        qg_my_session_answered(&e->session, srv, mysql, later ? NULL : &plan);
     if (queued && api != API_SEND_QUERY && (rc == 0 || server_answered(mysql)))
         note_read(e, mysql, rc);
     return rc;
@@ -367,9 +471,10 @@ QG_HOT QG_EXPORT my_bool mysql_read_query_result(MYSQL *mysql)
         qg_guard_leave_call(mysql, NULL, 0);
         return 1;
     }
+    const qg_my_server *srv = session_server();
     my_bool rc = fn(mysql);
     if (e && rc == 0)
-        qg_my_session_answered(&e->session, &server, mysql, NULL);
+        qg_my_session_answered(&e->session, srv, mysql, NULL);
     if (e)
         note_read(e, mysql, rc);
     qg_guard_leave_call(mysql, NULL, 0);
@@ -386,10 +491,11 @@ QG_EXPORT int mysql_next_result(MYSQL *mysql)
     qg_my_conn *e = qg_my_conn_find(mysql);
     if (!e || !qg_guard_enter(mysql, NULL, 0))
         return fn(mysql);
-    qg_my_session_result_read(&e->session, &server, mysql);
+    const qg_my_server *srv = session_server();
+    qg_my_session_result_read(&e->session, srv, mysql);
     int rc = fn(mysql);
     if (rc == 0)
-        qg_my_session_answered(&e->session, &server, mysql, NULL);
+        qg_my_session_answered(&e->session, srv, mysql, NULL);
     if (rc != -1) /* -1: no result was left to read */
         note_read(e, mysql, rc);
     qg_guard_leave_call(mysql, NULL, 0);
@@ -426,7 +532,7 @@ QG_EXPORT int mysql_stmt_prepare(MYSQL_STMT *stmt, const char *sql, unsigned lon
     qg_my_conn *e;
     qg_my_plan plan;
     qg_my_plan_init(&plan, sql, len);
-    if (!connection_query_allowed(s->mysql, "mysql_stmt_prepare", &plan,
+    if (!connection_query_allowed(session_server(), s->mysql, "mysql_stmt_prepare", &plan,
                                   __builtin_return_address(0), &d, &e)) {
         qg_my_block_set(&s->block, &d, false);
         qg_guard_leave_call(stmt, sql, len);
@@ -455,7 +561,7 @@ QG_EXPORT int mysql_stmt_execute(MYSQL_STMT *stmt)
     qg_my_sending = outer;
     qg_my_conn *e = s ? qg_my_conn_find(s->mysql) : NULL;
     if (e)
-        qg_my_session_executed(&e->session, &server, s->mysql, s->may_hide);
+        qg_my_session_executed(&e->session, session_server(), s->mysql, s->may_hide);
     return rc;
 }
 
@@ -480,7 +586,8 @@ QG_EXPORT int mariadb_stmt_execute_direct(MYSQL_STMT *stmt, const char *sql, siz
     qg_my_conn *e;
     qg_my_plan plan;
     qg_my_plan_init(&plan, sql, len);
-    if (!connection_query_allowed(s->mysql, "mariadb_stmt_execute_direct", &plan,
+    const qg_my_server *srv = session_server();
+    if (!connection_query_allowed(srv, s->mysql, "mariadb_stmt_execute_direct", &plan,
                                   __builtin_return_address(0), &d, &e)) {
         /* the library reports a failed direct execution on both handles */
         qg_my_block_set(&s->block, &d, false);
@@ -495,7 +602,7 @@ QG_EXPORT int mariadb_stmt_execute_direct(MYSQL_STMT *stmt, const char *sql, siz
     int rc = fn(stmt, sql, length);
     qg_my_sending = outer;
     if (e)
-        qg_my_session_executed(&e->session, &server, s->mysql, s->may_hide);
+        qg_my_session_executed(&e->session, srv, s->mysql, s->may_hide);
     qg_guard_leave_call(stmt, sql, given);
     return rc;
 }
@@ -541,7 +648,7 @@ QG_EXPORT MYSQL *mysql_real_connect(MYSQL *mysql, const char *host, const char *
     qg_my_conn *e = connected ? qg_my_conn_use(connected) : NULL;
     if (e) {
         qg_my_block_clear(&e->block);
-        (void)qg_my_session_prepare(&e->session, &server, connected, NULL);
+        (void)qg_my_session_prepare(&e->session, session_server(), connected, NULL);
     }
     return connected;
 }
@@ -562,7 +669,7 @@ QG_EXPORT int mysql_set_character_set(MYSQL *mysql, const char *csname)
         qg_my_plan none; /* the library's own text: its OK packet reports */
         qg_my_plan_init(&none, "", 0);
         if (rc == 0)
-            qg_my_session_answered(&e->session, &server, mysql, &none);
+            qg_my_session_answered(&e->session, session_server(), mysql, &none);
     }
     qg_guard_leave_call(mysql, NULL, 0);
     return rc;
@@ -707,10 +814,10 @@ QG_COLD static void log_real_escape_upgrade(const qg_encoding *enc, bool quotes_
 }
 
 /* The stale state of a connection asked for, where the server can be asked. */
-QG_COLD static void refresh_for_escape(qg_my_conn *e, MYSQL *mysql)
+QG_COLD static void refresh_for_escape(const qg_my_server *srv, qg_my_conn *e, MYSQL *mysql)
 {
     if (!e->session.unread && qg_guard_enter(mysql, NULL, 0)) {
-        qg_my_session_refresh(&e->session, &server, mysql);
+        qg_my_session_refresh(&e->session, srv, mysql);
         qg_guard_leave_call(mysql, NULL, 0);
     }
 }
@@ -718,15 +825,15 @@ QG_COLD static void refresh_for_escape(qg_my_conn *e, MYSQL *mysql)
 /* The encoding the shim escapes for on e's connection in place of the
  * library (with *quotes_only), or NULL: the library's escaping is the
  * server's, or the server's state is not known. */
-QG_HOT static const qg_encoding *server_escape(qg_my_conn *e, MYSQL *mysql, bool *quotes_only)
+QG_HOT static const qg_encoding *server_escape(const qg_my_server *srv, qg_my_conn *e,
+                                               MYSQL *mysql, bool *quotes_only)
 {
     if (e->session.stale)
-        refresh_for_escape(e, mysql);
+        refresh_for_escape(srv, e, mysql);
     if (e->session.stale)
         return NULL;
-    mysql_character_set_name_fn lib_charset = real_mysql_character_set_name();
-    const char *lib = lib_charset ? lib_charset(mysql) : NULL;
-    bool lib_quotes_only = qg_my_lib_status(mysql) & QG_MY_STATUS_NO_BACKSLASH_ESCAPES;
+    const char *lib = lib_charset_name(mysql);
+    bool lib_quotes_only = lib_status(mysql) & QG_MY_STATUS_NO_BACKSLASH_ESCAPES;
     bool server_quotes_only = e->session.state.flags & QG_NO_BACKSLASH_ESCAPES;
     if (lib && lib_quotes_only == server_quotes_only && lib_charset_is_state(&e->session, lib))
         return NULL; /* the library escapes as the server reads */
@@ -744,12 +851,14 @@ QG_HOT static const qg_encoding *server_escape(qg_my_conn *e, MYSQL *mysql, bool
 QG_EXPORT unsigned long mysql_real_escape_string(MYSQL *mysql, char *to, const char *from,
                                                  unsigned long length)
 {
+    const qg_my_server *srv = session_server();
     qg_my_conn *e = !tracking_enabled() || !to || !from ? NULL : qg_my_conn_find(mysql);
     bool quotes_only;
-    const qg_encoding *enc = e ? server_escape(e, mysql, &quotes_only) : NULL;
+    const qg_encoding *enc = e ? server_escape(srv, e, mysql, &quotes_only) : NULL;
     if (enc)
         return qg_my_escape(enc, quotes_only, to, from, length);
-    mysql_real_escape_string_fn fn = real_mysql_real_escape_string();
+    mysql_real_escape_string_fn fn =
+        __atomic_load_n(&kept_calls.real_escape_string, __ATOMIC_RELAXED);
     if (fn)
         return fn(mysql, to, from, length);
     qg_guard_report_missing("mysql_real_escape_string");

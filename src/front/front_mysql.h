@@ -7,9 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "client_libraries.h"
 #include "mysql_state.h"
-#include "real.h"
 
 /* The client library's types and constants, as far as the shim needs them
  * (their values are part of the library's ABI). */
@@ -35,31 +33,5 @@ extern __thread MYSQL *qg_my_sending __attribute__((tls_model("initial-exec")));
 bool qg_my_lib_ask(void *conn, qg_my_state *st, bool *covered);
 bool qg_my_lib_request_tracking(void *conn);
 bool qg_my_lib_report_item(void *conn, bool first, const char **data, size_t *len);
-
-/* The calls each query makes, in line where the front calls them. */
-QG_REAL_FN(unsigned long, mysql_thread_id, (MYSQL *), qg_mysql_sonames)
-QG_REAL_FN(unsigned int, mysql_field_count, (MYSQL *), qg_mysql_sonames)
-QG_REAL_FN(my_bool, mariadb_get_infov, (MYSQL *, int, void *, ...), qg_mysql_sonames)
-
-static inline unsigned long qg_my_lib_thread_id(void *conn)
-{
-    mysql_thread_id_fn fn = real_mysql_thread_id();
-    return fn ? fn(conn) : 0;
-}
-
-static inline unsigned qg_my_lib_status(void *conn)
-{
-    mariadb_get_infov_fn get_info = real_mariadb_get_infov();
-    unsigned status = 0;
-    if (!get_info || get_info(conn, MARIADB_CONNECTION_SERVER_STATUS, &status) != 0)
-        return 0;
-    return status;
-}
-
-static inline bool qg_my_lib_result_set(void *conn)
-{
-    mysql_field_count_fn field_count = real_mysql_field_count();
-    return field_count && field_count(conn) != 0;
-}
 
 #endif

@@ -88,9 +88,25 @@ static void unread_gone(qg_my_session *s)
     memset(&s->pending, 0, sizeof s->pending);
 }
 
+/* Whether the text of `plan`, not read yet, is one statement whose first
+ * word changes nothing, read from that word alone as the plan would read
+ * it (mysql_plan.h): the check searched the text for a ';' already, and a
+ * reading would only copy the state and ask the same word. */
+static bool lone_inert_word(qg_my_plan *plan)
+{
+    size_t at, n;
+    qg_my_word_kind kind;
+    return !plan->read && qg_my_plan_single(plan) &&
+           qg_my_first_word(plan->sql, plan->len, &at, &n, &kind) && kind == QG_MY_WORD_INERT;
+}
+
 /* What a text that got an OK packet may have changed unreported. */
 static void note_text(qg_my_session *s, qg_my_plan *plan)
 {
+    if (lone_inert_word(plan)) { /* it changes nothing, whatever it names */
+        s->may_hide = s->unread && s->may_hide;
+        return;
+    }
     qg_my_plan_read(plan, &s->state, NULL);
     /* while answers are unread, theirs count too */
     s->may_hide = (s->unread && s->may_hide) || qg_my_plan_may_change_unreported(plan);

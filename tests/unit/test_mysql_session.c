@@ -202,6 +202,35 @@ static void plan_from_check_to_answer(void)
     tap_ok(check(&s, lone, sizeof lone - 1, &d), "the same statement alone is read as latin1");
 }
 
+/* An OK packet's text of one statement whose first word changes nothing
+ * is read from that word alone: it hides nothing itself, and what the
+ * texts sent before it whose answers are unread may hide stays. */
+static void inert_text_answered(void)
+{
+    qg_my_session s = {0};
+    server_state = (fake){.state = {.charset = "latin1"}, .thread = 13, .covered = true};
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
+    answer_ok(&s, 0, "  update t SET c = @@character_set_client");
+    tap_ok(!s.stale && !s.may_hide, "an UPDATE after spaces, in lower case: nothing hidden");
+    answer_ok(&s, 0, "UPDATE t SET c = 1; SET @@character_set_client = sjis");
+    tap_ok(s.stale, "an UPDATE with a ';' after it: the statements after are read, stale");
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
+    answer_ok(&s, 0, "/* UPDATE */ SET @@character_set_client = sjis");
+    tap_ok(s.stale, "a text that starts with a comment is read whole, stale");
+    qg_my_session_prepare(&s, &srv, NULL, NULL);
+    qg_my_plan call;
+    qg_my_session_sending(&s, plan_of(&call, "CALL p()", 8));
+    queue(&s, "CALL p()");
+    answer_ok(&s, 0, "UPDATE t SET c = 1");
+    tap_ok(s.may_hide && s.stale,
+           "an UPDATE answered while a queued CALL's answer is unread: what the CALL may hide "
+           "stays");
+    qg_my_session_read_done(&s, true);
+    qg_my_session_read_done(&s, true);
+    answer_ok(&s, 0, "UPDATE t SET c = 1");
+    tap_ok(!s.may_hide, "and goes once its answer is read");
+}
+
 int main(void)
 {
     /* the settings the shim reads, whatever the machine has */
@@ -299,5 +328,6 @@ int main(void)
     queued_texts();
     reported_charset_read();
     plan_from_check_to_answer();
+    inert_text_answered();
     return tap_done();
 }
