@@ -52,11 +52,12 @@ static void read_statements(qg_my_plan *p)
  * walk asks.  In line: each query's text is read so. */
 static inline __attribute__((always_inline)) void read_plan(qg_my_plan *p)
 {
-    size_t at, n;
+    size_t at = 0, n;
     qg_my_word_kind kind = QG_MY_WORD_OTHER;
     p->read = true;
     p->leading_call = p->lone_first_word = false;
-    if (qg_my_first_word(p->sql, p->len, &at, &n, &kind)) {
+    if (qg_my_short_word(p->sql, p->len, &n, &kind) ||
+        qg_my_first_word(p->sql, p->len, &at, &n, &kind)) {
         const char *word = p->sql + at;
         p->leading_call = kind == QG_MY_WORD_RUNS;
         /* only spaces come before the word: a ';' found is after it */

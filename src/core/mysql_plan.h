@@ -75,6 +75,18 @@ static inline bool qg_my_plan_single(qg_my_plan *p)
     return !p->semicolon;
 }
 
+/* Whether a text of one statement (qg_my_plan_single) starts with a word
+ * that changes nothing, as a reading from any state finds (qg_my_plan_inert):
+ * its first word alone, in line where a short word starts the text. */
+static inline bool qg_my_plan_single_inert(const qg_my_plan *p)
+{
+    size_t at, n;
+    qg_my_word_kind kind;
+    return (qg_my_short_word(p->sql, p->len, &n, &kind) ||
+            qg_my_first_word(p->sql, p->len, &at, &n, &kind)) &&
+           kind == QG_MY_WORD_INERT;
+}
+
 /* The plan read from state *start for `server` (NULL: a server not
  * known): read now unless it was read so already. */
 void qg_my_plan_read(qg_my_plan *p, const qg_my_state *start, const qg_my_server_kind *server);

@@ -52,7 +52,7 @@ typedef struct cursor {
 
 /* Besides a word's bytes, a dotted name's; a variable's name also takes
  * '@' (@@global.sql_mode). */
-#define NAME_BYTES QG_CC(QG_CC_DOT)
+#define NAME_BYTES QG_MY_NAME_BYTES
 #define VARIABLE_BYTES (QG_CC(QG_CC_AT) | NAME_BYTES)
 
 static void cursor_init(cursor *c, const qg_context *ctx, const qg_my_server_kind *server,
@@ -344,14 +344,7 @@ static void read_set_list(cursor *c, item it, qg_my_state *st, qg_my_effect *fx)
     }
 }
 
-/* Every byte of v with 0x20 set: a byte so folded equals a lower-case
- * letter only where it is that letter in either case (ASCII only, never
- * the locale's), and none is zero. */
-#define FOLD8 UINT64_C(0x2020202020202020)
-#define HIGH8 UINT64_C(0x8080808080808080)
-#define LOW7 UINT64_C(0x7f7f7f7f7f7f7f7f)
-
-/* A word's first eight bytes (or fewer: len), folded as FOLD8 folds them,
+/* A word's first eight bytes (or fewer: len), folded as QG_MY_FOLD8 folds them,
  * little-endian, zero past the word: a word of at most eight bytes equals
  * a folded keyword exactly when it is that keyword in any case.  `avail`:
  * the bytes readable from word on (>= len). */
@@ -360,22 +353,12 @@ static inline uint64_t folded8(const char *word, size_t len, size_t avail)
     uint64_t v = 0;
     if (avail >= 8) {
         memcpy(&v, word, 8);
-        v |= FOLD8;
+        v |= QG_MY_FOLD8;
         return len >= 8 ? v : v & ((UINT64_C(1) << (8 * len)) - 1);
     }
     for (size_t i = 0; i < len; i++)
         v |= (uint64_t)((unsigned char)word[i] | 0x20) << (8 * i);
     return v;
-}
-
-/* The bytes of eight folded ones that are ASCII letters: each one's high
- * bit (a byte plus 0x1f reaches 0x80 from 'a' on, plus 0x05 from past 'z';
- * no sum carries into the next byte). */
-static inline uint64_t letter_bytes(uint64_t folded)
-{
-    uint64_t low = folded & LOW7;
-    return (low + UINT64_C(0x1f1f1f1f1f1f1f1f)) & ~(low + UINT64_C(0x0505050505050505)) &
-           ~folded & HIGH8;
 }
 
 /* A keyword's letters, lower case (0x20 set already), zero past its end:
@@ -385,20 +368,13 @@ static inline uint64_t letter_bytes(uint64_t folded)
     (KEYWORD_BYTE(a, 0) | KEYWORD_BYTE(b, 1) | KEYWORD_BYTE(c, 2) | KEYWORD_BYTE(d, 3) |     \
      KEYWORD_BYTE(e, 4) | KEYWORD_BYTE(f, 5) | KEYWORD_BYTE(g, 6) | KEYWORD_BYTE(h, 7))
 
-/* The first words whose kind is known, each in its own place of a table
- * of 64: the place is the top six bits of the folded word times
- * KEYWORD_HASH (a constant under which no two of them share a place; two
- * that did would be two initialisers of one element, which -Woverride-init
- * refuses).  A place holds its word's folded bytes, so that any other word
- * found there is no keyword.  SAVEPOINT, nine letters, is read apart. */
-#define KEYWORD_HASH UINT64_C(0xb32996b903695803)
-#define KEYWORD_PLACE(folded) ((unsigned)(((folded) * KEYWORD_HASH) >> 58))
-#define KEYWORD_ENTRY(folded, kind) [KEYWORD_PLACE(folded)] = {(folded), (kind)}
+/* The first words whose kind is known (mysql_statements.h): no two of
+ * them share a place under QG_MY_KEYWORD_PLACE (two that did would be two
+ * initialisers of one element, which -Woverride-init refuses).
+ * SAVEPOINT, nine letters, is read apart. */
+#define KEYWORD_ENTRY(folded, kind) [QG_MY_KEYWORD_PLACE(folded)] = {(folded), (kind)}
 
-static const struct keyword {
-    uint64_t folded; /* zero: an empty place (a folded word has no zero byte) */
-    qg_my_word_kind kind;
-} keywords[64] = {
+const qg_my_keyword qg_my_keywords[QG_MY_KEYWORDS] = {
     KEYWORD_ENTRY(KEYWORD('c', 'a', 'l', 'l', 0, 0, 0, 0), QG_MY_WORD_RUNS),
     KEYWORD_ENTRY(KEYWORD('e', 'x', 'e', 'c', 'u', 't', 'e', 0), QG_MY_WORD_RUNS),
     KEYWORD_ENTRY(KEYWORD('x', 'a', 0, 0, 0, 0, 0, 0), QG_MY_WORD_INERT),
@@ -447,8 +423,7 @@ folded_word_kind(uint64_t folded, const char *word, size_t len)
                        ((unsigned char)word[8] | 0x20) == 't'
                    ? QG_MY_WORD_INERT
                    : QG_MY_WORD_OTHER;
-    const struct keyword *k = &keywords[KEYWORD_PLACE(folded)];
-    return k->folded == folded ? k->kind : QG_MY_WORD_OTHER;
+    return qg_my_keyword_kind(folded);
 }
 
 /* The kind of word[0, len), whose readable bytes are word[0, avail). */
@@ -594,23 +569,8 @@ bool qg_my_first_word(const char *sql, size_t len, size_t *start, size_t *word_l
     if (i >= len || qg_char_class[(unsigned char)sql[i]] != QG_CC_LETTER)
         return false;
     *start = i;
-    if (len - i > 8) {
-        /* letters, then a byte that no word holds, in the next eight:
-         * a word of them, read in one step */
-        uint64_t v;
-        memcpy(&v, sql + i, 8);
-        v |= FOLD8;
-        uint64_t others = ~letter_bytes(v) & HIGH8;
-        size_t n = others ? (size_t)__builtin_ctzll(others) / 8 : 8;
-        unsigned char after = (unsigned char)sql[i + n];
-        if (n < 8 && after < 0x80 && !qg_ascii_word_byte(after, NAME_BYTES)) {
-            /* the word's bytes folded as folded8 folds them, read once */
-            *word_len = n;
-            *kind = n < 2 ? QG_MY_WORD_OTHER
-                          : folded_word_kind(v & ((UINT64_C(1) << (8 * n)) - 1), sql + i, n);
-            return true;
-        }
-    }
+    if (qg_my_short_word(sql + i, len - i, word_len, kind))
+        return true;
     *word_len = qg_word_end(NULL, (const unsigned char *)sql, i, len, NAME_BYTES) - i;
     *kind = word_kind(sql + i, *word_len, len - i);
     return true;

@@ -5,8 +5,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "mysql_state.h"
+#include "sql_words.h"
 
 /* What one statement does to the state once the server ran it: the parts
  * it sets to a value read from its text, and the parts it may set to a
@@ -76,6 +79,74 @@ typedef enum qg_my_word_kind {
 } qg_my_word_kind;
 
 qg_my_word_kind qg_my_first_word_kind(const char *word, size_t len);
+
+/* Besides a word's bytes, a dotted name's (the reader's words). */
+#define QG_MY_NAME_BYTES QG_CC(QG_CC_DOT)
+
+/* Every byte of eight with 0x20 set: a byte so folded equals a lower-case
+ * letter only where it is that letter in either case (ASCII only, never
+ * the locale's), and none is zero. */
+#define QG_MY_FOLD8 UINT64_C(0x2020202020202020)
+#define QG_MY_HIGH8 UINT64_C(0x8080808080808080)
+
+/* The bytes of eight folded ones that are ASCII letters: each one's high
+ * bit (a byte plus 0x1f reaches 0x80 from 'a' on, plus 0x05 from past 'z';
+ * no sum carries into the next byte). */
+static inline uint64_t qg_my_letter_bytes(uint64_t folded)
+{
+    uint64_t low = folded & UINT64_C(0x7f7f7f7f7f7f7f7f);
+    return (low + UINT64_C(0x1f1f1f1f1f1f1f1f)) & ~(low + UINT64_C(0x0505050505050505)) &
+           ~folded & QG_MY_HIGH8;
+}
+
+/* The first words of two to eight letters whose kind is known, each in its
+ * own place of a table of 64 (mysql_statements.c): the place is the top
+ * six bits of the word's bytes, folded, little-endian, zero past its end,
+ * times QG_MY_KEYWORD_HASH, a constant under which no two of them share
+ * one.  A place holds its word's folded bytes, so that any other word
+ * found there is no keyword. */
+#define QG_MY_KEYWORDS 64
+#define QG_MY_KEYWORD_HASH UINT64_C(0xb32996b903695803)
+#define QG_MY_KEYWORD_PLACE(folded) ((unsigned)(((folded) * QG_MY_KEYWORD_HASH) >> 58))
+
+typedef struct qg_my_keyword {
+    uint64_t folded; /* zero: an empty place (a folded word has no zero byte) */
+    qg_my_word_kind kind;
+} qg_my_keyword;
+
+extern const qg_my_keyword qg_my_keywords[QG_MY_KEYWORDS];
+
+/* The kind of a word of two to eight bytes, folded so. */
+static inline qg_my_word_kind qg_my_keyword_kind(uint64_t folded)
+{
+    const qg_my_keyword *k = &qg_my_keywords[QG_MY_KEYWORD_PLACE(folded)];
+    return k->folded == folded ? k->kind : QG_MY_WORD_OTHER;
+}
+
+/* A word of one to seven ASCII letters at w, with more than eight bytes
+ * readable from it, that a byte no word holds ends within its first
+ * eight: read from those eight bytes in one step, as qg_my_first_word
+ * reads it.  False where w starts otherwise or the word goes on: a reading
+ * byte by byte tells. */
+static inline bool qg_my_short_word(const char *w, size_t avail, size_t *word_len,
+                                    qg_my_word_kind *kind)
+{
+    if (avail <= 8)
+        return false;
+    uint64_t v;
+    memcpy(&v, w, 8);
+    v |= QG_MY_FOLD8;
+    uint64_t others = ~qg_my_letter_bytes(v) & QG_MY_HIGH8;
+    size_t n = others ? (size_t)__builtin_ctzll(others) / 8 : 8;
+    if (n == 0 || n == 8)
+        return false;
+    unsigned char after = (unsigned char)w[n];
+    if (after >= 0x80 || qg_ascii_word_byte(after, QG_MY_NAME_BYTES))
+        return false;
+    *word_len = n;
+    *kind = n < 2 ? QG_MY_WORD_OTHER : qg_my_keyword_kind(v & ((UINT64_C(1) << (8 * n)) - 1));
+    return true;
+}
 
 /* The word a text starts with, after white space, as the reader reads it
  * (its bytes up to the first high byte are ASCII in every character set,

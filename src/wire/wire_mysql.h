@@ -323,6 +323,20 @@ static inline void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan,
         m->next_several && !plan->runs_other && !qg_my_plan_names_system_variable(plan);
 }
 
+/* qg_wire_my_query_effect_read of a text of one statement
+ * (qg_my_plan_single) that meets state *start, not read yet: one whose
+ * first word changes nothing does nothing a plan would record, and leaves
+ * its plan unread. */
+static inline void qg_wire_my_single_effect(qg_wire_my *m, qg_my_plan *plan,
+                                            const qg_my_state *start)
+{
+    if (!m->next_effect && qg_my_plan_single_inert(plan)) {
+        m->next_several = m->next_mid_reports = false;
+        return;
+    }
+    qg_wire_my_query_effect_read(m, plan, start);
+}
+
 /* A query sent without being read (too large, audit): its effect is the
  * server's to say. */
 void qg_wire_my_unreadable(qg_wire_my *m);

@@ -8,6 +8,7 @@
 
 #include "conn_map.h"
 #include "mysql_escape.h"
+#include "mysql_plan.h"
 #include "mysql_state.h"
 #include "mysql_statements.h"
 #include "quoteguard.h"
@@ -243,6 +244,7 @@ static void test_first_word(void)
         {runs, sizeof runs / sizeof runs[0], QG_MY_WORD_RUNS},
         {other, sizeof other / sizeof other[0], QG_MY_WORD_OTHER},
     };
+    unsigned short_words = 0;
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
         for (size_t i = 0; i < groups[g].count; i++) {
             const char *word = groups[g].words[i];
@@ -273,6 +275,14 @@ static void test_first_word(void)
                     else
                         wrong += !found || at != 2 || kind != groups[g].kind ||
                                  (groups[g].kind != QG_MY_WORD_OTHER && word_len != n);
+                    /* at the text's start, where the reading in one step
+                     * may settle it: the same word and kind */
+                    size_t short_len;
+                    qg_my_word_kind short_kind;
+                    if (qg_my_short_word(statement + 2, (size_t)len - 2, &short_len, &short_kind)) {
+                        short_words++;
+                        wrong += !found || short_len != word_len || short_kind != kind;
+                    }
                 }
             }
             tap_ok(wrong == 0, "first word %s: %s in every spelling", word,
@@ -281,6 +291,8 @@ static void test_first_word(void)
                                                        : "must be read");
         }
     }
+    tap_ok(short_words > 50, "a short word at a text's start is read in one step (%u times)",
+           short_words);
     size_t at, n;
     qg_my_word_kind kind;
     tap_ok(qg_my_first_word("\n\tselect_all(1)", 16, &at, &n, &kind) && at == 2 && n == 10 &&
@@ -293,6 +305,25 @@ static void test_first_word(void)
                !qg_my_first_word("/* c */ SELECT 1", 16, &at, &n, &kind) &&
                !qg_my_first_word("   ", 3, &at, &n, &kind),
            "no first word before punctuation, a comment or nothing");
+    static const char *const single[] = {
+        "SELECT c FROM sbtest WHERE id = '7'", "select 1", "  SELECT c FROM t WHERE id = 1",
+        "SET NAMES sjis", "set sql_mode = ''", "CALL p(1, 2, 3, 4)", "EXECUTE s USING @a",
+        "SELECTS FROM t x", "SELECT@@sql_mode FROM t", "SELECT_1 FROM t", "UPDATE t SET c = 1",
+        "/* c */ SELECT 1 FROM t", "(SELECT 1 FROM t)", "SAVEPOINT a_point_here", "XA START 'x'",
+        "SET STATEMENT sql_mode = '' FOR SELECT 1", "DO 1 + 1 + 1 + 1", "SELECT\xe4\xb8\x80 FROM t",
+    };
+    qg_my_state latin1 = {.charset = "latin1", .flags = 0};
+    unsigned differ = 0;
+    for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
+        qg_my_plan plan;
+        qg_my_plan_init(&plan, single[i], strlen(single[i]));
+        bool alone = qg_my_plan_single(&plan) && qg_my_plan_single_inert(&plan);
+        qg_my_plan_read(&plan, &latin1, NULL);
+        differ += alone != qg_my_plan_inert(&plan);
+    }
+    tap_ok(differ == 0, "a text of one statement: its first word alone says it changes nothing "
+                        "where its plan says so (%u differ)",
+           differ);
 }
 
 static void test_escape_choice(void)
