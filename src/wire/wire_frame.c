@@ -5,6 +5,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 
 #define PG_SSL_REQUEST 80877103u
@@ -549,6 +552,65 @@ static void pg_note_parsed(qg_wire_conn *c, const qg_wire_msg *parse)
     }
 }
 
+/* The letter pairs, lower case, of which each word qg_pg_statement_effect
+ * reads (pg_state.h: SET and the words that start with it, RESET,
+ * DISCARD, NAMES, client_encoding, standard_conforming_strings) holds
+ * one: "et" (set..., reset), "di" (discard), "am" (names), "ie"
+ * (client_encoding), "nf" (standard_conforming_strings).  A byte with
+ * 0x20 set equals a lower-case letter only where it is that letter in
+ * either case. */
+#define SETTING_PAIRS(PAIR)                                                                 \
+    PAIR('e', 't') PAIR('d', 'i') PAIR('a', 'm') PAIR('i', 'e') PAIR('n', 'f')
+
+#ifdef __SSE2__
+#define PAIR_HIT(x, y)                                                                      \
+    hit = _mm_or_si128(hit, _mm_and_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8(x)),             \
+                                          _mm_cmpeq_epi8(b, _mm_set1_epi8(y))));
+
+/* Whether the sixteen pairs of bytes a[i], b[i] hold one of those pairs. */
+static inline bool pairs16(__m128i a, __m128i b)
+{
+    a = _mm_or_si128(a, _mm_set1_epi8(0x20));
+    b = _mm_or_si128(b, _mm_set1_epi8(0x20));
+    __m128i hit = _mm_setzero_si128();
+    SETTING_PAIRS(PAIR_HIT)
+    return _mm_movemask_epi8(hit) != 0;
+}
+
+bool qg_wire_pg_may_set(const char *s, size_t len)
+{
+    if (len < 17) {
+        char tail[32] = {0}; /* zero bytes pair with nothing */
+        memcpy(tail, s, len);
+        return pairs16(_mm_loadu_si128((const __m128i *)tail),
+                       _mm_loadu_si128((const __m128i *)(tail + 1)));
+    }
+    /* the pairs from s[at] on, sixteen a step; the last step ends at the
+     * text's end, over pairs read already */
+    for (size_t at = 0;; at += 16) {
+        if (at > len - 17)
+            at = len - 17;
+        if (pairs16(_mm_loadu_si128((const __m128i *)(s + at)),
+                    _mm_loadu_si128((const __m128i *)(s + at + 1))))
+            return true;
+        if (at == len - 17)
+            return false;
+    }
+}
+#else
+#define PAIR_IS(x, y) || (a == (x) && b == (y))
+
+bool qg_wire_pg_may_set(const char *s, size_t len)
+{
+    for (size_t i = 0; i + 1 < len; i++) {
+        unsigned char a = (unsigned char)s[i] | 0x20, b = (unsigned char)s[i + 1] | 0x20;
+        if (false SETTING_PAIRS(PAIR_IS))
+            return true;
+    }
+    return false;
+}
+#endif
+
 void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
                         const qg_wire_classified *cl, bool blocked, const qg_wire_msg *text)
 {
@@ -588,8 +650,10 @@ void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t 
         text = &found;
     }
     bool read = whole && text->sql;
-    qg_pg_effect e = read ? qg_pg_statement_effect(text->sql, text->len) : any_effect;
     pg_note_parsed(c, p[0] == 'P' && read ? text : NULL);
+    if (read && !qg_wire_pg_may_set(text->sql, text->len))
+        return; /* keeps both settings: nothing to add */
+    qg_pg_effect e = read ? qg_pg_statement_effect(text->sql, text->len) : any_effect;
     if (e.encoding == QG_PG_KEEPS && e.scs == QG_PG_KEEPS)
         return; /* nothing to add */
     if (p[0] == 'P')
