@@ -572,26 +572,31 @@ static bool mysql_allowed(const qg_settings *s, qg_wire_conn *c, const qg_wire_m
                           const send_ctx *sc, qg_decision *d)
 {
     const char *api = api_of(m->kind);
-    qg_my_plan plan;
-    qg_my_plan_init(&plan, m->sql, m->len);
-    if (!qg_wire_my_state_alone(&c->my))
-        return mysql_allowed_pending(c, m, sc, &plan, api, d);
+    bool alone = qg_wire_my_state_alone(&c->my);
     /* with no answer pending, the session's state alone, checked in place
      * (docs/PERFORMANCE.md, "Choices in the code"); its table is kept until
      * it changes */
-    if (!c->session.encoding_table)
+    if (alone && !c->session.encoding_table)
         c->session.encoding_table =
             qg_encoding_find(QG_DIALECT_MYSQL, c->session.my_state.charset);
-    if (s->verbosity < 2 && qg_my_plan_single(&plan)) {
+    signed char semicolon = -1; /* searched: as qg_my_plan_single keeps it */
+    if (alone && s->verbosity < 2)
+        semicolon = qg_my_holds_semicolon(m->sql, m->len) ? 1 : 0;
+    if (semicolon == 0) {
         /* one statement, not logged: one piece in every state, checked as
          * the libraries' fronts check it; what it does read from its first
          * word, the plan only where that word may change something */
         if (!qg_my_piece_check(c, api, &c->session.my_state, c->session.encoding_table, m->sql,
                                m->len, sc->caller, d))
             return false;
-        qg_wire_my_single_effect(&c->my, &plan, &c->session.my_state);
+        qg_wire_my_single_effect(&c->my, m->sql, m->len, &c->session.my_state);
         return true;
     }
+    qg_my_plan plan;
+    qg_my_plan_init(&plan, m->sql, m->len);
+    plan.semicolon = semicolon;
+    if (!alone)
+        return mysql_allowed_pending(c, m, sc, &plan, api, d);
     if (!qg_my_state_check(&c->session.my_state, c->session.encoding_table, c, api, &plan,
                            sc->caller, &c->my.told_unknown, d))
         return false;

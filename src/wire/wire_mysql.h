@@ -183,6 +183,9 @@ typedef struct qg_wire_my {
     qg_my_change last_prepare;
     qg_wire_my_named *named;
     size_t nnamed;
+    /* the first eight bytes of the last text read to start with a short
+     * word that changes nothing (qg_wire_my_single_effect); 0: none yet */
+    uint64_t inert_head;
 } qg_wire_my;
 
 void qg_wire_my_release(qg_wire_my *m);
@@ -323,18 +326,38 @@ static inline void qg_wire_my_query_effect(qg_wire_my *m, qg_my_plan *plan,
         m->next_several && !plan->runs_other && !qg_my_plan_names_system_variable(plan);
 }
 
-/* qg_wire_my_query_effect_read of a text of one statement
- * (qg_my_plan_single) that meets state *start, not read yet: one whose
- * first word changes nothing does nothing a plan would record, and leaves
- * its plan unread. */
-static inline void qg_wire_my_single_effect(qg_wire_my *m, qg_my_plan *plan,
+/* qg_wire_my_query_effect_read of a text sql[0, len) of one statement (no
+ * ';') that meets state *start: one whose first word changes nothing does
+ * nothing a plan would record, and is not planned.  A short word read from
+ * the first eight bytes alone (qg_my_short_word) is kept by those bytes
+ * (m->inert_head): a text that starts with the same eight starts with the
+ * same word. */
+static inline void qg_wire_my_single_effect(qg_wire_my *m, const char *sql, size_t len,
                                             const qg_my_state *start)
 {
-    if (!m->next_effect && qg_my_plan_single_inert(plan)) {
-        m->next_several = m->next_mid_reports = false;
-        return;
+    if (!m->next_effect) {
+        uint64_t head = 0;
+        size_t n;
+        qg_my_word_kind kind;
+        bool inert;
+        if (len > 8)
+            memcpy(&head, sql, 8);
+        if (head != 0 && head == m->inert_head)
+            inert = true;
+        else if (qg_my_short_word(sql, len, &n, &kind)) {
+            inert = kind == QG_MY_WORD_INERT;
+            if (inert)
+                m->inert_head = head;
+        } else
+            inert = qg_my_single_inert(sql, len);
+        if (inert) {
+            m->next_several = m->next_mid_reports = false;
+            return;
+        }
     }
-    qg_wire_my_query_effect_read(m, plan, start);
+    qg_my_plan plan;
+    qg_my_plan_init_single(&plan, sql, len);
+    qg_wire_my_query_effect_read(m, &plan, start);
 }
 
 /* A query sent without being read (too large, audit): its effect is the

@@ -312,12 +312,30 @@ static void test_first_word(void)
         "/* c */ SELECT 1 FROM t", "(SELECT 1 FROM t)", "SAVEPOINT a_point_here", "XA START 'x'",
         "SET STATEMENT sql_mode = '' FOR SELECT 1", "DO 1 + 1 + 1 + 1", "SELECT\xe4\xb8\x80 FROM t",
     };
+    /* the search for a ';' at every length and place, the bytes around
+     * the text holding one */
+    unsigned missed = 0;
+    for (size_t len = 0; len <= 80; len++) {
+        char text[96];
+        memset(text, ';', sizeof text);
+        char *sql = text + 8;
+        memset(sql, 'x', len);
+        missed += qg_my_holds_semicolon(sql, len);
+        for (size_t at = 0; at < len; at++) {
+            sql[at] = ';';
+            missed += !qg_my_holds_semicolon(sql, len);
+            sql[at] = 'x';
+        }
+    }
+    tap_ok(missed == 0, "a ';' is found at every place of texts of 0 to 80 bytes, and only there "
+                        "(%u wrong)",
+           missed);
     qg_my_state latin1 = {.charset = "latin1", .flags = 0};
     unsigned differ = 0;
     for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
         qg_my_plan plan;
         qg_my_plan_init(&plan, single[i], strlen(single[i]));
-        bool alone = qg_my_plan_single(&plan) && qg_my_plan_single_inert(&plan);
+        bool alone = qg_my_plan_single(&plan) && qg_my_single_inert(single[i], strlen(single[i]));
         qg_my_plan_read(&plan, &latin1, NULL);
         differ += alone != qg_my_plan_inert(&plan);
     }

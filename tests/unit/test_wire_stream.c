@@ -1476,9 +1476,58 @@ static void test_pg_may_set(void)
            "pg: a point select is filtered out; a SET and a pair in the last bytes are not");
 }
 
+/* What a text of one statement does, read from its first word (kept by a
+ * connection's last short word), is what its plan says: a sequence of
+ * texts whose first eight bytes repeat with other words after them. */
+static void test_mysql_single_effect(void)
+{
+    static const char *const texts[] = {
+        "SELECT c FROM sbtest WHERE id = '1'", "SELECT c FROM sbtest WHERE id = '2'",
+        "SET NAMES sjis", "SELECT 1 FROM t x", "SELECT 1FROM t", "set names utf8mb4",
+        "SET NAMES sjis, sql_mode = ''", "DESCRIBE t x", "DESCRIBEX t x", "  SELECT 1 x",
+        "  SELECTS 1 x", "\0\0\0\0\0\0\0\0\0\0", "CALL p(1, 2)", "SELECT 1 FROM t x",
+        "EXECUTE st USING @a", "PREPARE st FROM 'SET NAMES sjis'", "UPDATE t SET c = 1",
+        "SET sql_mode = 'ANSI_QUOTES'", "SELECT @@sql_mode FROM t", "XA START 'x' y",
+        "SET STATEMENT sql_mode = '' FOR SELECT 1", "select 1 from t x",
+    };
+    static const size_t lens[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10};
+    qg_wire_my single = {0}, planned = {0};
+    qg_my_state st = {.charset = "utf8mb4", .flags = 0};
+    unsigned differ = 0, kept = 0;
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+            const char *sql = texts[i];
+            size_t len = i < sizeof lens / sizeof lens[0] && lens[i] ? lens[i] : strlen(sql);
+            uint64_t before = single.inert_head;
+            qg_wire_my_single_effect(&single, sql, len, &st);
+            kept += before != 0 && single.inert_head == before && len > 8 &&
+                    memcmp(&before, sql, 8) == 0;
+            qg_my_plan plan;
+            qg_my_plan_init(&plan, sql, len);
+            qg_wire_my_query_effect_read(&planned, &plan, &st);
+            bool same = (single.next_effect == NULL) == (planned.next_effect == NULL) &&
+                        single.next_several == planned.next_several &&
+                        single.next_mid_reports == planned.next_mid_reports;
+            if (same && single.next_effect)
+                same = memcmp(single.next_effect, planned.next_effect,
+                              sizeof *single.next_effect) == 0;
+            if (!same)
+                tap_diag("differs: %.*s", (int)len, sql);
+            differ += !same;
+        }
+    }
+    tap_ok(differ == 0 && kept > 2,
+           "mysql: a text of one statement's effect from its first word is its plan's (%u differ; "
+           "%u read by the kept first bytes)",
+           differ, kept);
+    qg_wire_my_release(&single);
+    qg_wire_my_release(&planned);
+}
+
 int main(void)
 {
     test_pg_may_set();
+    test_mysql_single_effect();
     test_recognition();
     test_midstream_query();
     test_pg_pipeline();
