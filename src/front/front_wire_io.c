@@ -596,12 +596,11 @@ QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 }
 
 /* send(2) on a socket no library front guards, or before the C library's
- * send is known: out of line, so that send itself saves no registers for
- * these paths. */
+ * send is known (w: the socket's entry, as send read it): out of line, so
+ * that send itself saves no registers for these paths. */
 __attribute__((noinline)) static ssize_t send_unguarded(int fd, const void *buf, size_t n,
-                                                        int flags, const void *caller)
+                                                        int flags, const void *caller, wire_fd *w)
 {
-    wire_fd *w = qg_wire_fd_entry(fd);
     if (__builtin_expect(!w, 1) || n == 0 || w == QG_WIRE_LIBRARY) {
         if (__builtin_expect(!w && qg_wire_query_like(buf, n), 0) &&
             qg_wire_foreign_query(fd, buf, n, n)) {
@@ -620,9 +619,10 @@ __attribute__((noinline)) static ssize_t send_unguarded(int fd, const void *buf,
 QG_HOT QG_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     __typeof__(&send) known = known_send();
-    if (qg_wire_fd_entry(fd) == QG_WIRE_LIBRARY && known)
+    wire_fd *w = qg_wire_fd_entry(fd);
+    if (w == QG_WIRE_LIBRARY && known)
         return known(fd, buf, n, flags);
-    return send_unguarded(fd, buf, n, flags, __builtin_return_address(0));
+    return send_unguarded(fd, buf, n, flags, __builtin_return_address(0), w);
 }
 
 QG_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
