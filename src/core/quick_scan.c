@@ -957,10 +957,9 @@ typedef struct scan_rest {
  * every other text keeps its registers.  In PG a string there may have
  * begun anywhere before (a doubled quote goes on with U&'', a newline
  * with B''): no quote before may follow a prefix. */
-static __attribute__((noinline)) qg_quick_reading quick_scan_escaping(const quick_table *table,
-                                                                      const scan_rest *rest,
-                                                                      const qg_context *ctx,
-                                                                      utf8_watch *watch)
+static inline __attribute__((always_inline)) qg_quick_reading
+escaping_scan(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
+              utf8_watch *watch)
 {
     const unsigned char *s = rest->s;
     size_t len = rest->len, from = rest->from;
@@ -977,20 +976,77 @@ static __attribute__((noinline)) qg_quick_reading quick_scan_escaping(const quic
     return doubler_comment ? QG_QUICK_DOUBLER : QG_QUICK_CLEAN;
 }
 
+/* The escaping scan built twice, with no watch and with one, so that the
+ * scan of a text that is not validated tests no watch in its loops. */
+static __attribute__((noinline)) qg_quick_reading
+quick_scan_escaping(const quick_table *table, const scan_rest *rest, const qg_context *ctx)
+{
+    return escaping_scan(table, rest, ctx, NULL);
+}
+
+#ifdef QUICK_SCAN_UTF8
+static __attribute__((noinline)) qg_quick_reading
+quick_scan_escaping_watched(const quick_table *table, const scan_rest *rest,
+                            const qg_context *ctx, utf8_watch *watch)
+{
+    return escaping_scan(table, rest, ctx, watch);
+}
+#endif
+
+static inline __attribute__((always_inline)) qg_quick_reading
+go_on_escaping(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
+               utf8_watch *watch)
+{
+#ifdef QUICK_SCAN_UTF8
+    if (watch)
+        return quick_scan_escaping_watched(table, rest, ctx, watch);
+#else
+    (void)watch; /* validated in the AVX2 build */
+#endif
+    return quick_scan_escaping(table, rest, ctx);
+}
+
 /* On from the lane where the quick scan met a PG quoted name (a double
- * quote): out of line, as above. */
-static __attribute__((noinline)) qg_quick_reading quick_scan_names(const quick_table *table,
-                                                                   const scan_rest *rest,
-                                                                   const qg_context *ctx,
-                                                                   utf8_watch *watch)
+ * quote): out of line, as above, and built twice as the escaping scan. */
+static inline __attribute__((always_inline)) qg_quick_reading
+names_scan(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
+           utf8_watch *watch)
 {
     scan_rest on = *rest;
     bool in_name = false, no_doubler = false; /* PG's */
     int lane = quick_spans(table, on.s, on.len, &on.from, &on.quote_parity, &in_name, ctx, true,
                            false, &no_doubler, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
-        return quick_scan_escaping(table, &on, ctx, watch);
+        return go_on_escaping(table, &on, ctx, watch);
     return settled(lane, on.quote_parity);
+}
+
+static __attribute__((noinline)) qg_quick_reading
+quick_scan_names(const quick_table *table, const scan_rest *rest, const qg_context *ctx)
+{
+    return names_scan(table, rest, ctx, NULL);
+}
+
+#ifdef QUICK_SCAN_UTF8
+static __attribute__((noinline)) qg_quick_reading
+quick_scan_names_watched(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
+                         utf8_watch *watch)
+{
+    return names_scan(table, rest, ctx, watch);
+}
+#endif
+
+static inline __attribute__((always_inline)) qg_quick_reading
+go_on_names(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
+            utf8_watch *watch)
+{
+#ifdef QUICK_SCAN_UTF8
+    if (watch)
+        return quick_scan_names_watched(table, rest, ctx, watch);
+#else
+    (void)watch; /* validated in the AVX2 build */
+#endif
+    return quick_scan_names(table, rest, ctx);
 }
 
 static inline __attribute__((always_inline)) qg_quick_reading
@@ -1024,9 +1080,9 @@ quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql
         return settled(lane, quote_parity);
     scan_rest rest = {s, len, from, quote_parity};
     if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
-        return quick_scan_names(table, &rest, ctx, watch);
+        return go_on_names(table, &rest, ctx, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
-        return quick_scan_escaping(table, &rest, ctx, watch);
+        return go_on_escaping(table, &rest, ctx, watch);
     return settled(lane, quote_parity);
 }
 
