@@ -952,6 +952,29 @@ typedef struct scan_rest {
     uint64_t quote_parity;
 } scan_rest;
 
+static qg_quick_reading quick_scan_rest(const quick_table *table, const scan_rest *rest,
+                                        const qg_context *ctx, bool names);
+#ifdef QUICK_SCAN_UTF8
+static qg_quick_reading quick_scan_rest_watched(const quick_table *table, const scan_rest *rest,
+                                                const qg_context *ctx, bool names,
+                                                utf8_watch *watch);
+#endif
+
+/* The scan goes on out of line (quick_scan_rest) in the build that
+ * matches `watch`. */
+static inline __attribute__((always_inline)) qg_quick_reading
+go_on(const quick_table *table, const scan_rest *rest, const qg_context *ctx, bool names,
+      utf8_watch *watch)
+{
+#ifdef QUICK_SCAN_UTF8
+    if (watch)
+        return quick_scan_rest_watched(table, rest, ctx, names, watch);
+#else
+    (void)watch; /* validated in the AVX2 build */
+#endif
+    return quick_scan_rest(table, rest, ctx, names);
+}
+
 /* On from the lane where the quick scan met a backslash, in a text where
  * the server reads backslash escapes: out of line, so that the scan of
  * every other text keeps its registers.  In PG a string there may have
@@ -976,38 +999,8 @@ escaping_scan(const quick_table *table, const scan_rest *rest, const qg_context 
     return doubler_comment ? QG_QUICK_DOUBLER : QG_QUICK_CLEAN;
 }
 
-/* The escaping scan built twice, with no watch and with one, so that the
- * scan of a text that is not validated tests no watch in its loops. */
-static __attribute__((noinline)) qg_quick_reading
-quick_scan_escaping(const quick_table *table, const scan_rest *rest, const qg_context *ctx)
-{
-    return escaping_scan(table, rest, ctx, NULL);
-}
-
-#ifdef QUICK_SCAN_UTF8
-static __attribute__((noinline)) qg_quick_reading
-quick_scan_escaping_watched(const quick_table *table, const scan_rest *rest,
-                            const qg_context *ctx, utf8_watch *watch)
-{
-    return escaping_scan(table, rest, ctx, watch);
-}
-#endif
-
-static inline __attribute__((always_inline)) qg_quick_reading
-go_on_escaping(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
-               utf8_watch *watch)
-{
-#ifdef QUICK_SCAN_UTF8
-    if (watch)
-        return quick_scan_escaping_watched(table, rest, ctx, watch);
-#else
-    (void)watch; /* validated in the AVX2 build */
-#endif
-    return quick_scan_escaping(table, rest, ctx);
-}
-
 /* On from the lane where the quick scan met a PG quoted name (a double
- * quote): out of line, as above, and built twice as the escaping scan. */
+ * quote): out of line, as above. */
 static inline __attribute__((always_inline)) qg_quick_reading
 names_scan(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
            utf8_watch *watch)
@@ -1017,37 +1010,27 @@ names_scan(const quick_table *table, const scan_rest *rest, const qg_context *ct
     int lane = quick_spans(table, on.s, on.len, &on.from, &on.quote_parity, &in_name, ctx, true,
                            false, &no_doubler, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx) && !in_name)
-        return go_on_escaping(table, &on, ctx, watch);
+        return go_on(table, &on, ctx, false, watch);
     return settled(lane, on.quote_parity);
 }
 
+/* The parts out of line (`names`: the names scan, else the escaping
+ * scan), built twice, with no watch and with one, so that the scan of a
+ * text that is not validated tests no watch in its loops. */
 static __attribute__((noinline)) qg_quick_reading
-quick_scan_names(const quick_table *table, const scan_rest *rest, const qg_context *ctx)
+quick_scan_rest(const quick_table *table, const scan_rest *rest, const qg_context *ctx, bool names)
 {
-    return names_scan(table, rest, ctx, NULL);
+    return names ? names_scan(table, rest, ctx, NULL) : escaping_scan(table, rest, ctx, NULL);
 }
 
 #ifdef QUICK_SCAN_UTF8
 static __attribute__((noinline)) qg_quick_reading
-quick_scan_names_watched(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
-                         utf8_watch *watch)
+quick_scan_rest_watched(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
+                        bool names, utf8_watch *watch)
 {
-    return names_scan(table, rest, ctx, watch);
+    return names ? names_scan(table, rest, ctx, watch) : escaping_scan(table, rest, ctx, watch);
 }
 #endif
-
-static inline __attribute__((always_inline)) qg_quick_reading
-go_on_names(const quick_table *table, const scan_rest *rest, const qg_context *ctx,
-            utf8_watch *watch)
-{
-#ifdef QUICK_SCAN_UTF8
-    if (watch)
-        return quick_scan_names_watched(table, rest, ctx, watch);
-#else
-    (void)watch; /* validated in the AVX2 build */
-#endif
-    return quick_scan_names(table, rest, ctx);
-}
 
 static inline __attribute__((always_inline)) qg_quick_reading
 quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql, size_t len,
@@ -1072,7 +1055,7 @@ quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql
     }
     uint64_t quote_parity = 0;
     size_t from = 0;
-    bool no_name = false;         /* names are read in quick_scan_names */
+    bool no_name = false;         /* names are read in names_scan */
     bool no_doubler_comment = false; /* no escape read here */
     int lane = quick_spans(table, s, len, &from, &quote_parity, &no_name, ctx, false, false,
                            &no_doubler_comment, watch);
@@ -1080,9 +1063,9 @@ quick_scan_with(const quick_table *table, const qg_context *ctx, const char *sql
         return settled(lane, quote_parity);
     scan_rest rest = {s, len, from, quote_parity};
     if (lane == LANE_NAME && ctx->dialect == QG_DIALECT_POSTGRES)
-        return go_on_names(table, &rest, ctx, watch);
+        return go_on(table, &rest, ctx, true, watch);
     if (lane == LANE_BACKSLASH && qg_plain_strings_escape(ctx))
-        return go_on_escaping(table, &rest, ctx, watch);
+        return go_on(table, &rest, ctx, false, watch);
     return settled(lane, quote_parity);
 }
 
