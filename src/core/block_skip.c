@@ -130,10 +130,10 @@ __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const uns
 #ifdef __AVX2__
 /* The copy qg_only_plain_strings_as_letters reads in a pair encoding
  * (lexer_internal.h): 64 bytes at a time, the pairs found by pairs_valid,
- * which also reads the text's end:
- * its last character must be whole.  The text is copied in one call, and
- * each block's trail bytes below 0x80 made 0xff in the copy, whose room
- * past the text's end lets the last block be written whole. */
+ * which also reads the text's end: its last character must be whole.  The
+ * text is copied in one call, and each block's trail bytes below 0x80
+ * made 0xff in the copy, whose room past the text's end lets the last
+ * block be written whole. */
 bool PAIR_LETTERS(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
                   unsigned char *copy)
 {
