@@ -88,22 +88,15 @@ static void unread_gone(qg_my_session *s)
     memset(&s->pending, 0, sizeof s->pending);
 }
 
-/* Whether the text of `plan`, not read yet, is one statement whose first
- * word changes nothing, read from that word alone as the plan would read
- * it (mysql_plan.h): the check searched the text for a ';' already, and a
- * reading would only copy the state and ask the same word. */
-static bool lone_inert_word(qg_my_plan *plan)
-{
-    size_t at, n;
-    qg_my_word_kind kind;
-    return !plan->read && qg_my_plan_single(plan) &&
-           qg_my_first_word(plan->sql, plan->len, &at, &n, &kind) && kind == QG_MY_WORD_INERT;
-}
-
-/* What a text that got an OK packet may have changed unreported. */
+/* What a text that got an OK packet may have changed unreported.  A text
+ * not read yet that is one statement whose first word changes nothing is
+ * known so from that word (qg_my_single_inert): the check searched it for
+ * a ';' already, and a reading would only copy the state and ask the same
+ * word. */
 static void note_text(qg_my_session *s, qg_my_plan *plan)
 {
-    if (lone_inert_word(plan)) { /* it changes nothing, whatever it names */
+    if (!plan->read && qg_my_plan_single(plan) && qg_my_single_inert(plan->sql, plan->len)) {
+        /* it changes nothing, whatever it names */
         s->may_hide = s->unread && s->may_hide;
         return;
     }
