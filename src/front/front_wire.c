@@ -584,9 +584,12 @@ static bool mysql_allowed(const qg_settings *s, qg_wire_conn *c, const qg_wire_m
         semicolon = qg_my_holds_semicolon(m->sql, m->len) ? 1 : 0;
     if (semicolon == 0) {
         /* one statement, not logged: one piece in every state, checked as
-         * the libraries' fronts check it; what it does read from its first
-         * word, the plan only where that word may change something */
-        if (!qg_my_piece_check(c, api, &c->session.my_state, c->session.encoding_table, m->sql,
+         * the libraries' fronts check it, the guard in line; what it does
+         * read from its first word, the plan only where that word may
+         * change something */
+        if (!qg_guard_clean_in_line(s, QG_DIALECT_MYSQL, c->session.encoding_table,
+                                    c->session.my_state.flags, NULL, m->sql, m->len) &&
+            !qg_my_piece_check(c, api, &c->session.my_state, c->session.encoding_table, m->sql,
                                m->len, sc->caller, d))
             return false;
         qg_wire_my_single_effect(&c->my, m->sql, m->len, &c->session.my_state);
@@ -683,11 +686,15 @@ bool qg_wire_check_query(void *ctx, qg_wire_conn *c, const qg_wire_msg *m,
     } else {
         if (!c->session.encoding_table)
             c->session.encoding_table = qg_encoding_find(QG_DIALECT_POSTGRES, c->session.encoding);
+        unsigned flags = c->session.std_strings ? QG_STD_STRINGS : 0;
+        if (qg_guard_clean_in_line(s, QG_DIALECT_POSTGRES, c->session.encoding_table, flags, NULL,
+                                   m->sql, m->len))
+            return true;
         qg_query q = {
             .dialect = QG_DIALECT_POSTGRES,
             .encoding_name = c->session.encoding,
             .encoding = c->session.encoding_table,
-            .flags = c->session.std_strings ? QG_STD_STRINGS : 0,
+            .flags = flags,
             .conn = c,
             .api = api_of(m->kind),
             .sql = m->sql,

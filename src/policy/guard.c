@@ -438,12 +438,7 @@ QG_HOT static inline __attribute__((always_inline)) bool decide(const qg_setting
     }
 
     qg_context ctx;
-    qg_context_init(&ctx, q->dialect, enc, q->flags);
-    ctx.view = q->view;
-    if (q->dialect == QG_DIALECT_MYSQL) {
-        ctx.action[QG_REASON_ILLFORMED_QUOTE] = s->mysql_illformed_quote;
-        ctx.action[QG_REASON_ILLFORMED] = s->mysql_illformed;
-    }
+    qg_guard_context(s, q->dialect, enc, q->flags, q->view, &ctx);
     qg_result result;
     bool clean = qg_check(&ctx, q->sql, q->len, &result) == QG_VERDICT_CLEAN;
     uint64_t shape = 0;

@@ -49,21 +49,46 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
  * if the start-up probe had not (attach.h). */
 extern bool qg_guard_announce_tried;
 
-/* qg_guard_query for a front that holds the process settings s: where they
- * let a clean query pass with nothing to log, count or learn
- * (clean_in_line) and the query's encoding table is known, its check runs
- * in line, with no call of the guard's own (docs/PERFORMANCE.md, "Choices
- * in the code").  Any other query goes to qg_guard_query, and so does one
- * the checker does not find clean (checked again there, to be judged). */
+/* The checker's context for a text of `dialect` read in enc with `flags`
+ * and `view` (qg_query's), with the settings' actions for MySQL's
+ * ill-formed texts. */
+static inline void qg_guard_context(const qg_settings *s, qg_dialect dialect,
+                                    const qg_encoding *enc, unsigned flags,
+                                    const qg_server_view *view, qg_context *ctx)
+{
+    qg_context_init(ctx, dialect, enc, flags);
+    ctx->view = view;
+    if (dialect == QG_DIALECT_MYSQL) {
+        ctx->action[QG_REASON_ILLFORMED_QUOTE] = s->mysql_illformed_quote;
+        ctx->action[QG_REASON_ILLFORMED] = s->mysql_illformed;
+    }
+}
+
+/* For a front that holds the process settings s: true when they let a
+ * clean query pass with nothing to log, count or learn (clean_in_line),
+ * the text's encoding table enc is known, and the checker, run in line
+ * with no call of the guard's own, finds sql[0, len) clean: the query
+ * passes, and nothing is to be reported (docs/PERFORMANCE.md, "Choices in
+ * the code").  False for any other query, which the front hands to
+ * qg_guard_query (one the checker does not find clean is checked again
+ * there, to be judged); the front describes it only then. */
+static inline bool qg_guard_clean_in_line(const qg_settings *s, qg_dialect dialect,
+                                          const qg_encoding *enc, unsigned flags,
+                                          const qg_server_view *view, const char *sql,
+                                          size_t len)
+{
+    if (!s->clean_in_line || !enc || !__atomic_load_n(&qg_guard_announce_tried, __ATOMIC_RELAXED))
+        return false;
+    qg_context ctx;
+    qg_guard_context(s, dialect, enc, flags, view, &ctx);
+    return qg_check(&ctx, sql, len, NULL) == QG_VERDICT_CLEAN;
+}
+
+/* qg_guard_query for a front that holds the process settings s, a clean
+ * query decided in line (qg_guard_clean_in_line). */
 static inline bool qg_guard_query_in_line(const qg_settings *s, const qg_query *q, qg_decision *out)
 {
-    if (!s->clean_in_line || !q->encoding || q->dialect == QG_DIALECT_MYSQL ||
-        !__atomic_load_n(&qg_guard_announce_tried, __ATOMIC_RELAXED))
-        return qg_guard_query(q, out);
-    qg_context ctx;
-    qg_context_init(&ctx, q->dialect, q->encoding, q->flags);
-    ctx.view = q->view;
-    if (qg_check(&ctx, q->sql, q->len, NULL) != QG_VERDICT_CLEAN)
+    if (!qg_guard_clean_in_line(s, q->dialect, q->encoding, q->flags, q->view, q->sql, q->len))
         return qg_guard_query(q, out);
     out->block = false;
     out->sqlstate = NULL;

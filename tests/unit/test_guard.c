@@ -440,6 +440,24 @@ static void test_mysql_policy(void)
     tap_ok(!qg_guard_query_with(&s, &q, &d) && strcmp(d.sqlstate, "22021") == 0,
            "mysql_illformed = block: blocked");
 
+    /* In line, the same policy: a clean MySQL text passes there; the
+     * ill-formed one passes there only where its action lets it pass
+     * unlogged, else it is left to the guard, which judges it (above). */
+    settings_for(&s, QG_MODE_ENFORCE, "my-in-line.log");
+    s.clean_in_line = true;
+    const qg_encoding *gbk = qg_encoding_find(QG_DIALECT_MYSQL, "gbk");
+    static const char clean_my[] = "SELECT c FROM t WHERE id = '\xbf\xa1' AND 1";
+    tap_ok(gbk && qg_guard_clean_in_line(&s, QG_DIALECT_MYSQL, gbk, 0, NULL, clean_my,
+                                         sizeof clean_my - 1),
+           "in line: a clean MySQL text passes");
+    tap_ok(!qg_guard_clean_in_line(&s, QG_DIALECT_MYSQL, gbk, 0, NULL, before_quote,
+                                   sizeof before_quote - 1),
+           "in line: ill-formed before a quote is left to the guard");
+    s.mysql_illformed_quote = QG_ACTION_IGNORE;
+    tap_ok(qg_guard_clean_in_line(&s, QG_DIALECT_MYSQL, gbk, 0, NULL, before_quote,
+                                  sizeof before_quote - 1),
+           "in line: mysql_illformed_quote = ignore: passes there");
+
     /* The MySQL policy does not touch PostgreSQL. */
     static const char pg_invalid[] = "SELECT '\xff abc'";
     settings_for(&s, QG_MODE_ENFORCE, "pg-unaffected.log");
