@@ -128,6 +128,7 @@ wire_fd *qg_wire_refused(const char *why)
         return QG_WIRE_UNSEEN; /* its queries are refused all the same */
     w->refs = 1;
     w->refused = why;
+    w->route = QG_WIRE_ROUTE_REFUSED;
     qg_wire_conn_init(&w->conn, QG_WIRE_PG);
     qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_LIBRARY);
     return w;
@@ -186,7 +187,7 @@ bool qg_wire_refuse_unread_call(int fd, bool into, const char *call)
         static bool told_library;
         return qg_wire_refuse(&told_library, event, what);
     }
-    if (!qg_wire_is_conn(w) || __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+    if (!qg_wire_is_conn(w) || (qg_wire_route(w) & QG_WIRE_ROUTE_SETTLED))
         return false;
     if (qg_wire_fd_refused(w))
         return into && qg_wire_refuse_write(w);
@@ -442,7 +443,8 @@ QG_COLD static void tell_unread(wire_fd *w)
     tell_unchecked(&told, refuse, "wire_unguarded", what);
     if (refuse) {
         __atomic_store_n(&w->told_refused, true, __ATOMIC_RELEASE);
-        __atomic_store_n(&w->refused, why, __ATOMIC_RELEASE);
+        w->refused = why;
+        qg_wire_route_set(w, QG_WIRE_ROUTE_REFUSED);
     }
 }
 
@@ -462,7 +464,7 @@ ssize_t qg_wire_give_up_refused(wire_fd *w, int fd, ssize_t r)
 static void settle(wire_fd *w)
 {
     if (w->conn.passthrough && nothing_held(&w->conn) && !qg_wire_fd_refused(w))
-        __atomic_store_n(&w->settled, true, __ATOMIC_RELEASE);
+        qg_wire_route_set(w, QG_WIRE_ROUTE_SETTLED);
 }
 
 void qg_wire_after_use_unread_or_tls(wire_fd *w)
@@ -490,7 +492,7 @@ void qg_wire_library_takes(int fd)
     qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_LIBRARY);
     w->told_passthrough = true; /* not unguarded: the library front has it */
     settle(w);
-    bool settled = w->settled;
+    bool settled = qg_wire_route(w) & QG_WIRE_ROUTE_SETTLED;
     qg_wire_unlock(w);
     /* Nothing held or owed: the entry becomes the library's marker, and
      * the socket's reads and writes pass after one comparison.  (The

@@ -57,20 +57,15 @@ typedef struct wire_fd {
     unsigned write_turn;
     bool write_waiting;
     unsigned refs; /* descriptors that share it (dup) */
-    /* Bytes written through it cannot be followed (a duplicate of a socket
-     * a client library's front checks, a connection no longer read whose
-     * bytes may not pass unread): why, for the refusal.  Set once; read
-     * with qg_wire_fd_refused. */
+    /* The QG_WIRE_ROUTE_ bits: 0 while its calls take the lock and its
+     * bytes are read, which the interposers' common path tests with one
+     * load (qg_wire_route).  Each bit is set once. */
+    unsigned char route;
+    /* With QG_WIRE_ROUTE_REFUSED: why, for the refusal (read with
+     * qg_wire_fd_refused). */
     const char *refused;
     bool told_refused;
     bool told_passthrough;
-    /* passthrough with nothing held or owed: its bytes go straight to libc
-     * without the lock (set once, under it) */
-    bool settled;
-    /* the connection went on inside TLS through the system OpenSSL: its
-     * socket's bytes are TLS records that pass without the lock, and the SSL
-     * calls carry the protocol (set once, under it; front_wire_tls.c) */
-    bool tls_followed;
     bool tls_counted; /* counted in qg_wire_tls_conns */
     /* An SSL_write that returned failure after part of its bytes were taken
      * (front_wire_tls.c): its length, and how many its retry skips. */
@@ -121,6 +116,32 @@ static inline void qg_wire_turn_put(wire_fd *w)
     qg_wire_word_unlock(&w->write_turn);
 }
 
+/* The bits of wire_fd.route. */
+enum {
+    /* Bytes written through it cannot be followed (a duplicate of a socket
+     * a client library's front checks, a connection no longer read whose
+     * bytes may not pass unread). */
+    QG_WIRE_ROUTE_REFUSED = 1,
+    /* passthrough with nothing held or owed: its bytes go straight to libc
+     * without the lock (set under it) */
+    QG_WIRE_ROUTE_SETTLED = 2,
+    /* the connection went on inside TLS through the system OpenSSL: its
+     * socket's bytes are TLS records that pass without the lock, and the SSL
+     * calls carry the protocol (set under it; front_wire_tls.c) */
+    QG_WIRE_ROUTE_TLS = 4,
+};
+
+static inline unsigned qg_wire_route(const wire_fd *w)
+{
+    return __atomic_load_n(&w->route, __ATOMIC_ACQUIRE);
+}
+
+/* Sets a QG_WIRE_ROUTE_ bit, after what it stands for (release). */
+static inline void qg_wire_route_set(wire_fd *w, unsigned bit)
+{
+    __atomic_or_fetch(&w->route, (unsigned char)bit, __ATOMIC_RELEASE);
+}
+
 /* Connections that went on inside TLS and are still open: while 0, the SSL
  * calls pass without looking up their descriptor. */
 extern unsigned qg_wire_tls_conns;
@@ -143,7 +164,7 @@ static inline bool qg_wire_is_conn(const wire_fd *w)
 /* Why writes through w are refused, or NULL. */
 static inline const char *qg_wire_fd_refused(wire_fd *w)
 {
-    return __atomic_load_n(&w->refused, __ATOMIC_ACQUIRE);
+    return qg_wire_route(w) & QG_WIRE_ROUTE_REFUSED ? w->refused : NULL;
 }
 
 /* After a write through fd returned r: when it was refused because its

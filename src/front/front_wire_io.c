@@ -210,12 +210,12 @@ static bool wait_for_room(int fd, bool sent)
     }
 }
 
-/* Settled, or its socket carries TLS records the SSL calls decrypt: the
- * bytes pass without the lock (which an SSL_write being followed holds). */
-static bool passes_unlocked(wire_fd *w)
+/* A connection's route (qg_wire_route) that says it is settled, or that
+ * its socket carries TLS records the SSL calls decrypt: the bytes pass
+ * without the lock (which an SSL_write being followed holds). */
+static bool passes_unlocked(unsigned route)
 {
-    return __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE) ||
-           __atomic_load_n(&w->tls_followed, __ATOMIC_ACQUIRE);
+    return route & (QG_WIRE_ROUTE_SETTLED | QG_WIRE_ROUTE_TLS);
 }
 
 /* Raw bytes of a connection that just turned out not to be read: -1 with
@@ -288,16 +288,20 @@ QG_COLD static ssize_t finish_blocking_write(wire_fd *w, send_ctx *sc, const qg_
     return done > 0 ? (ssize_t)done : r;
 }
 
-/* In line in the interposers' common path (entry_write); called from the
- * others. */
-__attribute__((always_inline)) static inline ssize_t guarded_write_in_line(wire_fd *w, send_ctx *sc,
-                                                                          const void *buf, size_t n)
+/* A write through a connection whose route passes_unlocked. */
+static ssize_t unlocked_write(wire_fd *w, unsigned route, send_ctx *sc, const void *buf, size_t n)
 {
-    if (passes_unlocked(w)) {
-        if (__atomic_load_n(&w->tls_followed, __ATOMIC_RELAXED) && qg_wire_tls_unfollowed(w))
-            return qg_wire_give_up_refused(w, sc->fd, unread_write(w, sc, buf, n));
-        return send_bytes(sc, buf, n);
-    }
+    if ((route & QG_WIRE_ROUTE_TLS) && qg_wire_tls_unfollowed(w))
+        return qg_wire_give_up_refused(w, sc->fd, unread_write(w, sc, buf, n));
+    return send_bytes(sc, buf, n);
+}
+
+/* A write through a connection whose route is 0: under the lock, read.  In
+ * line in the interposers' common path (entry_write); called from the
+ * others (guarded_write). */
+__attribute__((always_inline)) static inline ssize_t guarded_write_locked(wire_fd *w, send_ctx *sc,
+                                                                         const void *buf, size_t n)
+{
     qg_wire_io io = {send_bytes, qg_wire_check_query, qg_wire_unread_may_pass, sc};
     if (!(sc->flags & MSG_DONTWAIT)) {
         sc->flags |= MSG_DONTWAIT;
@@ -314,10 +318,14 @@ __attribute__((always_inline)) static inline ssize_t guarded_write_in_line(wire_
     return r < 0 ? qg_wire_give_up_refused(w, sc->fd, r) : r;
 }
 
+/* A write through a connection not refused. */
 __attribute__((noinline)) static ssize_t guarded_write(wire_fd *w, send_ctx *sc, const void *buf,
                                                        size_t n)
 {
-    return guarded_write_in_line(w, sc, buf, n);
+    unsigned route = qg_wire_route(w);
+    if (passes_unlocked(route))
+        return unlocked_write(w, route, sc, buf, n);
+    return guarded_write_locked(w, sc, buf, n);
 }
 
 /* A candidate that received p[0, r): the connection when it begins with
@@ -365,7 +373,8 @@ __attribute__((always_inline)) static inline void observe(int fd, wire_fd *w, vo
 {
     if (w == QG_WIRE_CANDIDATE)
         w = recognise_read(fd, p, r);
-    if (!qg_wire_is_conn(w) || qg_wire_fd_refused(w) || passes_unlocked(w))
+    /* refused, or passing without the lock: not read */
+    if (!qg_wire_is_conn(w) || qg_wire_route(w) != 0)
         return;
     qg_wire_lock(w);
     if (!w->conn.tls || !qg_wire_tls_raw(w, fd)) {
@@ -565,13 +574,19 @@ __attribute__((noinline)) static ssize_t entry_write_other(send_ctx *sc, wire_fd
 }
 
 /* A write of p[0, n) on fd, whose entry w is not NULL: a followed
- * connection's goes to guarded_write from the interposer itself, without
- * a call between (docs/PERFORMANCE.md, "Choices in the code"). */
+ * connection's takes the lock from the interposer itself, without a call
+ * between, after one test of its route (docs/PERFORMANCE.md, "Choices in
+ * the code"). */
 __attribute__((always_inline)) static inline ssize_t entry_write(send_ctx *sc, wire_fd *w,
                                                                 const void *p, size_t n)
 {
-    if (__builtin_expect(qg_wire_is_conn(w) && !qg_wire_fd_refused(w), 1))
-        return guarded_write_in_line(w, sc, p, n);
+    if (__builtin_expect(qg_wire_is_conn(w), 1)) {
+        unsigned route = qg_wire_route(w);
+        if (__builtin_expect(route == 0, 1))
+            return guarded_write_locked(w, sc, p, n);
+        if (!(route & QG_WIRE_ROUTE_REFUSED))
+            return unlocked_write(w, route, sc, p, n);
+    }
     return entry_write_other(sc, w, p, n);
 }
 

@@ -112,9 +112,9 @@ static __thread unsigned in_unfollowed_write __attribute__((tls_model("initial-e
 /* Under the lock: the SSL calls carry this connection from now on. */
 static void follow(wire_fd *w, int fd)
 {
-    if (w->tls_followed)
+    if (qg_wire_route(w) & QG_WIRE_ROUTE_TLS)
         return;
-    __atomic_store_n(&w->tls_followed, true, __ATOMIC_RELEASE);
+    qg_wire_route_set(w, QG_WIRE_ROUTE_TLS);
     const qg_settings *s = qg_settings_get();
     if (s->verbosity >= 2) {
         char detail[64];
@@ -142,8 +142,7 @@ bool qg_wire_tls_raw(wire_fd *w, int fd)
 bool qg_wire_tls_unfollowed(wire_fd *w)
 {
     if ((in_openssl > 0 && !in_unfollowed_write) ||
-        !__atomic_load_n(&w->tls_followed, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+        (qg_wire_route(w) & (QG_WIRE_ROUTE_TLS | QG_WIRE_ROUTE_SETTLED)) != QG_WIRE_ROUTE_TLS)
         return false;
     qg_wire_lock(w);
     qg_wire_set_passthrough(&w->conn, QG_WIRE_UNREAD_TLS);
@@ -161,8 +160,7 @@ static wire_fd *tls_conn(SSL *ssl, int *fd)
     SSL_get_fd_fn get_fd = real_SSL_get_fd();
     *fd = get_fd ? get_fd(ssl) : -1;
     wire_fd *w = qg_wire_fd_entry(*fd);
-    if (!qg_wire_is_conn(w) || qg_wire_fd_refused(w) ||
-        __atomic_load_n(&w->settled, __ATOMIC_ACQUIRE))
+    if (!qg_wire_is_conn(w) || (qg_wire_route(w) & (QG_WIRE_ROUTE_REFUSED | QG_WIRE_ROUTE_SETTLED)))
         return NULL;
     return w;
 }
