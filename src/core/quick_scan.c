@@ -35,7 +35,7 @@
  * the AVX2 and AVX-512 builds h and r too, from their class), as bit i
  * for byte i. */
 typedef struct quick_bytes {
-    uint64_t quote, dquote, dash, opener, backslash, prefix;
+    uint64_t quote, dquote, dash, opener, backslash, prefix, underscore;
 } quick_bytes;
 
 /* What a UTF-8 text's scan validates (QUICK_SCAN_UTF8; NULL in the other
@@ -72,6 +72,11 @@ enum { LANE_READ, LANE_BACKSLASH, LANE_NAME, LANE_STOP, LANE_HIGH };
  * the MySQL batches faster (docs/PERFORMANCE.md, "Choices in the code"). */
 enum { Q_STOP_NUL = 0x01, Q_PREFIX_LETTER = 0x02, Q_STOP_BACKSLASH = 0x04, Q_DQUOTE = 0x08,
        Q_STOP_HIGH = 0x10, Q_STOPS = 0x15, Q_OPENER = 0x20, Q_DASH = 0x40, Q_QUOTE = 0x80 };
+/* Where bytes from 0x80 on are letters, no byte needs Q_STOP_HIGH: the
+ * rows of a MySQL text's reading as letters give its bit to the
+ * underscore, which may start an introducer (introducer_among).  The
+ * quiet spans stop at it, the spans read its bits. */
+enum { Q_UNDERSCORE = Q_STOP_HIGH };
 #if LANE == 64
 #define EVERY_16(...) {__VA_ARGS__, __VA_ARGS__, __VA_ARGS__, __VA_ARGS__}
 #else
@@ -90,6 +95,8 @@ typedef struct quick_tables {
     unsigned char backslash[LANE];              /* the class bit */
     unsigned char high_byte[LANE];              /* the class bit */
     unsigned char stops_openers_escaping[LANE]; /* escaping_block: one test for both */
+    unsigned char underscore[LANE];             /* the class bit */
+    bool introducers;                           /* the rows mark underscores */
 } quick_tables;
 #if LANE == 64
 #define CLASS_BIT_ROWS                                                                             \
@@ -99,34 +106,46 @@ typedef struct quick_tables {
 #define CLASS_BIT_ROWS
 #endif
 /* The rows, with `high` the class of a byte from 0x80 on: Q_STOP_HIGH, or
- * none where such bytes are read as letters (QUICK_SCAN_LETTERS). */
-#define QUICK_ROWS(high)                                                                           \
+ * none where such bytes are read as letters (QUICK_SCAN_LETTERS); and
+ * `marked` Q_UNDERSCORE where underscores are marked (then `high` is
+ * none), else none.  Every low nibble is a high byte's (in the marking
+ * rows only f, the underscore's).  The bytes stop the spans where their
+ * class has a bit of `stops`, and the quiet spans also at an
+ * underscore. */
+#define QUICK_ROWS(high, marked)                                                                   \
     {                                                                                              \
-        /* every low nibble is a high byte's */                                                    \
-        .by_low = EVERY_16(Q_STOP_HIGH | Q_STOP_NUL, Q_STOP_HIGH,                                  \
-                           Q_STOP_HIGH | Q_DQUOTE | Q_PREFIX_LETTER, Q_STOP_HIGH | Q_OPENER,       \
-                           Q_STOP_HIGH | Q_OPENER, Q_STOP_HIGH, Q_STOP_HIGH,                       \
-                           Q_STOP_HIGH | Q_QUOTE, Q_STOP_HIGH | Q_PREFIX_LETTER, Q_STOP_HIGH,      \
-                           Q_STOP_HIGH, Q_STOP_HIGH, Q_STOP_HIGH | Q_STOP_BACKSLASH,               \
-                           Q_STOP_HIGH | Q_DASH, Q_STOP_HIGH, Q_STOP_HIGH | Q_OPENER),             \
-        .by_high = EVERY_16(Q_STOP_NUL, 0, Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0,              \
-                            Q_PREFIX_LETTER, Q_STOP_BACKSLASH | Q_PREFIX_LETTER,                   \
-                            Q_STOP_NUL | Q_PREFIX_LETTER, Q_PREFIX_LETTER, high, high, high, high, \
-                            high, high, high, high),                                               \
-        .nibble = {[0 ... LANE - 1] = 0x0f}, .stops = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE},     \
-        .but_backslash = {[0 ... LANE - 1] = (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH},            \
-        .but_dquote = {[0 ... LANE - 1] = Q_STOPS},                                                \
-        .but_both = {[0 ... LANE - 1] = Q_STOPS & ~Q_STOP_BACKSLASH},                              \
+        .by_low = EVERY_16(LOW_HIGH(marked) | Q_STOP_NUL, LOW_HIGH(marked),                        \
+                           LOW_HIGH(marked) | Q_DQUOTE | Q_PREFIX_LETTER,                          \
+                           LOW_HIGH(marked) | Q_OPENER, LOW_HIGH(marked) | Q_OPENER,               \
+                           LOW_HIGH(marked), LOW_HIGH(marked), LOW_HIGH(marked) | Q_QUOTE,         \
+                           LOW_HIGH(marked) | Q_PREFIX_LETTER, LOW_HIGH(marked), LOW_HIGH(marked), \
+                           LOW_HIGH(marked), LOW_HIGH(marked) | Q_STOP_BACKSLASH,                  \
+                           LOW_HIGH(marked) | Q_DASH, LOW_HIGH(marked), Q_STOP_HIGH | Q_OPENER),   \
+        .by_high =                                                                                 \
+            EVERY_16(Q_STOP_NUL, 0, Q_DQUOTE | Q_OPENER | Q_DASH | Q_QUOTE, 0, Q_PREFIX_LETTER,    \
+                     Q_STOP_BACKSLASH | Q_PREFIX_LETTER | (marked), Q_STOP_NUL | Q_PREFIX_LETTER,  \
+                     Q_PREFIX_LETTER, high, high, high, high, high, high, high, high),             \
+        .nibble = {[0 ... LANE - 1] = 0x0f},                                                       \
+        .stops = {[0 ... LANE - 1] = (Q_STOPS | Q_DQUOTE) & ~(marked)},                            \
+        .but_backslash = {[0 ... LANE - 1] =                                                       \
+                              (Q_STOPS | Q_DQUOTE) & ~Q_STOP_BACKSLASH & ~(marked)},               \
+        .but_dquote = {[0 ... LANE - 1] = Q_STOPS & ~(marked)},                                    \
+        .but_both = {[0 ... LANE - 1] = Q_STOPS & ~Q_STOP_BACKSLASH & ~(marked)},                  \
         .ampersand = {[0 ... LANE - 1] = '&'},                                                     \
         .stops_openers = {[0 ... LANE - 1] = Q_STOPS | Q_DQUOTE | Q_OPENER},                       \
-        .dash = {[0 ... LANE - 1] = Q_DASH}, .minus = {[0 ... LANE - 1] = '-'}, CLASS_BIT_ROWS     \
-        .backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},                                        \
-        .high_byte = {[0 ... LANE - 1] = Q_STOP_HIGH},                                             \
+        .dash = {[0 ... LANE - 1] = Q_DASH}, .minus = {[0 ... LANE - 1] = '-'},                    \
+        CLASS_BIT_ROWS.backslash = {[0 ... LANE - 1] = Q_STOP_BACKSLASH},                          \
+        .underscore = {[0 ... LANE - 1] = (marked)},                                               \
+        .high_byte = {[0 ... LANE - 1] = Q_STOP_HIGH & ~(marked)},                                 \
         .stops_openers_escaping = {[0 ... LANE - 1] =                                              \
                                        (Q_STOPS | Q_DQUOTE | Q_OPENER) & ~Q_STOP_BACKSLASH},       \
+        .introducers = (marked) != 0,                                                              \
     }
-static const quick_tables quick_rows __attribute__((aligned(LANE))) = QUICK_ROWS(Q_STOP_HIGH);
-static const quick_tables letter_rows __attribute__((aligned(LANE))) = QUICK_ROWS(0);
+#define LOW_HIGH(marked) (Q_STOP_HIGH & ~(marked))
+static const quick_tables quick_rows __attribute__((aligned(LANE))) = QUICK_ROWS(Q_STOP_HIGH, 0);
+static const quick_tables letter_rows __attribute__((aligned(LANE))) = QUICK_ROWS(0, 0);
+static const quick_tables mysql_letter_rows __attribute__((aligned(LANE))) =
+    QUICK_ROWS(0, Q_UNDERSCORE);
 typedef quick_tables quick_table;
 #if LANE == 64
 /* Hidden from the optimiser, which would build the rows' bytes again in
@@ -188,6 +207,8 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
         b->backslash = class_bits(cls, t->backslash);
         b->prefix = class_bits(cls, t->prefix_letter) | eq_bits(v, load_lane(t->ampersand));
     }
+    if (t->introducers)
+        b->underscore = class_bits(cls, t->underscore);
     return LANE_READ;
 }
 #else
@@ -226,6 +247,10 @@ quick_classify(const quick_table *t, const unsigned char *p, int lanes, quick_by
                          << shift;
         }
     }
+    /* most spans hold no underscore: one test of both lanes */
+    if (t->introducers && !_mm256_testz_si256(any, load_lane(t->underscore)))
+        for (int k = 0; k < lanes; k++)
+            b->underscore |= bits_of(_mm256_slli_epi16(cls[k], 3)) << (LANE * k);
     return LANE_READ;
 }
 #endif
@@ -738,6 +763,43 @@ static inline bool quotes_follow_prefix(const unsigned char *s, size_t at, uint6
     return false;
 }
 
+/* Whether the rows mark underscores (QUICK_ROWS). */
+static inline bool marks_underscores(const quick_table *table)
+{
+#ifdef __AVX2__
+    return table->introducers;
+#else
+    (void)table; /* the SSE2 build reads no text as letters */
+    return false;
+#endif
+}
+
+/* MySQL: whether a quote follows an introducer (qg_introduced_string_in)
+ * from one of the underscores `bits` on (bit k: s[at + k]).  One after a
+ * word byte starts none (most texts hold only such, in names); from the
+ * first that may start one, the scalar search reads the rest. */
+static inline __attribute__((always_inline)) bool
+introducer_among(const unsigned char *s, size_t len, size_t at, uint64_t bits)
+{
+    for (; bits; bits &= bits - 1) {
+        size_t u = at + (size_t)__builtin_ctzll(bits);
+        if (u == 0 || !qg_ascii_word_byte(s[u - 1], 0))
+            return qg_introduced_string_in(s + u, len - u);
+    }
+    return false;
+}
+
+/* introducer_among for the underscores in s[from, to) (from > 0), which
+ * the spans stepped over: a comment's text. */
+static bool introducer_between(const unsigned char *s, size_t len, size_t from, size_t to)
+{
+    for (const unsigned char *u = memchr(s + from, '_', to - from); u;
+         u = memchr(u + 1, '_', (size_t)(s + to - u - 1)))
+        if (!qg_ascii_word_byte(u[-1], 0))
+            return qg_introduced_string_in(u, len - (size_t)(u - s));
+    return false;
+}
+
 /* The quick scan's spans of `lanes` lanes from i on (`quote_parity`: of
  * the delimiters before i; the text holds at least a span).  Where
  * `names`, PG's quoted names are read (*name_open: one is open where the
@@ -787,6 +849,9 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
         }
         if (watch)
             watch_span(watch, s, at, lanes, escaping);
+        if (marks_underscores(table) && (b.underscore >> seen) &&
+            introducer_among(s, len, i, b.underscore >> seen))
+            return LANE_STOP;
         uint64_t quote = b.quote >> seen;
         unsigned char before = at > 0 ? s[at - 1] : ' ';
         uint64_t dashes = b.dash & (b.dash << 1 | (before == '-'));
@@ -870,6 +935,9 @@ quick_lanes(const quick_table *table, const unsigned char *s, size_t len, size_t
                         continue;
                     }
                 }
+                if (marks_underscores(table) && end > at + span &&
+                    introducer_between(s, len, at + span, end))
+                    return LANE_STOP;
                 in_name = false; /* the comment is in code */
                 i = end;
                 escape_carry = 0;
@@ -1079,8 +1147,8 @@ QG_HOT qg_quick_reading QUICK_SCAN(const qg_context *ctx, const char *sql, size_
  * one byte come here. */
 qg_quick_reading QUICK_SCAN_LETTERS(const qg_context *ctx, const char *sql, size_t len)
 {
-    if (ctx->dialect == QG_DIALECT_MYSQL && qg_introduced_string_in((const unsigned char *)sql, len))
-        return QG_QUICK_UNSETTLED;
+    if (ctx->dialect == QG_DIALECT_MYSQL) /* each with its rows known */
+        return quick_scan_with(QUICK_TABLE(&mysql_letter_rows), ctx, sql, len, NULL);
     return quick_scan_with(QUICK_TABLE(&letter_rows), ctx, sql, len, NULL);
 }
 #endif
@@ -1092,10 +1160,11 @@ qg_quick_reading QUICK_SCAN_UTF8(const qg_context *ctx, const encoding_dfa_t *df
                                  size_t len)
 {
     const unsigned char *s = (const unsigned char *)sql;
-    if (ctx->dialect == QG_DIALECT_MYSQL && qg_introduced_string_in(s, len))
-        return QG_QUICK_UNSETTLED;
     utf8_watch watch = {utf8_rows_of(dfa), _mm256_setzero_si256()};
-    qg_quick_reading reading = quick_scan_with(QUICK_TABLE(&letter_rows), ctx, sql, len, &watch);
+    qg_quick_reading reading =
+        ctx->dialect == QG_DIALECT_MYSQL
+            ? quick_scan_with(QUICK_TABLE(&mysql_letter_rows), ctx, sql, len, &watch)
+            : quick_scan_with(QUICK_TABLE(&letter_rows), ctx, sql, len, &watch);
     if (reading == QG_QUICK_UNSETTLED || !_mm256_testz_si256(watch.wrong, watch.wrong))
         return QG_QUICK_UNSETTLED;
     /* The last character must be whole: the spaces a short text is

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_scalar.h"
 #include "encoding_tables.h"
 #include "lexer_internal.h"
 #include "quoteguard.h"
@@ -497,6 +498,77 @@ static void multibyte_read_as_letters(int implementation)
                     pair_piece, true);
 }
 
+/* The tail after a run of text that starts with a multibyte character
+ * (the scans read as letters only such), with the padding in code, in a
+ * string, in a comment that runs past a span (where the scans step over
+ * its text; a quote after a line comment follows an underscore in it), or
+ * right before the tail. */
+static int after_multibyte(char *text, size_t size, size_t pad, const char *tail)
+{
+    static const char *const frames[] = {"SELECT '\xe6\x97\xa5', %*s%s", "'\xe6\x97\xa5%*s' %s",
+                                         "/* \xe6\x97\xa5 */ /*%*s%s */ x",
+                                         "\xe6\x97\xa5%*s-- %s\n'x'", "\xe6\x97\xa5 # %*s%s\n 'x'"};
+    const char *frame = frames[pad % (sizeof frames / sizeof frames[0])];
+    return snprintf(text, size, frame, (int)pad, "", tail);
+}
+
+/* MySQL introducers (the lexer checks the string after one in the set it
+ * names) at every place around a lane's and a block's end: after a space,
+ * a high byte, a word byte (no introducer), with space before the quote,
+ * in strings and comments, after other underscores; the scans that read
+ * a text as letters settle none that qg_introduced_string_in says holds
+ * one, and the checker gives the reference's verdict. */
+static void introducers_across_blocks(int implementation)
+{
+    static const setting mysql[] = {
+        {QG_DIALECT_MYSQL, "utf8mb4", 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", QG_NO_BACKSLASH_ESCAPES},
+        {QG_DIALECT_MYSQL, "sjis", 0},
+    };
+    static const char *const tails[] = {
+        "_big5 '\xe6\x97\xa5'",
+        "\xe6\x97\xa5_big5'\xe6\x97\xa5' x",
+        "a_big5'\xe6\x97\xa5'",
+        "_utf8\r'\xf0\x9f\x98\x80'",
+        "q_x _y z_ _latin1   'a\\'b'",
+        "'_latin1''\xe6\x97\xa5'",
+        "__ _ '_' x_'",
+        "_binary'\xff'",
+        "(_sjis'\x95\x5c')",
+        "_big5",
+        "a _latin1 ",
+    };
+    static char text[MAX_TEXT];
+    const qg_scans *scans = qg_scans_of(implementation);
+    int wrong = 0, settled = 0;
+    for (size_t s = 0; s < sizeof mysql / sizeof mysql[0]; s++) {
+        const qg_encoding *enc = qg_encoding_find(mysql[s].dialect, mysql[s].encoding);
+        qg_context ctx;
+        qg_context_init(&ctx, mysql[s].dialect, enc, mysql[s].flags);
+        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
+            for (size_t pad = 0; pad < 140; pad++) {
+                size_t len = (size_t)after_multibyte(text, sizeof text, pad, tails[t]);
+                qg_allow_vectors(implementation);
+                qg_quick_reading letters = scans->quick_scan_letters(&ctx, text, len);
+                qg_quick_reading utf8 = scans->utf8_scan(
+                    &ctx, encoding_dfa(qg_encoding_find(QG_DIALECT_MYSQL, "utf8mb4")), text, len);
+                bool introduced = qg_introduced_string_in((const unsigned char *)text, len);
+                settled += letters != QG_QUICK_UNSETTLED || utf8 != QG_QUICK_UNSETTLED;
+                if (introduced && (letters != QG_QUICK_UNSETTLED || utf8 != QG_QUICK_UNSETTLED) &&
+                    !wrong++)
+                    tap_diag("%s %s: read as letters %d, as UTF-8 %d, past an introducer: %s",
+                             qg_vectors_name(implementation), mysql[s].encoding, (int)letters,
+                             (int)utf8, text);
+                wrong += !checks_as_reference(implementation, &ctx, text, len, wrong);
+            }
+    }
+    qg_allow_vectors(QG_VECTORS_WIDEST);
+    tap_ok(!wrong,
+           "%s: MySQL introducers around a block's end leave the text to the lexer, "
+           "read as in the reference (%d texts settled)",
+           qg_vectors_name(implementation), settled);
+}
+
 /* The character count: where it stops, a character ends, and it counted
  * the characters before. */
 static void counts_whole_characters(int implementation)
@@ -539,6 +611,8 @@ int main(void)
         backslash_runs_across_blocks(i);
         characters_across_blocks(i);
         multibyte_read_as_letters(i);
+        if (i >= QG_VECTORS_AVX2)
+            introducers_across_blocks(i);
         counts_whole_characters(i);
     }
     return tap_done();
