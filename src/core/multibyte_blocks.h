@@ -117,17 +117,18 @@ static inline uint64_t set_bits(const nibble_set *set, const unsigned char *p)
     return bits;
 }
 
-/* The trail bytes among and after runs of bytes that may lead a character
- * (`leads`; carry_in: 1 when bit 0 is the trail of a lead before): each
- * run starts a character, so its every second byte is a trail, and so is
- * the byte after a run of odd length. */
-static inline uint64_t pair_trails(uint64_t leads, uint64_t carry_in)
+/* The bytes that lead a character among those that may (`leads`; carry_in:
+ * 1 when bit 0 is the trail of a lead before): each run of them starts a
+ * character, so a lead is at an even distance from its run's start, and
+ * the byte after each lead is its trail.  Adding the first bit of each run
+ * that starts on an even bit clears that run, which picks the runs; each
+ * takes the bits of its start's parity. */
+static inline uint64_t pair_leads(uint64_t leads, uint64_t carry_in)
 {
-    uint64_t after = escaped_by(leads, carry_in);
     leads &= ~carry_in;
     uint64_t starts = leads & ~(leads << 1);
-    uint64_t even_runs = leads & ~(leads + (starts & EVEN_BITS)); /* runs from even bits */
-    return after | (even_runs & ~EVEN_BITS) | (leads & ~even_runs & EVEN_BITS);
+    uint64_t even_runs = leads & ~(leads + (starts & EVEN_BITS));
+    return leads & ~(even_runs ^ EVEN_BITS);
 }
 
 /* The second digits of GB18030's four-byte characters in a block
@@ -150,7 +151,7 @@ static inline uint64_t second_digits(uint64_t digits)
 /* Where the automaton's characters are pairs (encoding_dfa.pairs): whether
  * the string bodies of the block at `pos` (`content`, of `valid` bytes on)
  * are valid characters, read 64 bytes at once.  The bytes of a run of
- * those that may lead a character alternate lead and trail (pair_trails);
+ * those that may lead a character alternate lead and trail (pair_leads);
  * a lead must be followed by a trail, and a high byte that starts no pair
  * must be a character alone.  In GB18030 a trail may also be a digit, the
  * second or fourth byte of a character: each second one must have a fourth
@@ -195,8 +196,8 @@ pairs_valid(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, size_
         }
     }
     uint64_t leads = (set_bits(&dfa->lead, p) >> shift) & content;
-    uint64_t trail = pair_trails(leads, carry_in);
-    uint64_t lead = leads & ~trail, digits = 0, seconds = 0;
+    uint64_t lead = pair_leads(leads, carry_in), digits = 0, seconds = 0;
+    uint64_t trail = lead << 1 | carry_in;
     uint64_t trails = set_bits(&dfa->trail, p) >> shift;
     if (dfa->quads) {
         digits = trail & (set_bits(&dfa->digit, p) >> shift) & content;
