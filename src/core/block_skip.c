@@ -128,50 +128,152 @@ __attribute__((flatten)) size_t COUNT_CHARS(const encoding_dfa_t *dfa, const uns
 #endif
 
 #ifdef __AVX2__
+/* A pair encoding's sets, in lanes, for the copy read as letters. */
+typedef struct pair_sets {
+    set_rows lead, trail, single;
+    lane_t nibble;
+} pair_sets;
+
+/* What a block of that copy leaves to the next. */
+typedef struct letters_carry {
+    uint64_t chars; /* quads: the automaton's state; else 1 when bit 0 is a trail */
+    uint64_t high, plain, trail_backslash; /* the block's last byte is such a byte */
+    uint64_t any_high;
+} letters_carry;
+
+/* One block of the copy: the 64 bytes at p, whose bits from `shift` on
+ * are the text's from pos (`live`: those before its end); `whole`: p is
+ * the text at pos, copied here as it is read. */
+static inline __attribute__((always_inline)) bool
+letters_block(const encoding_dfa_t *dfa, const pair_sets *sets, const unsigned char *s, size_t len,
+              size_t pos, const unsigned char *p, unsigned shift, uint64_t live, unsigned char *copy,
+              bool whole, bool quads, letters_carry *c)
+{
+    const needles *n = needle_table();
+    lane_t v[LANES];
+    uint64_t high = 0;
+#pragma GCC unroll 4
+    for (size_t i = 0; i < LANES; i++) {
+        v[i] = load_lane(p + LANE * i);
+        if (whole)
+            _mm256_storeu_si256((__m256i *)(copy + pos + LANE * i), v[i]);
+        high |= bits_of(v[i]) << (LANE * i);
+    }
+    high >>= shift;
+    if (!(high | c->chars | c->high | c->trail_backslash)) {
+        /* ASCII, with nothing the block before left open */
+        c->plain = p[BLOCK - 1] == '\\';
+        return true;
+    }
+    uint64_t quote = 0, backslash = 0, leads = 0, trails = 0, trail = 0;
+#pragma GCC unroll 4
+    for (size_t i = 0; i < LANES; i++) {
+        unsigned at = (unsigned)(LANE * i);
+        lane_t low = and_lanes(v[i], sets->nibble);
+        lane_t high_nibble = and_lanes(nibbles_down(v[i]), sets->nibble);
+        quote |= eq_bits(v[i], needle(n, QUOTE)) << at;
+        backslash |= eq_bits(v[i], needle(n, BACKSLASH)) << at;
+        if (!quads) {
+            leads |= lane_in_set(sets->lead, low, high_nibble) << at;
+            trails |= lane_in_set(sets->trail, low, high_nibble) << at;
+        }
+    }
+    quote >>= shift;
+    backslash = (backslash >> shift) & live;
+    if (quads) {
+        if (!pairs_valid(dfa, s, len, pos, live, high, quote, backslash, false, &c->chars, &trail))
+            return false;
+        trail &= live;
+    } else {
+        /* a lead must be followed by a trail, and a high byte that is
+         * neither must be a character alone */
+        leads = (leads >> shift) & live;
+        uint64_t lead = pair_leads(leads, c->chars);
+        trail = lead << 1 | c->chars;
+        if (trail & ~((trails >> shift) & live))
+            return false;
+        uint64_t alone = high & ~leads & ~trail, single = 0;
+        if (alone) {
+#pragma GCC unroll 4
+            for (size_t i = 0; i < LANES; i++)
+                single |= lane_in_set(sets->single, and_lanes(v[i], sets->nibble),
+                                      and_lanes(nibbles_down(v[i]), sets->nibble))
+                          << (LANE * i);
+            if (alone & ~(single >> shift))
+                return false;
+        }
+        c->chars = lead >> 63;
+    }
+    uint64_t plain = backslash & ~trail, trail_backslash = backslash & trail;
+    /* a backslash of its own next to a high byte; a trail 0x5c before
+     * a quote or a backslash (the next block's first byte is bit 0 of
+     * its masks, through the carries) */
+    if (((high << 1 | c->high) & plain) | ((plain << 1 | c->plain) & high) |
+        ((trail_backslash << 1 | c->trail_backslash) & (quote | backslash)))
+        return false;
+    uint64_t ascii_trail = trail & ~high;
+#pragma GCC unroll 4
+    for (size_t i = 0; ascii_trail && i < LANES; i++) {
+        unsigned char *q = copy + pos + LANE * i;
+        lane_t ones = bytes_of_bits((uint32_t)(ascii_trail >> (LANE * i)));
+        _mm256_storeu_si256((__m256i *)q, or_lanes(load_lane(q), ones));
+    }
+    c->any_high |= high;
+    c->high = high >> 63;
+    c->plain = plain >> 63;
+    c->trail_backslash = trail_backslash >> 63;
+    return true;
+}
+
 /* The copy qg_only_plain_strings_as_letters reads in a pair encoding
- * (lexer_internal.h): 64 bytes at a time, the pairs found by pairs_valid,
- * which also reads the text's end: its last character must be whole.  The
- * text is copied in one call, and each block's trail bytes below 0x80
- * made 0xff in the copy, whose room past the text's end lets the last
- * block be written whole. */
+ * (lexer_internal.h): 64 bytes at a time, the pairs found by the runs of
+ * bytes that may lead a character (pair_leads), GB18030's four bytes by
+ * pairs_valid; the text's last character must be whole.  Each block is
+ * copied as it is read, and its trail bytes below 0x80 made 0xff in the
+ * copy.  The last block is read apart, so that the others need no shift
+ * nor mask: the text's last 64 bytes, else its bytes in a block of spaces,
+ * copied first, whole, into the copy's room past the text's end, where the
+ * blocks before then write their own bytes.  The sets are read once a
+ * text: the copy's stores could change them, to the compiler, which would
+ * read them again each block. */
+static inline __attribute__((always_inline)) bool
+pair_letters(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, unsigned char *copy,
+             bool quads)
+{
+    if (!len)
+        return false;
+    unsigned char tail[BLOCK];
+    const unsigned char *last = s + len - BLOCK;
+    size_t last_at = len - BLOCK;
+    if (len < BLOCK) {
+        memset(tail, ' ', sizeof tail);
+        memcpy(tail, s, len); /* before the lanes: a call would leave them to the stack */
+        last = tail;
+        last_at = 0;
+    }
+    for (size_t i = 0; i < LANES; i++)
+        _mm256_storeu_si256((__m256i *)(copy + last_at + LANE * i), load_lane(last + LANE * i));
+    pair_sets sets = {set_rows_of(&dfa->lead), set_rows_of(&dfa->trail),
+                      set_rows_of(&dfa->single), needle(needle_table(), LOW_NIBBLE)};
+    letters_carry c = {0, 0, 0, 0, 0};
+    size_t pos = 0;
+    for (; len - pos > BLOCK; pos += BLOCK)
+        if (!letters_block(dfa, &sets, s, len, pos, s + pos, 0, ~0ull, copy, true, quads, &c))
+            return false;
+    size_t valid = len - pos;
+    unsigned shift = len < BLOCK ? 0 : (unsigned)(BLOCK - valid);
+    uint64_t live = valid == BLOCK ? ~0ull : (1ull << valid) - 1;
+    if (!letters_block(dfa, &sets, s, len, pos, last, shift, live, copy, false, quads, &c))
+        return false;
+    /* chars: the text ends inside a character */
+    return c.any_high && !c.chars;
+}
+
 bool PAIR_LETTERS(const encoding_dfa_t *dfa, const unsigned char *s, size_t len,
                   unsigned char *copy)
 {
-    const needles *n = needle_table();
-    uint64_t chars = 0, any_high = 0;
-    uint64_t high_carry = 0, plain_carry = 0, trail_backslash_carry = 0;
-    memcpy(copy, s, len);
-    for (size_t pos = 0; pos < len; pos += BLOCK) {
-        const unsigned char *p = s + pos;
-        size_t valid = len - pos;
-        block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], true, true)
-                                      : classify_last_block(n, s, len, p, valid, true, true);
-        uint64_t live = valid >= BLOCK ? ~0ull : (1ull << valid) - 1;
-        uint64_t high = m.high, backslash = m.backslash & live, trail = 0;
-        if ((high || chars) &&
-            !pairs_valid(dfa, s, len, pos, live, high, m.quote, backslash, false, &chars, &trail))
-            return false;
-        trail &= live;
-        uint64_t plain = backslash & ~trail, trail_backslash = backslash & trail;
-        /* a backslash of its own next to a high byte; a trail 0x5c before
-         * a quote or a backslash (the next block's first byte is bit 0 of
-         * its masks, through the carries) */
-        if (((high << 1 | high_carry) & plain) | ((plain << 1 | plain_carry) & high) |
-            ((trail_backslash << 1 | trail_backslash_carry) & (m.quote | backslash)))
-            return false;
-        uint64_t ascii_trail = trail & ~high;
-        for (size_t i = 0; ascii_trail && i < LANES; i++) {
-            unsigned char *q = copy + pos + LANE * i;
-            lane_t ones = bytes_of_bits((uint32_t)(ascii_trail >> (LANE * i)));
-            _mm256_storeu_si256((__m256i *)q, or_lanes(load_lane(q), ones));
-        }
-        any_high |= high;
-        high_carry = high >> 63;
-        plain_carry = plain >> 63;
-        trail_backslash_carry = trail_backslash >> 63;
-    }
-    /* chars: the text ends inside a character */
-    return any_high && !chars;
+    return dfa->quads ? pair_letters(dfa, s, len, copy, true)
+                      : pair_letters(dfa, s, len, copy, false);
 }
 #endif
 

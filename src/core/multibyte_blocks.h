@@ -101,18 +101,36 @@ static bool multibyte_strings_valid(const encoding_dfa_t *dfa, const unsigned ch
 }
 
 #ifdef __AVX2__
+/* A nibble set's rows, each in both halves of a lane. */
+typedef struct set_rows {
+    lane_t low, high;
+} set_rows;
+
+static inline __attribute__((always_inline)) set_rows set_rows_of(const nibble_set *set)
+{
+    return (set_rows){lookup_rows(set->low), lookup_rows(set->high)};
+}
+
+/* Bit i set when byte i of a lane, by its low and its high nibble, is in
+ * the set of `rows`. */
+static inline __attribute__((always_inline)) uint64_t lane_in_set(set_rows rows, lane_t low,
+                                                                 lane_t high)
+{
+    lane_t hit = and_lanes(lookup(rows.low, low), lookup(rows.high, high));
+    return (uint32_t)~_mm256_movemask_epi8(eq(hit, _mm256_setzero_si256()));
+}
+
 /* Bit i set when byte i of the 64 at p is in `set`. */
 static inline uint64_t set_bits(const nibble_set *set, const unsigned char *p)
 {
-    lane_t low_rows = lookup_rows(set->low), high_rows = lookup_rows(set->high);
-    lane_t nibble = _mm256_set1_epi8(0x0f), none = _mm256_setzero_si256();
+    set_rows rows = set_rows_of(set);
+    lane_t nibble = _mm256_set1_epi8(0x0f);
     uint64_t bits = 0;
 #pragma GCC unroll 4
     for (size_t i = 0; i < LANES; i++) {
         lane_t v = load_lane(p + LANE * i);
-        lane_t hit = and_lanes(lookup(low_rows, and_lanes(v, nibble)),
-                               lookup(high_rows, and_lanes(nibbles_down(v), nibble)));
-        bits |= (uint64_t)(uint32_t)~_mm256_movemask_epi8(eq(hit, none)) << (LANE * i);
+        bits |= lane_in_set(rows, and_lanes(v, nibble), and_lanes(nibbles_down(v), nibble))
+                << (LANE * i);
     }
     return bits;
 }

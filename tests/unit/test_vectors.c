@@ -569,6 +569,58 @@ static void introducers_across_blocks(int implementation)
            qg_vectors_name(implementation), settled);
 }
 
+/* A pair encoding's copy read as letters, of text of whole characters
+ * only (so that nearly every text is read): characters with a trail below
+ * 0x80 and above, alone and GB18030's four bytes, around every block's
+ * end and the text's, copied exactly as the definition has it. */
+static void pair_copies_across_blocks(int implementation)
+{
+    static const struct {
+        const char *encoding;
+        const char *chars[6];
+    } pairs[] = {
+        {"SJIS", {"\x95\x5c", "\x83\x78", "\x88\xa0", "\xb1", "\xe0\x40", "\x81\x60"}},
+        {"GBK", {"\xbf\x5c", "\xc4\xe3", "\x81\x40", "\xfe\x7e", "\xa1\xa1", "\x81\x80"}},
+        {"BIG5", {"\xa4\x5c", "\xa4\x40", "\xa4\xa1", "\xf9\x7e", "\xc9\x60", "\xa5\xfe"}},
+        {"UHC", {"\xb0\xa1", "\x81\x41", "\x81\x5a", "\xc8\xfe", "\xa1\x61", "\x8f\x7a"}},
+        {"GB18030", {"\x81\x30\x81\x30", "\xc4\xe3", "\xbf\x5c", "\x84\x31\xa4\x39", "\x81\x40",
+                     "\xfe\x7e"}},
+    };
+    static unsigned char text[MAX_TEXT], want[MAX_TEXT], copy[MAX_TEXT + QG_LETTERS_SLACK];
+    const qg_scans *scans = qg_scans_of(implementation);
+    if (implementation < QG_VECTORS_AVX2)
+        return; /* no reading as letters */
+    int wrong = 0, texts = 0, read = 0;
+    for (size_t e = 0; e < sizeof pairs / sizeof pairs[0]; e++) {
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, pairs[e].encoding);
+        for (size_t cap = 1; cap < 200; cap++) {
+            for (int round = 0; round < 4; round++) {
+                size_t len = 0;
+                for (;;) {
+                    const char *c = rand() % 4 ? pairs[e].chars[rand() % 6] : "a";
+                    if (len + strlen(c) > cap)
+                        break;
+                    memcpy(text + len, c, strlen(c));
+                    len += strlen(c);
+                }
+                bool high = false;
+                bool readable = letters_by_definition(enc, text, len, want, &high) && high;
+                bool copied = scans->pair_letters(encoding_dfa(enc), text, len, copy);
+                texts++;
+                read += readable;
+                if ((copied != readable || (copied && memcmp(copy, want, len) != 0)) && !wrong++)
+                    tap_diag("%s %s: copied as letters %d, by definition %d, %zu bytes",
+                             qg_vectors_name(implementation), pairs[e].encoding, copied,
+                             readable, len);
+            }
+        }
+    }
+    tap_ok(!wrong && read > texts * 9 / 10,
+           "%s: double-byte characters around a block's end are copied as letters as "
+           "they should (%d of %d texts read)",
+           qg_vectors_name(implementation), read, texts);
+}
+
 /* The character count: where it stops, a character ends, and it counted
  * the characters before. */
 static void counts_whole_characters(int implementation)
@@ -613,6 +665,7 @@ int main(void)
         multibyte_read_as_letters(i);
         if (i >= QG_VECTORS_AVX2)
             introducers_across_blocks(i);
+        pair_copies_across_blocks(i);
         counts_whole_characters(i);
     }
     return tap_done();
