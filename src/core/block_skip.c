@@ -235,7 +235,8 @@ letters_block(const encoding_dfa_t *dfa, const pair_sets *sets, const unsigned c
  * copied first, whole, into the copy's room past the text's end, where the
  * blocks before then write their own bytes.  The sets are read once a
  * text: the copy's stores could change them, to the compiler, which would
- * read them again each block. */
+ * read them again each block (docs/PERFORMANCE.md, "Choices in the
+ * code"). */
 static inline __attribute__((always_inline)) bool
 pair_letters(const encoding_dfa_t *dfa, const unsigned char *s, size_t len, unsigned char *copy,
              bool quads)
