@@ -611,6 +611,21 @@ bool qg_wire_pg_may_set(const char *s, size_t len)
 }
 #endif
 
+/* A Query or Parse (`parse`) that goes to the server unblocked, its text
+ * `read` (NULL: not read): the states it may leave are added. */
+static inline void account_text(qg_wire_conn *c, bool parse, const qg_wire_msg *read)
+{
+    pg_note_parsed(c, parse ? read : NULL);
+    if (read && !qg_wire_pg_may_set(read->sql, read->len))
+        return; /* keeps both settings: nothing to add */
+    qg_pg_effect e = read ? qg_pg_statement_effect(read->sql, read->len) : any_effect;
+    if (e.encoding == QG_PG_KEEPS && e.scs == QG_PG_KEEPS)
+        return; /* nothing to add */
+    if (parse)
+        c->pg_prepared_sets_state = true;
+    qg_pg_pending_add_effect(&c->pg_pending, &e);
+}
+
 void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
                         const qg_wire_classified *cl, bool blocked, const qg_wire_msg *text)
 {
@@ -649,16 +664,20 @@ void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t 
             found = (qg_wire_msg){0};
         text = &found;
     }
-    bool read = whole && text->sql;
-    pg_note_parsed(c, p[0] == 'P' && read ? text : NULL);
-    if (read && !qg_wire_pg_may_set(text->sql, text->len))
-        return; /* keeps both settings: nothing to add */
-    qg_pg_effect e = read ? qg_pg_statement_effect(text->sql, text->len) : any_effect;
-    if (e.encoding == QG_PG_KEEPS && e.scs == QG_PG_KEEPS)
-        return; /* nothing to add */
-    if (p[0] == 'P')
-        c->pg_prepared_sets_state = true;
-    qg_pg_pending_add_effect(&c->pg_pending, &e);
+    account_text(c, p[0] == 'P', whole && text->sql ? text : NULL);
+}
+
+void qg_wire_pg_account_lead(qg_wire_conn *c, qg_wire_kind kind, size_t total, bool blocked,
+                             const qg_wire_msg *text)
+{
+    /* the check may have given the connection up */
+    if (c->passthrough || c->out_pos < c->pg_accounted_end)
+        return;
+    c->pg_accounted_end = c->out_pos + total;
+    bool parse = kind == QG_WIRE_PG_PARSE;
+    c->pg_unanswered += !parse;
+    if (!blocked)
+        account_text(c, parse, text->sql ? text : NULL);
 }
 
 /* What the walk of client messages without SQL does at each type byte. */
@@ -679,28 +698,37 @@ size_t qg_wire_pg_pass_plain(qg_wire_conn *c, qg_wire_framer *f, uint64_t pos, c
     uint64_t accounted_end = c->pg_accounted_end;
     uint32_t unanswered = c->pg_unanswered;
     unsigned stop = PLAIN_STOP | (c->pg_prepared_sets_state ? PLAIN_BIND : 0);
-    size_t q = 0;
-    while (n - q >= 5) {
-        unsigned kind = plain_kind[p[q]];
-        uint32_t len = qg_wire_be32(p + q + 1);
-        if ((kind & stop) || len < 4)
+    const uint8_t *at = p;
+    /* the bytes left less four (below 0 past a message that leaves fewer
+     * than four): a whole header is at hand while it is above 0 */
+    ptrdiff_t room = (ptrdiff_t)n - 4;
+    while (room > 0) {
+        unsigned kind = plain_kind[at[0]];
+        if (kind & stop)
             break;
+        uint32_t len = qg_wire_be32(at + 1);
         uint64_t total = 1 + (uint64_t)len;
-        if ((kind & PLAIN_ANSWERED) && pos + q >= accounted_end) {
+        /* one unsigned compare for a length no message has (below 4: it
+         * wraps) and for a message that runs past the write */
+        bool odd = (uint64_t)len - 4 >= (size_t)room;
+        if (__builtin_expect(odd, 0) && len < 4)
+            break;
+        if ((kind & PLAIN_ANSWERED) && pos + (size_t)(at - p) >= accounted_end) {
             /* as qg_wire_pg_account counts it */
-            accounted_end = pos + q + total;
+            accounted_end = pos + (size_t)(at - p) + total;
             unanswered++;
         }
-        if (total > n - q) {
-            f->left = total - (n - q);
-            q = n;
+        if (__builtin_expect(odd, 0)) {
+            f->left = total - ((size_t)room + 4);
+            at += (size_t)room + 4;
             break;
         }
-        q += (size_t)total;
+        at += (size_t)total;
+        room -= (ptrdiff_t)total;
     }
     c->pg_accounted_end = accounted_end;
     c->pg_unanswered = unanswered;
-    return q;
+    return (size_t)(at - p);
 }
 
 /* ----------------------------------------------------------- the query */

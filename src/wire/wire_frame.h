@@ -258,6 +258,12 @@ bool qg_wire_pg_may_set(const char *sql, size_t len);
  * it was not looked for. */
 void qg_wire_pg_account(qg_wire_conn *c, uint64_t pos, const uint8_t *p, size_t avail,
                         const qg_wire_classified *cl, bool blocked, const qg_wire_msg *text);
+/* PG: qg_wire_pg_account of a whole Query or Parse (kind) of `total`
+ * bytes at c->out_pos, past the startup message, whose text the check
+ * found (`text`, its sql NULL where it had none to read): the front
+ * door's, without a classification to build. */
+void qg_wire_pg_account_lead(qg_wire_conn *c, qg_wire_kind kind, size_t total, bool blocked,
+                             const qg_wire_msg *text);
 /* PG after the startup message, from a message boundary of framer f
  * (f->left == 0) at stream position pos of a connection still read: how
  * many bytes of p[0, n) are messages that carry no SQL and are not held

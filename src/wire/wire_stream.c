@@ -516,15 +516,7 @@ __attribute__((always_inline)) static inline bool lead_query(qg_wire_conn *c, co
     qg_wire_msg m;
     bool pass = decide(c, io, kind, p, total, false, true, &replacement, &m);
     if (c->proto == QG_WIRE_PG) {
-        qg_wire_classified cl = {
-            .status = QG_CL_SQL,
-            .kind = kind,
-            .total = total,
-            .complete = true,
-            .next = c->out,
-        };
-        cl.next.left = total;
-        qg_wire_pg_account(c, c->out_pos, p, n, &cl, !pass, &m);
+        qg_wire_pg_account_lead(c, kind, total, !pass, &m);
     } else {
         qg_wire_my_record(&c->my, c->out_pos, p, n, !pass); /* a command */
     }
