@@ -57,18 +57,23 @@ static void pg_parameter_status(qg_wire_conn *c, const uint8_t *p, size_t n)
  * changes what the front keeps.  The bytes they take of p[0, n). */
 size_t qg_wire_pg_whole_messages(qg_wire_conn *c, const uint8_t *p, size_t n)
 {
-    size_t i = 0;
-    while (n - i >= 5) {
-        uint8_t type = p[i];
-        uint32_t len = qg_wire_be32(p + i + 1);
-        /* a length no message has is left to start_message, as a cut one */
-        if (type == 'S' || len < 4 || len >= n - i)
+    const uint8_t *at = p;
+    /* the bytes left less four (below 0 past a message that leaves fewer
+     * than four): a whole header is at hand while it is above 0 */
+    ptrdiff_t room = (ptrdiff_t)n - 4;
+    while (room > 0) {
+        uint8_t type = at[0];
+        uint32_t len = qg_wire_be32(at + 1);
+        /* a length no message has (below 4: it wraps) is left to
+         * start_message, as a cut one; one compare for both */
+        if (type == 'S' || (uint64_t)len - 4 >= (size_t)room)
             break;
-        i += 1 + (size_t)len;
         if (type == 'Z')
             qg_wire_pg_ready(c);
+        at += 1 + (size_t)len;
+        room -= 1 + (ptrdiff_t)len;
     }
-    return i;
+    return (size_t)(at - p);
 }
 
 /* ---------------------------------------------------------------- MySQL */
