@@ -327,29 +327,16 @@ static inline lane_t one_on(lane_t v)
     return _mm256_alignr_epi8(v, _mm256_permute2x128_si256(v, v, 0x08), 15);
 }
 
-/* The lane v at s + q into watch->wrong, read after the bytes before it
- * (NULs before the text).  `backslashes`: the lane may hold one, or
- * follow one; where the scan does not read escapes it reads no lane that
- * holds one, and a lane after a comment it stepped over starts with the
- * comment's newline or follows its closing slash. */
-static inline __attribute__((always_inline)) void watch_lane(utf8_watch *watch,
-                                                            const unsigned char *s, size_t q,
-                                                            lane_t v, bool backslashes)
+/* The bytes of the lane v that are wrong, not 0, read after the bytes
+ * before it (`before1` … `before3`).  `backslashes`: the lane may hold
+ * one, or follow one; where the scan does not read escapes it reads no
+ * lane that holds one, and a lane after a comment it stepped over starts
+ * with the comment's newline or follows its closing slash. */
+static inline __attribute__((always_inline)) lane_t lane_wrong(const utf8_rows *rows, lane_t v,
+                                                              lane_t before1, lane_t before2,
+                                                              lane_t before3, bool backslashes)
 {
-    lane_t before1, before2, before3;
-    if (__builtin_expect(q >= 3, 1)) {
-        before3 = load_lane(s + q - 3);
-        /* ASCII, as the three bytes before it: nothing to check */
-        if (!bits_of(or_lanes(v, before3)))
-            return;
-        before1 = load_lane(s + q - 1);
-        before2 = load_lane(s + q - 2);
-    } else {
-        before1 = q >= 1 ? load_lane(s + q - 1) : one_on(v);
-        before2 = q >= 2 ? load_lane(s + q - 2) : one_on(before1);
-        before3 = one_on(before2);
-    }
-    lane_t wrong = utf8_lane_wrong(&watch->rows, v, before1, before2, before3);
+    lane_t wrong = utf8_lane_wrong(rows, v, before1, before2, before3);
     if (backslashes) {
         lane_t backslash = needle(needle_table(), BACKSLASH);
         /* the top bit where a high byte and a backslash are neighbours */
@@ -357,17 +344,39 @@ static inline __attribute__((always_inline)) void watch_lane(utf8_watch *watch,
             or_lanes(and_lanes(v, eq(before1, backslash)), and_lanes(before1, eq(v, backslash)));
         wrong = or_lanes(wrong, _mm256_cmpgt_epi8(_mm256_setzero_si256(), next_to));
     }
-    watch->wrong = or_lanes(watch->wrong, wrong);
+    return wrong;
 }
 
-/* The `lanes` lanes at s + at. */
+/* The `lanes` lanes at s + at into watch->wrong (NULs before the text),
+ * loaded again where the optimiser takes them from quick_classify's
+ * registers.  A span whose bytes and the three before it are ASCII has
+ * nothing to check: one test of them all before any lane's work. */
 static inline __attribute__((always_inline)) void
 watch_span(utf8_watch *watch, const unsigned char *s, size_t at, int lanes, bool backslashes)
 {
-    for (int k = 0; k < lanes; k++) {
-        size_t q = at + (size_t)LANE * (size_t)k;
-        watch_lane(watch, s, q, load_lane(s + q), backslashes);
+    if (__builtin_expect(at >= 3, 1)) {
+        lane_t any = load_lane(s + at - 3);
+        _Pragma("GCC unroll 4") for (int k = 0; k < lanes; k++)
+            any = or_lanes(any, load_lane(s + at + (size_t)LANE * (size_t)k));
+        if (!bits_of(any))
+            return;
     }
+    lane_t wrong = watch->wrong;
+    _Pragma("GCC unroll 4") for (int k = 0; k < lanes; k++) {
+        const unsigned char *p = s + at + (size_t)LANE * (size_t)k;
+        lane_t v = load_lane(p), before1, before2, before3;
+        if (k > 0 || at >= 3) {
+            before1 = load_lane(p - 1);
+            before2 = load_lane(p - 2);
+            before3 = load_lane(p - 3);
+        } else {
+            before1 = at >= 1 ? load_lane(p - 1) : one_on(v);
+            before2 = at >= 2 ? load_lane(p - 2) : one_on(before1);
+            before3 = one_on(before2);
+        }
+        wrong = or_lanes(wrong, lane_wrong(&watch->rows, v, before1, before2, before3, backslashes));
+    }
+    watch->wrong = wrong;
 }
 
 #else
