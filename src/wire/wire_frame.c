@@ -694,40 +694,39 @@ static const uint8_t plain_kind[256] = {
 size_t qg_wire_pg_pass_plain(qg_wire_conn *c, qg_wire_framer *f, uint64_t pos, const uint8_t *p,
                              size_t n)
 {
-    /* kept in registers over the walk, stored once */
-    uint64_t accounted_end = c->pg_accounted_end;
-    uint32_t unanswered = c->pg_unanswered;
     unsigned stop = PLAIN_STOP | (c->pg_prepared_sets_state ? PLAIN_BIND : 0);
+    /* a message's stream position is base + its address */
+    uint64_t base = pos - (uintptr_t)p;
     const uint8_t *at = p;
     /* the bytes left less four (below 0 past a message that leaves fewer
      * than four): a whole header is at hand while it is above 0 */
     ptrdiff_t room = (ptrdiff_t)n - 4;
     while (room > 0) {
         unsigned kind = plain_kind[at[0]];
-        if (kind & stop)
-            break;
-        uint32_t len = qg_wire_be32(at + 1);
-        uint64_t total = 1 + (uint64_t)len;
+        uint64_t len = qg_wire_be32(at + 1);
         /* one unsigned compare for a length no message has (below 4: it
          * wraps) and for a message that runs past the write */
-        bool odd = (uint64_t)len - 4 >= (size_t)room;
-        if (__builtin_expect(odd, 0) && len < 4)
-            break;
-        if ((kind & PLAIN_ANSWERED) && pos + (size_t)(at - p) >= accounted_end) {
-            /* as qg_wire_pg_account counts it */
-            accounted_end = pos + (size_t)(at - p) + total;
-            unanswered++;
+        bool odd = len - 4 >= (size_t)room;
+        /* a message of no kind that lies whole in the write: two tests,
+         * with nothing else kept in registers over the walk */
+        if (__builtin_expect(kind != 0, 0) || __builtin_expect(odd, 0)) {
+            if ((kind & stop) || (odd && len < 4))
+                break;
+            uint64_t here = base + (uintptr_t)at;
+            if ((kind & PLAIN_ANSWERED) && here >= c->pg_accounted_end) {
+                /* as qg_wire_pg_account counts it */
+                c->pg_accounted_end = here + 1 + len;
+                c->pg_unanswered++;
+            }
+            if (odd) {
+                f->left = 1 + len - ((size_t)room + 4);
+                at += (size_t)room + 4;
+                break;
+            }
         }
-        if (__builtin_expect(odd, 0)) {
-            f->left = total - ((size_t)room + 4);
-            at += (size_t)room + 4;
-            break;
-        }
-        at += (size_t)total;
-        room -= (ptrdiff_t)total;
+        at += 1 + (size_t)len;
+        room -= 1 + (ptrdiff_t)len;
     }
-    c->pg_accounted_end = accounted_end;
-    c->pg_unanswered = unanswered;
     return (size_t)(at - p);
 }
 
