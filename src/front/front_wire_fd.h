@@ -333,6 +333,25 @@ static inline void qg_wire_after_use(wire_fd *w)
 /* Under the lock, for a connection whose raw bytes are about to pass (fd
  * calls): true when they are TLS records, to pass unread (front_wire_tls.c). */
 bool qg_wire_tls_raw(wire_fd *w, int fd);
+/* Depth of the OpenSSL calls the shim passes through on this thread
+ * (front_wire_tls.c): raw bytes made inside them are the system OpenSSL's,
+ * and an SSL call OpenSSL makes from inside one passes straight through
+ * (the connection's lock may be held). */
+extern __thread unsigned qg_wire_in_openssl __attribute__((tls_model("initial-exec")));
+/* Depth of SSL_write calls on this thread that are not followed.  A raw
+ * byte of a followed connection written inside one means its SSL object
+ * does not lead to its descriptor (a BIO SSL_get_fd cannot see through);
+ * written outside every call here, that TLS records are made where these
+ * calls do not see (an SSL BIO, a function looked up in libssl's own
+ * handle). */
+extern __thread unsigned qg_wire_in_unfollowed_write __attribute__((tls_model("initial-exec")));
+
+/* Raw bytes made now are a followed SSL_write's or SSL_read's own
+ * records: qg_wire_tls_unfollowed's first test, in line. */
+static inline bool qg_wire_in_followed_openssl(void)
+{
+    return qg_wire_in_openssl > 0 && !qg_wire_in_unfollowed_write;
+}
 /* Without the lock, for a followed TLS connection whose raw bytes are
  * written: true (and the connection given up, said once) when they come
  * from an SSL_write that was not tied to it, or from outside OpenSSL's

@@ -590,19 +590,62 @@ __attribute__((always_inline)) static inline ssize_t entry_write(send_ctx *sc, w
     return entry_write_other(sc, w, p, n);
 }
 
+/* write(2) on fd, which has no entry, of bytes that may begin a query, or
+ * before the C library's write is known: refused where they are a query on
+ * a socket this process did not make. */
+__attribute__((noinline)) static ssize_t unentered_write(int fd, const void *buf, size_t n)
+{
+    if (qg_wire_query_like(buf, n) && qg_wire_foreign_query(fd, buf, n, n)) {
+        errno = EACCES;
+        return -1;
+    }
+    return next_write()(fd, buf, n);
+}
+
+/* write(2) on fd, whose entry w is not NULL, nor a connection whose route
+ * passes it unlocked as it is. */
+__attribute__((noinline)) static ssize_t entry_write_from(int fd, wire_fd *w, const void *buf,
+                                                          size_t n, const void *caller)
+{
+    if (n == 0 || w == QG_WIRE_LIBRARY)
+        return next_write()(fd, buf, n);
+    send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = caller};
+    return entry_write(&sc, w, buf, n);
+}
+
+/* write(2) of TLS records through a connection followed inside OpenSSL's
+ * calls, as unlocked_write writes them. */
+__attribute__((noinline)) static ssize_t tls_record_write(int fd, wire_fd *w, const void *buf,
+                                                          size_t n, const void *caller)
+{
+    if (!qg_wire_tls_unfollowed(w))
+        return next_write()(fd, buf, n);
+    send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = caller};
+    return qg_wire_give_up_refused(w, fd, unread_write(w, &sc, buf, n));
+}
+
+/* Without a frame of its own: the common paths go to the C library's
+ * write with a jump, a connection's to a function that does the rest
+ * (docs/PERFORMANCE.md, "Choices in the code"). */
 ssize_t qg_wire_write_from(int fd, const void *buf, size_t n, const void *caller)
 {
     wire_fd *w = qg_wire_fd_entry(fd);
-    if (__builtin_expect(!w, 1) || n == 0 || w == QG_WIRE_LIBRARY) {
-        if (__builtin_expect(!w && qg_wire_query_like(buf, n), 0) &&
-            qg_wire_foreign_query(fd, buf, n, n)) {
-            errno = EACCES;
-            return -1;
-        }
-        return next_write()(fd, buf, n);
+    __typeof__(&write) real = known_write();
+    if (__builtin_expect(!w, 1)) {
+        if (__builtin_expect(qg_wire_query_like(buf, n) || !real, 0))
+            return unentered_write(fd, buf, n);
+        return real(fd, buf, n);
     }
-    send_ctx sc = {.fd = fd, .how = HOW_WRITE, .caller = caller};
-    return entry_write(&sc, w, buf, n);
+    /* a connection whose raw bytes pass without the lock (settled, or TLS
+     * records), as unlocked_write passes them */
+    unsigned route = qg_wire_is_conn(w) ? qg_wire_route(w) : 0;
+    if (route != 0 && !(route & QG_WIRE_ROUTE_REFUSED) && n > 0) {
+        if ((route & QG_WIRE_ROUTE_TLS) && !(qg_wire_in_followed_openssl() && real))
+            return tls_record_write(fd, w, buf, n, caller);
+        if (real)
+            return real(fd, buf, n);
+    }
+    return entry_write_from(fd, w, buf, n, caller);
 }
 
 QG_HOT QG_EXPORT ssize_t write(int fd, const void *buf, size_t n)

@@ -17,8 +17,8 @@
  * Who does the TLS is known from the first raw byte after the switch: a
  * handshake the system OpenSSL runs happens inside one of the calls below
  * (SSL_connect, SSL_do_handshake, or an SSL_write/SSL_read/SSL_peek that
- * starts it), so the raw calls it makes run with `in_openssl` set.  A raw
- * byte outside them is TLS done by another stack (a statically linked
+ * starts it), so the raw calls it makes run with `qg_wire_in_openssl`
+ * set.  A raw byte outside them is TLS done by another stack (a statically linked
  * OpenSSL, Go, Java's JSSE, or OpenSSL over memory BIOs as in Python's
  * asyncio): the connection is then logged once as not followed
  * (wire_unguarded) and passes through.  So is one whose TLS is the system
@@ -80,32 +80,23 @@ QG_REAL_FN(int, SSL_pending, (const SSL *), libssl_names)
 #define OSSL_ERROR_WANT_READ 2
 #define OSSL_ERROR_WANT_WRITE 3
 
-/* Depth of the calls below on this thread: raw bytes made inside them are
- * the system OpenSSL's, and an SSL call OpenSSL makes from inside one
- * passes straight through (the connection's lock may be held). */
-static __thread unsigned in_openssl __attribute__((tls_model("initial-exec")));
+__thread unsigned qg_wire_in_openssl __attribute__((tls_model("initial-exec")));
 
-/* OpenSSL's own `name` called with in_openssl raised (the raw calls it
- * makes are its own), or `missing` where it cannot be found.  A GNU
- * statement expression: one body for every function passed through. */
+/* OpenSSL's own `name` called with qg_wire_in_openssl raised (the raw
+ * calls it makes are its own), or `missing` where it cannot be found.  A
+ * GNU statement expression: one body for every function passed through. */
 #define CALL_OPENSSL(name, missing, ...)                                                           \
     ({                                                                                             \
         name##_fn real_ = real_##name();                                                           \
         int r_ = (missing);                                                                        \
         if (real_) {                                                                               \
-            in_openssl++;                                                                          \
+            qg_wire_in_openssl++;                                                                  \
             r_ = real_(__VA_ARGS__);                                                               \
-            in_openssl--;                                                                          \
+            qg_wire_in_openssl--;                                                                  \
         }                                                                                          \
         r_;                                                                                        \
     })
-/* Depth of SSL_write calls on this thread that are not followed.  A raw
- * byte of a followed connection written inside one means its SSL object
- * does not lead to its descriptor (a BIO SSL_get_fd cannot see through);
- * written outside every call here, that TLS records are made where these
- * calls do not see (an SSL BIO, a function looked up in libssl's own
- * handle). */
-static __thread unsigned in_unfollowed_write __attribute__((tls_model("initial-exec")));
+__thread unsigned qg_wire_in_unfollowed_write __attribute__((tls_model("initial-exec")));
 
 /* --------------------------------------------------------------- follow */
 
@@ -132,7 +123,7 @@ bool qg_wire_tls_raw(wire_fd *w, int fd)
     if (c->out.left > 0 || c->hold.len > 0 || c->owed.len > 0 || c->covers > 0 ||
         (c->proto == QG_WIRE_MYSQL && c->out.packets == 0))
         return false;
-    if (in_openssl > 0)
+    if (qg_wire_in_openssl > 0)
         follow(w, fd);
     else
         qg_wire_set_passthrough(c, QG_WIRE_UNREAD_TLS); /* another TLS stack */
@@ -141,7 +132,7 @@ bool qg_wire_tls_raw(wire_fd *w, int fd)
 
 bool qg_wire_tls_unfollowed(wire_fd *w)
 {
-    if ((in_openssl > 0 && !in_unfollowed_write) ||
+    if (qg_wire_in_followed_openssl() ||
         (qg_wire_route(w) & (QG_WIRE_ROUTE_TLS | QG_WIRE_ROUTE_SETTLED)) != QG_WIRE_ROUTE_TLS)
         return false;
     qg_wire_lock(w);
@@ -155,7 +146,7 @@ bool qg_wire_tls_unfollowed(wire_fd *w)
  * be); NULL for everything else. */
 static wire_fd *tls_conn(SSL *ssl, int *fd)
 {
-    if (__atomic_load_n(&qg_wire_tls_conns, __ATOMIC_ACQUIRE) == 0 || in_openssl > 0)
+    if (__atomic_load_n(&qg_wire_tls_conns, __ATOMIC_ACQUIRE) == 0 || qg_wire_in_openssl > 0)
         return NULL;
     SSL_get_fd_fn get_fd = real_SSL_get_fd();
     *fd = get_fd ? get_fd(ssl) : -1;
@@ -235,7 +226,7 @@ static ssize_t tls_send_bytes(void *ctx, const uint8_t *p, size_t n)
     tls_send *t = ctx;
     size_t done = 0;
     int r;
-    in_openssl++;
+    qg_wire_in_openssl++;
     if (t->ex) {
         SSL_write_ex_fn real = real_SSL_write_ex();
         r = real ? real(t->ssl, p, n, &done) : 0;
@@ -244,7 +235,7 @@ static ssize_t tls_send_bytes(void *ctx, const uint8_t *p, size_t n)
         r = real ? real(t->ssl, p, n > INT_MAX ? INT_MAX : (int)n) : -1;
         done = r > 0 ? (size_t)r : 0;
     }
-    in_openssl--;
+    qg_wire_in_openssl--;
     if (r > 0)
         return (ssize_t)done;
     t->last_ret = r;
@@ -321,8 +312,8 @@ static int tls_write(SSL *ssl, const void *buf, size_t num, bool ex, size_t *wri
         qg_wire_unlock(w);
     }
     int r;
-    in_openssl++;
-    in_unfollowed_write++;
+    qg_wire_in_openssl++;
+    qg_wire_in_unfollowed_write++;
     if (ex) {
         SSL_write_ex_fn real = real_SSL_write_ex();
         r = real ? real(ssl, buf, num, written) : 0;
@@ -330,8 +321,8 @@ static int tls_write(SSL *ssl, const void *buf, size_t num, bool ex, size_t *wri
         SSL_write_fn real = real_SSL_write();
         r = real ? real(ssl, buf, (int)num) : -1;
     }
-    in_unfollowed_write--;
-    in_openssl--;
+    qg_wire_in_unfollowed_write--;
+    qg_wire_in_openssl--;
     return r;
 }
 
