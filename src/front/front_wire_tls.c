@@ -244,6 +244,15 @@ static ssize_t tls_send_bytes(void *ctx, const uint8_t *p, size_t n)
     return -1;
 }
 
+/* The program lets OpenSSL return a short count
+ * (SSL_MODE_ENABLE_PARTIAL_WRITE): asked only after a short write, which
+ * the program's SSL_write then returns as it is. */
+static bool partial_writes(SSL *ssl)
+{
+    SSL_ctrl_fn ctrl = real_SSL_ctrl();
+    return ctrl && (ctrl(ssl, OSSL_CTRL_MODE, 0, NULL) & OSSL_MODE_ENABLE_PARTIAL_WRITE);
+}
+
 /* One program write of num bytes through the connection's stream.
  *
  * SSL_write takes all num bytes or fails; only with
@@ -265,8 +274,6 @@ static ssize_t tls_send_bytes(void *ctx, const uint8_t *p, size_t n)
 static int followed_write(wire_fd *w, int fd, SSL *ssl, const void *buf, size_t num, bool ex,
                           size_t *written, const void *caller)
 {
-    SSL_ctrl_fn ctrl = real_SSL_ctrl();
-    bool partial = ctrl && (ctrl(ssl, OSSL_CTRL_MODE, 0, NULL) & OSSL_MODE_ENABLE_PARTIAL_WRITE);
     qg_wire_probe_link link = {fd, probe_send, probe_recv, ssl};
     tls_send t = {.base = {.fd = fd, .caller = caller, .tls_link = &link}, .ssl = ssl, .ex = ex,
                   .last_ret = ex ? 0 : -1};
@@ -286,7 +293,7 @@ static int followed_write(wire_fd *w, int fd, SSL *ssl, const void *buf, size_t 
             return t.last_ret;
         }
         taken += (size_t)r;
-        if (taken == num || partial) {
+        if (taken == num || partial_writes(ssl)) {
             *written = taken;
             return ex ? 1 : (int)taken;
         }
