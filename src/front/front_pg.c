@@ -361,22 +361,24 @@ typedef enum outer_api { OUTER_EXEC, OUTER_EXEC_PARAMS, OUTER_PREPARE, OUTER_API
 typedef struct checked_call {
     const PGconn *conn;
     const char *sql;
-    const char *api;        /* the outer call's name and caller, for the log */
-    const void *caller;
     outer_api outer;
-    int encoding_id;        /* PQclientEncoding; 0 (SQL_ASCII or a name libpq
-                             * does not know) is never taken as unchanged */
-    unsigned flags;         /* quoting_flags */
     bool unread;            /* results were unread: libpq reads them first */
     bool deferred;          /* not checked: left to the inner call */
+    bool inner_blocked;
+    struct checked_call *outer_call; /* the one it was made inside, if any */
     /* With no results unread (so not deferred): libpq's PQsendQuery,
      * looked up with the outer call's readers (libpq's outer call is
      * running, so its functions stay), to which the inner call passes as
      * it is; else NULL. */
     PQsendQuery_fn inner_passes_to;
+    /* Only where results were unread, the one case where the inner call
+     * may be checked again (RECHECK), and read only then: */
+    const char *api;        /* the outer call's name and caller, for the log */
+    const void *caller;
+    int encoding_id;        /* PQclientEncoding; 0 (SQL_ASCII or a name libpq
+                             * does not know) is never taken as unchanged */
+    unsigned flags;         /* quoting_flags */
     qg_decision *inner;     /* where the inner call's blocking decision goes */
-    bool inner_blocked;
-    struct checked_call *outer_call; /* the one it was made inside, if any */
 } checked_call;
 
 /* The innermost, on its caller's stack (NULL: none): a call made inside it
@@ -494,16 +496,20 @@ QG_HOT static IN_LINE void begin_checked(checked_call *c, const state_readers *r
 {
     c->conn = conn;
     c->sql = sql;
-    c->api = api;
-    c->caller = caller;
     c->outer = outer;
     c->unread = unread;
-    c->encoding_id = unread ? encoding_id(r, conn) : 0;
-    c->flags = unread ? quoting_flags(conn) : 0;
     c->deferred = deferred;
-    c->inner_passes_to = unread ? NULL : __atomic_load_n(&r->send_query, __ATOMIC_RELAXED);
-    c->inner = d;
     c->inner_blocked = false;
+    if (unread) {
+        c->api = api;
+        c->caller = caller;
+        c->encoding_id = encoding_id(r, conn);
+        c->flags = quoting_flags(conn);
+        c->inner_passes_to = NULL;
+        c->inner = d;
+    } else {
+        c->inner_passes_to = __atomic_load_n(&r->send_query, __ATOMIC_RELAXED);
+    }
     c->outer_call = checked;
     __atomic_signal_fence(__ATOMIC_SEQ_CST); /* filled in before a handler can see it */
     checked = c;
@@ -582,7 +588,8 @@ static void note_prepared_executed(const PGconn *conn)
  * in: with results unread or in pipeline mode, every state the statements
  * sent before it may leave.  `read_later`: the call returns before the
  * query's results are read (PQsend*), so what it sets counts for the
- * queries sent before they are.  True = send it. */
+ * queries sent before they are.  True = send it; false: *d says why (a
+ * text sent may leave *d unwritten). */
 QG_HOT static IN_LINE bool check(const state_readers *r, const qg_settings *s, PGconn *conn,
                                  const char *api, const char *sql, const void *caller, qg_query *q,
                                  qg_decision *d, bool read_later, bool unread)
@@ -590,14 +597,14 @@ QG_HOT static IN_LINE bool check(const state_readers *r, const qg_settings *s, P
     /* The text's length, and whether it holds a backslash, in one pass. */
     const char *backslash = strchrnul(sql, '\\');
     size_t len = (size_t)(backslash - sql) + (*backslash ? strlen(backslash) : 0);
-    *q = (qg_query){
-        .dialect = QG_DIALECT_POSTGRES,
-        .conn = conn,
-        .api = api,
-        .sql = sql,
-        .len = len,
-        .caller = caller,
-    };
+    /* Field by field: the encoding and the flags are set below. */
+    q->dialect = QG_DIALECT_POSTGRES;
+    q->view = NULL;
+    q->conn = conn;
+    q->api = api;
+    q->sql = sql;
+    q->len = len;
+    q->caller = caller;
     qg_pg_client_encoding client;
     client_encoding(r, conn, &client);
     bool converts = set_checked_encoding(r, q, &client);
@@ -608,13 +615,23 @@ QG_HOT static IN_LINE bool check(const state_readers *r, const qg_settings *s, P
      * for it.  It is for a text with one, for one the server converts
      * (a character may become a backslash), for the states a pipeline
      * keeps and for rewrite mode, which writes literals by it. */
-    q->flags = *backslash || converts || queued || __builtin_expect(s->mode == QG_MODE_REWRITE, 0)
-                   ? quoting_flags(conn)
-                   : QG_PG_BACKSLASH_FREE_FLAGS;
+    unsigned flags =
+        *backslash || converts || queued || __builtin_expect(s->mode == QG_MODE_REWRITE, 0)
+            ? quoting_flags(conn)
+            : QG_PG_BACKSLASH_FREE_FLAGS;
+    q->flags = flags;
     if (queued)
         return qg_pg_check_in_pipeline(q, converts, server_encoding, d);
     qg_pg_pipeline_ended(conn);
-    bool allowed = qg_pg_check_converted(s, q, converts, server_encoding, d);
+    /* The checker in line, on what is known here rather than on *q read
+     * again (the calls above had its address): a text it finds clean
+     * passes with nothing to report and *d left as it was; any other is
+     * judged by the guard, into *d. */
+    bool allowed =
+        converts ? qg_pg_check_conversion(q, server_encoding, d)
+                 : qg_guard_clean_in_line(s, QG_DIALECT_POSTGRES, q->encoding, flags, NULL, sql,
+                                          len) ||
+                       qg_guard_query(q, d);
     if (allowed && read_later)
         qg_pg_note_unread(q, quoting_flags);
     return allowed;

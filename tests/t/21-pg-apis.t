@@ -166,6 +166,11 @@ for way in "unread" "unreadparams"; do
         lacks "$(cat "$QG_PG_LOG")" "$mark" "$tag: the attack never reaches the server"
         has "$(step 7)" "ROW: after_unread" "$tag: the connection stays usable"
         ok "$tag: one finding" [ "$(grep -ac '"action":"blocked"' "$log")" -eq 1 ]
+        # The inner call checks it (deferred): logged under the outer call.
+        outer=PQexec
+        [ "$api" = params ] && outer=PQexecParams
+        has "$(cat "$log")" "\"action\":\"blocked\",\"api\":\"$outer\"" \
+            "$tag: logged under the outer call's name"
         steps=("$way:SET client_encoding TO 'SJIS'" "$api:$SJIS_CHAR")
         plain=$(unread_run -- "${steps[@]}")
         out=$(unread_run with_shim enforce "$QG_PG_DIR/unread-ok.log" -- "${steps[@]}")
