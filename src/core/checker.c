@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ascii.h"
+#include "context.h"
 #include "hot.h"
 #include "lexer_internal.h"
 #include "pass_count.h"
@@ -36,13 +37,7 @@ const char *qg_reason_name(qg_reason reason)
 QG_HOT void qg_context_init(qg_context *ctx, qg_dialect dialect, const qg_encoding *enc,
                             unsigned flags)
 {
-    memset(ctx, 0, sizeof *ctx);
-    ctx->dialect = dialect;
-    ctx->encoding = enc;
-    ctx->flags = flags;
-    for (int r = 1; r < QG_REASON_COUNT; r++)
-        ctx->action[r] = QG_ACTION_BLOCK;
-    ctx->action[QG_REASON_ILLFORMED] = QG_ACTION_LOG;
+    qg_context_fill(ctx, dialect, enc, flags);
 }
 
 static void record(qg_result *res, const qg_context *ctx, qg_reason reason, size_t offset,

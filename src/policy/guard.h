@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "context.h"
 #include "quoteguard.h"
 #include "settings.h" /* the fronts read the settings too */
 
@@ -56,7 +57,7 @@ static inline void qg_guard_context(const qg_settings *s, qg_dialect dialect,
                                     const qg_encoding *enc, unsigned flags,
                                     const qg_server_view *view, qg_context *ctx)
 {
-    qg_context_init(ctx, dialect, enc, flags);
+    qg_context_fill(ctx, dialect, enc, flags);
     ctx->view = view;
     if (dialect == QG_DIALECT_MYSQL) {
         ctx->action[QG_REASON_ILLFORMED_QUOTE] = s->mysql_illformed_quote;
