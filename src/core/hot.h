@@ -21,4 +21,10 @@
  * query reads share a page or two instead of lying between them. */
 #define QG_FAR_BSS __attribute__((section(".lbss.quoteguard")))
 
+/* A variable every query reads, declared as defined in this object: the
+ * compiler then reads it with one load, where an extern of default
+ * visibility is reached through the GOT first (-fvisibility=hidden hides
+ * definitions, not declarations). */
+#define QG_LOCAL __attribute__((visibility("hidden")))
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "context.h"
+#include "hot.h"
 #include "quoteguard.h"
 #include "settings.h" /* the fronts read the settings too */
 
@@ -48,7 +49,7 @@ bool qg_guard_query_with(const qg_settings *s, const qg_query *q, qg_decision *o
 
 /* Set once a query has reached the guard, which then announced the shim
  * if the start-up probe had not (attach.h). */
-extern bool qg_guard_announce_tried;
+extern bool qg_guard_announce_tried QG_LOCAL;
 
 /* The checker's context for a text of `dialect` read in enc with `flags`
  * and `view` (qg_query's), with the settings' actions for MySQL's

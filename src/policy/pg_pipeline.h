@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "conn_map.h"
+#include "hot.h"
 #include "pg_state.h"
 
 typedef struct qg_pg_pipeline {
@@ -26,7 +27,7 @@ typedef struct qg_pg_pipeline {
 /* The connection's entry, made when missing; NULL without memory. */
 qg_pg_pipeline *qg_pg_pipeline_of(const void *conn);
 /* The connections with states kept (pg_pipeline.c). */
-extern qg_conn_map qg_pg_pipelines;
+extern qg_conn_map qg_pg_pipelines QG_LOCAL;
 
 /* qg_pg_pipeline_ended for a connection with states kept. */
 void qg_pg_pipeline_ended_kept(const void *conn);

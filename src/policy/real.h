@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "hot.h"
+
 typedef struct qg_real_slot {
     void *fn;
     unsigned generation; /* qg_real_generation() when fn was resolved */
@@ -22,7 +24,7 @@ void qg_real_invalidate(void);
 
 /* Counts the invalidations, from 1: what the fronts derive from a client
  * library's answers (pg_encoding.h) is kept per generation. */
-extern unsigned qg_real_generation;
+extern unsigned qg_real_generation QG_LOCAL;
 
 /* Code that sanitizer runtimes reach through dlsym while they start (their
  * interceptors look up the real functions), before their own state exists:

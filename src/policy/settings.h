@@ -3,6 +3,7 @@
 #define QG_SETTINGS_H
 
 #include "config.h"
+#include "hot.h"
 
 /* The process-wide settings, loaded once (thread-safe) on first use.
  * Files: $QUOTEGUARD_CONFIG, else /etc/quoteguard.conf when it exists; then
@@ -17,7 +18,7 @@ static inline const qg_settings *qg_settings_get(void);
 /* Loads them (once) and returns them. */
 const qg_settings *qg_settings_load(void);
 /* The loaded settings, NULL until loaded (settings.c). */
-extern const qg_settings *qg_settings_loaded;
+extern const qg_settings *qg_settings_loaded QG_LOCAL;
 
 static inline const qg_settings *qg_settings_get(void)
 {
