@@ -165,23 +165,22 @@ letters_block(const encoding_dfa_t *dfa, const pair_sets *sets, const unsigned c
         c->plain = p[BLOCK - 1] == '\\';
         return true;
     }
-    uint64_t quote = 0, backslash = 0, leads = 0, trails = 0, trail = 0;
+    uint64_t backslash = 0, leads = 0, trails = 0, trail = 0;
 #pragma GCC unroll 4
     for (size_t i = 0; i < LANES; i++) {
         unsigned at = (unsigned)(LANE * i);
         lane_t low = and_lanes(v[i], sets->nibble);
         lane_t high_nibble = and_lanes(nibbles_down(v[i]), sets->nibble);
-        quote |= eq_bits(v[i], needle(n, QUOTE)) << at;
         backslash |= eq_bits(v[i], needle(n, BACKSLASH)) << at;
         if (!quads) {
             leads |= lane_in_set(sets->lead, low, high_nibble) << at;
             trails |= lane_in_set(sets->trail, low, high_nibble) << at;
         }
     }
-    quote >>= shift;
     backslash = (backslash >> shift) & live;
     if (quads) {
-        if (!pairs_valid(dfa, s, len, pos, live, high, quote, backslash, false, &c->chars, &trail))
+        /* (no quotes: it reads them only where S reads escapes) */
+        if (!pairs_valid(dfa, s, len, pos, live, high, 0, backslash, false, &c->chars, &trail))
             return false;
         trail &= live;
     } else {
@@ -204,13 +203,25 @@ letters_block(const encoding_dfa_t *dfa, const pair_sets *sets, const unsigned c
         }
         c->chars = lead >> 63;
     }
-    uint64_t plain = backslash & ~trail, trail_backslash = backslash & trail;
-    /* a backslash of its own next to a high byte; a trail 0x5c before
+    /* A backslash of its own next to a high byte; a trail 0x5c before
      * a quote or a backslash (the next block's first byte is bit 0 of
-     * its masks, through the carries) */
-    if (((high << 1 | c->high) & plain) | ((plain << 1 | c->plain) & high) |
-        ((trail_backslash << 1 | c->trail_backslash) & (quote | backslash)))
+     * its masks, through the carries).  Most blocks hold neither kind:
+     * the backslashes of their own are tested only where there are some,
+     * the quotes looked for only where a trail 0x5c may stand before
+     * one. */
+    uint64_t plain = backslash & ~trail, trail_backslash = backslash & trail;
+    if ((plain | c->plain) &&
+        (((high << 1 | c->high) & plain) | ((plain << 1 | c->plain) & high)))
         return false;
+    uint64_t before_quote = trail_backslash << 1 | c->trail_backslash;
+    if (before_quote) {
+        uint64_t quote = 0;
+#pragma GCC unroll 4
+        for (size_t i = 0; i < LANES; i++)
+            quote |= eq_bits(v[i], needle(n, QUOTE)) << (LANE * i);
+        if (before_quote & ((quote >> shift) | backslash))
+            return false;
+    }
     uint64_t ascii_trail = trail & ~high;
 #pragma GCC unroll 4
     for (size_t i = 0; ascii_trail && i < LANES; i++) {

@@ -621,6 +621,71 @@ static void pair_copies_across_blocks(int implementation)
            qg_vectors_name(implementation), read, texts);
 }
 
+/* A pair encoding's copy around backslashes and quotes: a trail 0x5c
+ * before a quote, a backslash or a letter, a backslash of its own next to
+ * a high byte or between ASCII bytes, each at every offset around a
+ * block's end and the text's (where the tests of a block look back at
+ * the block before), copied or refused exactly as the definition has
+ * it. */
+static void pair_backslashes_across_blocks(int implementation)
+{
+    static const struct {
+        const char *encoding, *backslash_trail, *high_trail;
+    } pairs[] = {
+        {"SJIS", "\x95\x5c", "\x88\xa0"},
+        {"GBK", "\xbf\x5c", "\xc4\xe3"},
+        {"BIG5", "\xa4\x5c", "\xa4\xa1"},
+        {"GB18030", "\xbf\x5c", "\x81\x30\x81\x30"},
+    };
+    /* T: the character with the trail 0x5c, H: one with a high trail */
+    static const char *const probes[] = {"T'",  "T\\", "Ta",   "T\\\\", "TT'", "\\H",
+                                         "H\\", "a\\'", "a\\\\a", "T a'", "'T'", "HT"};
+    static unsigned char text[MAX_TEXT], want[MAX_TEXT], copy[MAX_TEXT + QG_LETTERS_SLACK];
+    const qg_scans *scans = qg_scans_of(implementation);
+    if (implementation < QG_VECTORS_AVX2)
+        return; /* no reading as letters */
+    int wrong = 0, read = 0, refused = 0;
+    for (size_t e = 0; e < sizeof pairs / sizeof pairs[0]; e++) {
+        const qg_encoding *enc = qg_encoding_find(QG_DIALECT_POSTGRES, pairs[e].encoding);
+        size_t high_len = strlen(pairs[e].high_trail);
+        for (size_t probe = 0; probe < sizeof probes / sizeof probes[0]; probe++)
+            for (size_t at = 0; at < 140; at++)
+                for (size_t after = 0; after < 70; after += 1 + after / 4) {
+                    /* `at` bytes before the probe, `after` after it */
+                    size_t len = 0;
+                    for (; len < at % high_len; len++)
+                        text[len] = 'a';
+                    for (; len < at; len += high_len)
+                        memcpy(text + len, pairs[e].high_trail, high_len);
+                    for (const char *c = probes[probe]; *c; c++) {
+                        const char *piece = *c == 'T'   ? pairs[e].backslash_trail
+                                            : *c == 'H' ? pairs[e].high_trail
+                                                        : NULL;
+                        size_t n = piece ? strlen(piece) : 1;
+                        memcpy(text + len, piece ? piece : c, n);
+                        len += n;
+                    }
+                    for (size_t end = len + after; len + high_len <= end;)
+                        memcpy(text + len, pairs[e].high_trail, high_len), len += high_len;
+                    bool high = false;
+                    bool readable = letters_by_definition(enc, text, len, want, &high) && high;
+                    bool copied = scans->pair_letters(encoding_dfa(enc), text, len, copy);
+                    read += readable;
+                    refused += !readable;
+                    if ((copied != readable || (copied && memcmp(copy, want, len) != 0)) &&
+                        !wrong++)
+                        tap_diag("%s %s: copied as letters %d, by definition %d, probe %zu at %zu "
+                                 "in %zu bytes",
+                                 qg_vectors_name(implementation), pairs[e].encoding, copied,
+                                 readable, probe, at, len);
+                }
+    }
+    tap_ok(!wrong && read > 1000 && refused > 1000,
+           "%s: backslashes and quotes next to double-byte characters around a block's end "
+           "are copied or refused as they should (%d read, %d refused)",
+           qg_vectors_name(implementation), read, refused);
+}
+
 /* The character count: where it stops, a character ends, and it counted
  * the characters before. */
 static void counts_whole_characters(int implementation)
@@ -666,6 +731,7 @@ int main(void)
         if (i >= QG_VECTORS_AVX2)
             introducers_across_blocks(i);
         pair_copies_across_blocks(i);
+        pair_backslashes_across_blocks(i);
         counts_whole_characters(i);
     }
     return tap_done();
