@@ -50,13 +50,14 @@ static const needles needle_bytes __attribute__((aligned(LANE))) = {{
     NEEDLE('\''), NEEDLE('\\'), NEEDLE(0),   NEEDLE('-'),  NEEDLE('/'),  NEEDLE('*'),
     NEEDLE('"'),  NEEDLE('$'),  NEEDLE('`'), NEEDLE('#'),  NEEDLE(' '),  NEEDLE('x'),
     NEEDLE('b'),  NEEDLE('&'),  NEEDLE('\n'), NEEDLE('\r'), NEEDLE(0x0f), NEEDLE(UTF8_CONTS),
-    NEEDLE(0xe0), NEEDLE(0xf0),
+    NEEDLE(0xe0 - 0x80), NEEDLE(0xf0 - 0x80),
 }};
 enum {
     QUOTE, BACKSLASH, NUL, DASH, SLASH, STAR, DQUOTE, DOLLAR, BACKTICK, HASH,
     SPACE, LOWER_X, LOWER_B, AMPERSAND, /* for prefix_bits */
     NEWLINE, RETURN, /* for comment_end_in_span */
-    LOW_NIBBLE, CONTS, THREE_BYTE_LEAD, FOUR_BYTE_LEAD /* for the multibyte validators */
+    /* for the multibyte validators */
+    LOW_NIBBLE, CONTS, BELOW_THREE_BYTE_LEAD, BELOW_FOUR_BYTE_LEAD
 };
 
 static inline const needles *needle_table(void)
