@@ -245,7 +245,7 @@ $(BENCH_BIN): bench/bench_checker.c bench/strings_floor.c bench/strings_floor.h 
 # The shim's added latency per query on one connection, in pairs (bench_e2e.sh).
 BENCH_PAIRED_BIN = $(BUILD)/bench/bench_paired
 
-$(BENCH_PAIRED_BIN): bench/bench_paired.c bench/sjis_literal.h
+$(BENCH_PAIRED_BIN): bench/bench_paired.c bench/paired.h bench/sjis_literal.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -lpq \
@@ -291,11 +291,11 @@ bench-callgrind: deps all
 # (bench/bench_fronts.sh): a C client of libpq and of libmariadb on a mixed corpus.
 BENCH_FRONT_BIN = $(BUILD)/bench/bench_front
 
-$(BENCH_FRONT_BIN): bench/bench_front.c
+$(BENCH_FRONT_BIN): bench/bench_front.c bench/paired.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -lpq \
-	    $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb)
+	    $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb) -ldl -lm
 
 .PHONY: bench-fronts bench-startup
 bench-fronts: deps all $(BENCH_FRONT_BIN)
@@ -322,7 +322,7 @@ bench-startup: all $(BENCH_STARTUP_BIN) $(BENCH_EMPTY_SO)
 bench-mysqli: deps all
 	BUILD=$(BUILD) bench/bench_mysqli.sh
 
-bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_COLD_BIN) bench-startup bench-shape bench-callgrind \
+bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_FRONT_BIN) $(BENCH_COLD_BIN) bench-startup bench-shape bench-callgrind \
        bench-fronts bench-wire bench-mysqli
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \

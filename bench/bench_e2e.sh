@@ -17,7 +17,8 @@
 # Besides QPS it records the client's CPU time per query, which other load on
 # a shared machine barely moves, while it makes QPS swing.
 #
-# Then the paired measure (bench/bench_paired.c): one process sends the same
+# Then the paired measure (bench/bench_paired.c; bench/bench_front.c for the
+# mixed corpus of the fronts' instruction counts): one process sends the same
 # kind of query through the shim and around it (libpq's and libmariadb's own
 # functions), alternating query by query, so that the guest's drift cancels
 # in each pair; it gives the shim's added latency per query to a fraction of
@@ -33,7 +34,8 @@
 # Environment: BUILD (build), BENCH_RUNS rounds (5), BENCH_E2E_SECONDS per run
 # (5), BENCH_PAIRS per paired run (10000), BENCH_E2E_JSON
 # (build/bench/e2e.json), BENCH_E2E_ONLY (only the benchmarks whose name
-# contains it), BENCH_E2E_PIN (1).  Statement logging of the
+# contains it), BENCH_E2E_PIN (1), BENCH_KEEP (keep the work directory,
+# /tmp/qg-bench.*, with the clients' outputs and the shim's logs).  Statement logging of the
 # throwaway servers is switched off: it would cost both sides the same and
 # hide the ratio.  Not a test: it reports, it does not judge.
 set -u
@@ -47,6 +49,7 @@ JSON=${BENCH_E2E_JSON:-$BUILD/bench/e2e.json}
 PAIRS=${BENCH_PAIRS:-10000}
 SHIM=$ROOT/$BUILD/libquoteguard.so
 PAIRED=$ROOT/$BUILD/bench/bench_paired
+FRONT=$ROOT/$BUILD/bench/bench_front
 COLD=$ROOT/$BUILD/bench/bench_cold
 # A run that takes this much longer than asked is killed.
 RUN_TIMEOUT=$((SECS + 60))
@@ -54,7 +57,7 @@ RUN_TIMEOUT=$((SECS + 60))
 die() { echo "bench_e2e: $*" >&2; exit 1; }
 
 [ -f "$SHIM" ] || die "$SHIM missing: run make"
-[ -x "$PAIRED" ] || die "$PAIRED missing: run make bench"
+[ -x "$PAIRED" ] && [ -x "$FRONT" ] || die "$PAIRED or $FRONT missing: run make bench"
 for tool in sysbench python3 iconv; do
     command -v "$tool" >/dev/null || die "$tool not installed"
 done
@@ -62,6 +65,7 @@ done
 
 . tests/lib/pg.sh
 . tests/lib/mariadb.sh
+. bench/front_tables.sh
 
 mkdir -p "$BUILD/bench" || exit 1
 WORK=$(mktemp -d /tmp/qg-bench.XXXXXX) || exit 1
@@ -69,7 +73,7 @@ RAW=$WORK/raw.tsv
 : >"$RAW"
 # Exit handlers add up (tests/lib/atexit.sh): pg_start and my_start register
 # the servers' stops, we the work dir.
-qg_at_exit 'rm -rf "$WORK"'
+qg_at_exit "${BENCH_KEEP:+: }rm -rf \"$WORK\""
 trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- servers
@@ -95,6 +99,8 @@ fi
 
 echo "bench_e2e: loading data" >&2
 "$PGBENCH" -i -q -s 1 >"$WORK/pgbench-init.log" 2>&1 || { cat "$WORK/pgbench-init.log" >&2; die "pgbench -i failed"; }
+front_tables_pg || die "cannot load the PostgreSQL table of the mixed corpus"
+front_tables_my || die "cannot load the MariaDB table of the mixed corpus"
 
 SB_PG=(--db-driver=pgsql --pgsql-host="$PGHOST" --pgsql-port="$PGPORT" --pgsql-user="$PGUSER"
        --pgsql-db="$PGDATABASE")
@@ -191,7 +197,7 @@ sanity_lua=$WORK/sanity.lua
 cat >"$sanity_lua" <<'EOF'
 function event()
    local con = sysbench.sql.driver():connect()
-   pcall(function() con:query("SELECT 'x\255y'") end)
+   pcall(function() con:query("SELECT 'x\200'") end)
    con:disconnect()
 end
 EOF
@@ -251,14 +257,17 @@ done
 
 # ------------------------------------------------------------------ paired
 
-# name | client arguments | modes
+# name | client arguments | modes.  The mixed corpus (bench/bench_front.c):
+# ASCII, UTF-8 and Shift_JIS literals, the workload of the fronts' counts.
 PAIRED_BENCHES=(
     "paired_pg_select|pg select|enforce audit rewrite"
     "paired_pg_string|pg string|enforce audit rewrite rewrite-all"
     "paired_pg_quoted|pg quoted|enforce audit rewrite"
     "paired_pg_sjis|pg sjis|enforce audit rewrite"
+    "paired_pg_mixed|pg-paired|enforce audit"
     "paired_my_select|mysql select|enforce audit"
     "paired_my_string|mysql string|enforce audit"
+    "paired_my_mixed|my-paired|enforce audit"
 )
 PAIRED_RAW=$WORK/paired.tsv
 : >"$PAIRED_RAW"
@@ -267,10 +276,12 @@ for round in $(seq 1 "$RUNS"); do
         IFS='|' read -r name args modes <<<"$spec"
         selected "$name" || continue
         read -r -a how <<<"$args"
-        [ "${how[0]}" = mysql ] && how+=("$PAIRS" "$QG_MY_SOCKET") || how+=("$PAIRS")
+        client=$PAIRED
+        [[ ${how[0]} == *-paired ]] && client=$FRONT
+        [[ ${how[0]} == my* ]] && how+=("$PAIRS" "$QG_MY_SOCKET") || how+=("$PAIRS")
         for mode in $modes; do
             out=$WORK/out-$name-$mode-$round.txt
-            run_client "$mode" "$WORK/shim-$name-$mode.log" "$PAIRED" "${how[@]}" >"$out" 2>&1 &&
+            run_client "$mode" "$WORK/shim-$name-$mode.log" "$client" "${how[@]}" >"$out" 2>&1 &&
                 line=$(grep -E '^(pg|mysql) ' "$out") || run_failed "$name" "$mode" "$round" "$out"
             record "$PAIRED_RAW" "$name" "$mode" "$round" "$line"
         done

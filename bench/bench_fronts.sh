@@ -49,6 +49,7 @@ command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null || di
 
 . tests/lib/pg.sh
 . tests/lib/mariadb.sh
+. bench/front_tables.sh
 WORK=$(mktemp -d /tmp/qg-fronts.XXXXXX) || exit 1
 qg_at_exit "${BENCH_FRONTS_KEEP:+: }rm -rf \"$WORK\""
 
@@ -64,15 +65,12 @@ if [ "$needs_pg" = 1 ]; then
     pg_start >/dev/null || die "PostgreSQL did not start"
     pg_psql -d postgres -c "ALTER SYSTEM SET log_statement = 'none'" -c "SELECT pg_reload_conf()" \
         >/dev/null || die "cannot switch off log_statement"
-    pg_psql -c "CREATE TABLE qg_bench (id int PRIMARY KEY, c text NOT NULL);
-                INSERT INTO qg_bench SELECT g, repeat('x', 20) FROM generate_series(1, 1000) g" \
-        >/dev/null || die "cannot load the PostgreSQL table"
+    front_tables_pg || die "cannot load the PostgreSQL table"
 fi
 if [ "$needs_my" = 1 ]; then
     QG_MY_SSL=1 my_start >/dev/null || die "MariaDB did not start"
-    my_sql -e "SET GLOBAL general_log = 0; CREATE DATABASE bench; USE bench;
-               CREATE TABLE qg_bench (id INT PRIMARY KEY, c VARCHAR(255) NOT NULL) CHARACTER SET utf8mb4;
-               INSERT INTO qg_bench SELECT seq, REPEAT('x', 20) FROM seq_1_to_1000;
+    front_tables_my || die "cannot load the MariaDB tables"
+    my_sql -e "SET GLOBAL general_log = 0; USE bench;
                CREATE TABLE sbtest (id INT PRIMARY KEY, c CHAR(120) NOT NULL);
                INSERT INTO sbtest SELECT seq, REPEAT(CHAR(97 + seq % 26), 120) FROM seq_1_to_10000" ||
         die "cannot load the MariaDB tables"

@@ -40,17 +40,15 @@
  * server (padding_us).  What the shim adds in rewrite mode beyond both is
  * its own work.
  */
-#include <dlfcn.h>
 #include <libpq-fe.h>
-#include <math.h>
 #include <mysql.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "paired.h"
 #include "sjis_literal.h"
 
 static void die(const char *what)
@@ -59,21 +57,11 @@ static void die(const char *what)
     exit(1);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static void *own_symbol(const char *library, const char *name, void *interposed)
 {
-    void *lib = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
-    void *sym = lib ? dlsym(lib, name) : NULL;
+    void *sym = paired_own_symbol(library, name, interposed);
     if (!sym)
-        die("cannot find the library's own entry point");
-    if (sym == interposed)
-        die("the shim is not preloaded: run under LD_PRELOAD=libquoteguard.so");
+        die("cannot find the library's own entry point (run under LD_PRELOAD=libquoteguard.so)");
     return sym;
 }
 
@@ -200,54 +188,6 @@ static void my_open(const char *socket_path)
                                             (void *)mysql_read_query_result);
 }
 
-/* --------------------------------------------------------------- statistics */
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v, sorted in `scratch` so that v keeps its order. */
-static double median(const double *v, size_t n, double *scratch)
-{
-    memcpy(scratch, v, n * sizeof *v);
-    qsort(scratch, n, sizeof *scratch, by_value);
-    return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
-}
-
-/* The mean of b[i] - a[i] without the 5 % largest and smallest differences
- * (a round with a hiccup in one query, a descheduled process or a page
- * fault, tells nothing about the shim), its 95 % interval, and the ratio of
- * the summed latencies of the rounds kept: one client's throughput ratio. */
-typedef struct difference {
-    double mean, ci95, ratio;
-} difference;
-
-static difference compare(const double *a, const double *b, size_t n, double *scratch)
-{
-    for (size_t i = 0; i < n; i++)
-        scratch[i] = b[i] - a[i];
-    qsort(scratch, n, sizeof *scratch, by_value);
-    size_t cut = n / 20, kept = n - 2 * cut;
-    double low = scratch[cut], high = scratch[n - cut - 1];
-    double sum = 0, sq = 0, sum_a = 0, sum_b = 0;
-    for (size_t i = cut; i < n - cut; i++)
-        sum += scratch[i];
-    double mean = sum / (double)kept;
-    for (size_t i = cut; i < n - cut; i++)
-        sq += (scratch[i] - mean) * (scratch[i] - mean);
-    for (size_t i = 0; i < n; i++) {
-        double d = b[i] - a[i];
-        if (d >= low && d <= high) {
-            sum_a += a[i];
-            sum_b += b[i];
-        }
-    }
-    return (difference){mean, 1.96 * sqrt(sq / (double)(kept - 1) / (double)kept),
-                        sum_a / sum_b};
-}
-
 int main(int argc, char **argv)
 {
     bool is_pg = argc == 4 && !strcmp(argv[1], "pg");
@@ -295,9 +235,9 @@ int main(int argc, char **argv)
                               via == PATH_PADDED);
             else
                 format_query(sql, sizeof sql, is_pg, shape, key);
-            uint64_t start = now_ns();
+            uint64_t start = paired_now_ns();
             bool ok = is_pg ? pg_run(sql, value, via) : my_run(sql, via);
-            uint64_t end = now_ns();
+            uint64_t end = paired_now_ns();
             if (!ok)
                 die(is_pg ? PQerrorMessage(pg) : mysql_error(my));
             if (i >= 0)
@@ -305,14 +245,14 @@ int main(int argc, char **argv)
         }
     }
 
-    difference shim = compare(t[PATH_DIRECT], t[PATH_SHIM], n, scratch);
+    paired_difference shim = paired_compare(t[PATH_DIRECT], t[PATH_SHIM], n, scratch);
     printf("%s %s pairs=%ld direct_median_us=%.2f shim_median_us=%.2f added_us=%.3f "
            "added_ci95_us=%.3f ratio=%.4f",
-           argv[1], shape, rounds, median(t[PATH_DIRECT], n, scratch) / 1e3,
-           median(t[PATH_SHIM], n, scratch) / 1e3, shim.mean / 1e3, shim.ci95 / 1e3, shim.ratio);
+           argv[1], shape, rounds, paired_median(t[PATH_DIRECT], n, scratch) / 1e3,
+           paired_median(t[PATH_SHIM], n, scratch) / 1e3, shim.mean / 1e3, shim.ci95 / 1e3, shim.ratio);
     if (ways == PATHS) {
-        difference protocol = compare(t[PATH_DIRECT], t[PATH_PARAMS], n, scratch);
-        difference padding = compare(t[PATH_PARAMS], t[PATH_PADDED], n, scratch);
+        paired_difference protocol = paired_compare(t[PATH_DIRECT], t[PATH_PARAMS], n, scratch);
+        paired_difference padding = paired_compare(t[PATH_PARAMS], t[PATH_PADDED], n, scratch);
         printf(" protocol_us=%.3f protocol_ci95_us=%.3f padding_us=%.3f padding_ci95_us=%.3f",
                protocol.mean / 1e3, protocol.ci95 / 1e3, padding.mean / 1e3, padding.ci95 / 1e3);
     }
