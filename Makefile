@@ -134,6 +134,10 @@ $(BUILD)/clients/both_%: tests/clients/both_%.c tests/clients/*.h
 MEASURE_BIN = $(BUILD)/measure/measure_rule
 # The checker's benchmark, which tests compare with the reference too.
 BENCH_BIN   = $(BUILD)/bench/bench_checker
+# make bench's clients of real servers, which a test runs through too.
+BENCH_PAIRED_BIN = $(BUILD)/bench/bench_paired
+BENCH_COLD_BIN   = $(BUILD)/bench/bench_cold
+BENCH_FRONT_BIN  = $(BUILD)/bench/bench_front
 MEASURE_PER_DIALECT ?= 1000000
 MEASURE_DRIVER_STATEMENTS ?= 20000
 MEASURE_ATTACK_SAMPLE ?= 1000
@@ -154,7 +158,8 @@ deps:
 # test files at a time: each starts its servers in a directory and on ports
 # of its own, and what the tests build is built here first.
 CHECK_JOBS ?= 2
-check: deps all unit clients diff-tools lint $(BENCH_BIN)
+check: deps all unit clients diff-tools lint $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_FRONT_BIN) \
+       $(BENCH_COLD_BIN)
 	BUILD=$(BUILD) QG_TEST_JOBS=$(CHECK_JOBS) tests/run
 
 # The unit binaries alone: seconds.
@@ -243,7 +248,6 @@ $(BENCH_BIN): bench/bench_checker.c bench/strings_floor.c bench/strings_floor.h 
 	$(CC) $(QG_CFLAGS) -o $@ $< bench/strings_floor.c $(LOGIC_OBJ) -lpg_query -lm $(LDLIBS_SHIM)
 
 # The shim's added latency per query on one connection, in pairs (bench_e2e.sh).
-BENCH_PAIRED_BIN = $(BUILD)/bench/bench_paired
 
 $(BENCH_PAIRED_BIN): bench/bench_paired.c bench/paired.h bench/sjis_literal.h
 	@mkdir -p $(dir $@)
@@ -265,7 +269,6 @@ bench-wire: deps all $(BENCH_WIRE_BIN)
 	BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_wire.sh
 
 # The checker's cost right after a round trip (bench_e2e.sh).
-BENCH_COLD_BIN = $(BUILD)/bench/bench_cold
 
 $(BENCH_COLD_BIN): bench/bench_cold.c bench/sjis_literal.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
@@ -289,7 +292,6 @@ bench-callgrind: deps all
 
 # Instructions per query on each front, the client's and the shim's
 # (bench/bench_fronts.sh): a C client of libpq and of libmariadb on a mixed corpus.
-BENCH_FRONT_BIN = $(BUILD)/bench/bench_front
 
 $(BENCH_FRONT_BIN): bench/bench_front.c bench/paired.h
 	@mkdir -p $(dir $@)

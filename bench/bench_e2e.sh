@@ -303,8 +303,9 @@ fi
 # What the shim logged during the timed runs, kept for reading.  Every query
 # is legitimate: apart from one "attached" line per process there should be
 # nothing.
-cat "$WORK"/shim-*.log >"$BUILD/bench/e2e-shim.log" 2>/dev/null
-shim_log_lines=$(grep -vc '"event":"attached"' "$BUILD/bench/e2e-shim.log")
+SHIM_LOG=${JSON%.json}-shim.log
+cat "$WORK"/shim-*.log >"$SHIM_LOG" 2>/dev/null
+shim_log_lines=$(grep -vc '"event":"attached"' "$SHIM_LOG")
 
 # ------------------------------------------------------------------ report
 

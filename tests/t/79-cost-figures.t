@@ -29,7 +29,7 @@ RECORD=bench/recorded-figures
 
 CLIENT=$(qg_helper_build bench_front bench/bench_front.c \
     -I"$(pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)" $(mariadb_config --cflags) \
-    -lpq $(mariadb_config --libs)) || tap_bail "cannot build bench/bench_front.c"
+    -lpq $(mariadb_config --libs) -ldl -lm) || tap_bail "cannot build bench/bench_front.c"
 WORK=$(mktemp -d /tmp/qg-figures.XXXXXX) || exit 1
 trap 'rm -rf "$WORK"' EXIT
 ${CC:-cc} -shared -fPIC -o "$WORK/libempty.so" -x c /dev/null || tap_bail "cannot build an empty object"
