@@ -259,7 +259,7 @@ $(BENCH_PAIRED_BIN): bench/bench_paired.c bench/paired.h bench/sjis_literal.h
 # it vs through the libpq front (bench/bench_wire.sh).
 BENCH_WIRE_BIN = $(BUILD)/bench/bench_wire
 
-$(BENCH_WIRE_BIN): bench/bench_wire.c $(LOGIC_OBJ)
+$(BENCH_WIRE_BIN): bench/bench_wire.c bench/paired.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    -o $@ $< $(LOGIC_OBJ) -lpq $(LDLIBS_SHIM)

@@ -19,9 +19,9 @@
  * queries in libpq's SSL_write).  The first is
  * used through libpq's entry points the shim interposes, so the libpq front
  * checks its queries and hands its socket over; the second only through
- * libpq's own PQsendQuery and PQgetResult (dlsym on libpq's handle, as
- * psycopg 3's ctypes binding does), so the wire front checks its queries at
- * the socket.  Each
+ * libpq's own PQsendQuery and PQclear (asked of the C library's dlsym:
+ * the shim answers dlsym on libpq's handle with its own functions), so the
+ * wire front checks its queries at the socket.  Each
  * pair sends the same query on both (order alternating); a third, direct
  * connection opened with the wire front off would need another process, so
  * the baseline is bench_wire.sh's run without the shim.  Prints the median
@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "paired.h"
 #include "guard.h"
 #include "settings.h"
 #include "wire_stream.h"
@@ -201,14 +202,11 @@ static double timed_query(exec_fn exec, clear_fn clear, PGconn *conn, const char
     return (double)(t1 - t0) / 1000.0;
 }
 
-/* libpq's own PQsendQuery and PQgetResult, as psycopg 3's ctypes binding
- * calls them: libpq's PQexec would call PQsendQuery through its PLT, where
- * the libpq front's interposed one would check the query and hand the
- * socket over. */
+/* libpq's own PQsendQuery and PQclear (PQgetResult is not interposed):
+ * libpq's PQexec would call PQsendQuery through its PLT, where the libpq
+ * front's interposed one would check the query and hand the socket over. */
 typedef int (*send_query_fn)(PGconn *, const char *);
-typedef PGresult *(*get_result_fn)(PGconn *);
 static send_query_fn own_send_query;
-static get_result_fn own_get_result;
 static clear_fn own_clear;
 
 static PGresult *own_exec(PGconn *conn, const char *sql)
@@ -216,7 +214,7 @@ static PGresult *own_exec(PGconn *conn, const char *sql)
     if (!own_send_query(conn, sql))
         die(PQerrorMessage(conn));
     PGresult *last = NULL, *res;
-    while ((res = own_get_result(conn)) != NULL) {
+    while ((res = PQgetResult(conn)) != NULL) {
         if (last)
             own_clear(last);
         last = res;
@@ -226,11 +224,10 @@ static PGresult *own_exec(PGconn *conn, const char *sql)
 
 static void bench_pg(int pairs)
 {
-    void *libpq = dlopen("libpq.so.5", RTLD_NOW | RTLD_NOLOAD);
-    own_send_query = libpq ? (send_query_fn)dlsym(libpq, "PQsendQuery") : NULL;
-    own_get_result = libpq ? (get_result_fn)dlsym(libpq, "PQgetResult") : NULL;
-    own_clear = libpq ? (clear_fn)dlsym(libpq, "PQclear") : NULL;
-    if (!own_send_query || !own_get_result || !own_clear)
+    own_send_query =
+        (send_query_fn)paired_own_symbol("libpq.so.5", "PQsendQuery", NULL);
+    own_clear = (clear_fn)paired_own_symbol("libpq.so.5", "PQclear", NULL);
+    if (!own_send_query || !own_clear)
         die("cannot find libpq's own entries");
     PGconn *front = PQconnectdb(""), *wire = PQconnectdb("");
     if (PQstatus(front) != CONNECTION_OK || PQstatus(wire) != CONNECTION_OK)
