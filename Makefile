@@ -319,10 +319,12 @@ $(BENCH_EMPTY_SO):
 bench-startup: all $(BENCH_STARTUP_BIN) $(BENCH_EMPTY_SO)
 	BUILD=$(BUILD) bench/bench_startup.sh
 
-# A PHP mysqli point select with and without the shim, paired (bench/bench_mysqli.sh).
+# A PHP mysqli point select with and without the shim, paired (bench/bench_mysqli.sh),
+# over the unix socket and inside TLS.
 .PHONY: bench-mysqli
 bench-mysqli: deps all
 	BUILD=$(BUILD) bench/bench_mysqli.sh
+	BUILD=$(BUILD) BENCH_MYSQLI_TLS=1 bench/bench_mysqli.sh
 
 bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_FRONT_BIN) $(BENCH_COLD_BIN) bench-startup bench-shape bench-callgrind \
        bench-fronts bench-wire bench-mysqli

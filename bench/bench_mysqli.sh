@@ -12,7 +12,9 @@
 # to the client; wall time also carries the server and the machine's load.
 # With two CPUs or more the server runs on CPU 0 and PHP on CPU 1 (taskset).
 # Environment: BUILD (build), BENCH_MYSQLI_PAIRS (10), BENCH_MYSQLI_QUERIES
-# (20000).  Not a test: it reports, it does not judge.
+# (20000), BENCH_MYSQLI_TLS=1 (over TCP inside TLS, where the wire front
+# reads the queries in OpenSSL's SSL_write).  Not a test: it reports, it does
+# not judge.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
@@ -23,7 +25,11 @@ die() { echo "bench_mysqli: $*" >&2; exit 1; }
 [ -f "$SHIM" ] || die "$SHIM missing: run make"
 php -r 'exit(extension_loaded("mysqli") ? 0 : 1);' || die "php8.2-mysql is not installed"
 . tests/lib/mariadb.sh
+TLS=${BENCH_MYSQLI_TLS:-0}
+[ "$TLS" = 1 ] && export QG_MY_SSL=1
 my_start >/dev/null || die "cannot start MariaDB"
+TARGET=$QG_MY_SOCKET
+[ "$TLS" = 1 ] && TARGET=tls:$QG_MY_TCP_PORT
 my_sql -e "SET GLOBAL general_log = 0; CREATE DATABASE bench; USE bench;
            CREATE TABLE bench.sbtest (id INT PRIMARY KEY, c CHAR(120) NOT NULL);
            INSERT INTO bench.sbtest SELECT seq, REPEAT(CHAR(97 + seq % 26), 120) FROM seq_1_to_10000" ||
@@ -35,9 +41,11 @@ fi
 run() { # base|shim
     local -a env=(env -u LD_PRELOAD)
     [ "$1" = shim ] && env=(env QUOTEGUARD_CONFIG=/dev/null QUOTEGUARD_MODE=enforce LD_PRELOAD="$SHIM")
-    "${PIN[@]}" "${env[@]}" php bench/bench_mysqli.php "$QG_MY_SOCKET" "$QUERIES" | awk '{ print $2, $3 }'
+    "${PIN[@]}" "${env[@]}" php bench/bench_mysqli.php "$TARGET" "$QUERIES" | awk '{ print $2, $3 }'
 }
-echo "== PHP mysqli point select, without and with the shim (enforce), paired: ns a query"
+WHAT="mysqli point select"
+[ "$TLS" = 1 ] && WHAT="mysqli point select inside TLS"
+echo "== PHP $WHAT, without and with the shim (enforce), paired: ns a query"
 echo "pair base-wall shim-wall base-cpu shim-cpu"
 results=()
 for i in $(seq 1 "$PAIRS"); do
@@ -48,15 +56,15 @@ for i in $(seq 1 "$PAIRS"); do
     echo "$i $bw $sw $bc $sc"
     results+=("$bw $sw $bc $sc")
 done
-printf '%s\n' "${results[@]}" | awk '
+printf '%s\n' "${results[@]}" | awk -v name="$WHAT" '
     function median(a, n,  i, j, t) {
         for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
     function report(what, b, s, r,  i, lo, hi) {
         lo = hi = r[1]; for (i = 2; i <= n; i++) { if (r[i] < lo) lo = r[i]; if (r[i] > hi) hi = r[i] }
-        printf "mysqli point select, %s: shim/base median %.4f (%+.2f %%), pairs %.4f-%.4f; base %d ns, shim %d ns a query\n",
-            what, median(r, n), (median(r, n) - 1) * 100, lo, hi, median(b, n), median(s, n)
+        printf "%s, %s: shim/base median %.4f (%+.2f %%), pairs %.4f-%.4f; base %d ns, shim %d ns a query\n",
+            name, what, median(r, n), (median(r, n) - 1) * 100, lo, hi, median(b, n), median(s, n)
     }
     { n++; bw[n] = $1; sw[n] = $2; rw[n] = $2 / $1; bc[n] = $3; sc[n] = $4; rc[n] = $4 / $3 }
     END { report("wall", bw, sw, rw); report("PHP CPU", bc, sc, rc); printf "(medians of %d pairs)\n", n }'
