@@ -236,15 +236,19 @@ static void read_set_config(const qg_context *ctx, const char *s, size_t len, qg
 }
 
 /* Whether a word (a run of NAME_BYTES) may be one every reading above
- * needs: SET (also the start of set_config), RESET, DISCARD, NAMES and the
- * settings' names.  The first letter and the length sort out nearly every
- * word without a compare (inlined into both walks, which call it per word). */
+ * needs: the start of set_config, RESET, DISCARD, NAMES and the settings'
+ * names.  SET alone is none: each reading that notes an effect needs one
+ * of these words too (a SET statement its setting's name or NAMES), and
+ * UPDATE's SET is in most writes.  The first letter and the length sort
+ * out nearly every word without a compare (inlined into both walks, which
+ * call it per word). */
 __attribute__((always_inline)) static inline bool may_be_setting_word(const char *w, size_t n)
 {
     switch (qg_ascii_lower((unsigned char)w[0])) {
     case 's':
-        return (n >= 3 && qg_ascii_lower((unsigned char)w[1]) == 'e' &&
-                qg_ascii_lower((unsigned char)w[2]) == 't') ||
+        return (n >= 10 && qg_ascii_lower((unsigned char)w[1]) == 'e' &&
+                qg_ascii_lower((unsigned char)w[2]) == 't' && w[3] == '_' &&
+                qg_my_word_is(w, 10, "set_config")) ||
                (n == 27 && qg_my_word_is(w, n, "standard_conforming_strings"));
     case 'r':
         return n == 5 && qg_my_word_is(w, n, "reset");

@@ -97,6 +97,12 @@ int main(void)
     encoding_is("SELECT settings FROM t", QG_PG_KEEPS, "");
     encoding_is("SELECT 1 -- Set_Config(x)", QG_PG_UNKNOWN, "");
     encoding_is("SELECT 1 AS CLIENT_ENCODING", QG_PG_UNKNOWN, "");
+    /* SET is read as the first word only: UPDATE's is not a setting's,
+     * and a SET after another statement names its setting */
+    encoding_is("UPDATE t SET c = 'x' WHERE id = 1", QG_PG_KEEPS, "");
+    encoding_is("UPDATE t SET c = 'x'; SET client_encoding TO 'SJIS'", QG_PG_UNKNOWN, "");
+    encoding_is(" \n\tSET \"client_encoding\" TO 'SJIS'", QG_PG_SETS, "SJIS");
+    encoding_is("SELECT set_config_x(1)", QG_PG_UNKNOWN, "");
 
     scs_is("SET standard_conforming_strings = on", QG_PG_SETS, true);
     scs_is("SET standard_conforming_strings TO 'off'", QG_PG_SETS, false);
