@@ -24,7 +24,8 @@
  * mysql_real_query calls), the order alternating; the statements are
  * escaped before the timing.  Prints the median latencies, the trimmed
  * mean of the pairs' differences (what the shim adds) with its 95 %
- * interval, and one client's throughput ratio. */
+ * interval, and one client's throughput ratio.  BENCH_FRONT_KIND (ascii,
+ * chinese, korean, sjis) keeps the statements of that literal kind only. */
 #include <libpq-fe.h>
 #include <mysql.h>
 #include <stdbool.h>
@@ -230,6 +231,20 @@ static void run_paired(bool pg, long pairs, const char *socket)
             die("cannot build a statement", e->raw);
     }
 
+    static const char *const kind_names[KINDS] = {"ascii", "chinese", "korean", "sjis"};
+    const char *only = getenv("BENCH_FRONT_KIND");
+    int kind = only ? -1 : KINDS;
+    for (int k = 0; only && k < KINDS; k++)
+        if (strcmp(only, kind_names[k]) == 0)
+            kind = k;
+    if (kind < 0)
+        die("BENCH_FRONT_KIND: not ascii, chinese, korean or sjis", only);
+    /* The statements run in turn: all of them, or those of one kind. */
+    unsigned order[CORPUS], count = 0;
+    for (unsigned i = 0; i < CORPUS; i++)
+        if (kind == KINDS || corpus[i].kind == (text_kind)kind)
+            order[count++] = i;
+
     enum { WARMUP = 2 * CORPUS };
     size_t n = (size_t)pairs;
     double *t[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
@@ -237,10 +252,10 @@ static void run_paired(bool pg, long pairs, const char *socket)
     if (!t[0] || !t[1] || !scratch)
         die("out of memory", NULL);
     for (long i = -WARMUP; i < pairs; i++) {
-        unsigned which = (unsigned)((i + WARMUP) % CORPUS);
+        unsigned which = order[(i + WARMUP) % count];
         bool sjis = corpus[which].kind == SJIS;
         for (int k = 0; k < 2; k++) {
-            bool direct = (k ^ (int)((i + WARMUP) / CORPUS)) & 1;
+            bool direct = (k ^ (int)((i + WARMUP) / count)) & 1;
             uint64_t start = paired_now_ns();
             bool ok = pg ? pg_paired_query(conns[sjis], statements[which], direct, pq_send_direct,
                                            pq_clear_direct)
@@ -254,9 +269,9 @@ static void run_paired(bool pg, long pairs, const char *socket)
         }
     }
     paired_difference shim = paired_compare(t[0], t[1], n, scratch);
-    printf("%s mixed pairs=%ld direct_median_us=%.2f shim_median_us=%.2f added_us=%.3f "
+    printf("%s %s pairs=%ld direct_median_us=%.2f shim_median_us=%.2f added_us=%.3f "
            "added_ci95_us=%.3f ratio=%.4f\n",
-           pg ? "pg" : "mysql", pairs, paired_median(t[0], n, scratch) / 1e3,
+           pg ? "pg" : "mysql", only ? only : "mixed", pairs, paired_median(t[0], n, scratch) / 1e3,
            paired_median(t[1], n, scratch) / 1e3, shim.mean / 1e3, shim.ci95 / 1e3, shim.ratio);
     free(t[0]);
     free(t[1]);
