@@ -38,6 +38,13 @@ typedef struct qg_pg_effect {
  * arguments, a DO block or function body that sets it) is QG_PG_UNKNOWN. */
 qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len);
 
+/* Whether a statement text sql[0, len) may hold a word that
+ * qg_pg_statement_effect reads for a setting: one without keeps both the
+ * client encoding and standard_conforming_strings, and is not read for
+ * them (qg_pg_statement_effect asks first).  A letter pair each such word
+ * holds, looked for sixteen pairs a step, 32 with AVX2. */
+bool qg_pg_may_set(const char *sql, size_t len);
+
 /* The states statements queued in a pipeline may meet: every client
  * encoding and standard_conforming_strings value the connection reported
  * while the pipeline was open and every one a statement queued in it sets.

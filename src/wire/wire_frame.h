@@ -242,13 +242,6 @@ void qg_wire_message_ended(qg_wire_framer *f);
  * headers are complete within `avail` bytes. */
 void qg_wire_advance(qg_wire_conn *c, const uint8_t *p, size_t n, size_t avail);
 
-/* PG: whether a statement text sql[0, len) may hold a word that
- * qg_pg_statement_effect reads for a setting: one without keeps both the
- * client encoding and standard_conforming_strings, and is not read for
- * them.  A letter pair each such word holds, looked for sixteen pairs a
- * step, 32 with AVX2. */
-bool qg_wire_pg_may_set(const char *sql, size_t len);
-
 /* PG: the client message cl (at stream position pos; p[0, avail) of it
  * at hand) goes to the server, `blocked` when it is a blocked query's
  * replacement: counts what will be answered and adds the states it may

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lexer_internal.h"
 #include "pg_state.h"
 #include "quoteguard.h"
 #include "tap.h"
@@ -1410,78 +1409,6 @@ static void test_compressed(void)
     qg_wire_buf_free(&expect_plain);
 }
 
-/* The pairs qg_wire_pg_may_set looks for, read a byte at a time. */
-static bool may_set_reference(const char *s, size_t len)
-{
-    static const char *const pairs[] = {"et", "di", "am", "ie", "nf"};
-    for (size_t i = 0; i + 1 < len; i++)
-        for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
-            if (((unsigned char)s[i] | 0x20) == pairs[k][0] &&
-                ((unsigned char)s[i + 1] | 0x20) == pairs[k][1])
-                return true;
-    return false;
-}
-
-/* The filter before the PostgreSQL setting reader: every text the reader
- * finds a setting in passes it (texts of the reader's words, near misses
- * and other words, at every length and offset), and it reads every pair,
- * the last ones included, in each build the CPU runs (SSE2, AVX2 from 33
- * bytes). */
-static void test_pg_may_set(void)
-{
-    static const char *const pieces[] = {
-        "SET ", "set_config(", "Reset ", "DISCARD ", " all", "NAMES ", "Client_Encoding",
-        "standard_conforming_strings", "SESSION ", "LOCAL ", "'SJIS'", " TO ", " = ",
-        "SELECT ", "c ", "FROM ", "qg_bench ", "WHERE ", "id = 1", ";", "$$", "\\", "\xc3\xa9",
-        "sel", "ec", "t", "e", "d", "i", "a", "m", "n", "f", "_", " ", "(", ")", "'", "\"\""};
-    const size_t count = sizeof pieces / sizeof pieces[0];
-    char buf[160];
-    unsigned long seed = 12345;
-    unsigned missed = 0, differ = 0, filtered = 0, settings = 0;
-    for (unsigned round = 0; round < 200000; round++) {
-        size_t len = 0;
-        seed = seed * 6364136223846793005UL + 1442695040888963407UL;
-        unsigned pieces_here = (unsigned)(seed >> 60);
-        for (unsigned k = 0; k < pieces_here; k++) {
-            seed = seed * 6364136223846793005UL + 1442695040888963407UL;
-            const char *piece = pieces[(seed >> 33) % count];
-            size_t n = strlen(piece);
-            if (len + n > 120)
-                break;
-            memcpy(buf + len, piece, n);
-            len += n;
-        }
-        /* at an offset from a larger buffer, for loads across its end */
-        char *copy = malloc(len ? len : 1);
-        memcpy(copy, buf, len);
-        bool may = qg_wire_pg_may_set(copy, len);
-        int wide = qg_allow_vectors(QG_VECTORS_SSE2);
-        bool narrow_may = qg_wire_pg_may_set(copy, len);
-        qg_allow_vectors(QG_VECTORS_WIDEST);
-        differ += wide != QG_VECTORS_SSE2 && narrow_may != may;
-        qg_pg_effect e = qg_pg_statement_effect(copy, len);
-        bool sets = e.encoding != QG_PG_KEEPS || e.scs != QG_PG_KEEPS;
-        settings += sets;
-        filtered += !may;
-        missed += sets && !may;
-        differ += may != may_set_reference(copy, len);
-        free(copy);
-    }
-    tap_ok(missed == 0 && settings > 1000 && filtered > 1000,
-           "pg: every text the setting reader finds a setting in passes the filter (%u missed; "
-           "%u with a setting, %u filtered out)",
-           missed, settings, filtered);
-    tap_ok(differ == 0, "pg: the filter finds the pairs a byte-wise reading finds (%u differ)",
-           differ);
-    const char *point = "SELECT c FROM qg_bench WHERE id = 123";
-    const char *set = "SET client_encoding TO 'SJIS'";
-    const char *last = "select 1 from t where x = 1 or y = 2 discarD";
-    tap_ok(!qg_wire_pg_may_set(point, strlen(point)) && qg_wire_pg_may_set(set, strlen(set)) &&
-               qg_wire_pg_may_set(last, strlen(last)) &&
-               !qg_wire_pg_may_set(last, strlen(last) - 6),
-           "pg: a point select is filtered out; a SET and a pair in the last bytes are not");
-}
-
 /* What a text of one statement does, read from its first word (kept by a
  * connection's last short word), is what its plan says: a sequence of
  * texts whose first eight bytes repeat with other words after them. */
@@ -1532,7 +1459,6 @@ static void test_mysql_single_effect(void)
 
 int main(void)
 {
-    test_pg_may_set();
     test_mysql_single_effect();
     test_recognition();
     test_midstream_query();
