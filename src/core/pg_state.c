@@ -477,10 +477,33 @@ bool qg_pg_may_set(const char *s, size_t len)
 }
 #endif
 
+/* Whether the text holds a Unicode-escape name or string, U&"..." or
+ * U&'...': PostgreSQL reads \0063 there as 'c', so a setting's name or
+ * value may be in it where no word above shows it. */
+static bool holds_unicode_escapes(const char *s, size_t len)
+{
+    for (const char *p = memchr(s, '&', len); p; p = memchr(p + 1, '&', (size_t)(s + len - p - 1))) {
+        size_t at = (size_t)(p - s);
+        if (at > 0 && at + 1 < len && (s[at + 1] == '"' || s[at + 1] == '\'') &&
+            qg_ascii_lower((unsigned char)s[at - 1]) == 'u' &&
+            (at == 1 || !qg_char_in((unsigned char)s[at - 2], NAME_BYTES)))
+            return true;
+    }
+    return false;
+}
+
 qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len)
 {
     qg_pg_effect e = {0};
-    if (!qg_pg_may_set(sql, len) || !may_name_a_setting(sql, len))
+    if (!qg_pg_may_set(sql, len))
+        return e;
+    /* A text that may set something and holds a name or string its words
+     * do not show: what it sets is not known in advance. */
+    if (holds_unicode_escapes(sql, len)) {
+        e.encoding = e.scs = QG_PG_UNKNOWN;
+        return e;
+    }
+    if (!may_name_a_setting(sql, len))
         return e;
     qg_context ctx;
     read_context(&ctx);

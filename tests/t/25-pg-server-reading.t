@@ -114,6 +114,9 @@ legit_passes "SQL_ASCII server, EUC_JP client (verified as EUC_JP)" qgm_ascii_se
 attack_blocked "pipeline: SET client_encoding SJIS queued before an addslashes literal" qgm_pipe_enc \
     "$PIPELINE" --encoding LATIN1 --scs off --input "95$OR_TRUE" "SET client_encoding TO 'SJIS'" \
     "SELECT /*MARK*/ secret FROM users WHERE name = '%s'"
+attack_blocked "pipeline: SET client_encoding SJIS, its name in Unicode escapes, queued before it" \
+    qgm_pipe_uescape "$PIPELINE" --encoding LATIN1 --scs off --input "95$OR_TRUE" \
+    "SET U&\"\\0063lient_encoding\" TO 'SJIS'" "SELECT /*MARK*/ secret FROM users WHERE name = '%s'"
 attack_blocked "pipeline: SET standard_conforming_strings on queued before it" qgm_pipe_scs \
     "$PIPELINE" --scs off --input "$OR_TRUE" "SET standard_conforming_strings = on" \
     "SELECT /*MARK*/ secret FROM users WHERE name = '%s'"
