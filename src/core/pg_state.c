@@ -358,9 +358,9 @@ static bool may_name_a_setting(const char *s, size_t len)
 #endif
 
 /* The letter pairs, lower case, of which each word may_name_a_setting
- * looks for (pg_state.h: SET and the words that start with it, RESET,
- * DISCARD, NAMES, client_encoding, standard_conforming_strings) holds
- * one: "et" (set..., reset), "di" (discard), "am" (names), "ie"
+ * looks for (set_config, RESET, DISCARD, NAMES, client_encoding,
+ * standard_conforming_strings) holds one, and SET too: "et"
+ * (set_config, reset, set), "di" (discard), "am" (names), "ie"
  * (client_encoding), "nf" (standard_conforming_strings).  A byte with
  * 0x20 set equals a lower-case letter only where it is that letter in
  * either case. */

@@ -35,7 +35,9 @@ typedef struct qg_pg_effect {
  * {TO | =} value, SET NAMES, RESET name | ALL, DISCARD ALL, and
  * set_config('name', 'value', …) with literal arguments are read exactly;
  * any other mention of either setting's name (set_config with other
- * arguments, a DO block or function body that sets it) is QG_PG_UNKNOWN. */
+ * arguments, a DO block or function body that sets it), and a text that
+ * may set one with a name or string in Unicode escapes (U&"..." or
+ * U&'...', where PostgreSQL reads \0063 as 'c'), is QG_PG_UNKNOWN. */
 qg_pg_effect qg_pg_statement_effect(const char *sql, size_t len);
 
 /* Whether a statement text sql[0, len) may hold a word that
