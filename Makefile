@@ -248,7 +248,6 @@ $(BENCH_BIN): bench/bench_checker.c bench/strings_floor.c bench/strings_floor.h 
 	$(CC) $(QG_CFLAGS) -o $@ $< bench/strings_floor.c $(LOGIC_OBJ) -lpg_query -lm $(LDLIBS_SHIM)
 
 # The shim's added latency per query on one connection, in pairs (bench_e2e.sh).
-
 $(BENCH_PAIRED_BIN): bench/bench_paired.c bench/paired.h bench/sjis_literal.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
@@ -269,7 +268,6 @@ bench-wire: deps all $(BENCH_WIRE_BIN)
 	BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_wire.sh
 
 # The checker's cost right after a round trip (bench_e2e.sh).
-
 $(BENCH_COLD_BIN): bench/bench_cold.c bench/sjis_literal.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
@@ -292,7 +290,6 @@ bench-callgrind: deps all
 
 # Instructions per query on each front, the client's and the shim's
 # (bench/bench_fronts.sh): a C client of libpq and of libmariadb on a mixed corpus.
-
 $(BENCH_FRONT_BIN): bench/bench_front.c bench/paired.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \

@@ -249,7 +249,8 @@ int main(int argc, char **argv)
     printf("%s %s pairs=%ld direct_median_us=%.2f shim_median_us=%.2f added_us=%.3f "
            "added_ci95_us=%.3f ratio=%.4f",
            argv[1], shape, rounds, paired_median(t[PATH_DIRECT], n, scratch) / 1e3,
-           paired_median(t[PATH_SHIM], n, scratch) / 1e3, shim.mean / 1e3, shim.ci95 / 1e3, shim.ratio);
+           paired_median(t[PATH_SHIM], n, scratch) / 1e3, shim.mean / 1e3, shim.ci95 / 1e3,
+           shim.ratio);
     if (ways == PATHS) {
         paired_difference protocol = paired_compare(t[PATH_DIRECT], t[PATH_PARAMS], n, scratch);
         paired_difference padding = paired_compare(t[PATH_PARAMS], t[PATH_PADDED], n, scratch);

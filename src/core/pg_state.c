@@ -482,7 +482,8 @@ bool qg_pg_may_set(const char *s, size_t len)
  * value may be in it where no word above shows it. */
 static bool holds_unicode_escapes(const char *s, size_t len)
 {
-    for (const char *p = memchr(s, '&', len); p; p = memchr(p + 1, '&', (size_t)(s + len - p - 1))) {
+    const char *end = s + len;
+    for (const char *p = memchr(s, '&', len); p; p = memchr(p + 1, '&', (size_t)(end - p - 1))) {
         size_t at = (size_t)(p - s);
         if (at > 0 && at + 1 < len && (s[at + 1] == '"' || s[at + 1] == '\'') &&
             qg_ascii_lower((unsigned char)s[at - 1]) == 'u' &&
