@@ -268,7 +268,7 @@ bench-wire: deps all $(BENCH_WIRE_BIN)
 	BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_wire.sh
 
 # The checker's cost right after a round trip (bench_e2e.sh).
-$(BENCH_COLD_BIN): bench/bench_cold.c bench/sjis_literal.h $(LOGIC_OBJ)
+$(BENCH_COLD_BIN): bench/bench_cold.c bench/front_corpus.h bench/sjis_literal.h $(LOGIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    -o $@ $< $(LOGIC_OBJ) -lpq $(LDLIBS_SHIM)
@@ -290,7 +290,7 @@ bench-callgrind: deps all
 
 # Instructions per query on each front, the client's and the shim's
 # (bench/bench_fronts.sh): a C client of libpq and of libmariadb on a mixed corpus.
-$(BENCH_FRONT_BIN): bench/bench_front.c bench/paired.h
+$(BENCH_FRONT_BIN): bench/bench_front.c bench/front_corpus.h bench/paired.h
 	@mkdir -p $(dir $@)
 	$(CC) $(QG_CFLAGS) -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) \
 	    $(shell mariadb_config --cflags 2>/dev/null) -o $@ $< -lpq \
@@ -323,8 +323,13 @@ bench-mysqli: deps all
 	BUILD=$(BUILD) bench/bench_mysqli.sh
 	BUILD=$(BUILD) BENCH_MYSQLI_TLS=1 bench/bench_mysqli.sh
 
+# The cache lines one check of the fronts' corpus touches (bench/lines_touched.sh).
+.PHONY: bench-lines
+bench-lines: $(BENCH_COLD_BIN)
+	BUILD=$(BUILD) bench/lines_touched.sh
+
 bench: deps all $(BENCH_BIN) $(BENCH_PAIRED_BIN) $(BENCH_FRONT_BIN) $(BENCH_COLD_BIN) bench-startup bench-shape bench-callgrind \
-       bench-fronts bench-wire bench-mysqli
+       bench-lines bench-fronts bench-wire bench-mysqli
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --json $(BUILD)/bench/checker.json
 	@if [ "$(BENCH_E2E)" != 0 ]; then \
 	  BUILD=$(BUILD) BENCH_RUNS=$(BENCH_RUNS) bench/bench_e2e.sh; fi

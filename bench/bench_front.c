@@ -6,12 +6,9 @@
  *   bench_front pg QUERIES          libpq, connection from PG* variables
  *   bench_front my QUERIES SOCKET   libmariadb, database "bench"
  *
- * The corpus: CORPUS statements of 60-250 bytes, point selects and
- * updates of the table qg_bench (id, c), whose text literal is ASCII, UTF-8
- * Chinese or Korean, or Shift_JIS with 0x5c trail bytes (表 能 ソ),
- * escaped by the library's escaper (PQescapeStringConn,
- * mysql_real_escape_string) on the connection of its encoding: one in
- * UTF-8, one in Shift_JIS.  Query i runs statement i % CORPUS, so QUERIES
+ * The corpus of bench/front_corpus.h, escaped by the library's escaper
+ * (PQescapeStringConn, mysql_real_escape_string) on the connection of its
+ * encoding: one in UTF-8, one in Shift_JIS.  Query i runs statement i % CORPUS, so QUERIES
  * that are multiples of CORPUS run whole passes.  Prints "QUERIES ok".
  *
  *   bench_front pg-paired PAIRS          the same statements timed in pairs
@@ -33,9 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front_corpus.h"
 #include "paired.h"
-
-enum { CORPUS = 40, STATEMENT_MAX = 512 };
 
 static void die(const char *what, const char *detail)
 {
@@ -43,49 +39,7 @@ static void die(const char *what, const char *detail)
     exit(1);
 }
 
-/* Pieces of text a literal is made of, per kind; Shift_JIS: 表示 能力
- * ソフト 予定 (each first character has the trail byte 0x5c) and "it's". */
-static const char *const ascii_piece = "it's a plain row ";
-static const char *const chinese_piece = "\xe6\x95\xb0\xe6\x8d\xae\xe5\xba\x93\xe6\x9f\xa5\xe8\xaf\xa2 ";
-static const char *const korean_piece = "\xed\x95\x9c\xea\xb5\xad\xec\x96\xb4 \xeb\x8d\xb0\xec\x9d\xb4\xed\x84\xb0 ";
-static const char *const sjis_piece = "\x95\x5c\x8e\xa6\x94\x5c\x97\xcd\x83\x5c\x83\x74\x83\x67"
-                                      "\x97\x5c\x92\xe8it's ";
-
-typedef enum { ASCII, CHINESE, KOREAN, SJIS, KINDS } text_kind;
-
-typedef struct entry {
-    text_kind kind;
-    bool update;
-    unsigned id;
-    char raw[STATEMENT_MAX]; /* the literal before escaping */
-} entry;
-
 static entry corpus[CORPUS];
-
-/* Entry i: kinds in turn, every third an update, literals of 1-8 pieces. */
-static void build_corpus(void)
-{
-    static const char *const pieces[KINDS] = {ascii_piece, chinese_piece, korean_piece, sjis_piece};
-    for (unsigned i = 0; i < CORPUS; i++) {
-        entry *e = &corpus[i];
-        e->kind = (text_kind)(i % KINDS);
-        e->update = i % 3 == 2;
-        e->id = 1 + (i * 7919u) % 1000;
-        e->raw[0] = '\0';
-        for (unsigned n = 0; n < 1 + (i * 5) % 8; n++)
-            strcat(e->raw, pieces[e->kind]);
-    }
-}
-
-/* The statement of entry e around its escaped literal. */
-static int statement(char *out, const entry *e, const char *escaped)
-{
-    if (e->update)
-        return snprintf(out, STATEMENT_MAX, "UPDATE qg_bench SET c = '%s' WHERE id = %u", escaped,
-                        e->id);
-    return snprintf(out, STATEMENT_MAX, "SELECT id, c FROM qg_bench WHERE id = %u AND c <> '%s'",
-                    e->id, escaped);
-}
 
 static PGconn *pg_connect(const char *encoding)
 {
@@ -106,7 +60,7 @@ static void run_pg(long queries)
         PGconn *conn = conns[e->kind == SJIS];
         int error = 0;
         PQescapeStringConn(conn, escaped, e->raw, strlen(e->raw), &error);
-        if (error || statement(sql, e, escaped) >= STATEMENT_MAX)
+        if (error || corpus_statement(sql, e, escaped) >= STATEMENT_MAX)
             die("cannot build a statement", e->raw);
         PGresult *res = PQexec(conn, sql);
         ExecStatusType status = PQresultStatus(res);
@@ -136,7 +90,7 @@ static void run_my(long queries, const char *socket)
         const entry *e = &corpus[q % CORPUS];
         MYSQL *db = dbs[e->kind == SJIS];
         mysql_real_escape_string(db, escaped, e->raw, strlen(e->raw));
-        int len = statement(sql, e, escaped);
+        int len = corpus_statement(sql, e, escaped);
         if (len >= STATEMENT_MAX)
             die("cannot build a statement", e->raw);
         if (mysql_real_query(db, sql, (unsigned long)len) != 0)
@@ -227,11 +181,10 @@ static void run_paired(bool pg, long pairs, const char *socket)
             PQescapeStringConn(conns[e->kind == SJIS], escaped, e->raw, len, &error);
         else
             mysql_real_escape_string(dbs[e->kind == SJIS], escaped, e->raw, (unsigned long)len);
-        if (error || statement(statements[i], e, escaped) >= STATEMENT_MAX)
+        if (error || corpus_statement(statements[i], e, escaped) >= STATEMENT_MAX)
             die("cannot build a statement", e->raw);
     }
 
-    static const char *const kind_names[KINDS] = {"ascii", "chinese", "korean", "sjis"};
     const char *only = getenv("BENCH_FRONT_KIND");
     int kind = only ? -1 : KINDS;
     for (int k = 0; only && k < KINDS; k++)
@@ -291,7 +244,7 @@ int main(int argc, char **argv)
         die("usage: bench_front pg|pg-paired QUERIES | bench_front my|my-paired QUERIES SOCKET",
             NULL);
     long queries = strtol(argv[2], NULL, 10);
-    build_corpus();
+    build_corpus(corpus);
     if (strcmp(argv[1], "pg") == 0)
         run_pg(queries);
     else if (strcmp(argv[1], "my") == 0)

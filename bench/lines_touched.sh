@@ -1,0 +1,73 @@
+#!/bin/bash
+# The cache lines one check touches, counted in a trace of its memory
+# accesses: the measure behind the checker's cost right after a round trip
+# (bench/bench_cold.c), where each line it touches comes back from further
+# away than the first-level caches.  Deterministic: the same on every run
+# of one build, where the times spread.
+#
+#   bench/lines_touched.sh    (BUILD: the build directory, default build)
+#
+# Runs `bench_cold --trace` under valgrind --tool=lackey: the fronts'
+# corpus (bench/front_corpus.h) checked once for the warm-up, then each
+# group's statements once more, each after a store to a marker.  For each
+# check, the distinct 64-byte lines of code it runs and of data it reads or
+# writes outside the stack and outside the texts (the program writes a text
+# just before it sends it), and of stack; a group's means a check.  Code
+# and data are the shim's, the C library's and the loop's around each check
+# (a few lines, the same in every group).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-build}
+COLD=$ROOT/$BUILD/bench/bench_cold
+[ -x "$COLD" ] || { echo "lines_touched.sh: $COLD is not built (make $BUILD/bench/bench_cold)" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "lines_touched.sh: valgrind is not installed" >&2; exit 1; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+valgrind --tool=lackey --trace-mem=yes --log-file="$WORK/trace" "$COLD" --trace >"$WORK/order"
+python3 - "$WORK/order" "$WORK/trace" <<'PY'
+import sys
+order = open(sys.argv[1]).read().split("\n")
+fields = {l.split()[0]: l.split()[1:] for l in order if l and not l.startswith("check ")}
+marker = int(fields["marker"][0], 16)
+texts = int(fields["texts"][0], 16)
+texts_end = texts + int(fields["texts"][1])
+stack = int(fields["stack"][0], 16)
+checks = [l.split()[1] for l in order if l.startswith("check ")]
+sums, counts, current, seen = {}, {}, None, 0
+def close():
+    if current is None:
+        return
+    group = checks[seen - 1]
+    s = sums.setdefault(group, [0, 0, 0])
+    for k in range(3):
+        s[k] += len(current[k])
+    counts[group] = counts.get(group, 0) + 1
+for line in open(sys.argv[2]):
+    if line.startswith("=="):
+        continue
+    kind, _, where = line.strip().partition(" ")
+    if not where:
+        continue
+    address = int(where.strip().split(",")[0], 16)
+    if kind in ("S", "M") and address == marker:
+        close()
+        seen += 1
+        current = (set(), set(), set()) if seen <= len(checks) else None
+        continue
+    if current is None:
+        continue
+    if kind == "I":
+        current[0].add(address >> 6)
+    elif texts <= address < texts_end:
+        pass
+    elif abs(address - stack) < (1 << 20):
+        current[2].add(address >> 6)
+    else:
+        current[1].add(address >> 6)
+if seen != len(checks) + 1:
+    sys.exit(f"lines_touched.sh: {seen} marks for {len(checks)} checks")
+print(f"{'group':<18} {'checks':>6} {'code lines':>10} {'data lines':>10} {'stack lines':>11}")
+for group in dict.fromkeys(checks):
+    s, n = sums[group], counts[group]
+    print(f"{group:<18} {n:>6} {s[0] / n:>10.1f} {s[1] / n:>10.1f} {s[2] / n:>11.1f}")
+PY
