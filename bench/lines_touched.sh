@@ -12,7 +12,8 @@
 # group's statements once more, each after a store to a marker.  For each
 # check, the distinct 64-byte lines of code it runs and of data it reads or
 # writes outside the stack and outside the texts (the program writes a text
-# just before it sends it), and of stack; a group's means a check.  Code
+# just before it sends it), and of stack, and the 4 KiB pages of code and of
+# data those lines lie on (each one more TLB entry); a group's means a check.  Code
 # and data are the shim's, the C library's and the loop's around each check
 # (a few lines, the same in every group).
 set -euo pipefail
@@ -38,9 +39,11 @@ def close():
     if current is None:
         return
     group = checks[seen - 1]
-    s = sums.setdefault(group, [0, 0, 0])
+    s = sums.setdefault(group, [0] * 5)
     for k in range(3):
         s[k] += len(current[k])
+    s[3] += len({line >> 6 for line in current[0]})
+    s[4] += len({line >> 6 for line in current[1] | current[2]})
     counts[group] = counts.get(group, 0) + 1
 for line in open(sys.argv[2]):
     if line.startswith("=="):
@@ -66,8 +69,10 @@ for line in open(sys.argv[2]):
         current[1].add(address >> 6)
 if seen != len(checks) + 1:
     sys.exit(f"lines_touched.sh: {seen} marks for {len(checks)} checks")
-print(f"{'group':<18} {'checks':>6} {'code lines':>10} {'data lines':>10} {'stack lines':>11}")
+print(f"{'group':<18} {'checks':>6} {'code lines':>10} {'data lines':>10} {'stack lines':>11}"
+      f" {'code pages':>10} {'data pages':>10}")
 for group in dict.fromkeys(checks):
     s, n = sums[group], counts[group]
-    print(f"{group:<18} {n:>6} {s[0] / n:>10.1f} {s[1] / n:>10.1f} {s[2] / n:>11.1f}")
+    print(f"{group:<18} {n:>6} {s[0] / n:>10.1f} {s[1] / n:>10.1f} {s[2] / n:>11.1f}"
+          f" {s[3] / n:>10.1f} {s[4] / n:>10.1f}")
 PY
