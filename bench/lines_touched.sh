@@ -2,10 +2,14 @@
 # The cache lines one check touches, counted in a trace of its memory
 # accesses: the measure behind the checker's cost right after a round trip
 # (bench/bench_cold.c), where each line it touches comes back from further
-# away than the first-level caches.  Deterministic: the same on every run
-# of one build, where the times spread.
+# away than the first-level caches.  Counts, where the times spread: the
+# same on every run of one build in one environment (the stack's lines move
+# by one or two with the size of the environment).
 #
-#   bench/lines_touched.sh    (BUILD: the build directory, default build)
+#   bench/lines_touched.sh    (BUILD: the build directory, default build;
+#                             BENCH_LINES_OUT: also "lines-GROUP N" there,
+#                             N a check's lines of all three kinds, rounded,
+#                             for tests/t/79-cost-figures.t)
 #
 # Runs `bench_cold --trace` under valgrind --tool=lackey: the fronts'
 # corpus (bench/front_corpus.h) checked once for the warm-up, then each
@@ -19,13 +23,13 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-COLD=$ROOT/$BUILD/bench/bench_cold
+case $BUILD in /*) COLD=$BUILD/bench/bench_cold ;; *) COLD=$ROOT/$BUILD/bench/bench_cold ;; esac
 [ -x "$COLD" ] || { echo "lines_touched.sh: $COLD is not built (make $BUILD/bench/bench_cold)" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "lines_touched.sh: valgrind is not installed" >&2; exit 1; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 valgrind --tool=lackey --trace-mem=yes --log-file="$WORK/trace" "$COLD" --trace >"$WORK/order"
-python3 - "$WORK/order" "$WORK/trace" <<'PY'
+python3 - "$WORK/order" "$WORK/trace" "${BENCH_LINES_OUT:-}" <<'PY'
 import sys
 order = open(sys.argv[1]).read().split("\n")
 fields = {l.split()[0]: l.split()[1:] for l in order if l and not l.startswith("check ")}
@@ -75,4 +79,10 @@ for group in dict.fromkeys(checks):
     s, n = sums[group], counts[group]
     print(f"{group:<18} {n:>6} {s[0] / n:>10.1f} {s[1] / n:>10.1f} {s[2] / n:>11.1f}"
           f" {s[3] / n:>10.1f} {s[4] / n:>10.1f}")
+if sys.argv[3]:
+    with open(sys.argv[3], "w") as out:
+        for group in dict.fromkeys(checks):
+            s, n = sums[group], counts[group]
+            name = group.replace("front_", "lines-", 1).replace("_", "-")
+            out.write(f"{name} {round((s[0] + s[1] + s[2]) / n)}\n")
 PY

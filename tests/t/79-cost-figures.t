@@ -9,6 +9,9 @@
 #  - per front, the instructions the shim adds to a query
 #    (bench/bench_fronts.sh: libpq and libmariadb C clients on a mixed
 #    corpus, PHP mysqli, pg8000, PHP mysqli inside TLS).
+#  - the cache lines one check of that corpus touches, PG's and MySQL's,
+#    code, data and stack (bench/lines_touched.sh): what a check costs
+#    right after a round trip follows them.
 # The system calls at start-up may not grow at all, and the shim's writable
 # segment must lie in the file (no zero-filled mapping).
 # A figure that fell well below its record is reported (the record then
@@ -45,6 +48,10 @@ BENCH_FRONTS_SHIM_ONLY=1 BENCH_FRONTS_CLIENT=$CLIENT BENCH_FRONTS_OUT=$WORK/fron
     bench/bench_fronts.sh >"$WORK/fronts.txt" 2>&1 ||
     tap_bail "bench_fronts.sh failed: $(tail -n 5 "$WORK/fronts.txt")"
 awk '{ print $1, $2 }' "$WORK/fronts" >>"$WORK/measured"
+[ -x "$QG_BUILD/bench/bench_cold" ] || tap_bail "$QG_BUILD/bench/bench_cold is not built"
+BUILD=$QG_BUILD BENCH_LINES_OUT=$WORK/lines bench/lines_touched.sh >"$WORK/lines.txt" 2>&1 ||
+    tap_bail "lines_touched.sh failed: $(tail -n 5 "$WORK/lines.txt")"
+cat "$WORK/lines" >>"$WORK/measured"
 
 while read -r name recorded _; do
     case $name in '' | '#'*) continue ;; esac
