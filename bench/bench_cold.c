@@ -144,9 +144,11 @@ static void round_trip(PGconn *conn)
 }
 
 /* The fronts' corpus, escaped as libpq's PQescapeStringConn (a quote
- * doubled) and libmariadb's mysql_real_escape_string (a backslash before
- * it) escape it on the connection of its encoding, each Shift_JIS
- * character copied whole: [0] PostgreSQL's, [1] MariaDB's. */
+ * doubled, standard_conforming_strings on) and libmariadb's
+ * mysql_real_escape_string (a backslash before it) escape it on the
+ * connection of its encoding, each Shift_JIS character copied whole: [0]
+ * PostgreSQL's, [1] MariaDB's.  Its literals hold no other byte they
+ * escape. */
 static entry corpus[CORPUS];
 static char corpus_sql[2][CORPUS][STATEMENT_MAX];
 static struct statement corpus_checks[2][CORPUS];
@@ -154,7 +156,7 @@ static struct statement corpus_checks[2][CORPUS];
 static void escape_as_library(char *out, const char *raw, bool mysql, bool sjis)
 {
     for (const unsigned char *p = (const unsigned char *)raw; *p; p++) {
-        if (sjis && ((*p >= 0x81 && *p <= 0x9f) || *p >= 0xe0) && p[1]) {
+        if (sjis && ((*p >= 0x81 && *p <= 0x9f) || (*p >= 0xe0 && *p <= 0xfc)) && p[1]) {
             *out++ = (char)*p++;
             *out++ = (char)*p;
             continue;

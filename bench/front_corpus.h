@@ -33,7 +33,7 @@ typedef struct entry {
     char raw[STATEMENT_MAX]; /* the literal before escaping */
 } entry;
 
-static void build_corpus(entry corpus[CORPUS])
+static inline void build_corpus(entry corpus[CORPUS])
 {
     for (unsigned i = 0; i < CORPUS; i++) {
         entry *e = &corpus[i];
@@ -47,7 +47,7 @@ static void build_corpus(entry corpus[CORPUS])
 }
 
 /* The statement of entry e around its escaped literal. */
-static int corpus_statement(char *out, const entry *e, const char *escaped)
+static inline int corpus_statement(char *out, const entry *e, const char *escaped)
 {
     if (e->update)
         return snprintf(out, STATEMENT_MAX, "UPDATE qg_bench SET c = '%s' WHERE id = %u", escaped,

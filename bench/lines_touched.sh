@@ -17,9 +17,9 @@
 # check, the distinct 64-byte lines of code it runs and of data it reads or
 # writes outside the stack and outside the texts (the program writes a text
 # just before it sends it), and of stack, and the 4 KiB pages of code and of
-# data those lines lie on (each one more TLB entry); a group's means a check.  Code
-# and data are the shim's, the C library's and the loop's around each check
-# (a few lines, the same in every group).
+# data those lines lie on (each one more TLB entry); a group's means a
+# check.  Code and data are the shim's, the C library's and the loop's
+# around each check (a few lines, the same in every group).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
