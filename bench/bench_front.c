@@ -8,8 +8,9 @@
  *
  * The corpus of bench/front_corpus.h, escaped by the library's escaper
  * (PQescapeStringConn, mysql_real_escape_string) on the connection of its
- * encoding: one in UTF-8, one in Shift_JIS.  Query i runs statement i % CORPUS, so QUERIES
- * that are multiples of CORPUS run whole passes.  Prints "QUERIES ok".
+ * encoding: one in UTF-8, one in Shift_JIS.  Query i runs statement
+ * i % CORPUS, so QUERIES that are multiples of CORPUS run whole passes.
+ * Prints "QUERIES ok".
  *
  *   bench_front pg-paired PAIRS          the same statements timed in pairs
  *   bench_front my-paired PAIRS SOCKET   (bench/paired.h), under the shim
