@@ -24,8 +24,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) COLD=$BUILD/bench/bench_cold ;; *) COLD=$ROOT/$BUILD/bench/bench_cold ;; esac
-[ -x "$COLD" ] || { echo "lines_touched.sh: $COLD is not built (make $BUILD/bench/bench_cold)" >&2; exit 1; }
-command -v valgrind >/dev/null || { echo "lines_touched.sh: valgrind is not installed" >&2; exit 1; }
+die() { echo "lines_touched.sh: $*" >&2; exit 1; }
+[ -x "$COLD" ] || die "$COLD is not built (make $BUILD/bench/bench_cold)"
+command -v valgrind >/dev/null || die "valgrind is not installed"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 valgrind --tool=lackey --trace-mem=yes --log-file="$WORK/trace" "$COLD" --trace >"$WORK/order"
