@@ -286,10 +286,17 @@ typedef struct qg_scans {
     void (*skip_quiet)(qg_lexer *lx);
     size_t (*count_chars)(const encoding_dfa_t *dfa, const unsigned char *s, size_t pos,
                           size_t limit, size_t *chars);
+    bool (*pg_may_set)(const char *sql, size_t len); /* qg_pg_may_set */
 } qg_scans;
 /* The table of an implementation (QG_VECTORS_…); one the CPU cannot run
  * is the widest it can. */
 const qg_scans *qg_scans_of(int implementation);
+
+/* qg_pg_may_set's builds (src/core/pg_state.c): byte by byte (the
+ * reference), sixteen pairs a step, 32 (shorter texts: sixteen). */
+bool qg_pg_may_set_bytes(const char *sql, size_t len);
+bool qg_pg_may_set_sse2(const char *sql, size_t len);
+bool qg_pg_may_set_avx2(const char *sql, size_t len);
 
 /* The vector builds' scans (src/core/block_skip.c, quick_scan.c). */
 void qg_skip_quiet_sse2(qg_lexer *lx);

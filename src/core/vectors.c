@@ -14,6 +14,7 @@
 #include "encoding_tables.h"
 #include "hot.h"
 #include "lexer_internal.h"
+#include "pg_state.h"
 #include "quoteguard.h"
 
 int qg_cpu_vectors(void)
@@ -169,19 +170,21 @@ static qg_quick_reading quick_scan_bytes(const qg_context *ctx, const char *sql,
 
 static const qg_scans implementations[QG_IMPLEMENTATIONS] = {
     [QG_VECTORS_REFERENCE] = {settles_nothing, settles_no_utf8, no_pair_letters, settles_nothing,
-                              skips_nothing, counts_nothing},
+                              skips_nothing, counts_nothing, qg_pg_may_set_bytes},
 #ifdef __SSE2__
     [QG_VECTORS_SSE2] = {qg_quick_scan_sse2, settles_no_utf8, no_pair_letters, settles_nothing,
-                         qg_skip_quiet_sse2, counts_nothing},
+                         qg_skip_quiet_sse2, counts_nothing, qg_pg_may_set_sse2},
 #else
     [QG_VECTORS_SSE2] = {quick_scan_bytes, settles_no_utf8, no_pair_letters, settles_nothing,
-                         skips_nothing, counts_nothing},
+                         skips_nothing, counts_nothing, qg_pg_may_set_bytes},
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
     [QG_VECTORS_AVX2] = {qg_quick_scan_avx2, qg_quick_scan_utf8_avx2, qg_pair_letters_avx2,
-                         qg_quick_scan_letters_avx2, qg_skip_quiet_avx2, qg_count_chars_avx2},
+                         qg_quick_scan_letters_avx2, qg_skip_quiet_avx2, qg_count_chars_avx2,
+                         qg_pg_may_set_avx2},
     [QG_VECTORS_AVX512] = {qg_quick_scan_avx512, qg_quick_scan_utf8_avx2, qg_pair_letters_avx2,
-                           qg_quick_scan_letters_avx512, qg_skip_quiet_avx2, qg_count_chars_avx2},
+                           qg_quick_scan_letters_avx512, qg_skip_quiet_avx2, qg_count_chars_avx2,
+                           qg_pg_may_set_avx2},
 #endif
 };
 
@@ -196,6 +199,11 @@ const qg_scans *qg_scans_of(int implementation)
 QG_HOT qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len)
 {
     return implementations[qg_vectors_in_use()].quick_scan(ctx, sql, len);
+}
+
+bool qg_pg_may_set(const char *sql, size_t len)
+{
+    return implementations[qg_vectors_in_use()].pg_may_set(sql, len);
 }
 
 qg_quick_reading qg_only_plain_strings_as_letters(const qg_context *ctx, const char *sql,
