@@ -441,12 +441,10 @@ static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t
         record(res, ctx, QG_REASON_STRUCTURE_MISMATCH, at.offset, at.span_start, at.span_end);
 }
 
-/* Whether s[0, len) holds a backslash before a quote with a byte after it
- * that may open PG code (qg_doubler_code_in), where every plain string
- * reads backslash escapes: looked at before the lexer runs, out of line,
+/* qg_pg_doubler_code_after_escaped_quote (lexer_internal.h): out of line,
  * so that other texts do not pay for its registers in qg_check. */
-static __attribute__((noinline)) bool doubler_code_after_escaped_quote(const unsigned char *s,
-                                                                       size_t len)
+__attribute__((noinline)) bool qg_pg_doubler_code_after_escaped_quote(const unsigned char *s,
+                                                                      size_t len)
 {
     const unsigned char *end = s + len;
     for (const unsigned char *b = memchr(s, '\\', len); b;
@@ -631,7 +629,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
      * read past a quote escaped by a backslash is for the lexer to see,
      * byte by byte. */
     bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
-                      doubler_code_after_escaped_quote((const unsigned char *)sql, len);
+                      qg_pg_doubler_code_after_escaped_quote((const unsigned char *)sql, len);
     if (!ctx->view && !every_byte) {
         qg_quick_reading quick = qg_only_plain_strings(ctx, sql, len);
         if (quick == QG_QUICK_MULTIBYTE)

@@ -141,8 +141,16 @@ typedef enum qg_quick_reading {
  * as letters goes on with it, and with no other text (stopped before any
  * high byte, that reading stops where the scan did).  Always
  * QG_QUICK_UNSETTLED in the reference implementation: its lexer reads
- * every text. */
+ * every text.  Not asked of PG's texts where backslashes escape and
+ * qg_pg_doubler_code_after_escaped_quote holds: the lexer reads those. */
 qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
+
+/* PG, where every plain string reads backslash escapes: whether s[0, len)
+ * holds a backslash before a quote with a byte after it that may open PG
+ * code (qg_doubler_code_in).  A quote doubler reads code from that quote
+ * on, where a dollar quote, a quoted name or a comment may hide the
+ * server's closing quote: the checker reads such a text byte by byte. */
+bool qg_pg_doubler_code_after_escaped_quote(const unsigned char *s, size_t len);
 
 /* For the checker: qg_only_plain_strings with each character of more
  * than one byte read as a letter, where every such character reads as a
