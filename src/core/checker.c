@@ -446,9 +446,13 @@ static void record_fooled_escaper(const qg_context *ctx, const char *sql, size_t
 __attribute__((noinline)) bool qg_pg_doubler_code_after_escaped_quote(const unsigned char *s,
                                                                       size_t len)
 {
-    const unsigned char *end = s + len;
-    for (const unsigned char *b = memchr(s, '\\', len); b;
-         b = b + 1 < end ? memchr(b + 1, '\\', (size_t)(end - b - 1)) : NULL)
+    const unsigned char *end = s + len, *b = memchr(s, '\\', len);
+    /* Without such a byte after the first backslash the answer is no: a
+     * pass for each kind, where the backslashes of a Shift_JIS text (its
+     * trail bytes 0x5c) would take a call of memchr apiece. */
+    if (!b || !qg_doubler_code_in(s, (size_t)(b - s) + 1, len))
+        return false;
+    for (; b; b = b + 1 < end ? memchr(b + 1, '\\', (size_t)(end - b - 1)) : NULL)
         if (b + 1 < end && b[1] == '\'')
             return qg_doubler_code_in(s, (size_t)(b - s) + 2, len);
     return false;
@@ -462,9 +466,13 @@ __attribute__((noinline)) bool qg_pg_doubler_code_after_escaped_quote(const unsi
 static __attribute__((noinline)) bool escaped_quote_before_comment(const unsigned char *s,
                                                                    size_t len)
 {
-    const unsigned char *end = s + len;
-    for (const unsigned char *b = memchr(s, '\\', len); b && b + 1 < end;
-         b = memchr(b + 2, '\\', (size_t)(end - b - 2)))
+    const unsigned char *end = s + len, *b = memchr(s, '\\', len);
+    /* As above: no comment opener after the first backslash, no answer. */
+    if (!b || b + 2 >= end ||
+        (!memchr(b + 2, '#', (size_t)(end - b - 2)) &&
+         !qg_comment_opener_in(s, (size_t)(b - s) + 2, len)))
+        return false;
+    for (; b && b + 1 < end; b = memchr(b + 2, '\\', (size_t)(end - b - 2)))
         if (b[1] == '\'' || b[1] == '"')
             return memchr(b + 2, '#', (size_t)(end - b - 2)) ||
                    qg_comment_opener_in(s, (size_t)(b - s) + 2, len);
