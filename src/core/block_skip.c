@@ -339,6 +339,27 @@ note_pairs_in_block(qg_lexer *lx, size_t pos, size_t valid, const block_masks *m
         lx->backslash_pair = true;
 }
 
+/* Where backslashes escape, whether a block's last byte, a backslash the
+ * server reads as `last` says, parts the readings with the byte after it,
+ * `next` (the first of the next block, whose masks take N's escape of it
+ * from the carry, and S's as N's).  As a trail byte, N escapes next and S
+ * does not: they part at a quote or a backslash.  Else both escape it:
+ * the server must not escape a character (a high byte), and a backslash
+ * would start the next block inside a run whose escapes S reads from
+ * here.  Unknown: any of these. */
+static inline bool last_backslash_parts(last_byte last, unsigned char next)
+{
+    bool quote_or_backslash = next == '\'' || next == '\\';
+    switch (last) {
+    case LAST_TRAIL:
+        return quote_or_backslash;
+    case LAST_NOT_TRAIL:
+        return next == '\\' || next >= 0x80;
+    default:
+        return quote_or_backslash || next >= 0x80;
+    }
+}
+
 /* Advances from lx->pos (in code) block by block while nothing in the
  * blocks needs the lexer.  Where something does, the lexer goes on from the
  * last code byte before it outside every string token (an anchor): a quote
@@ -407,10 +428,12 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 if (escapes) {
                     /* Escaped quotes do not count (as N reads them;
                      * strings_valid finds where S reads a trail byte
-                     * otherwise, within a block: a run of backslashes at its
-                     * end is the lexer's). */
+                     * otherwise, within a block; a backslash at its end
+                     * with the byte after it by last_backslash_parts, and
+                     * at the text's end by the lexer). */
                     quotes &= ~escaped;
-                    bad |= m.backslash & (1ull << 63);
+                    if (valid <= BLOCK)
+                        bad |= m.backslash & (1ull << 63);
                 } else {
                     /* S reads them literally: the readings agree while N
                      * escapes no quote, in this block or the next. */
@@ -450,9 +473,10 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
             unsigned at = (unsigned)__builtin_ctzll(problem);
             uint64_t ahead = (1ull << at) - 1;
             size_t after = qg_comment_end(s, len, pos + at, start, pg);
+            last_byte unused;
             if (after && (!mb || strings_valid(lx->dfa, s, p, valid, inside & ~quotes & ahead,
                                                m.high & ahead, m.quote, m.backslash, escapes,
-                                               escaped & ahead, &chars))) {
+                                               escaped & ahead, &chars, &unused))) {
                 escaped_quotes ^= parity_below(escaped_quote, at);
                 unsigned kinds = escaped_quotes | (lx->escaped_quotes & 2);
                 if (kinds && lx->findings && qg_quote_after(s, len, pos + at, kinds))
@@ -474,10 +498,14 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
         }
         /* Multibyte text is checked only in blocks that pass: else the
          * lexer goes on before its first high byte. */
+        last_byte last = LAST_NOT_TRAIL;
         if (mb && (problem || !strings_valid(lx->dfa, s, p, valid, inside & ~quotes & live,
                                              m.high & live, m.quote, m.backslash, escapes, escaped,
-                                             &chars)))
+                                             &chars, &last)))
             problem |= (m.high & live) | (chars_before ? 1 : 0); /* 1: a character from the block before */
+        if (escapes && !problem && valid > BLOCK && (m.backslash >> 63) &&
+            last_backslash_parts(last, p[BLOCK]))
+            problem = 1ull << 63;
         if (!problem && valid > BLOCK) {
             if (anchors) {
                 anchor = last_bit(pos, anchors);

@@ -341,23 +341,32 @@ static inline bool utf8_valid(const encoding_dfa_t *dfa, const unsigned char *s,
 }
 #endif
 
+/* What a block's validation knows of its last byte: whether the server
+ * reads it as part of a character begun before it (a trail byte). */
+typedef enum { LAST_NOT_TRAIL, LAST_TRAIL, LAST_UNKNOWN } last_byte;
+
 /* The string bodies of the block at p (`valid` bytes on, in the text at
  * s), as multibyte_strings_valid reads them (`quote`, `backslash`: the
- * block's). */
+ * block's).  *last: how the server reads the block's last byte, where
+ * they are valid. */
 static inline __attribute__((always_inline)) bool
 strings_valid(const encoding_dfa_t *dfa, const unsigned char *s, const unsigned char *p,
               size_t valid, uint64_t content, uint64_t high, uint64_t quote, uint64_t backslash,
-              bool escapes, uint64_t escaped, uint64_t *chars)
+              bool escapes, uint64_t escaped, uint64_t *chars, last_byte *last)
 {
+    *last = LAST_NOT_TRAIL; /* a trail follows a high byte; in UTF-8, one is high */
     if (!*chars && !(high & content))
         return true; /* ASCII strings only */
     size_t pos = (size_t)(p - s);
     uint64_t follow;
     if (dfa->pairs && pairs_valid(dfa, s, pos + valid, pos, content, high, quote, backslash,
-                                  escapes, chars, &follow))
+                                  escapes, chars, &follow)) {
+        *last = follow >> 63 ? LAST_TRAIL : LAST_NOT_TRAIL;
         return true;
+    }
     if (dfa->utf8 && utf8_valid(dfa, s, pos + valid, pos, content, high, backslash, escapes, chars))
         return true;
+    *last = LAST_UNKNOWN;
     return multibyte_strings_valid(dfa, p, content, high, escapes, escapes ? escaped : 0, valid,
                                    chars);
 }

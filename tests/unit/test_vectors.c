@@ -252,6 +252,40 @@ static void backslash_runs_across_blocks(int implementation)
            qg_vectors_name(implementation));
 }
 
+/* Where plain strings read backslash escapes: a backslash at every place
+ * around a block's end, as a trail byte 0x5c or not, before a quote, a
+ * run of backslashes or a character, so that the server escapes the next
+ * block's first byte or a character in it, or does not where an escaper
+ * that takes the trail for a backslash does; every implementation as the
+ * reference. */
+static void escapes_across_blocks(int implementation)
+{
+    static const setting escaping[] = {
+        {QG_DIALECT_MYSQL, "sjis", 0},    {QG_DIALECT_MYSQL, "gbk", 0},
+        {QG_DIALECT_MYSQL, "big5", 0},    {QG_DIALECT_MYSQL, "gb18030", 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", 0}, {QG_DIALECT_POSTGRES, "SJIS", 0},
+        {QG_DIALECT_POSTGRES, "UTF8", 0},
+    };
+    static const char *const tails[] = {
+        "\\\\\\\x95\x40 x'",
+        "\\\\\\\x95\x5c' OR 1=1 -- '",
+        "\\\\\\\xe6\x97\xa5 x'",
+        "\\\x95\x5c' OR 1=1 -- '",
+        "\x95\x5c\\\\' OR '",
+        "\x95\x5c\\\x95\x40 y'",
+        "\\\\\x95\x5c\x95\x5c z'",
+        "\x95\x5c\x95\x5c\\'' w'",
+        "a\\'b\x95\x5c\x63\\\\d'",
+        "\xe6\x97\xa5\\\\\xe6\x97\xa5'",
+        "\x95\x5c\x95\x5c\x95\x5c",
+    };
+    int wrong = unlike_reference_at_block_ends(implementation, escaping,
+                                               sizeof escaping / sizeof escaping[0], tails,
+                                               sizeof tails / sizeof tails[0], in_a_string);
+    tap_ok(!wrong, "%s: backslash escapes around a block's end read as in the reference",
+           qg_vectors_name(implementation));
+}
+
 /* The tail twice, inside the string, or with the string opening after the
  * padding and before them. */
 static int twice_in_or_after(char *text, size_t size, size_t pad, const char *tail)
@@ -746,6 +780,7 @@ int main(void)
         against_reference(i);
         doubled_quote_chains(i);
         backslash_runs_across_blocks(i);
+        escapes_across_blocks(i);
         characters_across_blocks(i);
         multibyte_read_as_letters(i);
         if (i >= QG_VECTORS_AVX2)
