@@ -360,6 +360,61 @@ static inline bool last_backslash_parts(last_byte last, unsigned char next)
     }
 }
 
+/* A whole block inside a string opened before it, with no quote and no
+ * NUL (the case of every block of a long literal but its last): read with
+ * what skip_quiet_blocks would find of it and nothing more, so that the
+ * block's bytes need no classes but quote, NUL, backslash and high.  True
+ * where such a block passes, with the state it leaves (*escape_carry,
+ * *chars, *open_introduced_asked; the chain of doubled quotes is closed);
+ * false, nothing changed, for skip_quiet_blocks to read it.
+ * `opener_prefixed`: the open string's first quote follows a prefix that
+ * changes how it reads backslashes (qg_quotes_after_prefix), which a
+ * backslash anywhere in the string makes the lexer's. */
+static inline __attribute__((always_inline)) bool
+string_body_block(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool mb, bool escapes,
+                  bool opener_prefixed, uint64_t *escape_carry, uint64_t *chars,
+                  bool *open_introduced_asked)
+{
+    const unsigned char *s = lx->sql, *p = s + pos;
+    uint64_t stop = 0, backslash = 0, high = 0;
+#pragma GCC unroll 4
+    for (int i = 0; i < LANES; i++) {
+        unsigned shift = (unsigned)(LANE * i);
+        lane_t v = load_lane(p + LANE * i);
+        stop |= bits_of(or_lanes(eq(v, needle(n, QUOTE)), eq(v, needle(n, NUL)))) << shift;
+        backslash |= eq_bits(v, needle(n, BACKSLASH)) << shift;
+        high |= bits_of(v) << shift;
+    }
+    /* without `mb` a high byte is the lexer's; MySQL asks once a string
+     * whether an introducer names its character set */
+    bool introducers_asked = !pg && mb && high;
+    if (stop || (high && !mb) || (backslash && opener_prefixed) ||
+        (introducers_asked && !*open_introduced_asked))
+        return false;
+    uint64_t carry = *escape_carry, escaped = 0;
+    if (backslash || carry) {
+        if (!escapes && !(backslash >> 63))
+            carry = 0; /* N escapes no quote here nor in the next block */
+        else
+            escaped = escaped_bytes(backslash, &carry);
+    }
+    uint64_t chars_after = *chars;
+    last_byte last = LAST_NOT_TRAIL;
+    if (mb && !strings_valid(lx->dfa, s, p, lx->len - pos, ~0ull, high, 0, backslash, escapes,
+                             escaped, &chars_after, &last))
+        return false;
+    if (escapes && (backslash >> 63) && last_backslash_parts(last, p[BLOCK]))
+        return false;
+    if (mb && backslash) {
+        block_masks m = {.backslash = backslash, .high = high};
+        note_pairs_in_block(lx, pos, lx->len - pos, &m, ~0ull);
+    }
+    *escape_carry = carry;
+    *chars = chars_after;
+    *open_introduced_asked = *open_introduced_asked || introducers_asked;
+    return true;
+}
+
 /* Advances from lx->pos (in code) block by block while nothing in the
  * blocks needs the lexer.  Where something does, the lexer goes on from the
  * last code byte before it outside every string token (an anchor): a quote
@@ -407,9 +462,25 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
     const needles *n = needle_table();
     if (mb)
         note_pairs_before(lx, start);
+    /* qg_quotes_after_prefix of the open string's opener, asked once */
+    size_t prefix_asked_of = SIZE_MAX;
+    bool opener_prefixed = false;
     for (;;) {
         const unsigned char *p = s + pos;
         size_t valid = len - pos;
+        if (in_string && valid > BLOCK) {
+            size_t opener = pg ? chain_opener : open_quote;
+            if (opener != prefix_asked_of) {
+                opener_prefixed = qg_quotes_after_prefix(s, opener, 1, escapes) != 0;
+                prefix_asked_of = opener;
+            }
+            if (string_body_block(lx, n, pos, pg, mb, escapes, opener_prefixed, &escape_carry,
+                                  &chars, &open_introduced_asked)) {
+                closed_carry = 0;
+                pos += BLOCK;
+                continue;
+            }
+        }
         uint64_t chars_before = chars;
         block_masks m = valid > BLOCK ? classify_at(n, p, p[BLOCK], pg, mb)
                                       : classify_last_block(n, s, len, p, valid, pg, mb);

@@ -286,6 +286,39 @@ static void escapes_across_blocks(int implementation)
            qg_vectors_name(implementation));
 }
 
+/* The padding inside the tail's first string, right after its opening
+ * quote. */
+static int inside_the_first_string(char *text, size_t size, size_t pad, const char *tail)
+{
+    const char *quote = strchr(tail, '\'');
+    int opener = quote ? (int)(quote - tail) + 1 : 0;
+    return snprintf(text, size, "SELECT %.*s%*s%s", opener, tail, (int)pad, "", tail + opener);
+}
+
+/* Strings whose prefix changes how they read backslashes (E'', U&'',
+ * X'', B'', N'', an introducer), with a backslash or a trail byte 0x5c
+ * at every distance from the opening quote, a block or more after it
+ * too; every implementation as the reference. */
+static void prefixed_strings_across_blocks(int implementation)
+{
+    static const setting prefixed[] = {
+        {QG_DIALECT_POSTGRES, "UTF8", QG_STD_STRINGS}, {QG_DIALECT_POSTGRES, "UTF8", 0},
+        {QG_DIALECT_POSTGRES, "SJIS", QG_STD_STRINGS}, {QG_DIALECT_MYSQL, "sjis", 0},
+        {QG_DIALECT_MYSQL, "utf8mb4", QG_NO_BACKSLASH_ESCAPES},
+    };
+    static const char *const tails[] = {
+        "E'\\' OR 1=1 --'", "U&'\\' OR 1=1 --'", "x'\\\\' y", "b'\\'' z'",
+        "N'\x95\x5c' OR 1=1 -- '", "_latin1'\\' w'",
+    };
+    int wrong = unlike_reference_at_block_ends(implementation, prefixed,
+                                               sizeof prefixed / sizeof prefixed[0], tails,
+                                               sizeof tails / sizeof tails[0],
+                                               inside_the_first_string);
+    tap_ok(!wrong, "%s: prefixed strings with a backslash a block or more on read as in the "
+                   "reference",
+           qg_vectors_name(implementation));
+}
+
 /* The tail twice, inside the string, or with the string opening after the
  * padding and before them. */
 static int twice_in_or_after(char *text, size_t size, size_t pad, const char *tail)
@@ -781,6 +814,7 @@ int main(void)
         doubled_quote_chains(i);
         backslash_runs_across_blocks(i);
         escapes_across_blocks(i);
+        prefixed_strings_across_blocks(i);
         characters_across_blocks(i);
         multibyte_read_as_letters(i);
         if (i >= QG_VECTORS_AVX2)
