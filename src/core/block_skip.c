@@ -415,6 +415,81 @@ string_body_block(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool mb, 
     return true;
 }
 
+#ifdef __AVX2__
+/* string_body_block for the blocks from pos on while each passes, in a
+ * pair encoding (not GB18030, whose four-byte characters pairs_valid
+ * reads apart): the body's lanes read once for their masks and their
+ * characters, the sets' rows loaded once for the string, the pairs as
+ * pairs_valid finds them with nothing of the string outside the block.
+ * Returns how many blocks passed; the state they leave as there. */
+static inline __attribute__((always_inline)) size_t
+pair_body_blocks(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool escapes,
+                 bool opener_prefixed, uint64_t *escape_carry, uint64_t *chars,
+                 bool *open_introduced_asked)
+{
+    const encoding_dfa_t *dfa = lx->dfa;
+    uint64_t state = *chars;
+    if (dfa->ambiguous && state >= dfa->ambiguous)
+        state -= dfa->ambiguous; /* the twin of a state reads on as it */
+    if (state && state != dfa->after_lead)
+        return 0;
+    const unsigned char *s = lx->sql;
+    size_t len = lx->len, start = pos;
+    set_rows lead_rows = set_rows_of(&dfa->lead), trail_rows = set_rows_of(&dfa->trail);
+    lane_t nibble = needle(n, LOW_NIBBLE);
+    uint64_t lead_carry = state != 0, carry = *escape_carry;
+    bool introducers_asked = *open_introduced_asked;
+    for (; len - pos > BLOCK; pos += BLOCK) {
+        const unsigned char *p = s + pos;
+        uint64_t stop = 0, backslash = 0, high = 0, leads = 0, trails = 0;
+#pragma GCC unroll 4
+        for (int i = 0; i < LANES; i++) {
+            unsigned shift = (unsigned)(LANE * i);
+            lane_t v = load_lane(p + LANE * i);
+            stop |= bits_of(or_lanes(eq(v, needle(n, QUOTE)), eq(v, needle(n, NUL)))) << shift;
+            backslash |= eq_bits(v, needle(n, BACKSLASH)) << shift;
+            high |= bits_of(v) << shift;
+            lane_t low = and_lanes(v, nibble), high_nibble = and_lanes(nibbles_down(v), nibble);
+            leads |= lane_in_set(lead_rows, low, high_nibble) << shift;
+            trails |= lane_in_set(trail_rows, low, high_nibble) << shift;
+        }
+        if (stop || (backslash && opener_prefixed) || (!pg && high && !introducers_asked))
+            break;
+        uint64_t lead = pair_leads(leads, lead_carry);
+        uint64_t trail = lead << 1 | lead_carry;
+        uint64_t alone = high & ~leads & ~trail;
+        if ((trail & ~trails) || (alone && (alone & ~set_bits(&dfa->single, p))))
+            break;
+        uint64_t block_carry = carry;
+        if (backslash || block_carry) {
+            if (!escapes && !(backslash >> 63))
+                block_carry = 0;
+            else
+                (void)escaped_bytes(backslash, &block_carry);
+        }
+        if (escapes && ((((trail & backslash) << 1) & backslash) ||
+                        (escaped_by(backslash & ~trail, 0) & high) ||
+                        ((backslash >> 63) &&
+                         last_backslash_parts(trail >> 63 ? LAST_TRAIL : LAST_NOT_TRAIL,
+                                              p[BLOCK]))))
+            break;
+        if (backslash) {
+            block_masks m = {.backslash = backslash, .high = high};
+            note_pairs_in_block(lx, pos, len - pos, &m, ~0ull);
+        }
+        carry = block_carry;
+        lead_carry = lead >> 63;
+        introducers_asked = introducers_asked || (!pg && high);
+    }
+    if (pos == start)
+        return 0;
+    *escape_carry = carry;
+    *chars = lead_carry ? dfa->after_lead : 0;
+    *open_introduced_asked = introducers_asked;
+    return (pos - start) / BLOCK;
+}
+#endif
+
 /* Advances from lx->pos (in code) block by block while nothing in the
  * blocks needs the lexer.  Where something does, the lexer goes on from the
  * last code byte before it outside every string token (an anchor): a quote
@@ -474,6 +549,17 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
                 opener_prefixed = qg_quotes_after_prefix(s, opener, 1, escapes) != 0;
                 prefix_asked_of = opener;
             }
+#ifdef __AVX2__
+            size_t passed = mb && lx->dfa->pairs && !lx->dfa->quads
+                                ? pair_body_blocks(lx, n, pos, pg, escapes, opener_prefixed,
+                                                   &escape_carry, &chars, &open_introduced_asked)
+                                : 0;
+            if (passed) {
+                closed_carry = 0;
+                pos += passed * BLOCK;
+                continue;
+            }
+#endif
             if (string_body_block(lx, n, pos, pg, mb, escapes, opener_prefixed, &escape_carry,
                                   &chars, &open_introduced_asked)) {
                 closed_carry = 0;
