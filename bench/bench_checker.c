@@ -158,7 +158,7 @@ typedef enum literal_kind {
 } literal_kind;
 
 typedef struct corpus {
-    char shape[24];       /* oltp, batch, regress-stmt, regress-file */
+    char shape[24];       /* oltp, batch-1MiB, literal-4KB, regress-stmt, regress-file */
     char literals[24];    /* ascii, multibyte, mixed */
     qg_dialect dialect;
     const char *encoding; /* client encoding name as the server reports it */
@@ -468,6 +468,23 @@ static void fill_batches(corpus *c)
             snprintf(row, sizeof row, "', %u.%02u)", rng_range(1, 9999), rng_range(0, 99));
             corpus_str(c, row);
         }
+        corpus_end_query(c);
+    }
+}
+
+/* Long literals, a post's or a description's body: LONG_QUERIES updates
+ * of one literal of about LONG_BYTES each. */
+#define LONG_QUERIES 100
+#define LONG_BYTES 4000
+static void fill_long(corpus *c)
+{
+    char tail[64];
+    while (c->count < LONG_QUERIES) {
+        corpus_begin_query(c);
+        corpus_str(c, "UPDATE posts SET body = '");
+        emit_literal_body(c, LONG_BYTES);
+        snprintf(tail, sizeof tail, "' WHERE id = %u", rng_range(1, 999999));
+        corpus_str(c, tail);
         corpus_end_query(c);
     }
 }
@@ -1033,7 +1050,7 @@ _Noreturn static void usage(void)
     exit(64);
 }
 
-#define MAX_CORPORA 32
+#define MAX_CORPORA 48
 
 /* The vector builds by QG_VECTORS_*, as --vectors names them. */
 static int vector_build(const char *name)
@@ -1209,17 +1226,20 @@ int main(int argc, char **argv)
     };
     static corpus corpora[MAX_CORPORA];
     size_t n = 0;
-    for (int shape = 0; shape < 2; shape++) {
+    static const char *const shapes[] = {"oltp", "batch-1MiB", "literal-4KB"};
+    for (int shape = 0; shape < 3; shape++) {
         for (int d = 0; d < 2; d++) {
             for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
                 corpus *c = &corpora[n++];
-                snprintf(c->shape, sizeof c->shape, "%s", shape ? "batch-1MiB" : "oltp");
+                snprintf(c->shape, sizeof c->shape, "%s", shapes[shape]);
                 snprintf(c->literals, sizeof c->literals, "%s", kinds[k].literals);
                 c->dialect = d ? QG_DIALECT_MYSQL : QG_DIALECT_POSTGRES;
                 c->encoding = d ? kinds[k].my : kinds[k].pg;
                 c->flags = d ? 0 : QG_STD_STRINGS;
                 c->kind = kinds[k].kind;
-                if (shape)
+                if (shape == 2)
+                    fill_long(c);
+                else if (shape)
                     fill_batches(c);
                 else
                     fill_oltp(c);
