@@ -378,7 +378,7 @@ string_body_block(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool mb, 
     const unsigned char *s = lx->sql, *p = s + pos;
     uint64_t stop = 0, backslash = 0, high = 0;
 #pragma GCC unroll 4
-    for (int i = 0; i < LANES; i++) {
+    for (size_t i = 0; i < LANES; i++) {
         unsigned shift = (unsigned)(LANE * i);
         lane_t v = load_lane(p + LANE * i);
         stop |= bits_of(or_lanes(eq(v, needle(n, QUOTE)), eq(v, needle(n, NUL)))) << shift;
@@ -443,7 +443,7 @@ pair_body_blocks(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool escap
         const unsigned char *p = s + pos;
         uint64_t stop = 0, backslash = 0, high = 0, leads = 0, trails = 0;
 #pragma GCC unroll 4
-        for (int i = 0; i < LANES; i++) {
+        for (size_t i = 0; i < LANES; i++) {
             unsigned shift = (unsigned)(LANE * i);
             lane_t v = load_lane(p + LANE * i);
             stop |= bits_of(or_lanes(eq(v, needle(n, QUOTE)), eq(v, needle(n, NUL)))) << shift;
