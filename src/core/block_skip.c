@@ -421,11 +421,15 @@ string_body_block(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool mb, 
  * reads apart): the body's lanes read once for their masks and their
  * characters, the sets' rows loaded once for the string, the pairs as
  * pairs_valid finds them with nothing of the string outside the block.
- * Returns how many blocks passed; the state they leave as there. */
+ * Its quotes may be those that leave the string open, as
+ * skip_quiet_blocks reads them: in PG where backslashes do not escape,
+ * doubled ones (a continuation's quotes, which no prefix rules); in MySQL
+ * where they do, escaped ones (*escaped_quotes: their parity, where the
+ * lexer counts them).  Returns how many blocks passed; the state they leave as there. */
 static inline __attribute__((always_inline)) size_t
 pair_body_blocks(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool escapes,
                  bool opener_prefixed, uint64_t *escape_carry, uint64_t *chars,
-                 bool *open_introduced_asked)
+                 bool *open_introduced_asked, unsigned *escaped_quotes)
 {
     const encoding_dfa_t *dfa = lx->dfa;
     uint64_t state = *chars;
@@ -439,44 +443,55 @@ pair_body_blocks(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool escap
     lane_t nibble = needle(n, LOW_NIBBLE);
     uint64_t lead_carry = state != 0, carry = *escape_carry;
     bool introducers_asked = *open_introduced_asked;
+    unsigned quote_parity = *escaped_quotes;
     for (; len - pos > BLOCK; pos += BLOCK) {
         const unsigned char *p = s + pos;
-        uint64_t stop = 0, backslash = 0, high = 0, leads = 0, trails = 0;
+        uint64_t quote = 0, nul = 0, backslash = 0, high = 0, leads = 0, trails = 0;
 #pragma GCC unroll 4
         for (size_t i = 0; i < LANES; i++) {
             unsigned shift = (unsigned)(LANE * i);
             lane_t v = load_lane(p + LANE * i);
-            stop |= bits_of(or_lanes(eq(v, needle(n, QUOTE)), eq(v, needle(n, NUL)))) << shift;
+            quote |= eq_bits(v, needle(n, QUOTE)) << shift;
+            nul |= eq_bits(v, needle(n, NUL)) << shift;
             backslash |= eq_bits(v, needle(n, BACKSLASH)) << shift;
             high |= bits_of(v) << shift;
             lane_t low = and_lanes(v, nibble), high_nibble = and_lanes(nibbles_down(v), nibble);
             leads |= lane_in_set(lead_rows, low, high_nibble) << shift;
             trails |= lane_in_set(trail_rows, low, high_nibble) << shift;
         }
-        if (stop || (backslash && opener_prefixed) || (!pg && high && !introducers_asked))
+        if (nul || (backslash && opener_prefixed) || (!pg && high && !introducers_asked))
             break;
         uint64_t lead = pair_leads(leads, lead_carry);
         uint64_t trail = lead << 1 | lead_carry;
         uint64_t alone = high & ~leads & ~trail;
         if ((trail & ~trails) || (alone && (alone & ~set_bits(&dfa->single, p))))
             break;
-        uint64_t block_carry = carry;
+        uint64_t block_carry = carry, escaped = 0;
         if (backslash || block_carry) {
-            if (!escapes && !(backslash >> 63))
+            if (!escapes && !(quote & (backslash << 1 | block_carry)) && !(backslash >> 63))
                 block_carry = 0;
             else
-                (void)escaped_bytes(backslash, &block_carry);
+                escaped = escaped_bytes(backslash, &block_carry);
         }
-        if (escapes && ((((trail & backslash) << 1) & backslash) ||
+        /* PG's doubled quotes: runs of an even length, the block's last
+         * byte none; MySQL's escaped ones: each escaped (N's reading, as
+         * the general loop takes it where backslashes escape) */
+        if (quote && (escapes ? pg || (quote & ~escaped)
+                              : !pg || (quote & escaped) || (quote >> 63) ||
+                                    (prefix_xor(quote) & ~quote)))
+            break;
+        if (escapes && ((((trail & backslash) << 1) & (quote | backslash)) ||
                         (escaped_by(backslash & ~trail, 0) & high) ||
                         ((backslash >> 63) &&
                          last_backslash_parts(trail >> 63 ? LAST_TRAIL : LAST_NOT_TRAIL,
                                               p[BLOCK]))))
             break;
         if (backslash) {
-            block_masks m = {.backslash = backslash, .high = high};
+            block_masks m = {.quote = quote, .backslash = backslash, .high = high};
             note_pairs_in_block(lx, pos, len - pos, &m, ~0ull);
         }
+        if (lx->watch_escaped_quotes && escapes)
+            quote_parity ^= (unsigned)__builtin_parityll(quote);
         carry = block_carry;
         lead_carry = lead >> 63;
         introducers_asked = introducers_asked || (!pg && high);
@@ -486,6 +501,7 @@ pair_body_blocks(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool escap
     *escape_carry = carry;
     *chars = lead_carry ? dfa->after_lead : 0;
     *open_introduced_asked = introducers_asked;
+    *escaped_quotes = quote_parity;
     return (pos - start) / BLOCK;
 }
 #endif
@@ -552,7 +568,8 @@ static inline __attribute__((always_inline)) void skip_quiet_blocks(qg_lexer *lx
 #ifdef __AVX2__
             size_t passed = mb && lx->dfa->pairs && !lx->dfa->quads
                                 ? pair_body_blocks(lx, n, pos, pg, escapes, opener_prefixed,
-                                                   &escape_carry, &chars, &open_introduced_asked)
+                                                   &escape_carry, &chars, &open_introduced_asked,
+                                                   &escaped_quotes)
                                 : 0;
             if (passed) {
                 closed_carry = 0;
