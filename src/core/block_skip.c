@@ -425,7 +425,8 @@ string_body_block(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool mb, 
  * skip_quiet_blocks reads them: in PG where backslashes do not escape,
  * doubled ones (a continuation's quotes, which no prefix rules); in MySQL
  * where they do, escaped ones (*escaped_quotes: their parity, where the
- * lexer counts them).  Returns how many blocks passed; the state they leave as there. */
+ * lexer counts them).  Returns how many blocks passed; the state they
+ * leave as there. */
 static inline __attribute__((always_inline)) size_t
 pair_body_blocks(qg_lexer *lx, const needles *n, size_t pos, bool pg, bool escapes,
                  bool opener_prefixed, uint64_t *escape_carry, uint64_t *chars,

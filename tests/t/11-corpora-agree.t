@@ -3,9 +3,9 @@
 # the same verdict and findings on every query of the benchmark's corpora:
 # OLTP statements, 1 MiB batches and statements with one 4 KB literal, ASCII
 # and multibyte (UTF-8, SJIS, GBK, BIG5, GB18030), both dialects, and
-# PostgreSQL's regression statements and files.  And the benchmark's strings floor (bench/strings_floor.h), in each
-# vector build the CPU runs, reads the MySQL ASCII corpora as a byte loop
-# does.  bench_checker --verify prints one TAP line per corpus and check.
+# PostgreSQL's regression statements and files.  And the benchmark's strings
+# floor (bench/strings_floor.h), in each vector build the CPU runs, reads the
+# MySQL ASCII corpora as a byte loop does.  bench_checker --verify prints one TAP line per corpus and check.
 # Needs ../shared/corpus (the regression statements), the reference
 # material beside the source tree.
 # servers: none
