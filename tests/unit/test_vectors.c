@@ -176,10 +176,12 @@ static void against_reference(int implementation)
 /* Writes the text of one block-edge row: `tail` after `pad` bytes. */
 typedef int (*edge_text)(char *text, size_t size, size_t pad, const char *tail);
 
-/* How many texts, one for each setting, tail and padding up to past two
- * blocks, the implementation reads otherwise than the reference. */
-static int unlike_reference_at_block_ends(int implementation, const setting *sets, size_t nsets,
-                                          const char *const *tails, size_t ntails, edge_text write)
+/* Whether the implementation reads every text, one for each setting, tail
+ * and padding up to past two blocks, as the reference does: one test, `what`
+ * read as in the reference. */
+static void block_ends_as_reference(int implementation, const setting *sets, size_t nsets,
+                                    const char *const *tails, size_t ntails, edge_text write,
+                                    const char *what)
 {
     static char text[MAX_TEXT];
     int wrong = 0;
@@ -194,7 +196,7 @@ static int unlike_reference_at_block_ends(int implementation, const setting *set
             }
     }
     qg_allow_vectors(QG_VECTORS_WIDEST);
-    return wrong;
+    tap_ok(!wrong, "%s: %s read as in the reference", qg_vectors_name(implementation), what);
 }
 
 /* Every third text without a string before the tail. */
@@ -214,11 +216,9 @@ static void doubled_quote_chains(int implementation)
         "e''''\\'' x", "U&'a''\\' y'", "'a''b' 'c\\'' d'", "x'a''\\''b'",
         "'it''s \x95\x5c\x8e\xa6 it''s \x83\x5c' AND c = E'\\'''",
     };
-    int wrong = unlike_reference_at_block_ends(implementation, settings,
-                                               sizeof settings / sizeof settings[0], tails,
-                                               sizeof tails / sizeof tails[0], after_a_string);
-    tap_ok(!wrong, "%s: strings continued by doubled quotes read as in the reference",
-           qg_vectors_name(implementation));
+    block_ends_as_reference(implementation, settings, sizeof settings / sizeof settings[0], tails,
+                            sizeof tails / sizeof tails[0], after_a_string,
+                            "strings continued by doubled quotes");
 }
 
 /* The tail inside a string the padding opens. */
@@ -244,12 +244,10 @@ static void backslash_runs_across_blocks(int implementation)
         "a\\\\' b", "\xbf\x5c\\' OR '", "\x95\x5c\x95\x5c\x95\x5c''' z", "\x95\x5c\x95\x5c",
         "a\\' OR 1=1 --'",
     };
-    int wrong = unlike_reference_at_block_ends(
-        implementation, literal_backslashes, sizeof literal_backslashes / sizeof literal_backslashes[0],
-        tails, sizeof tails / sizeof tails[0], in_a_string);
-    tap_ok(!wrong, "%s: backslashes plain strings do not read, around a block's end, read as "
-                   "in the reference",
-           qg_vectors_name(implementation));
+    block_ends_as_reference(implementation, literal_backslashes,
+                            sizeof literal_backslashes / sizeof literal_backslashes[0], tails,
+                            sizeof tails / sizeof tails[0], in_a_string,
+                            "backslashes plain strings do not read, around a block's end,");
 }
 
 /* Where plain strings read backslash escapes: a backslash at every place
@@ -279,11 +277,9 @@ static void escapes_across_blocks(int implementation)
         "\xe6\x97\xa5\\\\\xe6\x97\xa5'",
         "\x95\x5c\x95\x5c\x95\x5c",
     };
-    int wrong = unlike_reference_at_block_ends(implementation, escaping,
-                                               sizeof escaping / sizeof escaping[0], tails,
-                                               sizeof tails / sizeof tails[0], in_a_string);
-    tap_ok(!wrong, "%s: backslash escapes around a block's end read as in the reference",
-           qg_vectors_name(implementation));
+    block_ends_as_reference(implementation, escaping, sizeof escaping / sizeof escaping[0], tails,
+                            sizeof tails / sizeof tails[0], in_a_string,
+                            "backslash escapes around a block's end");
 }
 
 /* The padding inside the tail's first string, right after its opening
@@ -310,13 +306,9 @@ static void prefixed_strings_across_blocks(int implementation)
         "E'\\' OR 1=1 --'", "U&'\\' OR 1=1 --'", "x'\\\\' y", "b'\\'' z'",
         "N'\x95\x5c' OR 1=1 -- '", "_latin1'\\' w'",
     };
-    int wrong = unlike_reference_at_block_ends(implementation, prefixed,
-                                               sizeof prefixed / sizeof prefixed[0], tails,
-                                               sizeof tails / sizeof tails[0],
-                                               inside_the_first_string);
-    tap_ok(!wrong, "%s: prefixed strings with a backslash a block or more on read as in the "
-                   "reference",
-           qg_vectors_name(implementation));
+    block_ends_as_reference(implementation, prefixed, sizeof prefixed / sizeof prefixed[0], tails,
+                            sizeof tails / sizeof tails[0], inside_the_first_string,
+                            "prefixed strings with a backslash a block or more on");
 }
 
 /* The tail twice, inside the string, or with the string opening after the
@@ -346,11 +338,9 @@ static void characters_across_blocks(int implementation)
         "\xc0\xaf'", "\x95\x5c\x8e\xa6\xb1\xb2\x95\x5c'", "\x95' OR 1=1 --", "\xb1\x95\x5c\xb2",
         "\x81\x30\x81\x30\xc4\xe3\x81\x30'", "\x81\x30\x81' x", "\xa4\x5c\xa4\x5c' z", "\x80\xff'",
     };
-    int wrong = unlike_reference_at_block_ends(implementation, multibyte,
-                                               sizeof multibyte / sizeof multibyte[0], tails,
-                                               sizeof tails / sizeof tails[0], twice_in_or_after);
-    tap_ok(!wrong, "%s: multibyte characters around a block's end read as in the reference",
-           qg_vectors_name(implementation));
+    block_ends_as_reference(implementation, multibyte, sizeof multibyte / sizeof multibyte[0],
+                            tails, sizeof tails / sizeof tails[0], twice_in_or_after,
+                            "multibyte characters around a block's end");
 }
 
 /* One of three lists, at random: characters half the time, a broken
