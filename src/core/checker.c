@@ -636,8 +636,7 @@ QG_HOT qg_verdict qg_check(const qg_context *ctx, const char *sql, size_t len, q
     /* PG with backslash escapes in plain strings: code a quote doubler may
      * read past a quote escaped by a backslash is for the lexer to see,
      * byte by byte. */
-    bool every_byte = ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
-                      qg_pg_doubler_code_after_escaped_quote((const unsigned char *)sql, len);
+    bool every_byte = qg_pg_every_byte(ctx, sql, len);
     if (!ctx->view && !every_byte) {
         qg_quick_reading quick = qg_only_plain_strings(ctx, sql, len);
         if (quick == QG_QUICK_MULTIBYTE)

@@ -141,8 +141,8 @@ typedef enum qg_quick_reading {
  * as letters goes on with it, and with no other text (stopped before any
  * high byte, that reading stops where the scan did).  Always
  * QG_QUICK_UNSETTLED in the reference implementation: its lexer reads
- * every text.  Not asked of PG's texts where backslashes escape and
- * qg_pg_doubler_code_after_escaped_quote holds: the lexer reads those. */
+ * every text.  Not asked of the texts qg_pg_every_byte names: the lexer
+ * reads those. */
 qg_quick_reading qg_only_plain_strings(const qg_context *ctx, const char *sql, size_t len);
 
 /* PG, where every plain string reads backslash escapes: whether s[0, len)
@@ -255,6 +255,16 @@ static inline bool qg_plain_strings_escape(const qg_context *ctx)
 {
     bool pg = ctx->dialect == QG_DIALECT_POSTGRES;
     return !(ctx->flags & (pg ? QG_STD_STRINGS : QG_NO_BACKSLASH_ESCAPES));
+}
+
+/* Whether the checker reads the text byte by byte from the start, asking
+ * the quick scans nothing: PG's, where plain strings read backslash
+ * escapes and a quote doubler reads code after an escaped quote
+ * (qg_pg_doubler_code_after_escaped_quote, asked only then). */
+static inline bool qg_pg_every_byte(const qg_context *ctx, const char *sql, size_t len)
+{
+    return ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
+           qg_pg_doubler_code_after_escaped_quote((const unsigned char *)sql, len);
 }
 
 /* For the block skip: the first byte from pos on that ends the text of a

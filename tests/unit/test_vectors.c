@@ -122,15 +122,6 @@ static void complete_tables(void)
            qg_vectors_name(qg_cpu_vectors()));
 }
 
-/* Whether the checker asks the quick scans about the text at all: not
- * PG's where a quote doubler reads code after an escaped quote
- * (lexer_internal.h). */
-static bool offered_to_scans(const qg_context *ctx, const char *text, size_t len)
-{
-    return !(ctx->dialect == QG_DIALECT_POSTGRES && qg_plain_strings_escape(ctx) &&
-             qg_pg_doubler_code_after_escaped_quote((const unsigned char *)text, len));
-}
-
 /* Each implementation against the reference, in the checker and alone. */
 static void against_reference(int implementation)
 {
@@ -154,7 +145,7 @@ static void against_reference(int implementation)
             size_t n = lex_all(&ctx, text, len, tokens);
             qg_quick_reading reading = scans->quick_scan(&ctx, text, len);
             bool quick = (reading == QG_QUICK_CLEAN || reading == QG_QUICK_DOUBLER) &&
-                         offered_to_scans(&ctx, text, len);
+                         !qg_pg_every_byte(&ctx, text, len);
             settled += quick;
             if (quick && ref.verdict != QG_VERDICT_CLEAN && !unsound++)
                 tap_diag("%s settles %s/%s text the reference finds %u things in: %s", name,
@@ -524,7 +515,7 @@ static void read_as_letters(int implementation, const char *what, const setting 
                          settings[s].encoding, (int)first, (int)got, text);
             passed += readable && high;
             verdicts += !checks_as_reference(implementation, &ctx, text, len, verdicts);
-            if (got == QG_QUICK_UNSETTLED || !offered_to_scans(&ctx, text, len))
+            if (got == QG_QUICK_UNSETTLED || qg_pg_every_byte(&ctx, text, len))
                 continue;
             settled += high;
             qg_result ref;
